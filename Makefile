@@ -1,0 +1,169 @@
+# Every entry point of the project. Plain GNU make; `make V=1` shows commands,
+# `make SAN=1 ...` builds with ASan+UBSan into build/san.
+#
+# Layout is wildcard-driven so a new file needs no Makefile edit:
+#   proto/*.c                 -> $(B)/libproto.a          (pure library)
+#   verifier/*.c              -> $(B)/libverifier.a + verifier (main in verifier/main.c)
+#   verifier/attestctl/*.c    -> attestctl
+#   attestd/*.c               -> $(B)/libattestd.a + attestd (main in attestd/main.c)
+#   tests/unit/test_*.c       -> one test program each
+#   tests/tools/*.c           -> one helper program each (list generator, load tools)
+#   tests/fuzz/fuzz_*.c       -> libFuzzer targets (clang), `make fuzz`
+
+SHELL := /bin/bash
+CC ?= cc
+CLANG ?= clang
+BUILD ?= build
+SAN ?=
+V ?=
+OPT ?= -O2
+
+ifeq ($(V),)
+Q := @
+else
+Q :=
+endif
+
+ifeq ($(SAN),1)
+B := $(BUILD)/san
+SANFLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+OPT := -O1
+else
+B := $(BUILD)/out
+SANFLAGS :=
+endif
+
+PKGS := libcrypto libssl tss2-mu tss2-esys tss2-tctildr tss2-rc jansson libmicrohttpd libcurl sqlite3
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+
+WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+	-Wformat=2 -Wvla -Wpointer-arith -Wno-unused-parameter
+CFLAGS := -std=c11 -D_GNU_SOURCE -g $(OPT) $(WARN) $(SANFLAGS) -I. $(PKG_CFLAGS) $(EXTRA_CFLAGS)
+LDFLAGS := $(SANFLAGS) $(EXTRA_LDFLAGS)
+LIBS := $(PKG_LIBS) -lpthread -lm
+
+PROTO_SRC := $(wildcard proto/*.c)
+VERIFIER_LIB_SRC := $(filter-out verifier/main.c,$(wildcard verifier/*.c))
+ATTESTCTL_SRC := $(wildcard verifier/attestctl/*.c)
+ATTESTD_LIB_SRC := $(filter-out attestd/main.c,$(wildcard attestd/*.c))
+UNIT_SRC := $(wildcard tests/unit/test_*.c)
+TOOL_SRC := $(wildcard tests/tools/*.c)
+FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
+
+obj = $(patsubst %.c,$(B)/obj/%.o,$(1))
+
+PROTO_LIB := $(B)/libproto.a
+VERIFIER_LIB := $(B)/libverifier.a
+ATTESTD_LIB := $(B)/libattestd.a
+BINS := $(if $(wildcard verifier/main.c),$(B)/verifier) \
+	$(if $(ATTESTCTL_SRC),$(B)/attestctl) \
+	$(if $(wildcard attestd/main.c),$(B)/attestd)
+UNIT_BINS := $(patsubst tests/unit/%.c,$(B)/tests/%,$(UNIT_SRC))
+TOOL_BINS := $(patsubst tests/tools/%.c,$(B)/tools/%,$(TOOL_SRC))
+FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRC))
+
+.PHONY: all deps test test-unit test-cross test-integration test-vm test-e2e \
+	fuzz fuzz-build demo bench vm clean
+.DEFAULT_GOAL := all
+.SECONDARY:
+
+all: $(PROTO_LIB) $(BINS) $(UNIT_BINS) $(TOOL_BINS)
+
+# --- Debian packages, listed once in deps.txt -------------------------------
+deps:
+	@scripts/deps.sh deps.txt
+
+# --- compile ----------------------------------------------------------------
+$(B)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+
+$(PROTO_LIB): $(call obj,$(PROTO_SRC))
+	@mkdir -p $(dir $@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(VERIFIER_LIB): $(call obj,$(VERIFIER_LIB_SRC))
+	@mkdir -p $(dir $@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(ATTESTD_LIB): $(call obj,$(ATTESTD_LIB_SRC))
+	@mkdir -p $(dir $@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(B)/verifier: $(call obj,verifier/main.c) $(VERIFIER_LIB) $(PROTO_LIB)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
+
+$(B)/attestctl: $(call obj,$(ATTESTCTL_SRC)) $(VERIFIER_LIB) $(PROTO_LIB)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
+
+$(B)/attestd: $(call obj,attestd/main.c) $(ATTESTD_LIB) $(PROTO_LIB)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
+
+# Unit tests may use any library module; the archives keep unused objects out.
+$(B)/tests/%: $(call obj,tests/unit/%.c) $(VERIFIER_LIB) $(ATTESTD_LIB) $(PROTO_LIB)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
+
+$(B)/tools/%: $(call obj,tests/tools/%.c) $(VERIFIER_LIB) $(PROTO_LIB)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
+
+# --- fuzzing (clang + libFuzzer, always with ASan/UBSan) ----------------------
+FUZZ_FLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -I. $(PKG_CFLAGS) -D_GNU_SOURCE -std=c11
+$(BUILD)/fuzz/%: tests/fuzz/%.c $(PROTO_SRC) $(wildcard proto/*.h)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  FUZZ    $@")
+	$(Q)$(CLANG) $(FUZZ_FLAGS) -o $@ $< $(PROTO_SRC) $(PKG_LIBS)
+
+fuzz-build: $(FUZZ_BINS)
+
+# `make fuzz` runs each target briefly (FUZZ_SECONDS each) from its corpus.
+FUZZ_SECONDS ?= 20
+fuzz: fuzz-build
+	@tests/fuzz/run.sh $(BUILD)/fuzz $(FUZZ_SECONDS)
+
+# --- tests ------------------------------------------------------------------
+# Every layer prints `N passed, N failed`; tests/run sums them into the final line.
+export B BUILD
+# `make test` and `make demo` install what they need first (a no-op when present).
+test:
+	@scripts/deps.sh deps.txt
+	@$(MAKE) --no-print-directory all fuzz-build
+	@tests/run $(TEST_LAYERS)
+
+TEST_LAYERS ?= unit fuzz-corpus cross integration vm e2e
+
+test-unit: all
+	@tests/run unit
+test-cross: all
+	@tests/run cross
+test-integration: all
+	@tests/run integration
+test-vm: all
+	@tests/run vm
+test-e2e: all
+	@tests/run e2e
+
+demo:
+	@scripts/deps.sh deps.txt
+	@$(MAKE) --no-print-directory all
+	@scripts/demo.sh
+
+bench:
+	@$(MAKE) --no-print-directory all BUILD=build/bench OPT=-O3
+	@bench/run.sh
+
+vm: all
+	@vm/build-kernel.sh && vm/build-rootfs.sh
+
+clean:
+	rm -rf $(BUILD)/out $(BUILD)/san $(BUILD)/fuzz
+
+-include $(shell find $(B)/obj -name '*.d' 2>/dev/null)

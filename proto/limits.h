@@ -1,0 +1,33 @@
+/*
+ * Every cap on untrusted sizes and counts, in one place.
+ *
+ * Parsers reject input past these limits with a reason; they never truncate. Raise a cap here
+ * and nowhere else.
+ */
+#ifndef PROTO_LIMITS_H
+#define PROTO_LIMITS_H
+
+/* IMA measurement list */
+#define LIMIT_IMA_TEMPLATE_NAME 32u        /* longest template name accepted ("ima-modsig" is 10) */
+#define LIMIT_IMA_TEMPLATE_DATA (1u << 20) /* one entry's template data (ima-buf can carry keys) */
+#define LIMIT_IMA_FIELDS 16u               /* fields in one template */
+#define LIMIT_IMA_PATH 4096u               /* n-ng names are unbounded in the kernel; PATH_MAX here */
+#define LIMIT_IMA_ENTRIES_PER_ROUND 2000000u
+
+/* TPM */
+#define LIMIT_NONCE_BYTES 64u   /* TPM2B_DATA extraData holds at most sizeof(TPMT_HA) = 66 */
+#define LIMIT_NONCE_MIN_BYTES 16u
+#define LIMIT_PCR_BANKS 4u      /* sha1, sha256, sha384, sha512 */
+
+/* Protocol */
+#define LIMIT_AGENT_ID 128u                     /* bytes; [A-Za-z0-9._-] */
+#define LIMIT_REQUEST_BODY (64u * 1024u * 1024u) /* evidence with a full first-boot list */
+#define LIMIT_SMALL_BODY (64u * 1024u)          /* every request other than evidence */
+#define LIMIT_JSON_DEPTH 16u
+#define LIMIT_EK_CERT 8192u
+
+/* Policy */
+#define LIMIT_POLICY_BYTES (512u * 1024u * 1024u)
+#define LIMIT_POLICY_DIGESTS_PER_PATH 256u
+
+#endif
