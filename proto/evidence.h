@@ -1,0 +1,124 @@
+/*
+ * JSON codecs for the agent <-> verifier protocol (DESIGN.md section 5), on jansson.
+ *
+ * Wire format (binary fields base64, digests and nonces lowercase hex):
+ *
+ *   POST /v1/agents                      enroll_request
+ *     {"agent_id": "web-01", "ek_pub": B64(TPM2B_PUBLIC), "ek_cert": B64(DER),
+ *      "ak_pub": B64(TPM2B_PUBLIC)}
+ *   201                                  enroll_response
+ *     {"agent_id": "web-01", "credential_blob": B64(TPM2B_ID_OBJECT),
+ *      "encrypted_secret": B64(TPM2B_ENCRYPTED_SECRET)}
+ *   POST /v1/agents/{id}/activate        activate_request   {"secret": B64}
+ *   POST /v1/agents/{id}/challenges      (empty body)
+ *   201                                  challenge
+ *     {"nonce": HEX, "expires_at": UNIX_SECONDS, "log_offset": N,
+ *      "pcr_selection": {"sha1": [0,1,...,10], "sha256": [0,...,10]}}
+ *   POST /v1/agents/{id}/evidence        evidence
+ *     {"nonce": HEX, "attest": B64(TPMS_ATTEST), "signature": B64(TPMT_SIGNATURE),
+ *      "pcrs": {"sha1": {"0": HEX, ..., "10": HEX}, "sha256": {...}},
+ *      "log_offset": N, "log": B64(binary IMA entries from entry N on)}
+ *   200                                  verdict_response
+ *     {"verdict": "trusted"|"untrusted", "verdict_id": N, "next_offset": N,
+ *      "reasons": [{"code": "not_in_allowlist", "detail": "/usr/bin/x sha256:ab..", "entry": 42}]}
+ *   errors (any status >= 400)           {"error": {"code": "bad_request", "message": "..."}}
+ *
+ * Parsers: the input is untrusted. They check every type and size (limits.h), reject unknown
+ * values, and on failure return -EINVAL with *why pointing to a static string naming the field.
+ * Parsed structures own their buffers: release with the matching *_release() (NULL-safe,
+ * idempotent). Encoders return a malloc'd NUL-terminated JSON string (caller frees) or NULL.
+ */
+#ifndef PROTO_EVIDENCE_H
+#define PROTO_EVIDENCE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "proto/limits.h"
+#include "proto/pcrs.h"
+
+/* Agent ids: 1..LIMIT_AGENT_ID chars of [A-Za-z0-9._-], not starting with '.'. */
+bool agent_id_valid(const char *id);
+
+struct enroll_request {
+	char agent_id[LIMIT_AGENT_ID + 1];
+	uint8_t *ek_pub;
+	size_t ek_pub_len;
+	uint8_t *ek_cert;
+	size_t ek_cert_len;
+	uint8_t *ak_pub;
+	size_t ak_pub_len;
+};
+int enroll_request_parse(const char *json, size_t len, struct enroll_request *out, const char **why);
+char *enroll_request_encode(const struct enroll_request *req);
+void enroll_request_release(struct enroll_request *req);
+
+struct enroll_response {
+	char agent_id[LIMIT_AGENT_ID + 1];
+	uint8_t *credential_blob;
+	size_t credential_blob_len;
+	uint8_t *encrypted_secret;
+	size_t encrypted_secret_len;
+};
+int enroll_response_parse(const char *json, size_t len, struct enroll_response *out, const char **why);
+char *enroll_response_encode(const struct enroll_response *resp);
+void enroll_response_release(struct enroll_response *resp);
+
+struct activate_request {
+	uint8_t secret[PCR_MAX_DIGEST];
+	size_t secret_len;
+};
+int activate_request_parse(const char *json, size_t len, struct activate_request *out, const char **why);
+char *activate_request_encode(const struct activate_request *req);
+
+struct challenge {
+	uint8_t nonce[LIMIT_NONCE_BYTES];
+	size_t nonce_len;
+	int64_t expires_at;
+	uint64_t log_offset;
+	struct pcr_set selection; /* masks only; values unused */
+};
+int challenge_parse(const char *json, size_t len, struct challenge *out, const char **why);
+char *challenge_encode(const struct challenge *c);
+
+struct evidence {
+	uint8_t nonce[LIMIT_NONCE_BYTES];
+	size_t nonce_len;
+	uint8_t *attest;
+	size_t attest_len;
+	uint8_t *signature;
+	size_t signature_len;
+	struct pcr_set pcrs;
+	uint64_t log_offset;
+	uint8_t *log;
+	size_t log_len;
+};
+int evidence_parse(const char *json, size_t len, struct evidence *out, const char **why);
+char *evidence_encode(const struct evidence *ev);
+void evidence_release(struct evidence *ev);
+
+#define VERDICT_MAX_REASONS 64u
+#define VERDICT_DETAIL_MAX 512u
+
+struct verdict_reason {
+	char code[32];
+	char detail[VERDICT_DETAIL_MAX];
+	int64_t entry; /* IMA entry index, -1 if none */
+};
+
+struct verdict_response {
+	bool trusted;
+	int64_t verdict_id;
+	uint64_t next_offset;
+	unsigned nreasons;
+	struct verdict_reason reason[VERDICT_MAX_REASONS];
+};
+int verdict_response_parse(const char *json, size_t len, struct verdict_response *out, const char **why);
+char *verdict_response_encode(const struct verdict_response *v);
+
+/* {"error": {"code": CODE, "message": MESSAGE}}; caller frees. */
+char *error_encode(const char *code, const char *message);
+int error_parse(const char *json, size_t len, char *code, size_t code_cap, char *msg, size_t msg_cap);
+
+#endif
