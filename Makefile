@@ -110,7 +110,7 @@ $(B)/tests/%: $(call obj,tests/unit/%.c) $(VERIFIER_LIB) $(ATTESTD_LIB) $(PROTO_
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
 
-$(B)/tools/%: $(call obj,tests/tools/%.c) $(VERIFIER_LIB) $(PROTO_LIB)
+$(B)/tools/%: $(call obj,tests/tools/%.c) $(VERIFIER_LIB) $(ATTESTD_LIB) $(PROTO_LIB)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)

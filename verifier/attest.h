@@ -1,0 +1,67 @@
+/*
+ * attest: the verifier's decision on one piece of evidence. Pure logic, no I/O.
+ *
+ * The caller (the HTTP handler) has already: found the agent, checked that its AK is activated,
+ * looked up the challenge by nonce and checked it was issued to this agent, is unexpired and
+ * unused, and marked it used (so a replayed body is `nonce_reused` even if this step fails).
+ * attest_evaluate() then checks the quote against that nonce, the PCR values, the boot
+ * session, replays the new IMA entries and judges each against the policy. It returns the
+ * verdict and the boot state to store; the caller commits both (and the violations) in one
+ * transaction before it answers the agent.
+ *
+ * Ownership: attest_evaluate() fills *out; release it with attest_result_release().
+ */
+#ifndef VERIFIER_ATTEST_H
+#define VERIFIER_ATTEST_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <openssl/evp.h>
+
+#include "proto/evidence.h"
+#include "proto/pcrs.h"
+#include "proto/replay.h"
+
+struct policy;
+
+/* Per agent and boot: what the previous trusted-or-not rounds established. Plain data. */
+struct boot_state {
+	bool started;            /* false: no evidence yet for this agent */
+	uint32_t reset_count;
+	uint32_t restart_count;
+	uint64_t clock;
+	uint64_t boot_number;    /* 1 for the first boot seen, +1 on every reset */
+	uint64_t next_entry;     /* entries folded into `replay` (the matched prefix) */
+	struct replay_state replay;
+};
+
+struct attest_request {
+	EVP_PKEY *ak;
+	const uint8_t *nonce;
+	size_t nonce_len;
+	const struct pcr_set *requested;  /* selection the challenge asked for (masks) */
+	const struct policy *policy;      /* NULL: no policy assigned, every entry is allowed */
+	const struct boot_state *prev;
+	const struct evidence *ev;
+};
+
+struct attest_violation {
+	uint64_t entry;
+	char reason[32];        /* not_in_allowlist, violation_entry, digest_mismatch, ... */
+	char path[LIMIT_IMA_PATH + 1];
+	char digest[8 + 2 * PCR_MAX_DIGEST + 1]; /* "sha256:hex" */
+	char template_name[LIMIT_IMA_TEMPLATE_NAME + 1];
+};
+
+struct attest_result {
+	struct verdict_response verdict;
+	struct boot_state next;       /* store this as the agent's new state */
+	bool new_boot;                /* resetCount went up: a new boot session began */
+	struct attest_violation *violations;
+	size_t nviolations;
+};
+
+int attest_evaluate(const struct attest_request *req, struct attest_result *out);
+void attest_result_release(struct attest_result *res);
+
+#endif
