@@ -1,0 +1,201 @@
+/* PCR 10 replay: one extend per bank per entry, no allocation after replay_ctx_new(). */
+#include "proto/replay.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <tss2/tss2_tpm2_types.h>
+
+#define NBANKS 4u
+
+static const struct {
+	uint32_t bit;
+	uint16_t alg;
+	const char *evp_name;
+	size_t size;
+	size_t offset; /* of the running value in struct replay_state */
+} banks[NBANKS] = {
+	{REPLAY_SHA1, TPM2_ALG_SHA1, "SHA1", 20, offsetof(struct replay_state, sha1)},
+	{REPLAY_SHA256, TPM2_ALG_SHA256, "SHA256", 32, offsetof(struct replay_state, sha256)},
+	{REPLAY_SHA384, TPM2_ALG_SHA384, "SHA384", 48, offsetof(struct replay_state, sha384)},
+	{REPLAY_SHA512, TPM2_ALG_SHA512, "SHA512", 64, offsetof(struct replay_state, sha512)},
+};
+
+struct replay_ctx {
+	uint32_t banks;
+	EVP_MD *md[NBANKS];
+	EVP_MD_CTX *ctx[NBANKS];
+};
+
+static const uint8_t ff[64] = {
+	0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+	0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+	0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+	0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+};
+
+uint32_t replay_bank_of_alg(uint16_t alg)
+{
+	for (unsigned i = 0; i < NBANKS; i++)
+		if (banks[i].alg == alg)
+			return banks[i].bit;
+	return 0;
+}
+
+struct replay_ctx *replay_ctx_new(uint32_t mask)
+{
+	struct replay_ctx *rc;
+
+	if (mask == 0 || (mask & ~(uint32_t)REPLAY_ALL_BANKS))
+		return NULL;
+	rc = calloc(1, sizeof(*rc));
+	if (!rc)
+		return NULL;
+	rc->banks = mask;
+	for (unsigned i = 0; i < NBANKS; i++) {
+		if (!(mask & banks[i].bit))
+			continue;
+		rc->md[i] = EVP_MD_fetch(NULL, banks[i].evp_name, NULL);
+		rc->ctx[i] = EVP_MD_CTX_new();
+		if (!rc->md[i] || !rc->ctx[i])
+			goto fail;
+	}
+	return rc;
+fail:
+	replay_ctx_free(rc);
+	return NULL;
+}
+
+void replay_ctx_free(struct replay_ctx *rc)
+{
+	if (!rc)
+		return;
+	for (unsigned i = 0; i < NBANKS; i++) {
+		EVP_MD_CTX_free(rc->ctx[i]);
+		EVP_MD_free(rc->md[i]);
+	}
+	free(rc);
+}
+
+uint32_t replay_ctx_banks(const struct replay_ctx *rc)
+{
+	return rc->banks;
+}
+
+void replay_state_init(struct replay_state *st, uint32_t mask)
+{
+	memset(st, 0, sizeof(*st));
+	st->banks = mask & REPLAY_ALL_BANKS;
+}
+
+/* pcr = H(pcr || d) */
+static int extend(EVP_MD_CTX *ctx, const EVP_MD *md, uint8_t *pcr, size_t size, const uint8_t *d)
+{
+	if (EVP_DigestInit_ex2(ctx, md, NULL) != 1 || EVP_DigestUpdate(ctx, pcr, size) != 1 ||
+	    EVP_DigestUpdate(ctx, d, size) != 1 || EVP_DigestFinal_ex(ctx, pcr, NULL) != 1)
+		return -ENOMEM;
+	return 0;
+}
+
+int replay_extend(struct replay_ctx *rc, struct replay_state *st, const struct ima_entry *e)
+{
+	uint8_t d[64];
+
+	if ((st->banks & rc->banks) != st->banks)
+		return -EINVAL;
+	st->entries++;
+	if (e->violation)
+		st->violations++;
+	if (e->pcr != PCR_IMA) {
+		st->other_pcr++;
+		return 0;
+	}
+	for (unsigned i = 0; i < NBANKS; i++) {
+		uint8_t *pcr = (uint8_t *)st + banks[i].offset;
+		const uint8_t *digest;
+
+		if (!(st->banks & banks[i].bit))
+			continue;
+		if (e->violation) {
+			digest = ff;
+		} else if (banks[i].alg == TPM2_ALG_SHA1) {
+			digest = e->template_hash; /* imalog_next() checked it against the data */
+		} else {
+			if (imalog_template_digest(rc->ctx[i], rc->md[i], e, d) < 0)
+				return -ENOMEM;
+			digest = d;
+		}
+		if (extend(rc->ctx[i], rc->md[i], pcr, banks[i].size, digest) < 0)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+const uint8_t *replay_state_pcr(const struct replay_state *st, uint16_t alg, size_t *len)
+{
+	for (unsigned i = 0; i < NBANKS; i++) {
+		if (banks[i].alg == alg && (st->banks & banks[i].bit)) {
+			if (len)
+				*len = banks[i].size;
+			return (const uint8_t *)st + banks[i].offset;
+		}
+	}
+	return NULL;
+}
+
+bool replay_state_matches(const struct replay_state *st, const struct pcr_set *quoted)
+{
+	unsigned compared = 0;
+
+	for (unsigned b = 0; b < quoted->nbanks && b < LIMIT_PCR_BANKS; b++) {
+		const struct pcr_bank *bank = &quoted->bank[b];
+		const uint8_t *mine;
+		size_t len;
+
+		if (!(bank->mask & (1u << PCR_IMA)))
+			continue;
+		mine = replay_state_pcr(st, bank->alg, &len);
+		if (!mine || memcmp(mine, bank->value[PCR_IMA], len) != 0)
+			return false;
+		compared++;
+	}
+	return compared > 0;
+}
+
+int replay_boot_aggregate(uint16_t alg, const struct pcr_set *pcrs, uint8_t *out,
+			  size_t *outlen)
+{
+	const struct pcr_bank *bank = pcr_set_bank_const(pcrs, alg);
+	unsigned last = alg == TPM2_ALG_SHA1 ? 7 : 9;
+	uint32_t need = (1u << (last + 1)) - 1;
+	size_t size = 0;
+	const char *name = NULL;
+	EVP_MD_CTX *ctx = NULL;
+	EVP_MD *md = NULL;
+	int rc = -ENOMEM;
+
+	for (unsigned i = 0; i < NBANKS; i++) {
+		if (banks[i].alg == alg) {
+			size = banks[i].size;
+			name = banks[i].evp_name;
+		}
+	}
+	if (!name || !bank || (bank->mask & need) != need)
+		return -EINVAL;
+	md = EVP_MD_fetch(NULL, name, NULL);
+	ctx = EVP_MD_CTX_new();
+	if (!md || !ctx || EVP_DigestInit_ex2(ctx, md, NULL) != 1)
+		goto cleanup;
+	for (unsigned i = 0; i <= last; i++)
+		if (EVP_DigestUpdate(ctx, bank->value[i], size) != 1)
+			goto cleanup;
+	if (EVP_DigestFinal_ex(ctx, out, NULL) != 1)
+		goto cleanup;
+	*outlen = size;
+	rc = 0;
+cleanup:
+	EVP_MD_CTX_free(ctx);
+	EVP_MD_free(md);
+	return rc;
+}
