@@ -1,0 +1,196 @@
+/* Protocol JSON codecs: round trips of every message and rejection of malformed bodies. */
+#include "proto/evidence.h"
+#include "tests/unit/check.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <tss2/tss2_tpm2_types.h>
+
+static void fill_evidence(struct evidence *ev)
+{
+	static uint8_t attest[] = {0xff, 'T', 'C', 'G', 0x80, 0x18};
+	static uint8_t sig[] = {0x00, 0x14, 0x00, 0x0b, 1, 2, 3};
+	static uint8_t log[300];
+
+	memset(ev, 0, sizeof(*ev));
+	for (size_t i = 0; i < 32; i++)
+		ev->nonce[i] = (uint8_t)i;
+	ev->nonce_len = 32;
+	ev->attest = attest;
+	ev->attest_len = sizeof(attest);
+	ev->signature = sig;
+	ev->signature_len = sizeof(sig);
+	for (size_t i = 0; i < sizeof(log); i++)
+		log[i] = (uint8_t)(i * 13);
+	ev->log = log;
+	ev->log_len = sizeof(log);
+	ev->log_offset = 4242;
+	struct pcr_bank *b1 = pcr_set_add_bank(&ev->pcrs, TPM2_ALG_SHA1);
+	struct pcr_bank *b2 = pcr_set_add_bank(&ev->pcrs, TPM2_ALG_SHA256);
+	for (unsigned n = 0; n <= 10; n++) {
+		b1->mask |= 1u << n;
+		b2->mask |= 1u << n;
+		memset(b1->value[n], (int)n + 1, 20);
+		memset(b2->value[n], (int)n + 0x40, 32);
+	}
+}
+
+static void test_evidence_roundtrip(void)
+{
+	struct evidence in, out;
+	const char *why = NULL;
+
+	fill_evidence(&in);
+	char *json = evidence_encode(&in);
+	CHECK(json != NULL, "evidence encodes");
+	if (!json)
+		return;
+	CHECK(evidence_parse(json, strlen(json), &out, &why) == 0, "evidence parses: %s", why);
+	CHECK(out.nonce_len == 32 && memcmp(out.nonce, in.nonce, 32) == 0, "nonce survives");
+	CHECK(out.attest_len == in.attest_len && memcmp(out.attest, in.attest, in.attest_len) == 0,
+	      "attest survives");
+	CHECK(out.log_len == in.log_len && memcmp(out.log, in.log, in.log_len) == 0, "log survives");
+	CHECK(out.log_offset == 4242, "log_offset survives");
+	CHECK(memcmp(&out.pcrs, &in.pcrs, sizeof(in.pcrs)) == 0, "pcr values survive");
+	evidence_release(&out);
+	evidence_release(&out); /* idempotent */
+
+	/* Every strict prefix of a valid body is malformed and must be refused without a leak. */
+	size_t len = strlen(json), refused = 0;
+	for (size_t n = 0; n < len; n++)
+		if (evidence_parse(json, n, &out, &why) == -EINVAL)
+			refused++;
+	CHECK(refused == len, "%zu of %zu truncations refused", refused, len);
+	free(json);
+}
+
+static void expect_evidence_refused(const char *json, const char *what)
+{
+	struct evidence ev;
+	const char *why = NULL;
+
+	CHECK(evidence_parse(json, strlen(json), &ev, &why) == -EINVAL && why, "%s refused", what);
+}
+
+static void test_evidence_rejects(void)
+{
+	const char *pcrs = "\"pcrs\":{\"sha1\":{\"10\":\"0000000000000000000000000000000000000000\"}}";
+	char buf[1024];
+
+	snprintf(buf, sizeof(buf),
+		 "{\"nonce\":\"00112233445566778899aabbccddeeff\",\"attest\":\"AAAA\",\"signature\":\"AAAA\",%s,\"log_offset\":0,\"log\":\"\"}",
+		 pcrs);
+	struct evidence ev;
+	const char *why = NULL;
+	CHECK(evidence_parse(buf, strlen(buf), &ev, &why) == 0, "minimal evidence parses: %s", why);
+	evidence_release(&ev);
+
+	expect_evidence_refused("[]", "array body");
+	expect_evidence_refused("{\"nonce\":\"0011\"}", "short nonce");
+	expect_evidence_refused(
+		"{\"nonce\":\"00112233445566778899aabbccddeeff\",\"attest\":\"A===\",\"signature\":\"AAAA\",\"pcrs\":{},\"log_offset\":0,\"log\":\"\"}",
+		"bad base64");
+	expect_evidence_refused(
+		"{\"nonce\":\"00112233445566778899aabbccddeeff\",\"attest\":\"AAAA\",\"signature\":\"AAAA\",\"pcrs\":{\"md5\":{}},\"log_offset\":0,\"log\":\"\"}",
+		"unknown bank");
+	expect_evidence_refused(
+		"{\"nonce\":\"00112233445566778899aabbccddeeff\",\"attest\":\"AAAA\",\"signature\":\"AAAA\",\"pcrs\":{\"sha1\":{\"24\":\"0000000000000000000000000000000000000000\"}},\"log_offset\":0,\"log\":\"\"}",
+		"PCR index 24");
+	expect_evidence_refused(
+		"{\"nonce\":\"00112233445566778899aabbccddeeff\",\"attest\":\"AAAA\",\"signature\":\"AAAA\",\"pcrs\":{\"sha1\":{\"10\":\"00\"}},\"log_offset\":0,\"log\":\"\"}",
+		"short PCR value");
+	expect_evidence_refused(
+		"{\"nonce\":\"00112233445566778899aabbccddeeff\",\"attest\":\"AAAA\",\"signature\":\"AAAA\",\"pcrs\":{\"sha1\":{\"10\":\"0000000000000000000000000000000000000000\"}},\"log_offset\":-1,\"log\":\"\"}",
+		"negative log_offset");
+	expect_evidence_refused("{\"a\":1,\"a\":2}", "duplicate keys");
+
+	/* Deep nesting is refused before jansson recurses into it. */
+	char deep[4096];
+	size_t n = 0;
+	deep[n++] = '{';
+	deep[n++] = '"';
+	deep[n++] = 'x';
+	deep[n++] = '"';
+	deep[n++] = ':';
+	for (int i = 0; i < 1000; i++)
+		deep[n++] = '[';
+	for (int i = 0; i < 1000; i++)
+		deep[n++] = ']';
+	deep[n++] = '}';
+	deep[n] = '\0';
+	expect_evidence_refused(deep, "deep nesting");
+}
+
+static void test_enroll_and_challenge(void)
+{
+	uint8_t ek[] = {0, 3, 1, 2, 3}, cert[] = {0x30, 0x82}, ak[] = {0, 2, 9, 9};
+	struct enroll_request req = {.ek_pub = ek, .ek_pub_len = sizeof(ek), .ek_cert = cert,
+				     .ek_cert_len = sizeof(cert), .ak_pub = ak, .ak_pub_len = sizeof(ak)};
+	struct enroll_request out;
+	const char *why = NULL;
+
+	strcpy(req.agent_id, "web-01.example");
+	char *json = enroll_request_encode(&req);
+	CHECK(json && enroll_request_parse(json, strlen(json), &out, &why) == 0, "enroll round trip: %s", why);
+	CHECK(strcmp(out.agent_id, "web-01.example") == 0 && out.ek_pub_len == 5 &&
+	      memcmp(out.ak_pub, ak, 4) == 0, "enroll fields survive");
+	enroll_request_release(&out);
+	free(json);
+
+	strcpy(req.agent_id, "../etc");
+	json = enroll_request_encode(&req);
+	CHECK(json && enroll_request_parse(json, strlen(json), &out, &why) == -EINVAL, "agent id with '/' refused");
+	free(json);
+	CHECK(!agent_id_valid("") && !agent_id_valid(".hidden") && !agent_id_valid("a b") &&
+	      agent_id_valid("A-z_0.9"), "agent id rules");
+
+	struct challenge c = {.nonce_len = 32, .expires_at = 1700000000, .log_offset = 17}, c2;
+	memset(c.nonce, 0xab, 32);
+	struct pcr_bank *b = pcr_set_add_bank(&c.selection, TPM2_ALG_SHA256);
+	b->mask = 0x7ff;
+	b = pcr_set_add_bank(&c.selection, TPM2_ALG_SHA1);
+	b->mask = 0x400;
+	json = challenge_encode(&c);
+	CHECK(json && challenge_parse(json, strlen(json), &c2, &why) == 0, "challenge round trip: %s", why);
+	CHECK(c2.expires_at == c.expires_at && c2.log_offset == 17 && c2.nonce_len == 32 &&
+	      pcr_set_same_selection(&c.selection, &c2.selection), "challenge fields and bank order survive");
+	free(json);
+}
+
+static void test_verdict_and_error(void)
+{
+	struct verdict_response v = {.trusted = false, .verdict_id = 7, .next_offset = 606, .nreasons = 2};
+	struct verdict_response out;
+	const char *why = NULL;
+
+	strcpy(v.reason[0].code, "not_in_allowlist");
+	strcpy(v.reason[0].detail, "/tmp/x sha256:00");
+	v.reason[0].entry = 42;
+	strcpy(v.reason[1].code, "pcr_mismatch");
+	v.reason[1].entry = -1;
+	char *json = verdict_response_encode(&v);
+	CHECK(json && verdict_response_parse(json, strlen(json), &out, &why) == 0, "verdict round trip: %s", why);
+	CHECK(!out.trusted && out.verdict_id == 7 && out.next_offset == 606 && out.nreasons == 2 &&
+	      out.reason[0].entry == 42 && out.reason[1].entry == -1 &&
+	      strcmp(out.reason[1].code, "pcr_mismatch") == 0, "verdict fields survive");
+	free(json);
+	const char *bad = "{\"verdict\":\"trusted\",\"verdict_id\":1,\"next_offset\":1,\"reasons\":[{\"code\":\"x\"}]}";
+	CHECK(verdict_response_parse(bad, strlen(bad), &out, &why) == -EINVAL, "trusted with reasons refused");
+
+	char code[32], msg[128];
+	json = error_encode("nonce_reused", "nonce was used already");
+	CHECK(json && error_parse(json, strlen(json), code, sizeof(code), msg, sizeof(msg)) == 0 &&
+	      strcmp(code, "nonce_reused") == 0 && strcmp(msg, "nonce was used already") == 0,
+	      "error round trip");
+	free(json);
+}
+
+int main(void)
+{
+	test_evidence_roundtrip();
+	test_evidence_rejects();
+	test_enroll_and_challenge();
+	test_verdict_and_error();
+	return check_finish();
+}
