@@ -1,0 +1,13 @@
+/*
+ * attestctl subcommands: one file per subcommand (cmd_<name>.c), each exporting one entry point
+ * that gets argv with argv[0] = the subcommand name. Return value is the process exit status
+ * (0 success, 1 a negative result such as a corrupt list, 2 usage or I/O error).
+ *
+ * To add a subcommand: write cmd_<name>.c, declare it here, add one row to the table in main.c.
+ */
+#ifndef VERIFIER_ATTESTCTL_COMMANDS_H
+#define VERIFIER_ATTESTCTL_COMMANDS_H
+
+int cmd_replay(int argc, char **argv);
+
+#endif

@@ -1,0 +1,36 @@
+/* attestctl: operator CLI. Dispatches argv[1] through a table; see commands.h. */
+#include <stdio.h>
+#include <string.h>
+
+#include "verifier/attestctl/commands.h"
+
+static const struct command {
+	const char *name;
+	int (*run)(int argc, char **argv);
+	const char *usage;
+} commands[] = {
+	{"replay", cmd_replay, "replay [--bank sha1|sha256|sha384|sha512|all] LIST"},
+};
+
+static int usage(FILE *f)
+{
+	fprintf(f, "usage: attestctl COMMAND [ARGS]\ncommands:\n");
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		fprintf(f, "  %s\n", commands[i].usage);
+	return 2;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2)
+		return usage(stderr);
+	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
+		usage(stdout);
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (!strcmp(argv[1], commands[i].name))
+			return commands[i].run(argc - 1, argv + 1);
+	fprintf(stderr, "attestctl: unknown command \"%s\"\n", argv[1]);
+	return usage(stderr);
+}
