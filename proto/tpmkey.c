@@ -1,0 +1,274 @@
+/* TPM 2.0 public keys: parsing, names, conversion to OpenSSL, AK and EK checks. */
+#include "proto/tpmkey.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include <openssl/bn.h>
+#include <openssl/core_names.h>
+#include <openssl/crypto.h>
+#include <openssl/param_build.h>
+#include <tss2/tss2_mu.h>
+
+/* PolicySecret(TPM_RH_ENDORSEMENT) with sha256 (TCG EK Credential Profile, templates L-1/L-2). */
+static const uint8_t ek_policy_sha256[32] = {
+	0x83, 0x71, 0x97, 0x67, 0x44, 0x84, 0xb3, 0xf8, 0x1a, 0x90, 0xcc, 0x8d, 0x46, 0xa5, 0xd7, 0x24,
+	0xfd, 0x52, 0xd7, 0x6e, 0x06, 0x52, 0x0b, 0x64, 0xf2, 0xa1, 0xda, 0x1b, 0x33, 0x14, 0x69, 0xaa,
+};
+
+#define AK_REQUIRED_ATTRS                                                                    \
+	(TPMA_OBJECT_RESTRICTED | TPMA_OBJECT_SIGN_ENCRYPT | TPMA_OBJECT_FIXEDTPM |          \
+	 TPMA_OBJECT_FIXEDPARENT | TPMA_OBJECT_SENSITIVEDATAORIGIN | TPMA_OBJECT_USERWITHAUTH)
+#define EK_ATTRS                                                                             \
+	(TPMA_OBJECT_FIXEDTPM | TPMA_OBJECT_FIXEDPARENT | TPMA_OBJECT_SENSITIVEDATAORIGIN |  \
+	 TPMA_OBJECT_ADMINWITHPOLICY | TPMA_OBJECT_RESTRICTED | TPMA_OBJECT_DECRYPT)
+
+static const EVP_MD *md_for(TPMI_ALG_HASH alg)
+{
+	switch (alg) {
+	case TPM2_ALG_SHA256: return EVP_sha256();
+	case TPM2_ALG_SHA384: return EVP_sha384();
+	case TPM2_ALG_SHA512: return EVP_sha512();
+	default: return NULL;
+	}
+}
+
+int tpmkey_parse_public(const uint8_t *buf, size_t len, TPMT_PUBLIC *out)
+{
+	TPM2B_PUBLIC pub;
+	uint8_t again[sizeof(TPM2B_PUBLIC)];
+	size_t off = 0, off2 = 0;
+
+	if (!buf || len < 2 || len > sizeof(again))
+		return -EINVAL;
+	memset(&pub, 0, sizeof(pub));
+	if (Tss2_MU_TPM2B_PUBLIC_Unmarshal(buf, len, &off, &pub) != TSS2_RC_SUCCESS || off != len)
+		return -EINVAL;
+	/*
+	 * The name is computed over the re-marshalled structure; demand that it reproduces the
+	 * received bytes so the name and the bytes can never disagree.
+	 */
+	if (Tss2_MU_TPM2B_PUBLIC_Marshal(&pub, again, sizeof(again), &off2) != TSS2_RC_SUCCESS ||
+	    off2 != len || memcmp(again, buf, len) != 0)
+		return -EINVAL;
+	*out = pub.publicArea;
+	return 0;
+}
+
+int tpmkey_marshal_public(const TPMT_PUBLIC *pub, uint8_t *buf, size_t cap, size_t *outlen)
+{
+	TPM2B_PUBLIC p = {.size = 0, .publicArea = *pub};
+	size_t off = 0;
+	TSS2_RC rc = Tss2_MU_TPM2B_PUBLIC_Marshal(&p, buf, cap, &off);
+
+	if (rc == TSS2_MU_RC_INSUFFICIENT_BUFFER)
+		return -ENOSPC;
+	if (rc != TSS2_RC_SUCCESS)
+		return -EINVAL;
+	*outlen = off;
+	return 0;
+}
+
+int tpmkey_name(const TPMT_PUBLIC *pub, uint8_t name[TPMKEY_NAME_MAX], size_t *name_len)
+{
+	uint8_t buf[sizeof(TPMT_PUBLIC)];
+	size_t off = 0;
+	unsigned int dlen = 0;
+	const EVP_MD *md = md_for(pub->nameAlg);
+
+	if (!md || Tss2_MU_TPMT_PUBLIC_Marshal(pub, buf, sizeof(buf), &off) != TSS2_RC_SUCCESS)
+		return -EINVAL;
+	name[0] = (uint8_t)(pub->nameAlg >> 8);
+	name[1] = (uint8_t)pub->nameAlg;
+	if (!EVP_Digest(buf, off, name + 2, &dlen, md, NULL))
+		return -EINVAL;
+	*name_len = 2 + dlen;
+	return 0;
+}
+
+static EVP_PKEY *rsa_to_evp(const TPMT_PUBLIC *pub)
+{
+	const TPMS_RSA_PARMS *p = &pub->parameters.rsaDetail;
+	EVP_PKEY *pkey = NULL;
+	EVP_PKEY_CTX *ctx = NULL;
+	OSSL_PARAM_BLD *bld = NULL;
+	OSSL_PARAM *params = NULL;
+	BIGNUM *n = NULL, *e = NULL;
+
+	if (p->keyBits < 2048 || p->keyBits > 4096 || p->keyBits % 8 ||
+	    pub->unique.rsa.size != p->keyBits / 8 || !(pub->unique.rsa.buffer[0] & 0x80))
+		return NULL;
+	n = BN_bin2bn(pub->unique.rsa.buffer, pub->unique.rsa.size, NULL);
+	e = BN_new();
+	if (!n || !e || !BN_set_word(e, p->exponent ? p->exponent : 65537))
+		goto cleanup;
+	bld = OSSL_PARAM_BLD_new();
+	if (!bld || !OSSL_PARAM_BLD_push_BN(bld, OSSL_PKEY_PARAM_RSA_N, n) ||
+	    !OSSL_PARAM_BLD_push_BN(bld, OSSL_PKEY_PARAM_RSA_E, e))
+		goto cleanup;
+	params = OSSL_PARAM_BLD_to_param(bld);
+	ctx = EVP_PKEY_CTX_new_from_name(NULL, "RSA", NULL);
+	if (!params || !ctx || EVP_PKEY_fromdata_init(ctx) <= 0 ||
+	    EVP_PKEY_fromdata(ctx, &pkey, EVP_PKEY_PUBLIC_KEY, params) <= 0)
+		pkey = NULL;
+cleanup:
+	OSSL_PARAM_free(params);
+	OSSL_PARAM_BLD_free(bld);
+	EVP_PKEY_CTX_free(ctx);
+	BN_free(n);
+	BN_free(e);
+	return pkey;
+}
+
+static const char *curve_name(TPMI_ECC_CURVE curve, size_t *coord_len)
+{
+	switch (curve) {
+	case TPM2_ECC_NIST_P256: *coord_len = 32; return "P-256";
+	case TPM2_ECC_NIST_P384: *coord_len = 48; return "P-384";
+	case TPM2_ECC_NIST_P521: *coord_len = 66; return "P-521";
+	default: return NULL;
+	}
+}
+
+static EVP_PKEY *ecc_to_evp(const TPMT_PUBLIC *pub)
+{
+	const TPMS_ECC_POINT *pt = &pub->unique.ecc;
+	size_t clen = 0;
+	const char *group = curve_name(pub->parameters.eccDetail.curveID, &clen);
+	uint8_t point[1 + 2 * 66];
+	EVP_PKEY *pkey = NULL;
+	EVP_PKEY_CTX *ctx = NULL;
+	OSSL_PARAM params[3];
+
+	/* The TPM pads coordinates to the field size; a shorter one is not canonical. */
+	if (!group || pt->x.size != clen || pt->y.size != clen)
+		return NULL;
+	point[0] = 0x04; /* uncompressed */
+	memcpy(point + 1, pt->x.buffer, clen);
+	memcpy(point + 1 + clen, pt->y.buffer, clen);
+	params[0] = OSSL_PARAM_construct_utf8_string(OSSL_PKEY_PARAM_GROUP_NAME, (char *)group, 0);
+	params[1] = OSSL_PARAM_construct_octet_string(OSSL_PKEY_PARAM_PUB_KEY, point, 1 + 2 * clen);
+	params[2] = OSSL_PARAM_construct_end();
+	ctx = EVP_PKEY_CTX_new_from_name(NULL, "EC", NULL);
+	/* fromdata checks that the point is on the curve. */
+	if (!ctx || EVP_PKEY_fromdata_init(ctx) <= 0 ||
+	    EVP_PKEY_fromdata(ctx, &pkey, EVP_PKEY_PUBLIC_KEY, params) <= 0)
+		pkey = NULL;
+	EVP_PKEY_CTX_free(ctx);
+	return pkey;
+}
+
+EVP_PKEY *tpmkey_to_evp(const TPMT_PUBLIC *pub)
+{
+	if (!pub)
+		return NULL;
+	switch (pub->type) {
+	case TPM2_ALG_RSA: return rsa_to_evp(pub);
+	case TPM2_ALG_ECC: return ecc_to_evp(pub);
+	default: return NULL;
+	}
+}
+
+bool tpmkey_matches_evp(const TPMT_PUBLIC *pub, const EVP_PKEY *pkey)
+{
+	EVP_PKEY *mine = tpmkey_to_evp(pub);
+	bool same = mine && pkey && EVP_PKEY_eq(mine, pkey) == 1;
+
+	EVP_PKEY_free(mine);
+	return same;
+}
+
+const char *tpmkey_check_str(enum tpmkey_check c)
+{
+	switch (c) {
+	case TPMKEY_OK: return "ok";
+	case TPMKEY_BAD_TYPE: return "bad_type";
+	case TPMKEY_BAD_NAME_ALG: return "bad_name_alg";
+	case TPMKEY_BAD_ATTRIBUTES: return "bad_attributes";
+	case TPMKEY_BAD_SCHEME: return "bad_scheme";
+	case TPMKEY_BAD_SYMMETRIC: return "bad_symmetric";
+	case TPMKEY_BAD_POLICY: return "bad_policy";
+	}
+	return "unknown";
+}
+
+enum tpmkey_check tpmkey_check_ak(const TPMT_PUBLIC *pub)
+{
+	EVP_PKEY *pkey;
+	TPMI_ALG_SIG_SCHEME scheme;
+	TPMI_ALG_HASH hash;
+
+	if (pub->type == TPM2_ALG_RSA) {
+		if (pub->parameters.rsaDetail.symmetric.algorithm != TPM2_ALG_NULL)
+			return TPMKEY_BAD_SYMMETRIC;
+		scheme = pub->parameters.rsaDetail.scheme.scheme;
+		hash = pub->parameters.rsaDetail.scheme.details.anySig.hashAlg;
+		if (scheme != TPM2_ALG_RSASSA && scheme != TPM2_ALG_RSAPSS)
+			return TPMKEY_BAD_SCHEME;
+	} else if (pub->type == TPM2_ALG_ECC) {
+		if (pub->parameters.eccDetail.symmetric.algorithm != TPM2_ALG_NULL)
+			return TPMKEY_BAD_SYMMETRIC;
+		scheme = pub->parameters.eccDetail.scheme.scheme;
+		hash = pub->parameters.eccDetail.scheme.details.anySig.hashAlg;
+		if (scheme != TPM2_ALG_ECDSA || pub->parameters.eccDetail.kdf.scheme != TPM2_ALG_NULL)
+			return TPMKEY_BAD_SCHEME;
+	} else {
+		return TPMKEY_BAD_TYPE;
+	}
+	if (!md_for(hash))
+		return TPMKEY_BAD_SCHEME;
+	if (!md_for(pub->nameAlg))
+		return TPMKEY_BAD_NAME_ALG;
+	if ((pub->objectAttributes & AK_REQUIRED_ATTRS) != AK_REQUIRED_ATTRS ||
+	    (pub->objectAttributes & TPMA_OBJECT_DECRYPT))
+		return TPMKEY_BAD_ATTRIBUTES;
+	pkey = tpmkey_to_evp(pub);
+	if (!pkey)
+		return TPMKEY_BAD_TYPE;
+	EVP_PKEY_free(pkey);
+	return TPMKEY_OK;
+}
+
+static bool sym_is_aes128_cfb(const TPMT_SYM_DEF_OBJECT *s)
+{
+	return s->algorithm == TPM2_ALG_AES && s->keyBits.aes == 128 && s->mode.aes == TPM2_ALG_CFB;
+}
+
+enum tpmkey_check tpmkey_check_ek(const TPMT_PUBLIC *pub)
+{
+	if (pub->type == TPM2_ALG_RSA) {
+		const TPMS_RSA_PARMS *p = &pub->parameters.rsaDetail;
+		if (p->keyBits != 2048 || (p->exponent != 0 && p->exponent != 65537) ||
+		    pub->unique.rsa.size != 256)
+			return TPMKEY_BAD_TYPE;
+		if (!sym_is_aes128_cfb(&p->symmetric))
+			return TPMKEY_BAD_SYMMETRIC;
+		if (p->scheme.scheme != TPM2_ALG_NULL)
+			return TPMKEY_BAD_SCHEME;
+	} else if (pub->type == TPM2_ALG_ECC) {
+		const TPMS_ECC_PARMS *p = &pub->parameters.eccDetail;
+		if (p->curveID != TPM2_ECC_NIST_P256 || pub->unique.ecc.x.size != 32 ||
+		    pub->unique.ecc.y.size != 32)
+			return TPMKEY_BAD_TYPE;
+		if (!sym_is_aes128_cfb(&p->symmetric))
+			return TPMKEY_BAD_SYMMETRIC;
+		if (p->scheme.scheme != TPM2_ALG_NULL || p->kdf.scheme != TPM2_ALG_NULL)
+			return TPMKEY_BAD_SCHEME;
+	} else {
+		return TPMKEY_BAD_TYPE;
+	}
+	if (pub->nameAlg != TPM2_ALG_SHA256)
+		return TPMKEY_BAD_NAME_ALG;
+	if (pub->objectAttributes != EK_ATTRS)
+		return TPMKEY_BAD_ATTRIBUTES;
+	if (pub->authPolicy.size != sizeof(ek_policy_sha256) ||
+	    CRYPTO_memcmp(pub->authPolicy.buffer, ek_policy_sha256, sizeof(ek_policy_sha256)) != 0)
+		return TPMKEY_BAD_POLICY;
+	{
+		EVP_PKEY *pkey = tpmkey_to_evp(pub);
+		if (!pkey)
+			return TPMKEY_BAD_TYPE;
+		EVP_PKEY_free(pkey);
+	}
+	return TPMKEY_OK;
+}
