@@ -1,0 +1,154 @@
+#!/usr/bin/env bash
+# Builds the guest kernel: Debian's linux-source-6.1 + kernel-patches/series +
+# kernel-patches/guest.config, cached by a key over all inputs.
+#
+# Environment (defaults in brackets):
+#   KERNEL_SRC_TAR     source tarball            [/usr/src/linux-source-6.1.tar.xz]
+#   KERNEL_PATCH_DIR   series + patches          [kernel-patches]
+#   KERNEL_FRAGMENT    config fragment           [$KERNEL_PATCH_DIR/guest.config]
+#   KERNEL_CACHE       cache directory           [build/kernel]
+#   KERNEL_JOBS        make -j                   [$(nproc)]
+#   KERNEL_KEEP_OLD    1 keeps trees of older keys; default 0 removes them
+#   KERNEL_FORCE       1 rebuilds even when the key is cached
+# Output: $KERNEL_CACHE/bzImage (symlink to $KERNEL_CACHE/<key>/bzImage) and
+# $KERNEL_CACHE/current (symlink to the key directory, holding the tree and the logs).
+# Prints the bzImage path on its last line.
+set -euo pipefail
+
+TOP=$(cd "$(dirname "$0")/.." && pwd)
+cd "$TOP"
+abspath() { case $1 in /*) echo "$1" ;; *) echo "$TOP/$1" ;; esac; }
+
+SRC_TAR=$(abspath "${KERNEL_SRC_TAR:-/usr/src/linux-source-6.1.tar.xz}")
+PATCH_DIR=$(abspath "${KERNEL_PATCH_DIR:-kernel-patches}")
+FRAGMENT=$(abspath "${KERNEL_FRAGMENT:-$PATCH_DIR/guest.config}")
+CACHE=$(abspath "${KERNEL_CACHE:-build/kernel}")
+JOBS=${KERNEL_JOBS:-$(nproc)}
+# Bump when the recipe below changes in a way that changes the output.
+RECIPE=2
+
+T0=$SECONDS
+say() { printf '[build-kernel +%3ds] %s\n' $((SECONDS - T0)) "$*" >&2; }
+die() { say "ERROR: $*"; exit 1; }
+
+[[ -r $SRC_TAR ]] || die "no kernel source at $SRC_TAR (apt-get install linux-source-6.1)"
+[[ -r $FRAGMENT ]] || die "no config fragment at $FRAGMENT"
+patches=()
+if [[ -r $PATCH_DIR/series ]]; then
+	while read -r p; do
+		p=${p%%#*}
+		p=${p//[[:space:]]/}
+		[[ -n $p ]] || continue
+		[[ -r $PATCH_DIR/$p ]] || die "series names $p, not found in $PATCH_DIR"
+		patches+=("$PATCH_DIR/$p")
+	done <"$PATCH_DIR/series"
+fi
+
+# The key: the source version (the Debian package version when the tarball is the
+# package's, else size and mtime), the recipe, the series in order and the fragment.
+src_id() {
+	local ver
+	ver=$(dpkg-query -S "$SRC_TAR" >/dev/null 2>&1 &&
+		dpkg-query -W -f='${Package} ${Version}' linux-source-6.1 2>/dev/null) || ver=
+	echo "src $ver $(stat -c '%s %Y' "$SRC_TAR") $(basename "$SRC_TAR")"
+}
+key=$({
+	src_id
+	echo "recipe $RECIPE"
+	for p in "${patches[@]}"; do echo "patch $(basename "$p") $(sha256sum <"$p" | cut -d' ' -f1)"; done
+	echo "fragment $(sha256sum <"$FRAGMENT" | cut -d' ' -f1)"
+} | sha256sum | cut -c1-16)
+
+mkdir -p "$CACHE"
+dir=$CACHE/$key
+publish() {
+	ln -sfn "$key" "$CACHE/current"
+	ln -sfn "$key/bzImage" "$CACHE/bzImage"
+}
+if [[ -s $dir/bzImage && ${KERNEL_FORCE:-0} != 1 ]]; then
+	publish
+	say "cached: key $key is built, nothing to do"
+	echo "$CACHE/bzImage"
+	exit 0
+fi
+
+# One build at a time per cache (tests may start in parallel).
+exec 9>"$CACHE/.lock"
+if ! flock -n 9; then
+	say "another build holds $CACHE/.lock, waiting"
+	flock 9
+	if [[ -s $dir/bzImage && ${KERNEL_FORCE:-0} != 1 ]]; then
+		publish
+		say "built meanwhile by the other build: key $key"
+		echo "$CACHE/bzImage"
+		exit 0
+	fi
+fi
+
+say "key $key: ${#patches[@]} patches, fragment $(basename "$FRAGMENT"), -j$JOBS"
+rm -rf "$dir"
+mkdir -p "$dir"
+say "unpacking $SRC_TAR"
+tar -xJf "$SRC_TAR" -C "$dir"
+src=$(find "$dir" -mindepth 1 -maxdepth 1 -type d | head -n 1)
+[[ -f $src/Makefile ]] || die "no kernel tree in $SRC_TAR"
+ln -sfn "$(basename "$src")" "$dir/src"
+
+for p in "${patches[@]}"; do
+	say "applying $(basename "$p")"
+	patch -d "$src" -p1 --fuzz=0 --no-backup-if-mismatch -s <"$p" ||
+		die "$(basename "$p") does not apply cleanly"
+done
+
+log=$dir/build.log
+say "configuring: tinyconfig + fragment + olddefconfig"
+{
+	make -C "$src" tinyconfig &&
+		(cd "$src" && scripts/kconfig/merge_config.sh -m .config "$FRAGMENT") &&
+		make -C "$src" olddefconfig
+} >"$dir/config.log" 2>&1 || { tail -n 30 "$dir/config.log" >&2; die "configuration failed (log: $dir/config.log)"; }
+
+# Every option of the fragment must survive olddefconfig unchanged.
+missing=0
+while IFS= read -r line; do
+	case $line in
+	CONFIG_*=*)
+		grep -qxF -- "$line" "$src/.config" || {
+			say "fragment option lost: $line (have: $(grep -E "^(# )?${line%%=*}[= ]" "$src/.config" || echo unset))"
+			missing=$((missing + 1))
+		}
+		;;
+	"# CONFIG_"*" is not set")
+		opt=${line#\# }
+		opt=${opt%% *}
+		if grep -qE "^$opt=" "$src/.config"; then
+			say "fragment option lost: $line"
+			missing=$((missing + 1))
+		fi
+		;;
+	esac
+done <"$FRAGMENT"
+[[ $missing -eq 0 ]] || die "olddefconfig dropped $missing option(s) of $FRAGMENT"
+cp "$src/.config" "$dir/config"
+
+say "building bzImage (log: $log)"
+if ! make -C "$src" -j"$JOBS" bzImage >"$log" 2>&1; then
+	grep -E 'error|Error' "$log" | head -n 20 >&2 || true
+	tail -n 20 "$log" >&2
+	die "kernel build failed (log: $log)"
+fi
+cp "$src/arch/x86/boot/bzImage" "$dir/bzImage.tmp"
+mv "$dir/bzImage.tmp" "$dir/bzImage"
+publish
+
+if [[ ${KERNEL_KEEP_OLD:-0} != 1 ]]; then
+	for old in "$CACHE"/*/; do
+		old=${old%/}
+		[[ $(basename "$old") == "$key" ]] && continue
+		[[ $(basename "$old") =~ ^[0-9a-f]{16}$ ]] || continue
+		say "removing old build $(basename "$old")"
+		rm -rf "$old"
+	done
+fi
+say "done: $CACHE/bzImage ($(stat -c %s "$dir/bzImage") bytes)"
+echo "$CACHE/bzImage"
