@@ -1,0 +1,207 @@
+/*
+ * store: the verifier's durable state behind one interface (agents, challenges, boot state,
+ * verdicts, violations, policies). store_sqlite.c implements it on SQLite; another backend
+ * implements the same functions in its own file.
+ *
+ * Durability: every function that changes state has committed (synchronous=FULL) when it
+ * returns 0. The evidence path relies on this: store_round_commit() stores the new boot state,
+ * the verdict and the violations in one transaction before the verdict is acknowledged.
+ *
+ * Concurrency: a store may be used from any number of threads at once; calls are serialized.
+ *
+ * Returns: 0 or -errno. -ENOENT "no such row", -EIO a backend failure (logged with the backend's
+ * own code), -EINVAL bad arguments or a stored row that fails its own checks.
+ *
+ * Ownership: structs filled by the store own their malloc'd buffers; release each with its
+ * *_release() (NULL-safe, idempotent). Row callbacks get rows valid only during the call; a
+ * callback returning non-zero stops the listing and that value is returned.
+ */
+#ifndef VERIFIER_STORE_H
+#define VERIFIER_STORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "proto/evidence.h"
+#include "proto/limits.h"
+#include "proto/pcrs.h"
+#include "verifier/attest.h"
+
+#define STORE_CRED_DIGEST_LEN 32u /* SHA-256 of the MakeCredential secret */
+#define STORE_POLICY_NAME_MAX 64u
+#define STORE_MAX_OUTSTANDING_CHALLENGES 10u
+
+struct store;
+
+enum agent_state {
+	AGENT_PENDING = 0, /* enrolled, credential not yet activated: AK not trusted */
+	AGENT_ACTIVE,      /* activated: AK trusted */
+};
+const char *agent_state_str(enum agent_state s);
+
+struct store_agent {
+	char id[LIMIT_AGENT_ID + 1];
+	enum agent_state state;
+	uint8_t *ek_pub;   /* marshalled TPM2B_PUBLIC */
+	size_t ek_pub_len;
+	uint8_t *ek_cert;  /* DER */
+	size_t ek_cert_len;
+	uint8_t *ak_pub;   /* marshalled TPM2B_PUBLIC */
+	size_t ak_pub_len;
+	uint8_t ak_name[66];
+	size_t ak_name_len;
+	uint8_t cred_digest[STORE_CRED_DIGEST_LEN];
+	char policy[STORE_POLICY_NAME_MAX + 1]; /* "" = the default policy */
+	int64_t created_at;
+	int64_t activated_at;   /* 0 while pending */
+	/* Summary columns, filled by store_agent_get()/store_agents_list(); ignored on write. */
+	uint64_t boot_number;
+	uint64_t next_entry;
+	int64_t last_verdict_at; /* 0: none */
+	int last_trusted;        /* -1: no verdict yet, 0 untrusted, 1 trusted */
+	uint64_t open_violations;
+};
+void store_agent_release(struct store_agent *a);
+
+int store_open(const char *path, struct store **out);
+void store_close(struct store *st);
+
+/* Agents ------------------------------------------------------------------------------- */
+
+enum store_enroll_result {
+	STORE_ENROLL_NEW = 0,       /* inserted as pending */
+	STORE_ENROLL_REFRESHED,     /* pending with the same EK: AK and credential replaced */
+	STORE_ENROLL_ALREADY,       /* active with the same EK and AK: nothing changed */
+	STORE_ENROLL_CONFLICT,      /* id taken by another EK, or active with another AK */
+};
+
+/*
+ * Decides and records an enrollment atomically (two concurrent enrollments of one id cannot
+ * both win). Only NEW and REFRESHED change stored state.
+ */
+int store_agent_enroll(struct store *st, const struct store_agent *a, int64_t now,
+		       enum store_enroll_result *result);
+
+int store_agent_get(struct store *st, const char *id, struct store_agent *out);
+
+/*
+ * Marks a pending agent active if its stored credential digest still equals `digest` (the
+ * caller compared the secret in constant time). -ENOENT unknown, -ESTALE if the agent
+ * re-enrolled in between or is active already.
+ */
+int store_agent_activate(struct store *st, const char *id,
+			 const uint8_t digest[STORE_CRED_DIGEST_LEN], int64_t now);
+
+/* Assigns a policy by name ("" = default). -ENOENT unknown agent. */
+int store_agent_set_policy(struct store *st, const char *id, const char *policy);
+
+typedef int (*store_agent_cb)(void *arg, const struct store_agent *a);
+/* Every agent ordered by id; blobs are not loaded (lengths 0, pointers NULL). */
+int store_agents_list(struct store *st, store_agent_cb cb, void *arg);
+
+/* Challenges --------------------------------------------------------------------------- */
+
+/*
+ * Records a fresh challenge for an agent. -EBUSY if the agent already has
+ * STORE_MAX_OUTSTANDING_CHALLENGES unused, unexpired challenges. Also drops long-expired rows.
+ */
+int store_challenge_add(struct store *st, const char *agent, const struct challenge *c,
+			int64_t now);
+
+/*
+ * Consumes a challenge: marks it used if it was issued to `agent`, is unused and unexpired,
+ * and fills *out with what it asked for. -ENOENT unknown nonce or another agent's,
+ * -EALREADY used before, -ETIMEDOUT expired (left as it is).
+ */
+int store_challenge_consume(struct store *st, const char *agent, const uint8_t *nonce,
+			    size_t nonce_len, int64_t now, struct challenge *out);
+
+/* Boot state and rounds ------------------------------------------------------------------ */
+
+/* The stored state, or a zeroed one (started = false) if the agent has none. */
+int store_boot_get(struct store *st, const char *agent, struct boot_state *out);
+
+struct store_round {
+	const char *agent;
+	const struct boot_state *next;
+	bool trusted;
+	const char *reasons_json; /* JSON array, as in verdict_response */
+	uint64_t next_offset;
+	const struct attest_violation *violations;
+	size_t nviolations;
+	int64_t now;
+};
+
+/* One transaction: boot state, verdict, violations (deduplicated per agent, digest, path). */
+int store_round_commit(struct store *st, const struct store_round *r, int64_t *verdict_id);
+
+struct store_verdict {
+	int64_t id;
+	char agent[LIMIT_AGENT_ID + 1];
+	uint64_t boot_number;
+	int64_t time;
+	bool trusted;
+	const char *reasons_json;
+	uint64_t next_offset;
+};
+typedef int (*store_verdict_cb)(void *arg, const struct store_verdict *v);
+/* Newest first, at most `limit`. */
+int store_verdicts_list(struct store *st, const char *agent, unsigned limit,
+			store_verdict_cb cb, void *arg);
+
+/* Violations ----------------------------------------------------------------------------- */
+
+enum violation_state {
+	VIOLATION_OPEN = 0,
+	VIOLATION_APPROVED,
+	VIOLATION_DISMISSED,
+};
+const char *violation_state_str(enum violation_state s);
+/* -1 if the text names no state. */
+int violation_state_from_str(const char *s);
+
+struct store_violation {
+	int64_t id;
+	const char *agent;
+	uint64_t boot_number;
+	uint64_t entry;
+	const char *path;
+	const char *digest;
+	const char *template_name;
+	const char *reason;
+	int64_t first_seen;
+	int64_t last_seen;
+	uint64_t count;
+	enum violation_state state;
+};
+typedef int (*store_violation_cb)(void *arg, const struct store_violation *v);
+/* state < 0: any state; agent NULL: every agent. Newest last_seen first, at most limit. */
+int store_violations_list(struct store *st, int state, const char *agent, unsigned limit,
+			  store_violation_cb cb, void *arg);
+/* -ENOENT unknown id. */
+int store_violation_set_state(struct store *st, int64_t id, enum violation_state state);
+
+/* Policies ------------------------------------------------------------------------------- */
+
+/*
+ * Stores a new version of a policy unless the newest version has the same JSON text.
+ * *version gets the version now current.
+ */
+int store_policy_put(struct store *st, const char *name, const char *json, const char *actor,
+		     int64_t now, int64_t *version);
+/* The newest version's JSON (caller frees). -ENOENT if none. */
+int store_policy_get(struct store *st, const char *name, char **json, int64_t *version);
+
+/* Metrics -------------------------------------------------------------------------------- */
+
+struct store_counts {
+	uint64_t agents_pending;
+	uint64_t agents_active;
+	uint64_t violations_open;
+	uint64_t verdicts_trusted;
+	uint64_t verdicts_untrusted;
+};
+int store_counts(struct store *st, struct store_counts *out);
+
+#endif
