@@ -1,0 +1,58 @@
+/*
+ * Reader of the kernel's IMA binary measurement list from entry N on.
+ *
+ * The verifier names the first entry it needs (the challenge's log_offset). A round must not
+ * cost more as the list grows, so the reader remembers where entries start (a small map from
+ * entry index to byte offset, learned while reading) and resumes from the nearest known entry
+ * at or before N, walking records by their length fields only (it does not hash or decode
+ * fields; the verifier does). Every length is checked against proto/limits.h before use. If
+ * the verifier asks for an index before every remembered one but 0 (it lost state, or the list
+ * was replaced) the walk restarts from 0; if a resumed walk finds garbage, the map is dropped
+ * and the walk is redone from 0 once.
+ *
+ * Ownership: imalist_new() copies the path; imalist_free() accepts NULL. The bytes returned by
+ * imalist_read() are malloc'd and owned by the caller (free()). Not thread-safe.
+ */
+#ifndef ATTESTD_IMALIST_H
+#define ATTESTD_IMALIST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define IMALIST_ROUND_MAX (16u * 1024u * 1024u) /* default payload cap per round */
+#define IMALIST_CHECKPOINTS 64u                 /* remembered (index, offset) pairs */
+
+struct imalist;
+
+struct imalist_chunk {
+	uint8_t *data;       /* whole entries from index `first` on; caller frees */
+	size_t len;
+	uint64_t first;      /* index of the first entry in data (the requested one) */
+	uint64_t count;      /* entries in data */
+	bool more;           /* stopped at max_bytes: more entries follow */
+	bool short_list;     /* the list ends before `first` */
+};
+
+struct imalist *imalist_new(const char *path);
+void imalist_free(struct imalist *l);
+
+/*
+ * Reads whole entries from index `from` on into *out, at most max_bytes of them (0 means
+ * IMALIST_ROUND_MAX; a first record larger than that is still returned, alone); a partial record at the end of the file is left for the next round.
+ * Returns 0, -errno from open/read, -EBADMSG for a malformed record, -E2BIG for a length past a
+ * cap. On error *out is zeroed.
+ */
+int imalist_read(struct imalist *l, uint64_t from, size_t max_bytes, struct imalist_chunk *out);
+
+/* Bytes read from the file by the last imalist_read() (tests check the resume works). */
+uint64_t imalist_last_bytes_read(const struct imalist *l);
+
+/*
+ * Length of the record at p if avail holds all of it: returns 1 and sets *len; 0 if more bytes
+ * are needed (*len then holds a lower bound of the record size); -EBADMSG or -E2BIG for a bad
+ * record. Exposed for the unit tests.
+ */
+int imalist_record_len(const uint8_t *p, size_t avail, size_t *len);
+
+#endif
