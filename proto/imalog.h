@@ -10,10 +10,10 @@
  * of the entry start and a static message.
  *
  * Ownership: the cursor and every `struct ima_entry` point into the caller's buffer, which must
- * outlive them. Nothing is copied. The cursor owns one preallocated SHA-1 context: create it once
- * with imalog_new() (NULL on allocation failure), point it at buffers with imalog_reset() as
- * often as needed, and release it with imalog_free() (accepts NULL). A cursor is not
- * thread-safe; use one per thread.
+ * outlive them. Nothing is copied. Create a cursor once with imalog_new() (NULL on allocation
+ * failure), point it at buffers with imalog_reset() as often as needed, and release it with
+ * imalog_free() (accepts NULL). A cursor is not thread-safe; use one per thread. Decoding never
+ * allocates.
  */
 #ifndef PROTO_IMALOG_H
 #define PROTO_IMALOG_H
@@ -21,8 +21,6 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-
-#include <openssl/evp.h>
 
 #define IMA_TEMPLATE_HASH_LEN 20u /* SHA-1, the only template hash in the 6.1 binary list */
 #define IMA_LEGACY_NAME_MAX 255u  /* IMA_EVENT_NAME_LEN_MAX: template `ima` pads n to 256 bytes */
@@ -102,8 +100,7 @@ void imalog_reset(struct imalog *log, const uint8_t *buf, size_t len, uint64_t f
  * Decodes the next entry into *e. Returns 1 with *e filled, 0 at the clean end of the buffer, or
  * a negative errno: -EBADMSG (malformed or trailing bytes: a partial entry at the end is an
  * error, since the agent sends whole entries), -E2BIG (a length past a proto/limits.h cap),
- * -EPROTO (template hash does not match the data: the list is corrupt), -ENOMEM (OpenSSL
- * failure). On error *err (if non-NULL) is filled and every later call returns the same error.
+ * -EPROTO (template hash does not match the data: the list is corrupt). On error *err (if non-NULL) is filled and every later call returns the same error.
  */
 int imalog_next(struct imalog *log, struct ima_entry *e, struct ima_error *err);
 
@@ -113,11 +110,11 @@ size_t imalog_offset(const struct imalog *log);
 uint64_t imalog_index(const struct imalog *log);
 
 /*
- * Computes H_md(template data) of an entry into out (EVP_MD_get_size(md) bytes) with a caller's
- * context, rebuilding the padded form for template `ima`. This is the value IMA extends into the
- * bank of md. Returns 0 or -ENOMEM. Does not allocate.
+ * Computes H_alg(template data) of an entry into out (the digest size of alg, a TPM2_ALG_ID:
+ * sha1, sha256, sha384 or sha512), rebuilding the padded form for template `ima`. This is the
+ * value IMA extends into the bank of alg. Returns 0 or -EINVAL for another alg. Does not
+ * allocate.
  */
-int imalog_template_digest(EVP_MD_CTX *ctx, const EVP_MD *md, const struct ima_entry *e,
-			   uint8_t *out);
+int imalog_template_digest(uint16_t alg, const struct ima_entry *e, uint8_t *out);
 
 #endif

@@ -1,10 +1,16 @@
-/* PCR 10 replay: one extend per bank per entry, no allocation after replay_ctx_new(). */
+/*
+ * PCR 10 replay: one extend per bank per entry, no allocation after replay_ctx_new().
+ * Per-entry digests use OpenSSL's low-level SHA functions for speed; imalog.c says why.
+ */
+#define OPENSSL_SUPPRESS_DEPRECATED
 #include "proto/replay.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <openssl/evp.h>
+#include <openssl/sha.h>
 #include <tss2/tss2_tpm2_types.h>
 
 #define NBANKS 4u
@@ -22,10 +28,9 @@ static const struct {
 	{REPLAY_SHA512, TPM2_ALG_SHA512, "SHA512", 64, offsetof(struct replay_state, sha512)},
 };
 
+/* Holds only the bank mask today; kept opaque so a faster digest backend can keep state here. */
 struct replay_ctx {
 	uint32_t banks;
-	EVP_MD *md[NBANKS];
-	EVP_MD_CTX *ctx[NBANKS];
 };
 
 static const uint8_t ff[64] = {
@@ -53,28 +58,11 @@ struct replay_ctx *replay_ctx_new(uint32_t mask)
 	if (!rc)
 		return NULL;
 	rc->banks = mask;
-	for (unsigned i = 0; i < NBANKS; i++) {
-		if (!(mask & banks[i].bit))
-			continue;
-		rc->md[i] = EVP_MD_fetch(NULL, banks[i].evp_name, NULL);
-		rc->ctx[i] = EVP_MD_CTX_new();
-		if (!rc->md[i] || !rc->ctx[i])
-			goto fail;
-	}
 	return rc;
-fail:
-	replay_ctx_free(rc);
-	return NULL;
 }
 
 void replay_ctx_free(struct replay_ctx *rc)
 {
-	if (!rc)
-		return;
-	for (unsigned i = 0; i < NBANKS; i++) {
-		EVP_MD_CTX_free(rc->ctx[i]);
-		EVP_MD_free(rc->md[i]);
-	}
 	free(rc);
 }
 
@@ -89,13 +77,40 @@ void replay_state_init(struct replay_state *st, uint32_t mask)
 	st->banks = mask & REPLAY_ALL_BANKS;
 }
 
-/* pcr = H(pcr || d) */
-static int extend(EVP_MD_CTX *ctx, const EVP_MD *md, uint8_t *pcr, size_t size, const uint8_t *d)
+/* pcr = H(pcr || d); pcr || d is at most two SHA-512 blocks, hashed in one update. */
+static void extend(uint16_t alg, uint8_t *pcr, size_t size, const uint8_t *d)
 {
-	if (EVP_DigestInit_ex2(ctx, md, NULL) != 1 || EVP_DigestUpdate(ctx, pcr, size) != 1 ||
-	    EVP_DigestUpdate(ctx, d, size) != 1 || EVP_DigestFinal_ex(ctx, pcr, NULL) != 1)
-		return -ENOMEM;
-	return 0;
+	uint8_t in[2 * 64];
+	union {
+		SHA_CTX s1;
+		SHA256_CTX s256;
+		SHA512_CTX s512;
+	} u;
+
+	memcpy(in, pcr, size);
+	memcpy(in + size, d, size);
+	switch (alg) {
+	case TPM2_ALG_SHA1:
+		SHA1_Init(&u.s1);
+		SHA1_Update(&u.s1, in, 2 * size);
+		SHA1_Final(pcr, &u.s1);
+		break;
+	case TPM2_ALG_SHA256:
+		SHA256_Init(&u.s256);
+		SHA256_Update(&u.s256, in, 2 * size);
+		SHA256_Final(pcr, &u.s256);
+		break;
+	case TPM2_ALG_SHA384:
+		SHA384_Init(&u.s512);
+		SHA384_Update(&u.s512, in, 2 * size);
+		SHA384_Final(pcr, &u.s512);
+		break;
+	default:
+		SHA512_Init(&u.s512);
+		SHA512_Update(&u.s512, in, 2 * size);
+		SHA512_Final(pcr, &u.s512);
+		break;
+	}
 }
 
 int replay_extend(struct replay_ctx *rc, struct replay_state *st, const struct ima_entry *e)
@@ -122,12 +137,11 @@ int replay_extend(struct replay_ctx *rc, struct replay_state *st, const struct i
 		} else if (banks[i].alg == TPM2_ALG_SHA1) {
 			digest = e->template_hash; /* imalog_next() checked it against the data */
 		} else {
-			if (imalog_template_digest(rc->ctx[i], rc->md[i], e, d) < 0)
-				return -ENOMEM;
+			if (imalog_template_digest(banks[i].alg, e, d) < 0)
+				return -EINVAL;
 			digest = d;
 		}
-		if (extend(rc->ctx[i], rc->md[i], pcr, banks[i].size, digest) < 0)
-			return -ENOMEM;
+		extend(banks[i].alg, pcr, banks[i].size, digest);
 	}
 	return 0;
 }

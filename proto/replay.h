@@ -13,6 +13,7 @@
  * replay_extend() never allocates: create it once with replay_ctx_new() (NULL on failure or on
  * an empty/unknown bank mask), free it with replay_ctx_free() (accepts NULL). A ctx is not
  * thread-safe; a state may be used with any ctx whose banks include the state's banks.
+ * replay_extend() itself never allocates and cannot fail on a well-formed call.
  */
 #ifndef PROTO_REPLAY_H
 #define PROTO_REPLAY_H
@@ -56,8 +57,7 @@ void replay_state_init(struct replay_state *st, uint32_t banks);
 
 /*
  * Extends every bank of st with one entry decoded (and hash-checked) by imalog_next().
- * Returns 0, -EINVAL if st follows a bank rc does not have, -ENOMEM on an OpenSSL failure
- * (st is then unchanged only for the banks not yet extended: discard it).
+ * Returns 0, or -EINVAL (st unchanged) if st follows a bank rc does not have.
  */
 int replay_extend(struct replay_ctx *rc, struct replay_state *st, const struct ima_entry *e);
 
