@@ -1,0 +1,50 @@
+/*
+ * softtpm: a TPM's attestation outputs made in software, for tests and the load generator.
+ *
+ * Not used by attestd or the verifier. It builds, with OpenSSL keys the caller holds, the same
+ * bytes a TPM would send: an AK's TPM2B_PUBLIC with the AK attributes, and a quote
+ * (TPMS_ATTEST + TPMT_SIGNATURE) over given PCR values. This lets tests and benchmarks drive
+ * the real verifier without a TPM, and lets tests forge quotes a real TPM would refuse to make
+ * (another nonce, a clock going back, a PCR value that lies).
+ *
+ * Ownership: outputs go into caller buffers; functions return 0 or -errno.
+ */
+#ifndef PROTO_SOFTTPM_H
+#define PROTO_SOFTTPM_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <openssl/evp.h>
+
+#include "proto/pcrs.h"
+
+#define SOFTTPM_PUBLIC_MAX 1024u
+#define SOFTTPM_ATTEST_MAX 1024u
+#define SOFTTPM_SIG_MAX 1024u
+
+/*
+ * TPM2B_PUBLIC for key (RSA-2048 -> RSASSA-SHA256, EC P-256 -> ECDSA-SHA256) with the AK
+ * attributes restricted|sign|fixedTPM|fixedParent|sensitiveDataOrigin|userWithAuth.
+ * `attributes` 0 means those; pass others to build a bad AK for tests.
+ */
+int softtpm_ak_public(EVP_PKEY *key, uint32_t attributes, uint8_t *out, size_t cap, size_t *outlen);
+
+struct softtpm_clock {
+	uint64_t clock;
+	uint32_t reset_count;
+	uint32_t restart_count;
+	uint8_t safe;
+	uint64_t firmware_version;
+};
+
+/*
+ * A TPM2_Quote: TPMS_ATTEST (magic, type QUOTE, qualifiedSigner empty, extraData = nonce,
+ * clock, selection = pcrs' banks/masks, pcrDigest = SHA-256 over pcrs' values in order) and
+ * its TPMT_SIGNATURE by key (RSASSA or ECDSA, SHA-256).
+ */
+int softtpm_quote(EVP_PKEY *key, const uint8_t *nonce, size_t nonce_len,
+		  const struct pcr_set *pcrs, const struct softtpm_clock *clk, uint8_t *attest,
+		  size_t attest_cap, size_t *attest_len, uint8_t *sig, size_t sig_cap,
+		  size_t *sig_len);
+
+#endif

@@ -1,0 +1,411 @@
+/*
+ * The verifier's decision logic (verifier/attest.c) on quotes made in software (proto/softtpm)
+ * over hand-built ima-ng lists: trusted rounds, incremental rounds, prefix matches, and every
+ * way the evidence can lie.
+ */
+#include "verifier/attest.h"
+#include "tests/unit/check.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <openssl/evp.h>
+#include <openssl/sha.h>
+#include <tss2/tss2_tpm2_types.h>
+
+#include "proto/softtpm.h"
+#include "verifier/policy.h"
+
+struct list {
+	uint8_t buf[16384];
+	size_t len;
+	size_t entry_end[64];
+	unsigned n;
+};
+
+static void put_u32(struct list *l, uint32_t v)
+{
+	memcpy(l->buf + l->len, &v, 4); /* native little-endian, as the kernel writes it */
+	l->len += 4;
+}
+
+/* Appends an ima-ng entry; violation: zero template hash (the kernel's ToMToU record). */
+static void add_entry(struct list *l, const char *alg, const uint8_t *digest, size_t dlen,
+		      const char *path, bool violation)
+{
+	uint8_t data[1024];
+	size_t dl = 0, alen = strlen(alg) + 2, plen = strlen(path) + 1;
+	uint32_t v;
+
+	v = (uint32_t)(alen + dlen);
+	memcpy(data + dl, &v, 4);
+	dl += 4;
+	memcpy(data + dl, alg, alen - 2);
+	data[dl + alen - 2] = ':';
+	data[dl + alen - 1] = '\0';
+	dl += alen;
+	memcpy(data + dl, digest, dlen);
+	dl += dlen;
+	v = (uint32_t)plen;
+	memcpy(data + dl, &v, 4);
+	dl += 4;
+	memcpy(data + dl, path, plen);
+	dl += plen;
+
+	put_u32(l, 10);
+	if (violation)
+		memset(l->buf + l->len, 0, 20);
+	else
+		SHA1(data, dl, l->buf + l->len);
+	l->len += 20;
+	put_u32(l, 6);
+	memcpy(l->buf + l->len, "ima-ng", 6);
+	l->len += 6;
+	put_u32(l, (uint32_t)dl);
+	memcpy(l->buf + l->len, data, dl);
+	l->len += dl;
+	l->entry_end[l->n++] = l->len;
+}
+
+static void file_digest(const char *path, uint8_t out[32])
+{
+	SHA256((const uint8_t *)path, strlen(path), out); /* "content" = the path, for tests */
+}
+
+static void add_file(struct list *l, const char *path)
+{
+	uint8_t d[32];
+
+	file_digest(path, d);
+	add_entry(l, "sha256", d, 32, path, false);
+}
+
+struct machine {
+	EVP_PKEY *ak;
+	struct pcr_set pcrs;       /* sha1 + sha256, PCR 0-10 */
+	struct replay_state pcr10; /* what the TPM holds in PCR 10 */
+	struct replay_ctx *rc;
+	struct imalog *log;
+	struct softtpm_clock clk;
+	struct list list;
+	unsigned extended;         /* entries of list extended into pcr10 */
+};
+
+static void machine_boot(struct machine *m, uint8_t firmware_seed)
+{
+	memset(&m->pcrs, 0, sizeof(m->pcrs));
+	struct pcr_bank *b1 = pcr_set_add_bank(&m->pcrs, TPM2_ALG_SHA1);
+	struct pcr_bank *b2 = pcr_set_add_bank(&m->pcrs, TPM2_ALG_SHA256);
+	for (unsigned i = 0; i <= 10; i++) {
+		b1->mask |= 1u << i;
+		b2->mask |= 1u << i;
+		if (i < 10) {
+			memset(b1->value[i], firmware_seed + (int)i, 20);
+			memset(b2->value[i], firmware_seed + 0x40 + (int)i, 32);
+		}
+	}
+	replay_state_init(&m->pcr10, REPLAY_SHA1 | REPLAY_SHA256);
+	m->list.len = 0;
+	m->list.n = 0;
+	m->extended = 0;
+	m->clk.reset_count++;
+	m->clk.clock += 1000;
+	m->clk.safe = 1;
+
+	/* boot_aggregate: sha1 over PCR 0-7, recorded as d-ng "sha1:" (ima_hash=sha1). */
+	uint8_t agg[20];
+	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+	EVP_DigestInit_ex(ctx, EVP_sha1(), NULL);
+	for (unsigned i = 0; i < 8; i++)
+		EVP_DigestUpdate(ctx, b1->value[i], 20);
+	EVP_DigestFinal_ex(ctx, agg, NULL);
+	EVP_MD_CTX_free(ctx);
+	add_entry(&m->list, "sha1", agg, 20, "boot_aggregate", false);
+}
+
+/* Extends PCR 10 with the list's entries up to `upto`, as the kernel would. */
+static void machine_extend(struct machine *m, unsigned upto)
+{
+	struct ima_entry e;
+	size_t start = m->extended ? m->list.entry_end[m->extended - 1] : 0;
+
+	imalog_reset(m->log, m->list.buf + start, m->list.entry_end[upto - 1] - start, m->extended);
+	while (imalog_next(m->log, &e, NULL) == 1)
+		replay_extend(m->rc, &m->pcr10, &e);
+	m->extended = upto;
+	struct pcr_bank *b1 = pcr_set_bank(&m->pcrs, TPM2_ALG_SHA1);
+	struct pcr_bank *b2 = pcr_set_bank(&m->pcrs, TPM2_ALG_SHA256);
+	memcpy(b1->value[10], m->pcr10.sha1, 20);
+	memcpy(b2->value[10], m->pcr10.sha256, 32);
+}
+
+struct round {
+	struct evidence ev;
+	uint8_t attest[SOFTTPM_ATTEST_MAX], sig[SOFTTPM_SIG_MAX];
+	uint8_t nonce[32];
+	struct attest_result res;
+};
+
+/* Quotes and sends entries [from, to) of the list; evaluates against prev. */
+static int run_round(struct machine *m, struct round *r, unsigned from, unsigned to,
+		     const struct boot_state *prev, const struct policy *pol,
+		     const uint8_t *quote_nonce)
+{
+	memset(r, 0, sizeof(*r));
+	for (unsigned i = 0; i < 32; i++)
+		r->nonce[i] = (uint8_t)(rand() & 0xff);
+	size_t start = from ? m->list.entry_end[from - 1] : 0;
+	size_t end = to ? m->list.entry_end[to - 1] : 0;
+	memcpy(r->ev.nonce, r->nonce, 32);
+	r->ev.nonce_len = 32;
+	r->ev.pcrs = m->pcrs;
+	r->ev.log = m->list.buf + start;
+	r->ev.log_len = end - start;
+	r->ev.log_offset = from;
+	if (softtpm_quote(m->ak, quote_nonce ? quote_nonce : r->nonce, 32, &m->pcrs, &m->clk,
+			  r->attest, sizeof(r->attest), &r->ev.attest_len, r->sig, sizeof(r->sig),
+			  &r->ev.signature_len))
+		return -1;
+	r->ev.attest = r->attest;
+	r->ev.signature = r->sig;
+	struct pcr_set requested = m->pcrs;
+	struct attest_request req = {.ak = m->ak, .nonce = r->nonce, .nonce_len = 32,
+				     .requested = &requested, .policy = pol, .prev = prev, .ev = &r->ev};
+	return attest_evaluate(&req, &r->res);
+}
+
+static bool has_reason(const struct attest_result *res, const char *code)
+{
+	for (unsigned i = 0; i < res->verdict.nreasons; i++)
+		if (strcmp(res->verdict.reason[i].code, code) == 0)
+			return true;
+	return false;
+}
+
+static struct policy *make_policy(const char *violations)
+{
+	static const char *paths[] = {"/bin/a", "/bin/b", "/bin/c", "/usr/bin/tool"};
+	struct policy *p = policy_new();
+	uint8_t d[32];
+
+	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+		file_digest(paths[i], d);
+		policy_add_digest(p, paths[i], TPM2_ALG_SHA256, d, 32);
+	}
+	if (violations) {
+		char *json = policy_to_json(p), err[128];
+		/* flip the violations mode through the JSON form, as an operator would */
+		char *pos = json ? strstr(json, "\"fail\"") : NULL;
+		struct policy *q = NULL;
+		if (pos) {
+			size_t n = strlen(json);
+			char *buf = malloc(n + 8);
+			size_t pre = (size_t)(pos - json);
+			memcpy(buf, json, pre);
+			strcpy(buf + pre, "\"ignore\"");
+			strcat(buf, pos + 6);
+			q = policy_load(buf, strlen(buf), err, sizeof(err));
+			free(buf);
+		}
+		free(json);
+		policy_free(p);
+		return q;
+	}
+	return p;
+}
+
+int main(void)
+{
+	struct machine m = {0};
+	struct round r;
+	struct boot_state st = {0};
+	struct policy *pol = make_policy(NULL);
+	struct policy *lenient = make_policy("ignore");
+	EVP_PKEY *other_ak = EVP_PKEY_Q_keygen(NULL, NULL, "RSA", (size_t)2048);
+
+	srand(7);
+	m.ak = EVP_PKEY_Q_keygen(NULL, NULL, "RSA", (size_t)2048);
+	m.rc = replay_ctx_new(REPLAY_SHA1 | REPLAY_SHA256);
+	m.log = imalog_new();
+	CHECK(m.ak && other_ak && pol && m.rc && m.log, "setup");
+	CHECK(lenient && policy_violations_allowed(lenient), "lenient policy has violations ignored");
+
+	/* 1. First round of a boot: boot_aggregate and two allowed files. */
+	machine_boot(&m, 1);
+	add_file(&m.list, "/bin/a");
+	add_file(&m.list, "/bin/b");
+	machine_extend(&m, 3);
+	CHECK(run_round(&m, &r, 0, 3, &st, pol, NULL) == 0, "round 1 evaluates");
+	CHECK(r.res.verdict.trusted && r.res.verdict.nreasons == 0, "round 1 trusted (%s)",
+	      r.res.verdict.nreasons ? r.res.verdict.reason[0].code : "");
+	CHECK(r.res.next.next_entry == 3 && r.res.verdict.next_offset == 3, "round 1 consumed 3 entries");
+	CHECK(r.res.next.boot_number == 1 && !r.res.new_boot, "first boot is boot 1");
+	st = r.res.next;
+	attest_result_release(&r.res);
+
+	/* 2. Incremental: only the new entry is sent; an unknown program. */
+	add_file(&m.list, "/tmp/evil");
+	machine_extend(&m, 4);
+	CHECK(run_round(&m, &r, 3, 4, &st, pol, NULL) == 0, "round 2 evaluates");
+	CHECK(!r.res.verdict.trusted && has_reason(&r.res, "not_in_allowlist"), "unknown program untrusted");
+	CHECK(r.res.nviolations == 1 && strcmp(r.res.violations[0].path, "/tmp/evil") == 0 &&
+	      r.res.violations[0].entry == 3 && strncmp(r.res.violations[0].digest, "sha256:", 7) == 0 &&
+	      strcmp(r.res.violations[0].template_name, "ima-ng") == 0,
+	      "violation names path, entry, digest, template");
+	CHECK(r.res.next.next_entry == 4, "replay still advances past a policy failure");
+	st = r.res.next;
+	attest_result_release(&r.res);
+
+	/* 3. Prefix: two new entries read, PCR extended only for the first. */
+	add_file(&m.list, "/bin/c");
+	add_file(&m.list, "/usr/bin/tool");
+	machine_extend(&m, 5);
+	CHECK(run_round(&m, &r, 4, 6, &st, pol, NULL) == 0 && r.res.verdict.trusted,
+	      "prefix match trusted");
+	CHECK(r.res.next.next_entry == 5, "unmatched tail left for the next round (next %llu)",
+	      (unsigned long long)r.res.next.next_entry);
+	st = r.res.next;
+	attest_result_release(&r.res);
+	machine_extend(&m, 6);
+	CHECK(run_round(&m, &r, 5, 6, &st, pol, NULL) == 0 && r.res.verdict.trusted &&
+	      r.res.next.next_entry == 6, "tail attested next round");
+	st = r.res.next;
+	attest_result_release(&r.res);
+
+	/* 4. Nothing new: the stored state alone must match. */
+	CHECK(run_round(&m, &r, 6, 6, &st, pol, NULL) == 0 && r.res.verdict.trusted,
+	      "round without new entries trusted");
+	attest_result_release(&r.res);
+
+	/* 5. A quote over another nonce, another AK, a lying PCR value. */
+	uint8_t stale[32] = {1};
+	CHECK(run_round(&m, &r, 6, 6, &st, pol, stale) == 0 && has_reason(&r.res, "nonce_mismatch") &&
+	      memcmp(&r.res.next, &st, sizeof(st)) == 0, "stale nonce: nonce_mismatch, state unchanged");
+	attest_result_release(&r.res);
+	EVP_PKEY *real = m.ak;
+	m.ak = other_ak;
+	struct round r2;
+	memset(&r2, 0, sizeof(r2));
+	run_round(&m, &r2, 6, 6, &st, pol, NULL); /* signed by other_ak ... */
+	struct attest_request req = {.ak = real, .nonce = r2.nonce, .nonce_len = 32,
+				     .requested = &m.pcrs, .policy = pol, .prev = &st, .ev = &r2.ev};
+	attest_result_release(&r2.res);
+	CHECK(attest_evaluate(&req, &r2.res) == 0 && has_reason(&r2.res, "bad_signature"),
+	      "quote by another AK: bad_signature");
+	attest_result_release(&r2.res);
+	m.ak = real;
+	CHECK(run_round(&m, &r, 6, 6, &st, pol, NULL) == 0, "setup for lying PCR");
+	attest_result_release(&r.res);
+	r.ev.pcrs.bank[1].value[10][0] ^= 1; /* agent reports another value than it quoted */
+	req = (struct attest_request){.ak = m.ak, .nonce = r.nonce, .nonce_len = 32,
+				      .requested = &m.pcrs, .policy = pol, .prev = &st, .ev = &r.ev};
+	CHECK(attest_evaluate(&req, &r.res) == 0 && has_reason(&r.res, "pcr_digest_mismatch"),
+	      "reported PCR differs from quoted: pcr_digest_mismatch");
+	attest_result_release(&r.res);
+
+	/* 6. An edited entry whose template hash was recomputed: the replay exposes it. */
+	{
+		struct machine f2 = m;
+		struct boot_state s5;
+		/* the stored state after entry 5, rebuilt by replaying entries 0-4 */
+		replay_state_init(&s5.replay, REPLAY_SHA1 | REPLAY_SHA256);
+		struct ima_entry e;
+		imalog_reset(m.log, m.list.buf, m.list.entry_end[4], 0);
+		while (imalog_next(m.log, &e, NULL) == 1)
+			replay_extend(m.rc, &s5.replay, &e);
+		s5 = (struct boot_state){.started = true, .reset_count = st.reset_count,
+					 .restart_count = st.restart_count, .clock = st.clock,
+					 .boot_number = st.boot_number, .next_entry = 5,
+					 .replay = s5.replay};
+		f2.list.len = m.list.entry_end[4];
+		f2.list.n = 5;
+		add_file(&f2.list, "/bin/a");
+		CHECK(run_round(&f2, &r, 5, 6, &s5, pol, NULL) == 0 && has_reason(&r.res, "pcr_mismatch") &&
+		      r.res.next.next_entry == 5, "edited entry with recomputed hash: pcr_mismatch");
+		attest_result_release(&r.res);
+		/* An edit without recomputing the hash is a corrupt list. */
+		f2.list.buf[f2.list.len - 3] ^= 0x20;
+		CHECK(run_round(&f2, &r, 5, 6, &s5, pol, NULL) == 0 && has_reason(&r.res, "log_corrupt") &&
+		      has_reason(&r.res, "pcr_mismatch"), "edited entry with stale hash: log_corrupt");
+		attest_result_release(&r.res);
+	}
+
+	/* 7. Evidence starting at another offset than the verifier expects. */
+	CHECK(run_round(&m, &r, 5, 6, &st, pol, NULL) == 0 && has_reason(&r.res, "log_offset_mismatch"),
+	      "resent old entries: log_offset_mismatch");
+	attest_result_release(&r.res);
+
+	/* 8. Clock rollbacks. */
+	struct softtpm_clock saved = m.clk;
+	m.clk.clock = st.clock - 1;
+	CHECK(run_round(&m, &r, 6, 6, &st, pol, NULL) == 0 && has_reason(&r.res, "clock_rollback"),
+	      "clock back without reset: clock_rollback");
+	attest_result_release(&r.res);
+	m.clk = saved;
+	m.clk.reset_count = st.reset_count - 1;
+	CHECK(run_round(&m, &r, 6, 6, &st, pol, NULL) == 0 && has_reason(&r.res, "reset_count_rollback"),
+	      "resetCount back: reset_count_rollback");
+	attest_result_release(&r.res);
+	m.clk = saved;
+
+	/* 9. Violation entries: strict policy fails them, a lenient one accepts them. */
+	uint8_t zero[32] = {0};
+	add_entry(&m.list, "sha256", zero, 32, "/var/log/app.log", true);
+	machine_extend(&m, 7);
+	CHECK(run_round(&m, &r, 6, 7, &st, pol, NULL) == 0 && has_reason(&r.res, "violation_entry") &&
+	      r.res.next.next_entry == 7, "ToMToU entry: violation_entry, replayed with 0xff");
+	attest_result_release(&r.res);
+	CHECK(run_round(&m, &r, 6, 7, &st, lenient, NULL) == 0 && r.res.verdict.trusted,
+	      "ToMToU entry accepted when the policy says ignore");
+	st = r.res.next;
+	attest_result_release(&r.res);
+
+	/* 10. Reboot: resetCount up; evidence from the old offset is told to start over. */
+	machine_boot(&m, 1);
+	add_file(&m.list, "/bin/a");
+	machine_extend(&m, 2);
+	CHECK(run_round(&m, &r, 7, 7, &st, pol, NULL) == 0 && has_reason(&r.res, "reboot") &&
+	      r.res.verdict.next_offset == 0 && r.res.new_boot && r.res.next.boot_number == 2,
+	      "reboot seen: reason reboot, next_offset 0, boot 2");
+	struct boot_state after_reboot = r.res.next;
+	attest_result_release(&r.res);
+	CHECK(run_round(&m, &r, 0, 2, &after_reboot, pol, NULL) == 0 && r.res.verdict.trusted &&
+	      r.res.next.next_entry == 2 && r.res.next.boot_number == 2, "new boot replayed from 0: trusted");
+	attest_result_release(&r.res);
+	CHECK(run_round(&m, &r, 0, 2, &st, pol, NULL) == 0 && r.res.verdict.trusted && r.res.new_boot,
+	      "agent that starts from 0 after a reboot is trusted at once");
+	attest_result_release(&r.res);
+
+	/* 11. boot_aggregate that does not match the quoted PCR 0-7. */
+	struct pcr_bank *b1 = pcr_set_bank(&m.pcrs, TPM2_ALG_SHA1);
+	b1->value[3][0] ^= 0x80;
+	CHECK(run_round(&m, &r, 0, 2, &st, pol, NULL) == 0 && has_reason(&r.res, "boot_aggregate_mismatch"),
+	      "firmware PCRs differ from boot_aggregate: boot_aggregate_mismatch");
+	attest_result_release(&r.res);
+
+	/* 12. IMA without a TPM (ima_tpm=7): zero boot_aggregate, PCR 10 never extended. */
+	machine_boot(&m, 1);
+	m.list.len = 0;
+	m.list.n = 0;
+	add_entry(&m.list, "sha1", zero, 20, "boot_aggregate", false);
+	add_file(&m.list, "/bin/a");
+	CHECK(run_round(&m, &r, 0, 2, NULL, pol, NULL) == 0 && has_reason(&r.res, "tpm_bypass") &&
+	      !r.res.verdict.trusted && r.res.next.next_entry == 0,
+	      "TPM bypass: tpm_bypass, nothing of the list is covered by PCR 10");
+	attest_result_release(&r.res);
+
+	/* 13. No policy: every entry passes, only the cryptography is judged. */
+	machine_boot(&m, 2);
+	add_file(&m.list, "/opt/anything");
+	machine_extend(&m, 2);
+	CHECK(run_round(&m, &r, 0, 2, NULL, NULL, NULL) == 0 && r.res.verdict.trusted,
+	      "no policy: trusted on cryptography alone");
+	attest_result_release(&r.res);
+
+	policy_free(pol);
+	policy_free(lenient);
+	EVP_PKEY_free(m.ak);
+	EVP_PKEY_free(other_ak);
+	replay_ctx_free(m.rc);
+	imalog_free(m.log);
+	return check_finish();
+}

@@ -1,0 +1,364 @@
+/*
+ * attest: the verdict on one piece of evidence (see attest.h for the caller's part).
+ *
+ * Order matters. Nothing in the evidence is believed before the quote's signature verifies
+ * with the enrolled AK and binds the challenge's nonce; the PCR values are believed only once
+ * pcrDigest matches them. Then the TPM's clock decides whether this is the same boot session
+ * (continue the stored replay) or a new one (replay from entry 0). The new IMA entries are
+ * replayed on top of the stored state and PCR 10 is compared after every entry: IMA appends an
+ * entry before it extends the PCR, so the quote may cover any prefix of what the agent read.
+ * Every entry sent is judged against the policy, matched or not.
+ */
+#include "verifier/attest.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <tss2/tss2_tpm2_types.h>
+
+#include "proto/encoding.h"
+#include "proto/imalog.h"
+#include "proto/quote.h"
+#include "verifier/policy.h"
+
+/* Reasons past this many are summarised in one `more_reasons` line. */
+#define ATTEST_DETAILED_REASONS (VERDICT_MAX_REASONS - 1)
+/* A list this bad is not worth recording entry by entry. */
+#define ATTEST_MAX_VIOLATIONS 100000u
+
+struct eval {
+	const struct attest_request *req;
+	struct attest_result *out;
+	size_t violations_cap;
+	uint64_t suppressed; /* reasons not listed individually */
+	int err;             /* allocation failure while recording */
+};
+
+static void add_reason(struct eval *ev, const char *code, int64_t entry, const char *fmt, ...)
+{
+	struct verdict_response *v = &ev->out->verdict;
+
+	v->trusted = false;
+	if (v->nreasons >= ATTEST_DETAILED_REASONS) {
+		ev->suppressed++;
+		return;
+	}
+	struct verdict_reason *r = &v->reason[v->nreasons++];
+	snprintf(r->code, sizeof(r->code), "%s", code);
+	r->entry = entry;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(r->detail, sizeof(r->detail), fmt, ap);
+	va_end(ap);
+}
+
+static void format_digest(char *out, size_t cap, const struct ima_entry *e)
+{
+	char hex[2 * IMA_DIGEST_MAX + 1] = "";
+	int name_len = (int)(e->digest_alg_name_len < 16 ? e->digest_alg_name_len : 16);
+
+	if (e->digest && e->digest_len <= IMA_DIGEST_MAX)
+		hex_encode(e->digest, e->digest_len, hex);
+	if (e->digest_alg_name && name_len > 0)
+		snprintf(out, cap, "%.*s:%s", name_len, e->digest_alg_name, hex);
+	else
+		snprintf(out, cap, "%s%s", e->digest ? "sha1:" : "", hex);
+}
+
+/* Copies a path for display and storage; it stays untrusted bytes (the UI escapes it). */
+static void copy_path(char *out, size_t cap, const struct ima_entry *e)
+{
+	size_t n = e->path ? e->path_len : 0;
+
+	if (n >= cap)
+		n = cap - 1;
+	if (n)
+		memcpy(out, e->path, n);
+	out[n] = '\0';
+}
+
+static void record_violation(struct eval *ev, const struct ima_entry *e, const char *reason)
+{
+	struct attest_result *out = ev->out;
+	char digest[sizeof(out->violations[0].digest)];
+	char path[LIMIT_IMA_PATH + 1];
+
+	format_digest(digest, sizeof(digest), e);
+	copy_path(path, sizeof(path), e);
+	add_reason(ev, reason, (int64_t)e->index, "%s %s", path, digest);
+
+	if (out->nviolations >= ATTEST_MAX_VIOLATIONS)
+		return;
+	if (out->nviolations == ev->violations_cap) {
+		size_t cap = ev->violations_cap ? ev->violations_cap * 2 : 16;
+		struct attest_violation *nv = realloc(out->violations, cap * sizeof(*nv));
+		if (!nv) {
+			ev->err = -ENOMEM;
+			return;
+		}
+		out->violations = nv;
+		ev->violations_cap = cap;
+	}
+	struct attest_violation *v = &out->violations[out->nviolations++];
+	memset(v, 0, sizeof(*v));
+	v->entry = e->index;
+	snprintf(v->reason, sizeof(v->reason), "%s", reason);
+	memcpy(v->path, path, sizeof(v->path));
+	memcpy(v->digest, digest, sizeof(v->digest));
+	size_t tn = e->template_name_len < LIMIT_IMA_TEMPLATE_NAME ? e->template_name_len
+								   : LIMIT_IMA_TEMPLATE_NAME;
+	memcpy(v->template_name, e->template_name, tn);
+}
+
+static bool is_boot_aggregate(const struct ima_entry *e)
+{
+	return e->path && e->path_len == 14 && memcmp(e->path, "boot_aggregate", 14) == 0;
+}
+
+static bool all_zero(const uint8_t *p, size_t n)
+{
+	uint8_t acc = 0;
+
+	for (size_t i = 0; i < n; i++)
+		acc |= p[i];
+	return acc == 0;
+}
+
+/*
+ * The first entry of a boot is boot_aggregate: H(PCR 0-7) in sha1, H(PCR 0-9) in other banks,
+ * in the bank of the entry's digest algorithm. It ties the IMA list to the firmware's
+ * measurements that the quote covers.
+ */
+static void check_boot_aggregate(struct eval *ev, const struct ima_entry *e)
+{
+	const struct policy *pol = ev->req->policy;
+	uint8_t want[PCR_MAX_DIGEST];
+	size_t want_len = 0;
+
+	if (!is_boot_aggregate(e) || !e->digest) {
+		add_reason(ev, "boot_aggregate_missing", (int64_t)e->index,
+			   "the first entry of a boot must be boot_aggregate");
+		return;
+	}
+	if (all_zero(e->digest, e->digest_len)) {
+		add_reason(ev, "tpm_bypass", (int64_t)e->index,
+			   "boot_aggregate is zero: IMA found no TPM at boot (check ima_tpm= and the TPM driver) and extends no PCR");
+		return;
+	}
+	if (pol && policy_boot_aggregate_mode(pol) == POLICY_BOOT_AGGREGATE_LIST) {
+		if (!policy_boot_aggregate_accepts(pol, e->digest_alg, e->digest, e->digest_len))
+			record_violation(ev, e, "boot_aggregate_not_allowed");
+		return;
+	}
+	if (replay_boot_aggregate(e->digest_alg, &ev->req->ev->pcrs, want, &want_len) < 0) {
+		add_reason(ev, "boot_aggregate_unverified", (int64_t)e->index,
+			   "the quote does not cover PCR 0-9 in the boot_aggregate's bank");
+		return;
+	}
+	if (want_len != e->digest_len || memcmp(want, e->digest, want_len) != 0)
+		record_violation(ev, e, "boot_aggregate_mismatch");
+}
+
+static void judge_entry(struct eval *ev, const struct ima_entry *e)
+{
+	const struct policy *pol = ev->req->policy;
+
+	if (e->index == 0) {
+		check_boot_aggregate(ev, e);
+		return;
+	}
+	if (e->violation) {
+		if (!pol || !policy_violations_allowed(pol))
+			record_violation(ev, e, "violation_entry");
+		return;
+	}
+	if (!pol)
+		return;
+	if (!e->path || !e->digest || !e->digest_alg) {
+		record_violation(ev, e, "unjudgeable_entry");
+		return;
+	}
+	switch (policy_check(pol, e->path, e->path_len, e->digest_alg, e->digest, e->digest_len)) {
+	case POLICY_ALLOWED:
+	case POLICY_EXCLUDED:
+		break;
+	case POLICY_NOT_IN_ALLOWLIST:
+		record_violation(ev, e, "not_in_allowlist");
+		break;
+	case POLICY_DIGEST_MISMATCH:
+		record_violation(ev, e, "digest_mismatch");
+		break;
+	}
+}
+
+static uint32_t banks_of(const struct pcr_set *pcrs)
+{
+	uint32_t banks = 0;
+
+	for (unsigned i = 0; i < pcrs->nbanks; i++)
+		if (pcrs->bank[i].mask & (1u << PCR_IMA))
+			banks |= replay_bank_of_alg(pcrs->bank[i].alg);
+	return banks;
+}
+
+/*
+ * Decides which boot session the quote belongs to. Returns false (with a reason) if the clock
+ * information contradicts the stored history; otherwise sets out->next to the state to
+ * continue from.
+ */
+static bool check_clock(struct eval *ev, const struct quote_info *qi)
+{
+	const struct boot_state *prev = ev->req->prev;
+	struct attest_result *out = ev->out;
+
+	if (prev && prev->started) {
+		if (qi->reset_count < prev->reset_count) {
+			add_reason(ev, "reset_count_rollback", -1, "TPM resetCount went from %u to %u",
+				   prev->reset_count, qi->reset_count);
+			return false;
+		}
+		if (qi->reset_count == prev->reset_count) {
+			if (qi->restart_count < prev->restart_count) {
+				add_reason(ev, "restart_count_rollback", -1,
+					   "TPM restartCount went from %u to %u", prev->restart_count,
+					   qi->restart_count);
+				return false;
+			}
+			if (qi->clock < prev->clock) {
+				add_reason(ev, "clock_rollback", -1,
+					   "TPM clock went back from %llu to %llu without a reset",
+					   (unsigned long long)prev->clock,
+					   (unsigned long long)qi->clock);
+				return false;
+			}
+			out->next = *prev;
+			return true;
+		}
+	}
+	/* First evidence, or resetCount went up: the machine rebooted; replay from entry 0. */
+	memset(&out->next, 0, sizeof(out->next));
+	out->next.started = true;
+	out->next.boot_number = prev && prev->started ? prev->boot_number + 1 : 1;
+	replay_state_init(&out->next.replay, banks_of(&ev->req->ev->pcrs));
+	out->new_boot = prev && prev->started;
+	return true;
+}
+
+/* Replays the new entries; returns false if none of the prefixes matches the quoted PCR 10. */
+static int replay_and_judge(struct eval *ev)
+{
+	const struct evidence *e = ev->req->ev;
+	struct boot_state *next = &ev->out->next;
+	struct replay_state run = next->replay, matched = next->replay;
+	uint64_t matched_entries = next->next_entry;
+	bool match = replay_state_matches(&run, &e->pcrs);
+	struct imalog *log = imalog_new();
+	struct replay_ctx *rc = replay_ctx_new(run.banks);
+	struct ima_entry ent;
+	struct ima_error ierr = {0};
+	int r = 0;
+
+	if (!log || !rc) {
+		r = -ENOMEM;
+		goto out;
+	}
+	imalog_reset(log, e->log, e->log_len, e->log_offset);
+	while ((r = imalog_next(log, &ent, &ierr)) == 1) {
+		if (replay_extend(rc, &run, &ent) < 0) {
+			r = -ENOMEM;
+			goto out;
+		}
+		judge_entry(ev, &ent);
+		if (ev->err) {
+			r = ev->err;
+			goto out;
+		}
+		if (replay_state_matches(&run, &e->pcrs)) {
+			match = true;
+			matched = run;
+			matched_entries = ent.index + 1;
+		}
+	}
+	if (r == -ENOMEM)
+		goto out;
+	if (r < 0)
+		add_reason(ev, "log_corrupt", (int64_t)ierr.index, "entry %llu at byte %zu: %s",
+			   (unsigned long long)ierr.index, ierr.offset, ierr.msg);
+	r = 0;
+	if (!match) {
+		const struct pcr_bank *b = pcr_set_bank_const(&e->pcrs, TPM2_ALG_SHA256);
+		char hex[2 * PCR_MAX_DIGEST + 1] = "";
+		if (b)
+			hex_encode(b->value[PCR_IMA], 32, hex);
+		add_reason(ev, "pcr_mismatch", -1,
+			   "no prefix of entries %llu-%llu replays to the quoted PCR 10 (sha256 %s)",
+			   (unsigned long long)e->log_offset,
+			   (unsigned long long)imalog_index(log), hex);
+		goto out;
+	}
+	next->replay = matched;
+	next->next_entry = matched_entries;
+out:
+	imalog_free(log);
+	replay_ctx_free(rc);
+	return r;
+}
+
+int attest_evaluate(const struct attest_request *req, struct attest_result *out)
+{
+	struct eval ev = {.req = req, .out = out};
+	struct quote_info qi;
+
+	memset(out, 0, sizeof(*out));
+	out->verdict.trusted = true;
+	if (req->prev)
+		out->next = *req->prev;
+
+	enum quote_result q = quote_verify(req->ak, req->ev->attest, req->ev->attest_len,
+					   req->ev->signature, req->ev->signature_len, req->nonce,
+					   req->nonce_len, req->requested, &req->ev->pcrs, &qi);
+	if (q != QUOTE_OK) {
+		add_reason(&ev, quote_result_str(q), -1, "the quote does not verify");
+		goto done;
+	}
+	if (!check_clock(&ev, &qi))
+		goto done;
+	out->next.reset_count = qi.reset_count;
+	out->next.restart_count = qi.restart_count;
+	out->next.clock = qi.clock;
+
+	if (req->ev->log_offset != out->next.next_entry) {
+		add_reason(&ev, out->new_boot ? "reboot" : "log_offset_mismatch", -1,
+			   "evidence starts at entry %llu, expected %llu",
+			   (unsigned long long)req->ev->log_offset,
+			   (unsigned long long)out->next.next_entry);
+		goto done;
+	}
+	int r = replay_and_judge(&ev);
+	if (r < 0) {
+		attest_result_release(out);
+		return r;
+	}
+done:
+	if (ev.suppressed) {
+		/* add_reason() keeps the last slot free for this summary. */
+		struct verdict_reason *more = &out->verdict.reason[out->verdict.nreasons++];
+		snprintf(more->code, sizeof(more->code), "more_reasons");
+		snprintf(more->detail, sizeof(more->detail), "%llu more reasons not listed",
+			 (unsigned long long)ev.suppressed);
+		more->entry = -1;
+	}
+	out->verdict.next_offset = out->next.next_entry;
+	return 0;
+}
+
+void attest_result_release(struct attest_result *res)
+{
+	if (!res)
+		return;
+	free(res->violations);
+	res->violations = NULL;
+	res->nviolations = 0;
+}
