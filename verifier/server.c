@@ -1,0 +1,421 @@
+#include "verifier/server.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+
+#include <microhttpd.h>
+#include <openssl/crypto.h>
+
+#include "proto/evidence.h"
+#include "verifier/log.h"
+
+/* GnuTLS priorities: TLS 1.2 and 1.3 only (1.0/1.1 are refused in the handshake). */
+#define TLS_PRIORITIES "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2:%SERVER_PRECEDENCE"
+#define CONNECTION_TIMEOUT_SECONDS 30u
+#define CONNECTION_LIMIT 1000u
+
+struct http_server {
+	struct MHD_Daemon *daemon;
+	struct http_server_config cfg;
+};
+
+/* Per-request state, from the first callback to MHD's "completed" notification. */
+struct conn_state {
+	struct http_request req;
+	const struct http_route *route;
+	struct timespec t0;
+	char *body;
+	size_t len, cap;
+	bool too_large;
+	bool replied;
+};
+
+static double since(const struct timespec *t0)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)(t.tv_sec - t0->tv_sec) + (double)(t.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+void http_reply_json(struct http_response *resp, unsigned status, char *json)
+{
+	free(resp->body);
+	resp->content_type = "application/json";
+	if (!json) {
+		resp->status = 500;
+		resp->body = error_encode("internal", "out of memory");
+		return;
+	}
+	resp->status = status;
+	resp->body = json;
+}
+
+void http_reply_error(struct http_response *resp, unsigned status, const char *code,
+		      const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	http_reply_json(resp, status, error_encode(code, msg));
+}
+
+void http_reply_text(struct http_response *resp, unsigned status, const char *content_type,
+		     const char *text)
+{
+	free(resp->body);
+	resp->body = strdup(text);
+	resp->status = resp->body ? status : 500;
+	resp->content_type = content_type;
+}
+
+const char *http_header(const struct http_request *req, const char *name)
+{
+	return MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND, name);
+}
+
+const char *http_query(const struct http_request *req, const char *name)
+{
+	return MHD_lookup_connection_value(req->conn, MHD_GET_ARGUMENT_KIND, name);
+}
+
+/* Matches url against pattern segment by segment, capturing '*' segments into req->arg. */
+static bool route_match(const char *pattern, const char *url, struct http_request *req)
+{
+	const char *p = pattern, *u = url;
+
+	req->narg = 0;
+	while (*p && *u) {
+		const char *pe = strchr(p, '/'), *ue = strchr(u, '/');
+		size_t pl, ul;
+
+		if (*p != '/' || *u != '/')
+			return false;
+		p++;
+		u++;
+		pe = strchr(p, '/');
+		ue = strchr(u, '/');
+		pl = pe ? (size_t)(pe - p) : strlen(p);
+		ul = ue ? (size_t)(ue - u) : strlen(u);
+		if (pl == 1 && *p == '*') {
+			if (ul == 0 || ul > HTTP_ARG_MAX || req->narg >= HTTP_MAX_ARGS)
+				return false;
+			memcpy(req->arg[req->narg], u, ul);
+			req->arg[req->narg][ul] = '\0';
+			req->narg++;
+		} else if (pl != ul || memcmp(p, u, pl) != 0) {
+			return false;
+		}
+		p += pl;
+		u += ul;
+	}
+	return *p == '\0' && *u == '\0';
+}
+
+static enum MHD_Result send_response(struct http_server *srv, struct conn_state *cs,
+				     struct http_response *resp)
+{
+	struct MHD_Response *r;
+	enum MHD_Result ret;
+
+	if (resp->body)
+		r = MHD_create_response_from_buffer(strlen(resp->body), resp->body,
+						    MHD_RESPMEM_MUST_FREE);
+	else
+		r = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+	if (!r) {
+		free(resp->body);
+		resp->body = NULL;
+		return MHD_NO;
+	}
+	resp->body = NULL; /* MHD frees it with the response */
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
+				resp->content_type ? resp->content_type : "application/json");
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+	if (resp->status == MHD_HTTP_UNAUTHORIZED)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer");
+	ret = MHD_queue_response(cs->req.conn, resp->status, r);
+	MHD_destroy_response(r);
+	cs->replied = true;
+	if (srv->cfg.observe)
+		srv->cfg.observe(srv->cfg.app, cs->route, resp->status, since(&cs->t0));
+	return ret;
+}
+
+static enum MHD_Result reply_error(struct http_server *srv, struct conn_state *cs,
+				   unsigned status, const char *code, const char *msg)
+{
+	struct http_response resp = { 0 };
+
+	http_reply_error(&resp, status, code, "%s", msg);
+	return send_response(srv, cs, &resp);
+}
+
+/* First callback of a request: route, authorize, and check the announced body size. */
+static enum MHD_Result start_request(struct http_server *srv, struct conn_state *cs)
+{
+	const struct http_route *rt = NULL;
+	bool path_known = false;
+	const char *cl;
+
+	for (size_t i = 0; i < srv->cfg.nroutes; i++) {
+		if (!route_match(srv->cfg.routes[i].pattern, cs->req.url, &cs->req))
+			continue;
+		path_known = true;
+		if (!strcmp(srv->cfg.routes[i].method, cs->req.method)) {
+			rt = &srv->cfg.routes[i];
+			break;
+		}
+	}
+	if (!rt) {
+		cs->req.narg = 0;
+		return path_known ? reply_error(srv, cs, 405, "method_not_allowed",
+						"method not allowed for this path")
+				  : reply_error(srv, cs, 404, "not_found", "no such endpoint");
+	}
+	cs->route = rt;
+	if (rt->operator_only && (!srv->cfg.authorize || !srv->cfg.authorize(srv->cfg.app, &cs->req)))
+		return reply_error(srv, cs, 401, "unauthorized",
+				   "operator calls need Authorization: Bearer TOKEN");
+	cl = MHD_lookup_connection_value(cs->req.conn, MHD_HEADER_KIND,
+					 MHD_HTTP_HEADER_CONTENT_LENGTH);
+	if (cl) {
+		char *end;
+		unsigned long long n;
+
+		errno = 0;
+		n = strtoull(cl, &end, 10);
+		if (errno || end == cl || *end)
+			return reply_error(srv, cs, 400, "bad_request", "bad Content-Length");
+		if (n > rt->body_cap)
+			return reply_error(srv, cs, 413, "body_too_large",
+					   "request body exceeds the limit for this endpoint");
+	}
+	return MHD_YES;
+}
+
+/* Appends an upload chunk, growing up to the route's cap. */
+static void append_body(struct conn_state *cs, const char *data, size_t n)
+{
+	size_t cap = cs->route->body_cap;
+
+	if (cs->too_large)
+		return;
+	if (n > cap || cs->len > cap - n) {
+		cs->too_large = true;
+		free(cs->body);
+		cs->body = NULL;
+		cs->len = cs->cap = 0;
+		return;
+	}
+	if (cs->len + n + 1 > cs->cap) {
+		size_t ncap = cs->cap ? cs->cap : 4096;
+		char *nb;
+
+		while (ncap < cs->len + n + 1)
+			ncap = ncap > (cap + 1) / 2 ? cap + 1 : ncap * 2;
+		nb = realloc(cs->body, ncap);
+		if (!nb) {
+			/* Treated like an oversized body: refused, nothing half-read is used. */
+			cs->too_large = true;
+			free(cs->body);
+			cs->body = NULL;
+			cs->len = cs->cap = 0;
+			return;
+		}
+		cs->body = nb;
+		cs->cap = ncap;
+	}
+	memcpy(cs->body + cs->len, data, n);
+	cs->len += n;
+	cs->body[cs->len] = '\0';
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
+				  const char *method, const char *version,
+				  const char *upload_data, size_t *upload_data_size, void **con_cls)
+{
+	struct http_server *srv = cls;
+	struct conn_state *cs = *con_cls;
+	struct http_response resp = { 0 };
+
+	(void)version;
+	if (!cs) {
+		cs = calloc(1, sizeof(*cs));
+		if (!cs)
+			return MHD_NO;
+		*con_cls = cs;
+		clock_gettime(CLOCK_MONOTONIC, &cs->t0);
+		cs->req.conn = conn;
+		cs->req.method = method;
+		cs->req.url = url;
+		cs->req.app = srv->cfg.app;
+		return start_request(srv, cs);
+	}
+	if (*upload_data_size) {
+		if (!cs->replied)
+			append_body(cs, upload_data, *upload_data_size);
+		*upload_data_size = 0;
+		return MHD_YES;
+	}
+	if (cs->replied)
+		return MHD_YES;
+	if (cs->too_large)
+		return reply_error(srv, cs, 413, "body_too_large",
+				   "request body exceeds the limit for this endpoint");
+	cs->req.body = cs->body ? cs->body : "";
+	cs->req.body_len = cs->len;
+	cs->route->fn(&cs->req, &resp);
+	if (!resp.status) {
+		free(resp.body);
+		resp.body = NULL;
+		http_reply_error(&resp, 500, "internal", "handler gave no answer");
+	}
+	return send_response(srv, cs, &resp);
+}
+
+static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
+			 enum MHD_RequestTerminationCode toe)
+{
+	struct conn_state *cs = *con_cls;
+
+	(void)cls;
+	(void)conn;
+	(void)toe;
+	if (!cs)
+		return;
+	if (cs->body) {
+		/* Bodies carry enrollment secrets (activate): wipe before free. */
+		OPENSSL_cleanse(cs->body, cs->cap);
+		free(cs->body);
+	}
+	free(cs);
+	*con_cls = NULL;
+}
+
+static void mhd_log(void *cls, const char *fmt, va_list ap)
+{
+	char buf[512];
+	size_t n;
+
+	(void)cls;
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	n = strlen(buf);
+	while (n > 0 && buf[n - 1] == '\n')
+		buf[--n] = '\0';
+	log_debug("http: %s", buf);
+}
+
+static int parse_listen(const char *listen, struct sockaddr_storage *ss, socklen_t *sl)
+{
+	char host[64];
+	const char *colon, *h = listen;
+	size_t hl;
+	char *end;
+	unsigned long port;
+
+	if (listen[0] == '[') {
+		const char *rb = strchr(listen, ']');
+
+		if (!rb || rb[1] != ':')
+			return -EINVAL;
+		h = listen + 1;
+		hl = (size_t)(rb - h);
+		colon = rb + 1;
+	} else {
+		colon = strrchr(listen, ':');
+		if (!colon)
+			return -EINVAL;
+		hl = (size_t)(colon - listen);
+	}
+	if (hl == 0 || hl >= sizeof(host))
+		return -EINVAL;
+	memcpy(host, h, hl);
+	host[hl] = '\0';
+	errno = 0;
+	port = strtoul(colon + 1, &end, 10);
+	if (errno || end == colon + 1 || *end || port > 65535)
+		return -EINVAL;
+	memset(ss, 0, sizeof(*ss));
+	if (!strcmp(host, "localhost"))
+		snprintf(host, sizeof(host), "127.0.0.1");
+	{
+		struct sockaddr_in *in4 = (struct sockaddr_in *)ss;
+		struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)ss;
+
+		if (inet_pton(AF_INET, host, &in4->sin_addr) == 1) {
+			in4->sin_family = AF_INET;
+			in4->sin_port = htons((uint16_t)port);
+			*sl = sizeof(*in4);
+		} else if (inet_pton(AF_INET6, host, &in6->sin6_addr) == 1) {
+			in6->sin6_family = AF_INET6;
+			in6->sin6_port = htons((uint16_t)port);
+			*sl = sizeof(*in6);
+		} else {
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+struct http_server *http_server_start(const struct http_server_config *cfg, uint16_t *port_out)
+{
+	struct http_server *srv;
+	struct sockaddr_storage ss;
+	socklen_t sl;
+	const union MHD_DaemonInfo *info;
+	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_TLS | MHD_USE_ERROR_LOG;
+
+	if (parse_listen(cfg->listen, &ss, &sl)) {
+		log_error("http: bad listen address \"%s\" (want ADDR:PORT)", cfg->listen);
+		return NULL;
+	}
+	if (ss.ss_family == AF_INET6)
+		flags |= MHD_USE_IPv6;
+	srv = calloc(1, sizeof(*srv));
+	if (!srv)
+		return NULL;
+	srv->cfg = *cfg;
+	srv->daemon = MHD_start_daemon(
+		flags, 0, NULL, NULL, on_request, srv,
+		MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
+		MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
+		MHD_OPTION_THREAD_POOL_SIZE, (unsigned)(cfg->threads ? cfg->threads : 4),
+		MHD_OPTION_HTTPS_MEM_CERT, cfg->cert_pem,
+		MHD_OPTION_HTTPS_MEM_KEY, cfg->key_pem,
+		MHD_OPTION_HTTPS_PRIORITIES, TLS_PRIORITIES,
+		MHD_OPTION_CONNECTION_TIMEOUT, CONNECTION_TIMEOUT_SECONDS,
+		MHD_OPTION_CONNECTION_LIMIT, CONNECTION_LIMIT,
+		MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL,
+		MHD_OPTION_END);
+	if (!srv->daemon) {
+		log_error("http: cannot listen on \"%s\" (address in use, or bad TLS material?)",
+			  cfg->listen);
+		free(srv);
+		return NULL;
+	}
+	(void)sl;
+	info = MHD_get_daemon_info(srv->daemon, MHD_DAEMON_INFO_BIND_PORT);
+	*port_out = info ? info->port : 0;
+	return srv;
+}
+
+void http_server_stop(struct http_server *srv)
+{
+	if (!srv)
+		return;
+	if (srv->daemon)
+		MHD_stop_daemon(srv->daemon);
+	free(srv);
+}

@@ -1,0 +1,88 @@
+/*
+ * server: HTTPS front end on libmicrohttpd. Owns the listening socket, the thread pool, TLS
+ * (1.2 and 1.3 only), routing and request bodies; knows nothing about attestation.
+ *
+ * For each request the server finds the route (404 "not_found", 405 "method_not_allowed"),
+ * asks `authorize` for routes marked operator (401 "unauthorized"), refuses a body larger than
+ * the route's cap (413 "body_too_large", decided from Content-Length before reading when it is
+ * given), accumulates the body, then calls the handler once with the whole body,
+ * NUL-terminated. Handlers run on pool threads, concurrently.
+ *
+ * Ownership: a handler fills *resp; resp->body is malloc'd and the server frees it.
+ */
+#ifndef VERIFIER_SERVER_H
+#define VERIFIER_SERVER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define HTTP_MAX_ARGS 2u
+#define HTTP_ARG_MAX 255u
+
+struct MHD_Connection;
+
+struct http_request {
+	struct MHD_Connection *conn;
+	const char *method;
+	const char *url;
+	/* path segments matched by '*' in the route pattern, in order */
+	char arg[HTTP_MAX_ARGS][HTTP_ARG_MAX + 1];
+	unsigned narg;
+	const char *body; /* NUL-terminated; "" when the request had none */
+	size_t body_len;
+	void *app;
+};
+
+struct http_response {
+	unsigned status;
+	char *body;               /* malloc'd, the server frees it */
+	const char *content_type; /* default application/json */
+};
+
+typedef void (*http_handler)(const struct http_request *req, struct http_response *resp);
+
+struct http_route {
+	const char *method;
+	const char *pattern;  /* "/v1/agents/ * /activate" without spaces: '*' = one segment */
+	size_t body_cap;      /* largest body accepted */
+	bool operator_only;   /* needs `authorize` to accept the request */
+	const char *name;     /* label for metrics */
+	http_handler fn;
+};
+
+struct http_server_config {
+	const char *listen;   /* "127.0.0.1:8443" or "[::1]:8443" */
+	unsigned threads;
+	const char *cert_pem;
+	const char *key_pem;
+	const struct http_route *routes;
+	size_t nroutes;
+	void *app;
+	/* Decides operator routes from the request headers; the body has not been read yet. */
+	bool (*authorize)(void *app, const struct http_request *req);
+	/* Called once per answered request (route NULL when none matched). */
+	void (*observe)(void *app, const struct http_route *route, unsigned status, double seconds);
+};
+
+struct http_server;
+
+/* Starts listening; NULL on failure (logged). *port_out gets the bound port. */
+struct http_server *http_server_start(const struct http_server_config *cfg, uint16_t *port_out);
+/* Stops accepting, waits for running handlers, frees. NULL-safe. */
+void http_server_stop(struct http_server *srv);
+
+/* Helpers for handlers --------------------------------------------------------------------- */
+
+/* Takes ownership of json (may be NULL: then 500 "internal"). */
+void http_reply_json(struct http_response *resp, unsigned status, char *json);
+/* {"error":{"code":CODE,"message":...}}. */
+void http_reply_error(struct http_response *resp, unsigned status, const char *code,
+		      const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* Plain text body (copied). */
+void http_reply_text(struct http_response *resp, unsigned status, const char *content_type,
+		     const char *text);
+const char *http_header(const struct http_request *req, const char *name);
+const char *http_query(const struct http_request *req, const char *name);
+
+#endif
