@@ -10,6 +10,7 @@ static const struct command {
 	const char *usage;
 } commands[] = {
 	{"replay", cmd_replay, "replay [--bank sha1|sha256|sha384|sha512|all] LIST"},
+	{"policy-learn", cmd_policy_learn, "policy-learn LIST [--out FILE]"},
 };
 
 static int usage(FILE *f)
