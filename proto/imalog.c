@@ -500,7 +500,7 @@ int imalog_next(struct imalog *log, struct ima_entry *e, struct ima_error *err)
 		rc = parse_fields(e, fields, nfields, &msg);
 		if (rc < 0)
 			return fail(log, err, rc,
-				    e->kind == IMA_TEMPLATE_UNKNOWN
+				    e->kind == IMA_TEMPLATE_UNKNOWN && rc == -EBADMSG
 					    ? "unknown template and its data is not a field list"
 					    : msg);
 	}
