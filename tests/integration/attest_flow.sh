@@ -1,0 +1,180 @@
+#!/usr/bin/env bash
+# attestd and verifier on the host, no VM: a TCP swtpm with an EK certificate from a test CA,
+# PCR 10 extended to follow a synthetic IMA list file, `attestd --once` against a real verifier.
+# Scenarios: enroll and trusted; growth attested incrementally; an entry outside the policy;
+# reordered and truncated lists; a replayed evidence body; an AK that never activated; a second
+# TPM claiming the first agent's id; a TPM reset (reboot); the verifier killed and restarted.
+set -uo pipefail
+source "$(dirname "$0")/../lib.sh"
+
+IMAGEN=$B/tools/imagen
+ATTESTCTL=$B/attestctl
+ATTESTD=$B/attestd
+VERIFIER=$B/verifier
+for bin in "$IMAGEN" "$ATTESTCTL" "$ATTESTD" "$VERIFIER"; do
+	[[ -x $bin ]] || { fail "missing $bin (run make)"; finish; exit 1; }
+done
+
+W=$T_TMP
+swtpm_ca_init "$W/ca"
+swtpm_manufacture "$W/tpm" "$W/ca" || { fail "swtpm_setup"; cat "$W/tpm/setup.log"; finish; exit 1; }
+cat "$W/ca/ca/issuercert.pem" "$W/ca/ca/swtpm-localca-rootca-cert.pem" >"$W/ek-ca.pem"
+swtpm_start "$W/tpm" || { fail "swtpm start"; finish; exit 1; }
+TPM1_TCTI=$TCTI TPM1_PID=$SWTPM_PID TPM1_PORT=$SWTPM_PORT
+
+# list N: the first N entries of one deterministic list (a longer one extends a shorter one).
+list() { "$IMAGEN" --entries "$1" --template ima-ng --hash sha256 --zero-boot-pcrs --seed 7 \
+	--out "$W/list$1" --tpm2-extend-script "$W/ext$1" >/dev/null; }
+# extend FROM TO: PCR 10 follows entries [FROM, TO) of the list, as the kernel would.
+extend() { tpm2_pcrextend $(sed -n "$(($1 + 1)),$2p" "$W/ext$2") >/dev/null; }
+
+list 40
+list 60
+list 70
+extend 0 40
+cp "$W/list40" "$W/ima"
+"$ATTESTCTL" policy-learn "$W/list60" --out "$W/policy.json" 2>/dev/null
+check "policy learned from a known-good list" test -s "$W/policy.json"
+
+VPORT=$(free_port)
+start_verifier() {
+	"$VERIFIER" --listen "127.0.0.1:$VPORT" --state-dir "$W/verifier" --ek-ca "$W/ek-ca.pem" \
+		--policy "$W/policy.json" --operator-token-file "$W/token" \
+		>>"$W/verifier.out" 2>>"$W/verifier.log" &
+	VPID=$!
+	track_pid "$VPID"
+	for _ in $(seq 1 100); do
+		grep -q "listening on https://127.0.0.1:$VPORT" "$W/verifier.out" 2>/dev/null && return 0
+		kill -0 "$VPID" 2>/dev/null || return 1
+		sleep 0.1
+	done
+	return 1
+}
+head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$W/token"
+check "verifier starts and says where it listens" start_verifier
+URL=https://127.0.0.1:$VPORT
+CA=$W/verifier/ca.pem
+
+# attest ID TCTI STATE: one round; the verdict line goes to $W/out, exit status returned.
+attest() {
+	"$ATTESTD" --once --verifier "$URL" --ca "$CA" --agent-id "$1" --tcti "$2" \
+		--ima-list "$W/ima" --state-dir "$3" >"$W/out" 2>>"$W/attestd.log"
+}
+op() { curl -sS --cacert "$CA" -H "Authorization: Bearer $(cat "$W/token")" "$URL$1"; }
+
+# 1. enroll (EK cert chain, credential activation) and a first trusted verdict
+attest host-1 "$TPM1_TCTI" "$W/a1"
+check_eq "enroll and first round: trusted (exit 0)" 0 $?
+check "verdict line says trusted" grep -q '^verdict trusted' "$W/out"
+check_eq "agent is active" active "$(op /v1/agents/host-1 | jq -r .state)"
+
+# 2. the list grows: only the new entries are sent and judged
+cp "$W/list60" "$W/ima"
+extend 40 60
+attest host-1 "$TPM1_TCTI" "$W/a1"
+check_eq "grown list: trusted" 0 $?
+check_eq "verifier expects entry 60 next" 60 "$(op /v1/agents/host-1/verdicts | jq -r '.verdicts[0].next_offset')"
+check "only the 20 new entries were sent" grep -q 'sent entries 40-59\|log_offset=40' "$W/attestd.log"
+
+# 3. an entry outside the policy: untrusted, named
+cp "$W/list70" "$W/ima"
+extend 60 70
+attest host-1 "$TPM1_TCTI" "$W/a1"
+check_eq "entries outside the policy: untrusted (exit 1)" 1 $?
+check "reason not_in_allowlist" grep -q 'not_in_allowlist' "$W/out"
+path61=$("$ATTESTCTL" replay --help >/dev/null 2>&1; op '/v1/violations?agent=host-1' | jq -r '.violations[] | select(.entry == 61) | .path')
+check "violation names the path of entry 61" test -n "$path61"
+
+# 4. replayed evidence body: refused as nonce_reused, nothing stored
+if [[ -s $W/a1/last-evidence.json ]]; then
+	before=$(op /v1/agents/host-1/verdicts | jq '.verdicts | length')
+	code=$(curl -sS --cacert "$CA" -o "$W/replay.json" -w '%{http_code}' -H 'Content-Type: application/json' \
+		--data-binary @"$W/a1/last-evidence.json" "$URL/v1/agents/host-1/evidence")
+	check_eq "replayed evidence: HTTP 409" 409 "$code"
+	check_eq "replayed evidence: nonce_reused" nonce_reused "$(jq -r .error.code "$W/replay.json")"
+	check_eq "no verdict stored for the replay" "$before" "$(op /v1/agents/host-1/verdicts | jq '.verdicts | length')"
+else
+	fail "attestd did not keep its last evidence (state-dir/last-evidence.json)"
+fi
+
+# 5. reordered and truncated lists: pcr_mismatch (a second agent state on the same TPM is not
+#    needed: the edit is in the part not yet attested)
+list 80
+extend 70 80
+python3 - "$W/list80" "$W/list70" "$W/reordered" "$W/truncated" <<'PY'
+import struct, sys
+full, base, reo, trunc = sys.argv[1:]
+data = open(full, 'rb').read()
+n_base = len(open(base, 'rb').read())
+def entries(buf):
+    out, off = [], 0
+    while off < len(buf):
+        start = off
+        off += 4 + 20
+        (nl,) = struct.unpack_from('<I', buf, off); off += 4 + nl
+        (dl,) = struct.unpack_from('<I', buf, off); off += 4 + dl
+        out.append(buf[start:off])
+    return out
+head, tail = data[:n_base], entries(data[n_base:])
+tail[2], tail[5] = tail[5], tail[2]
+open(reo, 'wb').write(head + b''.join(tail))
+open(trunc, 'wb').write(data[:n_base] + b''.join(entries(data[n_base:])[:4]) + b''.join(entries(data[n_base:])[5:]))
+PY
+cp "$W/reordered" "$W/ima"
+attest host-1 "$TPM1_TCTI" "$W/a1"
+check "reordered list: untrusted with pcr_mismatch" grep -q 'pcr_mismatch' "$W/out"
+cp "$W/truncated" "$W/ima"
+attest host-1 "$TPM1_TCTI" "$W/a1"
+check "list with a middle entry dropped: pcr_mismatch" grep -q 'pcr_mismatch' "$W/out"
+cp "$W/list80" "$W/ima"
+attest host-1 "$TPM1_TCTI" "$W/a1"
+check "true list again: the replay resumes (no pcr_mismatch)" bash -c "! grep -q pcr_mismatch '$W/out'"
+check_eq "verifier now expects entry 80" 80 "$(op /v1/agents/host-1/verdicts | jq -r '.verdicts[0].next_offset')"
+
+# 6. the verifier killed with SIGKILL and restarted: incremental replay continues from the store
+kill -KILL "$VPID"
+wait "$VPID" 2>/dev/null
+check "verifier restarts on the same state" start_verifier
+attest host-1 "$TPM1_TCTI" "$W/a1"
+check "after a verifier crash: no full replay needed (no pcr_mismatch, no reboot)" \
+	bash -c "! grep -qE 'pcr_mismatch|reboot|log_offset_mismatch' '$W/out'"
+check_eq "verdict history kept across the crash" true \
+	"$(op /v1/agents/host-1/verdicts | jq '.verdicts | length >= 7')"
+
+# 7. a second TPM presenting the first agent's id is refused
+swtpm_manufacture "$W/tpm2" "$W/ca" && swtpm_start "$W/tpm2"
+TPM2_TCTI=$TCTI
+attest host-1 "$TPM2_TCTI" "$W/a2"
+check_eq "second TPM with host-1's id: refused (exit 2)" 2 $?
+check "refusal says agent_exists" grep -q 'agent_exists' "$W/attestd.log"
+
+# 8. an AK that never activated: enrolled through the API, no activation, evidence refused
+export TPM2TOOLS_TCTI=$TPM2_TCTI
+tpm2_createek -c "$W/ek2.ctx" -G rsa -u "$W/ek2.pub" >/dev/null 2>&1
+tpm2_createak -C "$W/ek2.ctx" -c "$W/ak2.ctx" -G rsa -g sha256 -s rsassa -u "$W/ak2.pub" -n "$W/ak2.name" >/dev/null 2>&1
+tpm2_nvread 0x01c00002 -o "$W/ek2.der" >/dev/null 2>&1
+jq -n --arg ek "$(base64 -w0 "$W/ek2.pub")" --arg cert "$(base64 -w0 "$W/ek2.der")" \
+	--arg ak "$(base64 -w0 "$W/ak2.pub")" '{agent_id:"lazy-1", ek_pub:$ek, ek_cert:$cert, ak_pub:$ak}' >"$W/enroll2.json"
+code=$(curl -sS --cacert "$CA" -o /dev/null -w '%{http_code}' --data-binary @"$W/enroll2.json" "$URL/v1/agents")
+check_eq "enrollment without activation accepted as pending (201)" 201 "$code"
+code=$(curl -sS --cacert "$CA" -o "$W/ch.json" -w '%{http_code}' -X POST "$URL/v1/agents/lazy-1/challenges")
+check_eq "challenge for a never-activated AK: 403" 403 "$code"
+check_eq "reason not_activated" not_activated "$(jq -r .error.code "$W/ch.json")"
+
+# 9. TPM reset (swtpm restarted: resetCount up, PCRs zero): a new boot session, trusted again
+export TPM2TOOLS_TCTI=$TPM1_TCTI
+stop_pid "$SWTPM_PID" # the second TPM
+stop_pid "$TPM1_PID"
+swtpm socket --tpm2 --tpmstate dir="$W/tpm" --server type=tcp,port="$TPM1_PORT",bindaddr=127.0.0.1 \
+	--ctrl type=tcp,port=$((TPM1_PORT + 1)),bindaddr=127.0.0.1 --flags not-need-init,startup-clear \
+	--pid file="$W/tpm/swtpm.pid" --log file="$W/tpm/swtpm.log" &
+track_pid $!
+wait_for_port "$TPM1_PORT" 10
+list 30
+extend 0 30
+cp "$W/list30" "$W/ima"
+attest host-1 "$TPM1_TCTI" "$W/a1" || attest host-1 "$TPM1_TCTI" "$W/a1"
+check "after a TPM reset: trusted again" grep -q '^verdict trusted' "$W/out"
+check_eq "a second boot session was recorded" 2 "$(op /v1/agents/host-1 | jq -r '.boot_number')"
+
+finish
