@@ -1,0 +1,84 @@
+# Shared helpers for the vm/ scripts: sourced, not run. Defines TOP (the repository),
+# vm_log, vm_die, vm_abspath and the swtpm functions.
+VM_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+VM_T0=${VM_T0:-$SECONDS}
+
+vm_log() { printf '[%s +%3ds] %s\n' "${VM_LOG_TAG:-vm}" $((SECONDS - VM_T0)) "$*" >&2; }
+vm_die() { vm_log "ERROR: $*"; exit 1; }
+vm_abspath() { case $1 in /*) echo "$1" ;; *) echo "$VM_TOP/$1" ;; esac; }
+
+# vm_stop_pid PID: TERM, wait up to 5 s, then KILL. Only ever a PID we started.
+vm_stop_pid() {
+	local pid=$1 i
+	[[ -n $pid ]] || return 0
+	kill -0 "$pid" 2>/dev/null || return 0
+	kill -TERM "$pid" 2>/dev/null
+	for ((i = 0; i < 50; i++)); do
+		kill -0 "$pid" 2>/dev/null || return 0
+		sleep 0.1
+	done
+	kill -KILL "$pid" 2>/dev/null || true
+}
+
+# vm_swtpm_ca_init DIR: a swtpm local CA private to this TPM instance. Writes
+# DIR/swtpm_setup.conf, DIR/swtpm-localca.conf, DIR/swtpm-localca.options; the root
+# certificate the verifier trusts is DIR/ca/swtpm-localca-rootca-cert.pem (made by the
+# first swtpm_setup).
+vm_swtpm_ca_init() {
+	local dir=$1
+	mkdir -p "$dir/ca"
+	cat >"$dir/swtpm-localca.conf" <<CONF
+statedir = $dir/ca
+signingkey = $dir/ca/signkey.pem
+issuercert = $dir/ca/issuercert.pem
+certserial = $dir/ca/certserial
+CONF
+	cat >"$dir/swtpm-localca.options" <<CONF
+--platform-manufacturer Attest-Guest
+--platform-version 2.1
+--platform-model QEMU
+CONF
+	cat >"$dir/swtpm_setup.conf" <<CONF
+create_certs_tool = /usr/bin/swtpm_localca
+create_certs_tool_config = $dir/swtpm-localca.conf
+create_certs_tool_options = $dir/swtpm-localca.options
+active_pcr_banks = sha1,sha256
+CONF
+}
+
+# vm_swtpm_setup TPMDIR [force]: manufactures the TPM in TPMDIR/state (sha1+sha256
+# banks, EK and platform certificates from the CA in TPMDIR) unless it exists already.
+# The EK certificate is also written to TPMDIR/ek-rsa2048.crt.
+vm_swtpm_setup() {
+	local dir=$1 force=${2:-0}
+	if [[ $force != 1 && -s $dir/state/tpm2-00.permall ]]; then
+		return 0
+	fi
+	[[ -f $dir/swtpm_setup.conf ]] || vm_swtpm_ca_init "$dir"
+	rm -rf "$dir/state"
+	mkdir -p "$dir/state" "$dir/certs"
+	swtpm_setup --tpm2 --tpmstate "$dir/state" --config "$dir/swtpm_setup.conf" \
+		--pcr-banks sha1,sha256 --create-ek-cert --create-platform-cert \
+		--write-ek-cert-files "$dir/certs" --overwrite >"$dir/setup.log" 2>&1 ||
+		{ cat "$dir/setup.log" >&2; return 1; }
+	vm_log "swtpm manufactured in $dir/state (CA: $dir/ca/swtpm-localca-rootca-cert.pem)"
+}
+
+# vm_swtpm_start TPMDIR: starts `swtpm socket` for one QEMU boot on the unix socket
+# TPMDIR/swtpm.sock; sets SWTPM_PID. swtpm exits by itself when QEMU disconnects.
+vm_swtpm_start() {
+	local dir=$1 i
+	rm -f "$dir/swtpm.sock" "$dir/swtpm.pid"
+	swtpm socket --tpm2 --tpmstate dir="$dir/state" \
+		--ctrl type=unixio,path="$dir/swtpm.sock" \
+		--pid file="$dir/swtpm.pid" --log file="$dir/swtpm.log",level=1 \
+		--terminate &
+	SWTPM_PID=$!
+	for ((i = 0; i < 100; i++)); do
+		[[ -S $dir/swtpm.sock ]] && return 0
+		kill -0 "$SWTPM_PID" 2>/dev/null || break
+		sleep 0.05
+	done
+	vm_log "swtpm did not come up (log: $dir/swtpm.log)"
+	return 1
+}
