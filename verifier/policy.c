@@ -1,0 +1,1331 @@
+/*
+ * Allowlist policy engine: parse (ours or Keylime), O(1) lookup, serialise. See policy.h for the
+ * API and ownership, policies/README.md for the format.
+ *
+ * Storage is built for million-entry policies: paths live in one byte arena, digests in another
+ * (records of [alg index][digest bytes], contiguous per path), and a path table of 12-byte
+ * entries is indexed by open addressing over 8-byte slots. There is one malloc per arena, not
+ * per entry. Paths come from the measured machine, so the index hashes with SipHash-2-4 under a
+ * random per-table key: an attacker who picks file names cannot aim them at one probe chain.
+ */
+#include "verifier/policy.h"
+
+#include <errno.h>
+#include <malloc.h>
+#include <regex.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+#include <openssl/crypto.h>
+#include <openssl/rand.h>
+#include <tss2/tss2_tpm2_types.h>
+
+#include "proto/encoding.h"
+#include "proto/limits.h"
+
+#define POLICY_FORMAT_VERSION 1
+#define POLICY_MAX_DIGEST 64u
+#define POLICY_MODE_PCRS_NAME "any-matching-pcrs"
+
+/* --- algorithms ------------------------------------------------------------------------- */
+
+static const struct policy_alg {
+	uint16_t id;
+	const char *name;
+	size_t size;
+} algs[] = {
+	{ TPM2_ALG_SHA1, "sha1", 20 },
+	{ TPM2_ALG_SHA256, "sha256", 32 },
+	{ TPM2_ALG_SHA384, "sha384", 48 },
+	{ TPM2_ALG_SHA512, "sha512", 64 },
+};
+#define NALGS (sizeof(algs) / sizeof(algs[0]))
+
+static int alg_index(uint16_t id)
+{
+	for (size_t i = 0; i < NALGS; i++)
+		if (algs[i].id == id)
+			return (int)i;
+	return -1;
+}
+
+uint16_t policy_alg_from_name(const char *name, size_t len)
+{
+	for (size_t i = 0; i < NALGS; i++)
+		if (strlen(algs[i].name) == len && memcmp(algs[i].name, name, len) == 0)
+			return algs[i].id;
+	return 0;
+}
+
+const char *policy_alg_name(uint16_t alg)
+{
+	int i = alg_index(alg);
+
+	return i < 0 ? NULL : algs[i].name;
+}
+
+size_t policy_alg_digest_size(uint16_t alg)
+{
+	int i = alg_index(alg);
+
+	return i < 0 ? 0 : algs[i].size;
+}
+
+/* --- SipHash-2-4 (Aumasson, Bernstein) ---------------------------------------------------- */
+
+#define ROTL64(x, b) (uint64_t)(((x) << (b)) | ((x) >> (64 - (b))))
+#define SIPROUND                                                                   \
+	do {                                                                       \
+		v0 += v1; v1 = ROTL64(v1, 13); v1 ^= v0; v0 = ROTL64(v0, 32);      \
+		v2 += v3; v3 = ROTL64(v3, 16); v3 ^= v2;                           \
+		v0 += v3; v3 = ROTL64(v3, 21); v3 ^= v0;                           \
+		v2 += v1; v1 = ROTL64(v1, 17); v1 ^= v2; v2 = ROTL64(v2, 32);      \
+	} while (0)
+
+static uint64_t le64(const uint8_t *p)
+{
+	uint64_t v = 0;
+
+	for (int i = 7; i >= 0; i--)
+		v = v << 8 | p[i];
+	return v;
+}
+
+static uint64_t siphash24(const uint64_t key[2], const uint8_t *in, size_t len)
+{
+	uint64_t v0 = 0x736f6d6570736575ULL ^ key[0], v1 = 0x646f72616e646f6dULL ^ key[1];
+	uint64_t v2 = 0x6c7967656e657261ULL ^ key[0], v3 = 0x7465646279746573ULL ^ key[1];
+	uint64_t b = (uint64_t)len << 56, m;
+	size_t full = len - len % 8, i;
+
+	for (i = 0; i < full; i += 8) {
+		m = le64(in + i);
+		v3 ^= m;
+		SIPROUND;
+		SIPROUND;
+		v0 ^= m;
+	}
+	for (size_t j = 0; j < len % 8; j++)
+		b |= (uint64_t)in[full + j] << (8 * j);
+	v3 ^= b;
+	SIPROUND;
+	SIPROUND;
+	v0 ^= b;
+	v2 ^= 0xff;
+	SIPROUND;
+	SIPROUND;
+	SIPROUND;
+	SIPROUND;
+	return v0 ^ v1 ^ v2 ^ v3;
+}
+
+/* --- byte arena: offsets are u32, so one arena holds at most 4 GiB ------------------------ */
+
+struct arena {
+	uint8_t *buf;
+	size_t len, cap;
+};
+
+static int arena_reserve(struct arena *a, size_t more)
+{
+	size_t need, cap;
+	uint8_t *nb;
+
+	if (more > UINT32_MAX - a->len)
+		return -E2BIG;
+	need = a->len + more;
+	if (need <= a->cap)
+		return 0;
+	cap = a->cap < 4096 ? 4096 : a->cap;
+	while (cap < need)
+		cap = cap > UINT32_MAX / 2 ? UINT32_MAX : cap * 2;
+	nb = realloc(a->buf, cap);
+	if (!nb)
+		return -ENOMEM;
+	a->buf = nb;
+	a->cap = cap;
+	return 0;
+}
+
+static void arena_shrink(struct arena *a)
+{
+	uint8_t *nb;
+
+	if (a->len == 0 || a->len == a->cap)
+		return;
+	nb = realloc(a->buf, a->len);
+	if (nb) {
+		a->buf = nb;
+		a->cap = a->len;
+	}
+}
+
+/* --- key table: byte-string keys -> 12-byte entries, open addressing ---------------------- */
+
+struct kentry {
+	uint32_t key_off;  /* into keys */
+	uint32_t dig_off;  /* into policy->digs: ndig records, contiguous */
+	uint16_t key_len;  /* <= LIMIT_IMA_PATH */
+	uint16_t ndig;     /* <= LIMIT_POLICY_DIGESTS_PER_PATH */
+};
+
+struct kslot {
+	uint32_t idx;      /* entry index + 1; 0 = empty */
+	uint32_t tag;      /* high half of the hash, to skip most memcmps */
+};
+
+struct ktab {
+	uint64_t key[2];
+	struct kslot *slots;
+	uint32_t mask;     /* slot count - 1; slots == NULL when empty */
+	uint32_t count;
+	struct kentry *ents;
+	uint32_t ents_cap;
+	struct arena keys;
+};
+
+static int ktab_init(struct ktab *t)
+{
+	memset(t, 0, sizeof(*t));
+	if (RAND_bytes((unsigned char *)t->key, sizeof(t->key)) != 1)
+		return -EIO;
+	return 0;
+}
+
+static void ktab_release(struct ktab *t)
+{
+	free(t->slots);
+	free(t->ents);
+	free(t->keys.buf);
+	OPENSSL_cleanse(t->key, sizeof(t->key));
+}
+
+static uint64_t ktab_hash(const struct ktab *t, const void *key, size_t len)
+{
+	return siphash24(t->key, key, len);
+}
+
+static void ktab_place(struct kslot *slots, uint32_t mask, uint64_t h, uint32_t idx)
+{
+	uint32_t i = (uint32_t)h & mask;
+
+	while (slots[i].idx)
+		i = (i + 1) & mask;
+	slots[i].idx = idx + 1;
+	slots[i].tag = (uint32_t)(h >> 32);
+}
+
+/* Makes room for n entries in total at a load factor of at most 0.7. */
+static int ktab_reserve(struct ktab *t, size_t n)
+{
+	size_t nslots = 16;
+	struct kslot *ns;
+	struct kentry *ne;
+
+	if (n > UINT32_MAX / 2)
+		return -E2BIG;
+	if (n > t->ents_cap) {
+		size_t cap = t->ents_cap ? t->ents_cap : 16;
+
+		while (cap < n)
+			cap *= 2;
+		ne = realloc(t->ents, cap * sizeof(*ne));
+		if (!ne)
+			return -ENOMEM;
+		t->ents = ne;
+		t->ents_cap = (uint32_t)cap;
+	}
+	while (nslots * 7 < n * 10)
+		nslots *= 2;
+	if (t->slots && nslots <= (size_t)t->mask + 1)
+		return 0;
+	ns = calloc(nslots, sizeof(*ns));
+	if (!ns)
+		return -ENOMEM;
+	for (uint32_t e = 0; e < t->count; e++) {
+		const struct kentry *ke = &t->ents[e];
+
+		ktab_place(ns, (uint32_t)(nslots - 1),
+			   ktab_hash(t, t->keys.buf + ke->key_off, ke->key_len), e);
+	}
+	free(t->slots);
+	t->slots = ns;
+	t->mask = (uint32_t)(nslots - 1);
+	return 0;
+}
+
+static long ktab_find(const struct ktab *t, const void *key, size_t len)
+{
+	uint64_t h;
+	uint32_t i, tag;
+
+	if (!t->count)
+		return -1;
+	h = ktab_hash(t, key, len);
+	tag = (uint32_t)(h >> 32);
+	for (i = (uint32_t)h & t->mask; t->slots[i].idx; i = (i + 1) & t->mask) {
+		const struct kentry *e = &t->ents[t->slots[i].idx - 1];
+
+		if (t->slots[i].tag == tag && e->key_len == len &&
+		    memcmp(t->keys.buf + e->key_off, key, len) == 0)
+			return (long)t->slots[i].idx - 1;
+	}
+	return -1;
+}
+
+/* Inserts a key known to be absent; returns its entry index or -errno. */
+static long ktab_insert(struct ktab *t, const void *key, size_t len)
+{
+	struct kentry *e;
+	int rc;
+
+	if (len > UINT16_MAX)
+		return -EINVAL;
+	rc = ktab_reserve(t, (size_t)t->count + 1);
+	if (rc)
+		return rc;
+	rc = arena_reserve(&t->keys, len + 1);
+	if (rc)
+		return rc;
+	e = &t->ents[t->count];
+	e->key_off = (uint32_t)t->keys.len;
+	e->key_len = (uint16_t)len;
+	e->dig_off = 0;
+	e->ndig = 0;
+	memcpy(t->keys.buf + t->keys.len, key, len);
+	/* NUL after each key so a path can be handed to C string APIs when serialising. */
+	t->keys.buf[t->keys.len + len] = '\0';
+	t->keys.len += len + 1;
+	ktab_place(t->slots, t->mask, ktab_hash(t, key, len), t->count);
+	return (long)t->count++;
+}
+
+/* --- the policy ------------------------------------------------------------------------- */
+
+struct ba_value {
+	uint8_t ai;  /* index into algs */
+	uint8_t d[POLICY_MAX_DIGEST];
+};
+
+struct exclude {
+	char *src;   /* our syntax, as serialised */
+	regex_t re;  /* "^(src)$" */
+};
+
+struct policy {
+	atomic_size_t refs;
+	bool keylime;
+	bool violations_ignore;
+	enum policy_boot_aggregate_mode ba_mode;
+	char *description;
+	struct ktab paths;  /* path -> digests */
+	struct ktab donly;  /* [ai][digest] -> nothing: digest_only */
+	struct arena digs;  /* [ai][digest] records */
+	struct ba_value *ba;
+	size_t nba;
+	struct exclude *ex;
+	size_t nex;
+};
+
+struct policy *policy_new(void)
+{
+	struct policy *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return NULL;
+	atomic_init(&p->refs, 1);
+	p->ba_mode = POLICY_BOOT_AGGREGATE_MATCHING_PCRS;
+	if (ktab_init(&p->paths) || ktab_init(&p->donly)) {
+		free(p);
+		return NULL;
+	}
+	return p;
+}
+
+static void policy_destroy(struct policy *p)
+{
+	ktab_release(&p->paths);
+	ktab_release(&p->donly);
+	free(p->digs.buf);
+	free(p->ba);
+	for (size_t i = 0; i < p->nex; i++) {
+		regfree(&p->ex[i].re);
+		free(p->ex[i].src);
+	}
+	free(p->ex);
+	free(p->description);
+	free(p);
+}
+
+struct policy *policy_ref(struct policy *p)
+{
+	if (p)
+		atomic_fetch_add_explicit(&p->refs, 1, memory_order_relaxed);
+	return p;
+}
+
+void policy_unref(struct policy *p)
+{
+	if (p && atomic_fetch_sub_explicit(&p->refs, 1, memory_order_acq_rel) == 1)
+		policy_destroy(p);
+}
+
+void policy_free(struct policy *p)
+{
+	policy_unref(p);
+}
+
+static bool policy_shared(const struct policy *p)
+{
+	return atomic_load_explicit(&((struct policy *)p)->refs, memory_order_acquire) != 1;
+}
+
+static bool records_contain(const struct policy *p, const struct kentry *e, int ai,
+			    const uint8_t *d)
+{
+	const uint8_t *r = p->digs.buf + e->dig_off;
+
+	for (uint16_t n = 0; n < e->ndig; n++) {
+		size_t sz = algs[r[0]].size;
+
+		if (r[0] == ai && memcmp(r + 1, d, sz) == 0)
+			return true;
+		r += 1 + sz;
+	}
+	return false;
+}
+
+static size_t records_len(const struct policy *p, const struct kentry *e)
+{
+	size_t len = 0;
+
+	for (uint16_t n = 0; n < e->ndig; n++)
+		len += 1 + algs[p->digs.buf[e->dig_off + len]].size;
+	return len;
+}
+
+/*
+ * Appends a digest to entry ei. A path's records must stay contiguous: loading appends them in
+ * order, so only a later addition to an earlier path moves that path's records to the tail.
+ */
+static int entry_add_digest(struct policy *p, uint32_t ei, int ai, const uint8_t *d)
+{
+	struct kentry *e = &p->paths.ents[ei];
+	size_t old = records_len(p, e), sz = algs[ai].size;
+	int rc;
+
+	if (records_contain(p, e, ai, d))
+		return 0;
+	if (e->ndig >= LIMIT_POLICY_DIGESTS_PER_PATH)
+		return -E2BIG;
+	if (e->ndig && (size_t)e->dig_off + old == p->digs.len) {
+		rc = arena_reserve(&p->digs, 1 + sz);
+		if (rc)
+			return rc;
+	} else {
+		rc = arena_reserve(&p->digs, old + 1 + sz);
+		if (rc)
+			return rc;
+		memmove(p->digs.buf + p->digs.len, p->digs.buf + e->dig_off, old);
+		e->dig_off = (uint32_t)p->digs.len;
+		p->digs.len += old;
+	}
+	p->digs.buf[p->digs.len] = (uint8_t)ai;
+	memcpy(p->digs.buf + p->digs.len + 1, d, sz);
+	p->digs.len += 1 + sz;
+	e->ndig++;
+	return 0;
+}
+
+static long path_entry(struct policy *p, const char *path, size_t len)
+{
+	long ei = ktab_find(&p->paths, path, len);
+
+	return ei >= 0 ? ei : ktab_insert(&p->paths, path, len);
+}
+
+static int donly_add(struct policy *p, int ai, const uint8_t *d)
+{
+	uint8_t key[1 + POLICY_MAX_DIGEST];
+	size_t klen = 1 + algs[ai].size;
+	long rc;
+
+	key[0] = (uint8_t)ai;
+	memcpy(key + 1, d, algs[ai].size);
+	if (ktab_find(&p->donly, key, klen) >= 0)
+		return 0;
+	rc = ktab_insert(&p->donly, key, klen);
+	return rc < 0 ? (int)rc : 0;
+}
+
+static int ba_add(struct policy *p, int ai, const uint8_t *d)
+{
+	struct ba_value *nb;
+
+	for (size_t i = 0; i < p->nba; i++)
+		if (p->ba[i].ai == ai && memcmp(p->ba[i].d, d, algs[ai].size) == 0)
+			return 0;
+	if (p->nba >= LIMIT_POLICY_DIGESTS_PER_PATH)
+		return -E2BIG;
+	nb = realloc(p->ba, (p->nba + 1) * sizeof(*nb));
+	if (!nb)
+		return -ENOMEM;
+	p->ba = nb;
+	memset(&nb[p->nba], 0, sizeof(nb[p->nba]));
+	nb[p->nba].ai = (uint8_t)ai;
+	memcpy(nb[p->nba].d, d, algs[ai].size);
+	p->nba++;
+	p->ba_mode = POLICY_BOOT_AGGREGATE_LIST;
+	return 0;
+}
+
+/* Why a path cannot be a key, or NULL when it can. */
+static const char *path_problem(const char *path, size_t len)
+{
+	if (len == 0)
+		return "empty path";
+	if (len > LIMIT_IMA_PATH)
+		return "path longer than LIMIT_IMA_PATH";
+	if (memchr(path, '\0', len))
+		return "NUL in path";
+	if (memchr(path, ' ', len))
+		return "space in path: IMA records spaces as '_', write the path with '_'";
+	return NULL;
+}
+
+int policy_add_digest(struct policy *p, const char *path, uint16_t alg, const uint8_t *digest,
+		      size_t len)
+{
+	int ai = alg_index(alg);
+	size_t plen;
+	json_t *probe;
+	long ei;
+
+	if (!p || !path || !digest || ai < 0 || len != algs[ai].size)
+		return -EINVAL;
+	if (policy_shared(p))
+		return -EBUSY;
+	plen = strlen(path);
+	if (path_problem(path, plen))
+		return -EINVAL;
+	/* The policy is JSON: a path that is not UTF-8 could never be serialised. */
+	probe = json_stringn(path, plen);
+	if (!probe)
+		return -EINVAL;
+	json_decref(probe);
+	ei = path_entry(p, path, plen);
+	if (ei < 0)
+		return (int)ei;
+	return entry_add_digest(p, (uint32_t)ei, ai, digest);
+}
+
+/* Compiles our-syntax src (whole-path match) into ex. Returns 0 or a regcomp error code. */
+static int exclude_compile(const char *src, regex_t *re, char *why, size_t whylen)
+{
+	size_t n = strlen(src);
+	char *anchored;
+	int rc;
+
+	/* Compile alone first: a pattern that compiles by itself has balanced groups, so
+	 * wrapping it in ^(...)$ cannot change what its alternatives bind to. */
+	rc = regcomp(re, src, REG_EXTENDED | REG_NOSUB);
+	if (rc) {
+		regerror(rc, re, why, whylen);
+		regfree(re);
+		return rc;
+	}
+	regfree(re);
+	anchored = malloc(n + 5);
+	if (!anchored) {
+		snprintf(why, whylen, "out of memory");
+		return REG_ESPACE;
+	}
+	memcpy(anchored, "^(", 2);
+	memcpy(anchored + 2, src, n);
+	memcpy(anchored + 2 + n, ")$", 3);
+	rc = regcomp(re, anchored, REG_EXTENDED | REG_NOSUB);
+	free(anchored);
+	if (rc) {
+		regerror(rc, re, why, whylen);
+		regfree(re);
+	}
+	return rc;
+}
+
+static int exclude_add(struct policy *p, const char *src, char *why, size_t whylen)
+{
+	struct exclude *ne;
+	int rc;
+
+	ne = realloc(p->ex, (p->nex + 1) * sizeof(*ne));
+	if (!ne)
+		return -ENOMEM;
+	p->ex = ne;
+	ne[p->nex].src = strdup(src);
+	if (!ne[p->nex].src)
+		return -ENOMEM;
+	rc = exclude_compile(src, &ne[p->nex].re, why, whylen);
+	if (rc) {
+		free(ne[p->nex].src);
+		return rc == REG_ESPACE ? -ENOMEM : -EINVAL;
+	}
+	p->nex++;
+	return 0;
+}
+
+int policy_add_exclude(struct policy *p, const char *regex)
+{
+	char why[128];
+
+	if (!p || !regex || !*regex || strlen(regex) > LIMIT_IMA_PATH)
+		return -EINVAL;
+	if (policy_shared(p))
+		return -EBUSY;
+	return exclude_add(p, regex, why, sizeof(why));
+}
+
+/* --- lookups ---------------------------------------------------------------------------- */
+
+static bool path_excluded(const struct policy *p, const char *path, size_t len)
+{
+	regmatch_t m[1];
+
+	/* Longer paths are never excluded (fail closed) and never cost a long regex scan. */
+	if (!p->nex || len > LIMIT_IMA_PATH || memchr(path, '\0', len))
+		return false;
+	for (size_t i = 0; i < p->nex; i++) {
+		/* REG_STARTEND (glibc): the path is a counted string, not NUL-terminated. */
+		m[0].rm_so = 0;
+		m[0].rm_eo = (regoff_t)len;
+		if (regexec(&p->ex[i].re, path, 1, m, REG_STARTEND) == 0)
+			return true;
+	}
+	return false;
+}
+
+enum policy_decision policy_check(const struct policy *p, const char *path, size_t path_len,
+				  uint16_t alg, const uint8_t *digest, size_t digest_len)
+{
+	int ai = alg_index(alg);
+	bool okdig = ai >= 0 && digest && digest_len == algs[ai].size;
+	long ei;
+
+	if (!p || (!path && path_len))
+		return POLICY_NOT_IN_ALLOWLIST;
+	if (path_len <= LIMIT_IMA_PATH) {
+		ei = ktab_find(&p->paths, path, path_len);
+		if (ei >= 0)
+			return okdig && records_contain(p, &p->paths.ents[ei], ai, digest)
+				       ? POLICY_ALLOWED
+				       : POLICY_DIGEST_MISMATCH;
+	}
+	if (okdig && p->donly.count) {
+		uint8_t key[1 + POLICY_MAX_DIGEST];
+
+		key[0] = (uint8_t)ai;
+		memcpy(key + 1, digest, digest_len);
+		if (ktab_find(&p->donly, key, 1 + digest_len) >= 0)
+			return POLICY_ALLOWED;
+	}
+	if (path && path_excluded(p, path, path_len))
+		return POLICY_EXCLUDED;
+	return POLICY_NOT_IN_ALLOWLIST;
+}
+
+const char *policy_decision_name(enum policy_decision d)
+{
+	switch (d) {
+	case POLICY_ALLOWED:
+		return "allowed";
+	case POLICY_EXCLUDED:
+		return "excluded";
+	case POLICY_NOT_IN_ALLOWLIST:
+		return "not_in_allowlist";
+	case POLICY_DIGEST_MISMATCH:
+		return "digest_mismatch";
+	}
+	return "unknown";
+}
+
+bool policy_violations_allowed(const struct policy *p)
+{
+	return p && p->violations_ignore;
+}
+
+enum policy_boot_aggregate_mode policy_boot_aggregate_mode(const struct policy *p)
+{
+	return p ? p->ba_mode : POLICY_BOOT_AGGREGATE_MATCHING_PCRS;
+}
+
+bool policy_boot_aggregate_accepts(const struct policy *p, uint16_t alg, const uint8_t *digest,
+				   size_t len)
+{
+	int ai = alg_index(alg);
+
+	if (!p || p->ba_mode != POLICY_BOOT_AGGREGATE_LIST || ai < 0 || !digest ||
+	    len != algs[ai].size)
+		return false;
+	for (size_t i = 0; i < p->nba; i++)
+		if (p->ba[i].ai == ai && memcmp(p->ba[i].d, digest, len) == 0)
+			return true;
+	return false;
+}
+
+size_t policy_entry_count(const struct policy *p)
+{
+	return p ? p->paths.count : 0;
+}
+
+bool policy_is_keylime(const struct policy *p)
+{
+	return p && p->keylime;
+}
+
+/* --- loading ---------------------------------------------------------------------------- */
+
+__attribute__((format(printf, 3, 4)))
+static void seterr(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!err || !errlen)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}
+
+static bool depth_ok(const json_t *v, unsigned depth)
+{
+	const char *k;
+	json_t *c;
+	size_t i;
+
+	if (depth > LIMIT_JSON_DEPTH)
+		return false;
+	if (json_is_object(v)) {
+		json_object_foreach((json_t *)v, k, c)
+			if (!depth_ok(c, depth + 1))
+				return false;
+	} else if (json_is_array(v)) {
+		json_array_foreach(v, i, c)
+			if (!depth_ok(c, depth + 1))
+				return false;
+	}
+	return true;
+}
+
+/* Parses "alg:hex" (ours: lowercase hex). Returns the alg index or -1 with *why set. */
+static int parse_alg_digest(const json_t *v, uint8_t *out, const char **why)
+{
+	const char *s, *colon;
+	size_t len;
+	uint16_t id;
+	int ai;
+
+	if (!json_is_string(v)) {
+		*why = "not a string";
+		return -1;
+	}
+	s = json_string_value(v);
+	len = json_string_length(v);
+	colon = memchr(s, ':', len);
+	if (!colon) {
+		*why = "not \"alg:hex\"";
+		return -1;
+	}
+	id = policy_alg_from_name(s, (size_t)(colon - s));
+	ai = alg_index(id);
+	if (ai < 0) {
+		*why = "unknown algorithm (sha1, sha256, sha384, sha512)";
+		return -1;
+	}
+	s = colon + 1;
+	len -= (size_t)(colon - json_string_value(v)) + 1;
+	for (size_t i = 0; i < len; i++) {
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f'))) {
+			*why = "not lowercase hex";
+			return -1;
+		}
+	}
+	if (len != 2 * algs[ai].size) {
+		*why = "digest length does not match the algorithm";
+		return -1;
+	}
+	hex_decode(s, len, out, POLICY_MAX_DIGEST);
+	return ai;
+}
+
+/* Keylime digests carry no algorithm: the hex length implies it (keylime ima.py does so). */
+static int parse_keylime_digest(const json_t *v, uint8_t *out, const char **why)
+{
+	const char *s;
+	size_t len;
+
+	if (!json_is_string(v)) {
+		*why = "not a string";
+		return -1;
+	}
+	s = json_string_value(v);
+	len = json_string_length(v);
+	for (size_t ai = 0; ai < NALGS; ai++) {
+		if (len == 2 * algs[ai].size) {
+			if (hex_decode(s, len, out, POLICY_MAX_DIGEST) != (ssize_t)algs[ai].size) {
+				*why = "not hex";
+				return -1;
+			}
+			return (int)ai;
+		}
+	}
+	*why = "hex length is none of 40, 64, 96, 128";
+	return -1;
+}
+
+static int load_digests(struct policy *p, const json_t *digests, bool keylime, char *err,
+			size_t errlen)
+{
+	uint8_t d[POLICY_MAX_DIGEST];
+	const char *key, *why;
+	char *fixed = NULL;
+	json_t *list, *v;
+	size_t i;
+	int rc = -EINVAL;
+
+	if (!json_is_object(digests)) {
+		seterr(err, errlen, "\"digests\" must be an object of path -> list");
+		return -EINVAL;
+	}
+	rc = ktab_reserve(&p->paths, json_object_size(digests));
+	if (rc) {
+		seterr(err, errlen, "out of memory for %zu paths", json_object_size(digests));
+		return rc;
+	}
+	/* json_object_foreach finds the next pair through the key: never reassign it. */
+	json_object_foreach((json_t *)digests, key, list) {
+		const char *path = key;
+		size_t plen = strlen(path);
+		bool is_ba = keylime && strcmp(path, "boot_aggregate") == 0;
+		const char *problem;
+		long ei = -1;
+
+		rc = -EINVAL;
+		if (keylime && plen <= LIMIT_IMA_PATH && memchr(path, ' ', plen)) {
+			/* Keylime compares the recorded (underscored) name: map its policy keys the
+			 * same way; two keys that collide merge their digests. */
+			free(fixed);
+			fixed = strdup(path);
+			if (!fixed) {
+				rc = -ENOMEM;
+				goto out;
+			}
+			for (char *c = fixed; *c; c++)
+				if (*c == ' ')
+					*c = '_';
+			path = fixed;
+		}
+		problem = path_problem(path, plen);
+		if (problem) {
+			seterr(err, errlen, "digests[\"%.200s\"]: %s", path, problem);
+			goto out;
+		}
+		if (!json_is_array(list)) {
+			seterr(err, errlen, "digests[\"%.200s\"]: must be a list of digests", path);
+			goto out;
+		}
+		if (json_array_size(list) > LIMIT_POLICY_DIGESTS_PER_PATH) {
+			seterr(err, errlen, "digests[\"%.200s\"]: more than %u digests", path,
+			       LIMIT_POLICY_DIGESTS_PER_PATH);
+			goto out;
+		}
+		if (!is_ba) {
+			ei = path_entry(p, path, plen);
+			if (ei < 0) {
+				rc = (int)ei;
+				seterr(err, errlen, "digests[\"%.200s\"]: cannot store", path);
+				goto out;
+			}
+		}
+		json_array_foreach(list, i, v) {
+			int ai = keylime ? parse_keylime_digest(v, d, &why)
+					 : parse_alg_digest(v, d, &why);
+
+			if (ai < 0) {
+				seterr(err, errlen, "digests[\"%.200s\"][%zu]: %s", path, i, why);
+				rc = -EINVAL;
+				goto out;
+			}
+			rc = is_ba ? ba_add(p, ai, d) : entry_add_digest(p, (uint32_t)ei, ai, d);
+			if (rc) {
+				seterr(err, errlen, "digests[\"%.200s\"][%zu]: cannot store (%s)",
+				       path, i, strerror(-rc));
+				goto out;
+			}
+		}
+	}
+	rc = 0;
+out:
+	free(fixed);
+	return rc;
+}
+
+/*
+ * Rewrites a Python `re` pattern (as Keylime applies it, with re.match: anchored at the start
+ * only) into our syntax (POSIX ERE, whole-path match): "(translated).*". Maps the common
+ * Python-only spellings; anything whose meaning would change (lookaround, backreferences,
+ * inline flags, possessive quantifiers) is refused. Returns NULL with *why set.
+ */
+static char *keylime_regex(const char *py, const char **why, char *whybuf, size_t whylen)
+{
+	size_t n = strlen(py), o = 0;
+	char *out = malloc(n * 16 + 8);
+	bool br = false;   /* inside [...] */
+	size_t br_start = 0;
+	regex_t re;
+	int rc;
+
+	if (!out) {
+		*why = "out of memory";
+		return NULL;
+	}
+	out[o++] = '(';
+	for (size_t i = 0; i < n; i++) {
+		char c = py[i], nx = i + 1 < n ? py[i + 1] : '\0';
+		const char *rep = NULL;
+
+		if (br) {
+			if (c == ']' && i > br_start) {
+				br = false;
+				out[o++] = c;
+				continue;
+			}
+			if (c != '\\') {
+				out[o++] = c;
+				continue;
+			}
+			i++;
+			switch (nx) {
+			case 'd': rep = "[:digit:]"; break;
+			case 'w': rep = "[:alnum:]_"; break;
+			case 's': rep = "[:space:]"; break;
+			case 'n': rep = "\n"; break;
+			case 't': rep = "\t"; break;
+			case '\\': rep = "\\"; break;
+			default:
+				/* POSIX brackets have no escapes: a literal punctuation character
+				 * stands for itself, except the three with positional meaning. */
+				if (nx && nx != ']' && nx != '^' && nx != '-' &&
+				    !((nx >= '0' && nx <= '9') || (nx >= 'a' && nx <= 'z') ||
+				      (nx >= 'A' && nx <= 'Z'))) {
+					out[o++] = nx;
+					continue;
+				}
+				*why = "unsupported escape inside [...]";
+				goto fail;
+			}
+			memcpy(out + o, rep, strlen(rep));
+			o += strlen(rep);
+			continue;
+		}
+		switch (c) {
+		case '[':
+			br = true;
+			out[o++] = c;
+			if (nx == '^') {
+				out[o++] = '^';
+				i++;
+			}
+			/* A ']' right after '[' or '[^' is literal in both dialects. */
+			br_start = i + 1;
+			continue;
+		case '(':
+			if (nx == '?') {
+				if (i + 2 < n && py[i + 2] == ':') {
+					out[o++] = '(';
+					i += 2;
+					continue;
+				}
+				*why = "(?...) construct other than (?:...) (lookaround, flags, names)";
+				goto fail;
+			}
+			out[o++] = c;
+			continue;
+		case '*':
+		case '+':
+		case '?':
+		case '}':
+			out[o++] = c;
+			if (nx == '?')  /* lazy: under re.match only the match's length differs */
+				i++;
+			else if (nx == '+') {
+				*why = "possessive quantifier";
+				goto fail;
+			}
+			continue;
+		case '\\':
+			i++;
+			switch (nx) {
+			case 'd': rep = "[0-9]"; break;
+			case 'D': rep = "[^0-9]"; break;
+			case 'w': rep = "[[:alnum:]_]"; break;
+			case 'W': rep = "[^[:alnum:]_]"; break;
+			case 's': rep = "[[:space:]]"; break;
+			case 'S': rep = "[^[:space:]]"; break;
+			case 'A': rep = "^"; break;
+			case 'Z': rep = "$"; break;
+			case 'n': rep = "\n"; break;
+			case 't': rep = "\t"; break;
+			default:
+				if (nx && strchr(".[]{}()\\*+?|^$", nx)) {
+					out[o++] = '\\';
+					out[o++] = nx;
+					continue;
+				}
+				if (nx && !((nx >= '0' && nx <= '9') || (nx >= 'a' && nx <= 'z') ||
+					    (nx >= 'A' && nx <= 'Z'))) {
+					out[o++] = nx;  /* "\/", "\-": the character itself */
+					continue;
+				}
+				*why = "unsupported escape (backreference, \\b, \\x, ...)";
+				goto fail;
+			}
+			memcpy(out + o, rep, strlen(rep));
+			o += strlen(rep);
+			continue;
+		default:
+			out[o++] = c;
+		}
+	}
+	if (br) {
+		*why = "unterminated [";
+		goto fail;
+	}
+	/* The translation alone must compile, or its parentheses could pair with ours. */
+	out[o] = '\0';
+	rc = regcomp(&re, out + 1, REG_EXTENDED | REG_NOSUB);
+	if (rc) {
+		regerror(rc, &re, whybuf, whylen);
+		regfree(&re);
+		*why = whybuf;
+		goto fail;
+	}
+	regfree(&re);
+	memcpy(out + o, ").*", 4);
+	return out;
+fail:
+	free(out);
+	return NULL;
+}
+
+static int load_excludes(struct policy *p, const json_t *list, bool keylime, char *err,
+			 size_t errlen)
+{
+	char whybuf[160];
+	json_t *v;
+	size_t i;
+	int rc;
+
+	if (!json_is_array(list)) {
+		seterr(err, errlen, "\"excludes\" must be a list of regular expressions");
+		return -EINVAL;
+	}
+	json_array_foreach(list, i, v) {
+		const char *src, *why = NULL;
+		char *conv = NULL;
+
+		if (!json_is_string(v) || json_string_length(v) == 0 ||
+		    json_string_length(v) > LIMIT_IMA_PATH ||
+		    strlen(json_string_value(v)) != json_string_length(v)) {
+			seterr(err, errlen, "excludes[%zu]: must be a non-empty string of at most %u bytes",
+			       i, LIMIT_IMA_PATH);
+			return -EINVAL;
+		}
+		src = json_string_value(v);
+		if (keylime) {
+			conv = keylime_regex(src, &why, whybuf, sizeof(whybuf));
+			if (!conv) {
+				seterr(err, errlen, "excludes[%zu]: Python pattern \"%.200s\" refused: %s",
+				       i, src, why);
+				return -EINVAL;
+			}
+		}
+		rc = exclude_add(p, conv ? conv : src, whybuf, sizeof(whybuf));
+		free(conv);
+		if (rc) {
+			seterr(err, errlen, "excludes[%zu]: regcomp refused \"%.200s\": %s", i, src,
+			       rc == -ENOMEM ? "out of memory" : whybuf);
+			return rc;
+		}
+	}
+	return 0;
+}
+
+static int load_digest_list(const json_t *list, const char *key, struct policy *p,
+			    int (*add)(struct policy *, int, const uint8_t *), char *err,
+			    size_t errlen)
+{
+	uint8_t d[POLICY_MAX_DIGEST];
+	const char *why;
+	json_t *v;
+	size_t i;
+	int rc;
+
+	json_array_foreach(list, i, v) {
+		int ai = parse_alg_digest(v, d, &why);
+
+		if (ai < 0) {
+			seterr(err, errlen, "%s[%zu]: %s", key, i, why);
+			return -EINVAL;
+		}
+		rc = add(p, ai, d);
+		if (rc) {
+			seterr(err, errlen, "%s[%zu]: cannot store (%s)", key, i, strerror(-rc));
+			return rc;
+		}
+	}
+	return 0;
+}
+
+static int load_ours(struct policy *p, const json_t *root, char *err, size_t errlen)
+{
+	const char *key;
+	json_t *v;
+	int rc;
+
+	json_object_foreach((json_t *)root, key, v) {
+		if (strcmp(key, "version") == 0) {
+			if (!json_is_integer(v) || json_integer_value(v) != POLICY_FORMAT_VERSION) {
+				seterr(err, errlen, "\"version\" must be the integer %d",
+				       POLICY_FORMAT_VERSION);
+				return -EINVAL;
+			}
+		} else if (strcmp(key, "description") == 0) {
+			if (!json_is_string(v)) {
+				seterr(err, errlen, "\"description\" must be a string");
+				return -EINVAL;
+			}
+			free(p->description);
+			p->description = strdup(json_string_value(v));
+			if (!p->description)
+				return -ENOMEM;
+		} else if (strcmp(key, "digests") == 0) {
+			rc = load_digests(p, v, false, err, errlen);
+			if (rc)
+				return rc;
+		} else if (strcmp(key, "excludes") == 0) {
+			rc = load_excludes(p, v, false, err, errlen);
+			if (rc)
+				return rc;
+		} else if (strcmp(key, "violations") == 0) {
+			if (json_is_string(v) && strcmp(json_string_value(v), "fail") == 0) {
+				p->violations_ignore = false;
+			} else if (json_is_string(v) && strcmp(json_string_value(v), "ignore") == 0) {
+				p->violations_ignore = true;
+			} else {
+				seterr(err, errlen, "\"violations\" must be \"fail\" or \"ignore\"");
+				return -EINVAL;
+			}
+		} else if (strcmp(key, "boot_aggregate") == 0) {
+			if (json_is_string(v) &&
+			    strcmp(json_string_value(v), POLICY_MODE_PCRS_NAME) == 0) {
+				p->ba_mode = POLICY_BOOT_AGGREGATE_MATCHING_PCRS;
+			} else if (json_is_array(v) && json_array_size(v) > 0) {
+				rc = load_digest_list(v, "boot_aggregate", p, ba_add, err, errlen);
+				if (rc)
+					return rc;
+			} else {
+				seterr(err, errlen, "\"boot_aggregate\" must be \"%s\" or a non-empty list of \"alg:hex\"",
+				       POLICY_MODE_PCRS_NAME);
+				return -EINVAL;
+			}
+		} else if (strcmp(key, "digest_only") == 0) {
+			if (!json_is_array(v)) {
+				seterr(err, errlen, "\"digest_only\" must be a list of \"alg:hex\"");
+				return -EINVAL;
+			}
+			rc = ktab_reserve(&p->donly, json_array_size(v));
+			if (!rc)
+				rc = load_digest_list(v, "digest_only", p, donly_add, err, errlen);
+			if (rc)
+				return rc;
+		} else {
+			seterr(err, errlen, "unknown key \"%.100s\"", key);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+/* Keylime runtime policy: digests and excludes count; keyrings, ima, ima-buf and
+ * verification-keys describe checks this verifier does not make and are ignored. */
+static int load_keylime(struct policy *p, const json_t *root, char *err, size_t errlen)
+{
+	const json_t *meta = json_object_get(root, "meta"), *v;
+	int rc;
+
+	p->keylime = true;
+	if (!json_is_object(meta)) {
+		seterr(err, errlen, "keylime \"meta\" must be an object");
+		return -EINVAL;
+	}
+	v = json_object_get(meta, "version");
+	if (v && !json_is_integer(v)) {
+		seterr(err, errlen, "keylime \"meta.version\" must be an integer");
+		return -EINVAL;
+	}
+	v = json_object_get(root, "digests");
+	if (v) {
+		rc = load_digests(p, v, true, err, errlen);
+		if (rc)
+			return rc;
+	}
+	v = json_object_get(root, "excludes");
+	if (v) {
+		rc = load_excludes(p, v, true, err, errlen);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+struct policy *policy_load(const char *json, size_t len, char *err, size_t errlen)
+{
+	struct policy *p = NULL;
+	json_error_t jerr;
+	json_t *root = NULL;
+	int rc;
+
+	seterr(err, errlen, "no error");
+	if (!json) {
+		seterr(err, errlen, "no input");
+		return NULL;
+	}
+	if (len > LIMIT_POLICY_BYTES) {
+		seterr(err, errlen, "policy is %zu bytes, more than LIMIT_POLICY_BYTES (%u)", len,
+		       LIMIT_POLICY_BYTES);
+		return NULL;
+	}
+	/* Duplicate keys would let one path's digests silently replace another's. */
+	root = json_loadb(json, len, JSON_REJECT_DUPLICATES, &jerr);
+	if (!root) {
+		seterr(err, errlen, "invalid JSON at line %d column %d: %s", jerr.line, jerr.column,
+		       jerr.text);
+		return NULL;
+	}
+	if (!json_is_object(root)) {
+		seterr(err, errlen, "policy must be a JSON object");
+		goto fail;
+	}
+	if (!depth_ok(root, 1)) {
+		seterr(err, errlen, "JSON nested deeper than %u", LIMIT_JSON_DEPTH);
+		goto fail;
+	}
+	p = policy_new();
+	if (!p) {
+		seterr(err, errlen, "out of memory");
+		goto fail;
+	}
+	if (json_object_get(root, "version"))
+		rc = load_ours(p, root, err, errlen);
+	else if (json_object_get(root, "meta"))
+		rc = load_keylime(p, root, err, errlen);
+	else {
+		seterr(err, errlen, "unknown policy format: no \"version\" (attest policy) and no \"meta\" (keylime runtime policy)");
+		goto fail;
+	}
+	if (rc)
+		goto fail;
+	arena_shrink(&p->digs);
+	arena_shrink(&p->paths.keys);
+	json_decref(root);
+	/* The parse tree of a large policy is many small blocks; hand them back to the system so
+	 * the verifier's resident size reflects the compact tables. */
+	if (len > (16u << 20))
+		malloc_trim(0);
+	return p;
+fail:
+	json_decref(root);
+	policy_free(p);
+	return NULL;
+}
+
+/* --- serialising ------------------------------------------------------------------------ */
+
+static json_t *digest_json(int ai, const uint8_t *d)
+{
+	char buf[8 + 2 * POLICY_MAX_DIGEST + 1];
+	size_t nl = strlen(algs[ai].name);
+
+	memcpy(buf, algs[ai].name, nl);
+	buf[nl] = ':';
+	hex_encode(d, algs[ai].size, buf + nl + 1);
+	return json_string(buf);
+}
+
+char *policy_to_json(const struct policy *p)
+{
+	json_t *root = NULL, *digs, *list, *ex, *ba;
+	char *out = NULL;
+
+	if (!p)
+		return NULL;
+	root = json_object();
+	if (!root)
+		return NULL;
+	digs = json_object();
+	ex = json_array();
+	if (json_object_set_new(root, "digests", digs) ||
+	    json_object_set_new(root, "excludes", ex) ||
+	    json_object_set_new(root, "version", json_integer(POLICY_FORMAT_VERSION)) ||
+	    json_object_set_new(root, "violations",
+				json_string(p->violations_ignore ? "ignore" : "fail")))
+		goto out;
+	if (p->description &&
+	    json_object_set_new(root, "description", json_string(p->description)))
+		goto out;
+	if (p->ba_mode == POLICY_BOOT_AGGREGATE_LIST) {
+		ba = json_array();
+		if (json_object_set_new(root, "boot_aggregate", ba))
+			goto out;
+		for (size_t i = 0; i < p->nba; i++)
+			if (json_array_append_new(ba, digest_json(p->ba[i].ai, p->ba[i].d)))
+				goto out;
+	} else if (json_object_set_new(root, "boot_aggregate", json_string(POLICY_MODE_PCRS_NAME))) {
+		goto out;
+	}
+	for (uint32_t e = 0; e < p->paths.count; e++) {
+		const struct kentry *ke = &p->paths.ents[e];
+		const uint8_t *r = p->digs.buf + ke->dig_off;
+
+		list = json_array();
+		if (json_object_setn_new(digs, (const char *)p->paths.keys.buf + ke->key_off,
+					 ke->key_len, list))
+			goto out;
+		for (uint16_t n = 0; n < ke->ndig; n++) {
+			if (json_array_append_new(list, digest_json(r[0], r + 1)))
+				goto out;
+			r += 1 + algs[r[0]].size;
+		}
+	}
+	for (size_t i = 0; i < p->nex; i++)
+		if (json_array_append_new(ex, json_string(p->ex[i].src)))
+			goto out;
+	if (p->donly.count) {
+		list = json_array();
+		if (json_object_set_new(root, "digest_only", list))
+			goto out;
+		for (uint32_t e = 0; e < p->donly.count; e++) {
+			const uint8_t *k = p->donly.keys.buf + p->donly.ents[e].key_off;
+
+			if (json_array_append_new(list, digest_json(k[0], k + 1)))
+				goto out;
+		}
+	}
+	out = json_dumps(root, JSON_INDENT(1) | JSON_SORT_KEYS);
+out:
+	json_decref(root);
+	return out;
+}

@@ -1,0 +1,98 @@
+/*
+ * policy: the allowlist engine. Loads a policy JSON (ours, or a Keylime runtime policy), answers
+ * "may this file digest appear at this path" in O(1), and serialises a policy back to JSON so an
+ * operator's approval can become a new policy version. Format: policies/README.md.
+ *
+ * Ownership and threads:
+ *  - policy_load() and policy_new() return a policy holding one reference. policy_ref() adds one,
+ *    policy_unref() drops one and frees at zero; policy_free() is the same as policy_unref().
+ *    The count is atomic, so agents served by different threads may share one policy.
+ *  - Lookups (policy_check() and every const accessor) never write and are safe to call from
+ *    many threads at once on a shared policy.
+ *  - Mutators (policy_add_digest(), policy_add_exclude()) are for a private copy only: they fail
+ *    with -EBUSY while more than one reference exists. To amend a live policy: load its JSON
+ *    again, add, serialise, store, and swap the new policy in.
+ *  - policy_to_json() returns a malloc'd string; the caller free()s it.
+ */
+#ifndef VERIFIER_POLICY_H
+#define VERIFIER_POLICY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct policy;
+
+/* The result of judging one measurement. Only ALLOWED and EXCLUDED let an entry pass. */
+enum policy_decision {
+	POLICY_ALLOWED,          /* digest listed for this path, or (unknown path) in digest_only */
+	POLICY_EXCLUDED,         /* unknown path matching an exclude pattern: any content passes */
+	POLICY_NOT_IN_ALLOWLIST, /* unknown path, digest not in digest_only, no exclude matches */
+	POLICY_DIGEST_MISMATCH,  /* path listed, digest (with this alg) not among its digests */
+};
+
+enum policy_boot_aggregate_mode {
+	/* Accept the boot_aggregate entry iff it equals the value the verifier recomputes from the
+	 * quoted PCRs 0-9 (0-7 for sha1). The default. */
+	POLICY_BOOT_AGGREGATE_MATCHING_PCRS,
+	/* Accept only the listed values (policy_boot_aggregate_accepts()). */
+	POLICY_BOOT_AGGREGATE_LIST,
+};
+
+/*
+ * Parses a policy. The input need not be NUL-terminated; at most LIMIT_POLICY_BYTES. On error
+ * returns NULL and writes a one-line reason naming the offending key or path into err
+ * (errlen may be 0). Every value is type-checked; unknown keys are rejected in our format and
+ * ignored in the Keylime format.
+ */
+struct policy *policy_load(const char *json, size_t len, char *err, size_t errlen);
+/* An empty policy in our format (version 1, violations fail, boot_aggregate by PCRs). */
+struct policy *policy_new(void);
+
+struct policy *policy_ref(struct policy *p);
+void policy_unref(struct policy *p);
+void policy_free(struct policy *p);
+
+/*
+ * Judges one measurement. path need not be NUL-terminated. alg is a TPM2_ALG_ID (sha1, sha256,
+ * sha384, sha512); a digest matches only a listed digest of the same algorithm and length, so an
+ * entry pinned to sha256 never accepts a sha1 digest. Order: the path table first (a listed path
+ * is decided by its digests alone), then, for unknown paths, digest_only, then the excludes.
+ */
+enum policy_decision policy_check(const struct policy *p, const char *path, size_t path_len,
+				  uint16_t alg, const uint8_t *digest, size_t digest_len);
+/* Stable lowercase name of a decision ("allowed", "not_in_allowlist", ...). */
+const char *policy_decision_name(enum policy_decision d);
+
+/* true when the policy says "violations": "ignore" (ToMToU/open_writers entries pass). */
+bool policy_violations_allowed(const struct policy *p);
+enum policy_boot_aggregate_mode policy_boot_aggregate_mode(const struct policy *p);
+/* In LIST mode: true iff (alg, digest) is listed. In MATCHING_PCRS mode: always false, the
+ * verifier compares with its own recomputation instead. */
+bool policy_boot_aggregate_accepts(const struct policy *p, uint16_t alg, const uint8_t *digest,
+				   size_t len);
+/* Number of paths in the digests table. */
+size_t policy_entry_count(const struct policy *p);
+/* true when the policy came from a Keylime runtime policy. */
+bool policy_is_keylime(const struct policy *p);
+
+/*
+ * Adds one digest to a path (creating the path). 0 on success, also when it was present
+ * already; -EINVAL for an unknown alg, wrong length or bad path (empty, too long, NUL, space);
+ * -E2BIG past LIMIT_POLICY_DIGESTS_PER_PATH; -EBUSY if the policy is shared; -ENOMEM.
+ */
+int policy_add_digest(struct policy *p, const char *path, uint16_t alg, const uint8_t *digest,
+		      size_t len);
+/* Adds an exclude pattern (our syntax: POSIX ERE, matched against the whole path). 0, -EINVAL
+ * if regcomp refuses it, -EBUSY, -ENOMEM. */
+int policy_add_exclude(struct policy *p, const char *regex);
+
+/* Our format, keys sorted, so equal policies serialise equally. NULL on allocation failure. */
+char *policy_to_json(const struct policy *p);
+
+/* Helpers shared with attestctl: "sha256" <-> TPM2_ALG_ID, digest size (0 if unknown). */
+uint16_t policy_alg_from_name(const char *name, size_t len);
+const char *policy_alg_name(uint16_t alg);
+size_t policy_alg_digest_size(uint16_t alg);
+
+#endif
