@@ -9,6 +9,7 @@
 #define VERIFIER_ATTESTCTL_COMMANDS_H
 
 int cmd_replay(int argc, char **argv);
+int cmd_check_quote(int argc, char **argv);
 int cmd_policy_learn(int argc, char **argv);
 
 #endif

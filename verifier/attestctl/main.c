@@ -10,6 +10,7 @@ static const struct command {
 	const char *usage;
 } commands[] = {
 	{"replay", cmd_replay, "replay [--bank sha1|sha256|sha384|sha512|all] LIST"},
+	{"check-quote", cmd_check_quote, "check-quote --ak AKPUB --message MSG --signature SIG --nonce HEX [--pcrs PCRS] [--list LIST]"},
 	{"policy-learn", cmd_policy_learn, "policy-learn LIST [--out FILE]"},
 };
 
