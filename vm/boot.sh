@@ -132,7 +132,7 @@ qemu+=(-append "$append")
 console=${VM_CONSOLE:-}
 [[ -z $console && -t 1 && $BACKGROUND != 1 ]] && console=1
 if [[ $console == 1 && $BACKGROUND != 1 ]]; then
-	qemu+=(-chardev "stdio,id=con,logfile=$SERIAL_LOG,signal=off" -serial chardev:con)
+	qemu+=(-chardev "stdio,id=con,mux=on,logfile=$SERIAL_LOG,signal=off" -serial chardev:con)
 else
 	qemu+=(-serial "file:$SERIAL_LOG")
 fi
