@@ -1,0 +1,82 @@
+/*
+ * attestctl policy-check POLICY [PATH ALG:HEX]
+ *
+ * Loads a policy file (ours or Keylime) the way the verifier does and prints a summary; with a
+ * path and digest, prints the decision the verifier would reach for that measurement. PATH is
+ * taken as IMA records it, so spaces are turned into '_'. Exit 0 when the policy loads and the
+ * measurement (if any) is allowed or excluded, 1 when it is refused or the policy is invalid,
+ * 2 for usage or I/O errors.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "proto/encoding.h"
+#include "verifier/attestctl/commands.h"
+#include "verifier/attestctl/util.h"
+#include "verifier/policy.h"
+
+static const char usage_text[] = "usage: attestctl policy-check POLICY [PATH ALG:HEX]\n";
+
+int cmd_policy_check(int argc, char **argv)
+{
+	const uint8_t *buf = NULL;
+	struct policy *pol = NULL;
+	enum policy_decision d;
+	uint8_t digest[64];
+	char err[512], *path = NULL;
+	const char *colon;
+	size_t len = 0, dlen;
+	uint16_t alg;
+	ssize_t n;
+	int rc = 2, r;
+
+	if (argc != 2 && argc != 4) {
+		fputs(usage_text, stderr);
+		return 2;
+	}
+	r = attestctl_map_file(argv[1], &buf, &len);
+	if (r < 0) {
+		fprintf(stderr, "attestctl: cannot read \"%s\": %s\n", argv[1], strerror(-r));
+		return 2;
+	}
+	pol = policy_load(buf ? (const char *)buf : "", len, err, sizeof(err));
+	if (!pol) {
+		fprintf(stderr, "attestctl: invalid policy \"%s\": %s\n", argv[1], err);
+		rc = 1;
+		goto out;
+	}
+	if (argc == 2) {
+		printf("format %s, %zu paths, violations %s, boot_aggregate %s\n",
+		       policy_is_keylime(pol) ? "keylime" : "attest", policy_entry_count(pol),
+		       policy_violations_allowed(pol) ? "ignore" : "fail",
+		       policy_boot_aggregate_mode(pol) == POLICY_BOOT_AGGREGATE_LIST
+			       ? "list"
+			       : "any-matching-pcrs");
+		rc = 0;
+		goto out;
+	}
+	colon = strchr(argv[3], ':');
+	alg = colon ? policy_alg_from_name(argv[3], (size_t)(colon - argv[3])) : 0;
+	dlen = policy_alg_digest_size(alg);
+	n = alg ? hex_decode(colon + 1, strlen(colon + 1), digest, sizeof(digest)) : -1;
+	if (!alg || n < 0 || (size_t)n != dlen) {
+		fprintf(stderr, "attestctl: \"%s\" is not ALG:HEX with ALG sha1, sha256, sha384 or sha512 and a digest of that size\n",
+			argv[3]);
+		goto out;
+	}
+	path = strdup(argv[2]);
+	if (!path)
+		goto out;
+	for (char *c = path; *c; c++)
+		if (*c == ' ')
+			*c = '_';
+	d = policy_check(pol, path, strlen(path), alg, digest, dlen);
+	printf("%s\n", policy_decision_name(d));
+	rc = d == POLICY_ALLOWED || d == POLICY_EXCLUDED ? 0 : 1;
+out:
+	free(path);
+	policy_free(pol);
+	attestctl_unmap_file(buf, len);
+	return rc;
+}
