@@ -7,11 +7,8 @@
  * Exit: 0 ok, 1 corrupt list (one stderr line: entry index, byte offset, reason), 2 usage/I/O.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "proto/encoding.h"
@@ -19,6 +16,7 @@
 #include "proto/pcrs.h"
 #include "proto/replay.h"
 #include "verifier/attestctl/commands.h"
+#include "verifier/attestctl/util.h"
 
 static const char usage_text[] = "usage: attestctl replay [--bank sha1|sha256|sha384|sha512|all] LIST\n";
 
@@ -45,39 +43,6 @@ static int parse_banks(const char *arg, uint32_t *mask)
 	return *mask ? 0 : -EINVAL;
 }
 
-/* Maps the whole file read-only; an empty file gives len 0 and a NULL map. */
-static int map_file(const char *path, const uint8_t **buf, size_t *len)
-{
-	struct stat st;
-	void *p;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	int rc = 0;
-
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) < 0) {
-		rc = -errno;
-		goto cleanup;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		rc = -EINVAL;
-		goto cleanup;
-	}
-	*len = (size_t)st.st_size;
-	*buf = NULL;
-	if (*len == 0)
-		goto cleanup;
-	p = mmap(NULL, *len, PROT_READ, MAP_PRIVATE, fd, 0);
-	if (p == MAP_FAILED) {
-		rc = -errno;
-		goto cleanup;
-	}
-	(void)madvise(p, *len, MADV_SEQUENTIAL);
-	*buf = p;
-cleanup:
-	close(fd);
-	return rc;
-}
 
 int cmd_replay(int argc, char **argv)
 {
@@ -110,7 +75,7 @@ int cmd_replay(int argc, char **argv)
 		fputs(usage_text, stderr);
 		return 2;
 	}
-	r = map_file(path, &buf, &len);
+	r = attestctl_map_file(path, &buf, &len);
 	if (r < 0) {
 		fprintf(stderr, "attestctl replay: cannot read \"%s\": %s\n", path, strerror(-r));
 		return 2;
@@ -152,7 +117,6 @@ int cmd_replay(int argc, char **argv)
 cleanup:
 	replay_ctx_free(rc);
 	imalog_free(log);
-	if (buf)
-		munmap((void *)buf, len);
+	attestctl_unmap_file(buf, len);
 	return ret;
 }
