@@ -1,0 +1,352 @@
+/*
+ * verifier: the host attestation service.
+ *
+ *   verifier [--listen 127.0.0.1:8443] [--state-dir DIR] [--tls-cert FILE --tls-key FILE]
+ *            [--tls-san NAME]... [--ek-ca FILE]... [--policy FILE]
+ *            [--operator-token-file FILE] [--threads N] [--nonce-ttl SECONDS] [--verbose]
+ *
+ * Prints `listening on https://ADDR:PORT` on stdout when ready. SIGTERM/SIGINT stop it cleanly.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/rand.h>
+
+#include "proto/encoding.h"
+#include "verifier/handlers.h"
+#include "verifier/log.h"
+#include "verifier/policy.h"
+#include "verifier/tls.h"
+
+#define MAX_EK_CA 16
+#define MAX_SANS 16
+#define TOKEN_BYTES 32
+#define TOKEN_FILE_MAX 4096
+#define DEFAULT_STATE_DIR "/var/lib/attest-verifier"
+
+struct options {
+	const char *listen;
+	const char *state_dir;
+	const char *tls_cert, *tls_key;
+	const char *sans[MAX_SANS];
+	size_t nsans;
+	const char *ek_ca[MAX_EK_CA];
+	size_t nek_ca;
+	const char *policy;
+	const char *token_file;
+	unsigned threads;
+	int64_t nonce_ttl;
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: verifier [--listen ADDR:PORT] [--state-dir DIR]\n"
+		"                [--tls-cert FILE --tls-key FILE] [--tls-san NAME]...\n"
+		"                [--ek-ca FILE]... [--policy FILE] [--operator-token-file FILE]\n"
+		"                [--threads N] [--nonce-ttl SECONDS] [--verbose]\n");
+}
+
+static int parse_uint(const char *s, unsigned long max, unsigned long *out)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || end == s || *end || v > max || s[0] == '-')
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+static int parse_args(int argc, char **argv, struct options *o)
+{
+	static const struct option longopts[] = {
+		{ "listen", required_argument, NULL, 'l' },
+		{ "state-dir", required_argument, NULL, 's' },
+		{ "tls-cert", required_argument, NULL, 'c' },
+		{ "tls-key", required_argument, NULL, 'k' },
+		{ "tls-san", required_argument, NULL, 'N' },
+		{ "ek-ca", required_argument, NULL, 'e' },
+		{ "policy", required_argument, NULL, 'p' },
+		{ "operator-token-file", required_argument, NULL, 't' },
+		{ "threads", required_argument, NULL, 'T' },
+		{ "nonce-ttl", required_argument, NULL, 'n' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	unsigned long v;
+	int c;
+
+	o->listen = "127.0.0.1:8443";
+	o->state_dir = DEFAULT_STATE_DIR;
+	o->threads = 4;
+	o->nonce_ttl = 60;
+	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'l': o->listen = optarg; break;
+		case 's': o->state_dir = optarg; break;
+		case 'c': o->tls_cert = optarg; break;
+		case 'k': o->tls_key = optarg; break;
+		case 'N':
+			if (o->nsans >= MAX_SANS) {
+				fprintf(stderr, "verifier: at most %d --tls-san\n", MAX_SANS);
+				return -EINVAL;
+			}
+			o->sans[o->nsans++] = optarg;
+			break;
+		case 'e':
+			if (o->nek_ca >= MAX_EK_CA) {
+				fprintf(stderr, "verifier: at most %d --ek-ca\n", MAX_EK_CA);
+				return -EINVAL;
+			}
+			o->ek_ca[o->nek_ca++] = optarg;
+			break;
+		case 'p': o->policy = optarg; break;
+		case 't': o->token_file = optarg; break;
+		case 'T':
+			if (parse_uint(optarg, 256, &v) || v == 0) {
+				fprintf(stderr, "verifier: --threads wants 1..256\n");
+				return -EINVAL;
+			}
+			o->threads = (unsigned)v;
+			break;
+		case 'n':
+			if (parse_uint(optarg, 86400, &v) || v == 0) {
+				fprintf(stderr, "verifier: --nonce-ttl wants 1..86400 seconds\n");
+				return -EINVAL;
+			}
+			o->nonce_ttl = (int64_t)v;
+			break;
+		case 'v': log_set_level(LOG_LVL_DEBUG); break;
+		case 'h': usage(stdout); exit(0);
+		default: usage(stderr); return -EINVAL;
+		}
+	}
+	if (optind != argc) {
+		usage(stderr);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Reads a small file whole; NUL-terminated; the caller wipes and frees. */
+static int read_file(const char *path, size_t max, char **out, size_t *len)
+{
+	FILE *f = fopen(path, "re");
+	char *buf;
+	size_t n;
+
+	*out = NULL;
+	if (!f)
+		return -errno;
+	buf = malloc(max + 1);
+	if (!buf) {
+		fclose(f);
+		return -ENOMEM;
+	}
+	n = fread(buf, 1, max + 1, f);
+	if (ferror(f) || n > max) {
+		fclose(f);
+		free(buf);
+		return n > max ? -EFBIG : -EIO;
+	}
+	fclose(f);
+	buf[n] = '\0';
+	*out = buf;
+	*len = n;
+	return 0;
+}
+
+/* The operator token: from the file given, or generated once into the state dir (0600). */
+static int setup_token(const struct options *o, uint8_t digest[32])
+{
+	char path[PATH_MAX];
+	char *tok = NULL;
+	size_t len = 0;
+	unsigned int dlen = 0;
+	int ret;
+
+	if (o->token_file) {
+		snprintf(path, sizeof(path), "%s", o->token_file);
+	} else {
+		snprintf(path, sizeof(path), "%s/operator-token", o->state_dir);
+		if (access(path, F_OK) != 0) {
+			uint8_t raw[TOKEN_BYTES];
+			char hex[2 * TOKEN_BYTES + 2];
+			int fd;
+
+			if (RAND_bytes(raw, sizeof(raw)) != 1)
+				return -EIO;
+			hex_encode(raw, sizeof(raw), hex);
+			OPENSSL_cleanse(raw, sizeof(raw));
+			strcat(hex, "\n");
+			fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+			if (fd < 0 || write(fd, hex, strlen(hex)) != (ssize_t)strlen(hex) ||
+			    fsync(fd) < 0) {
+				ret = -errno;
+				log_error("cannot write operator token \"%s\": %s", path, strerror(errno));
+				if (fd >= 0)
+					close(fd);
+				OPENSSL_cleanse(hex, sizeof(hex));
+				return ret;
+			}
+			close(fd);
+			OPENSSL_cleanse(hex, sizeof(hex));
+			log_info("operator token created in \"%s\"", path);
+		}
+	}
+	ret = read_file(path, TOKEN_FILE_MAX, &tok, &len);
+	if (ret) {
+		log_error("cannot read operator token \"%s\": %s", path, strerror(-ret));
+		return ret;
+	}
+	while (len > 0 && (tok[len - 1] == '\n' || tok[len - 1] == '\r' || tok[len - 1] == ' '))
+		tok[--len] = '\0';
+	if (len < 16) {
+		log_error("operator token in \"%s\" is shorter than 16 characters", path);
+		ret = -EINVAL;
+	} else if (EVP_Digest(tok, len, digest, &dlen, EVP_sha256(), NULL) != 1) {
+		ret = -EIO;
+	} else {
+		log_info("operator token: \"%s\"", path);
+	}
+	OPENSSL_cleanse(tok, len);
+	free(tok);
+	return ret;
+}
+
+static int load_default_policy(struct app *app, const char *file)
+{
+	char err[256] = "";
+	char *json = NULL;
+	size_t len = 0;
+	struct policy *p;
+	int64_t ver = 0;
+	int ret;
+
+	ret = read_file(file, LIMIT_POLICY_BYTES, &json, &len);
+	if (ret) {
+		log_error("cannot read policy \"%s\": %s", file, strerror(-ret));
+		return ret;
+	}
+	if (strlen(json) != len) {
+		log_error("policy \"%s\" contains a NUL byte", file);
+		free(json);
+		return -EINVAL;
+	}
+	p = policy_load(json, len, err, sizeof(err));
+	if (!p) {
+		log_error("policy \"%s\" does not load: %s", file, err);
+		free(json);
+		return -EINVAL;
+	}
+	policy_unref(p);
+	ret = store_policy_put(app->store, APP_DEFAULT_POLICY, json, "command line",
+			       (int64_t)time(NULL), &ver);
+	free(json);
+	if (!ret)
+		log_info("default policy from \"%s\" is version %" PRId64, file, ver);
+	return ret;
+}
+
+int main(int argc, char **argv)
+{
+	struct options o;
+	struct app app;
+	struct tls_material tls;
+	struct http_server_config cfg;
+	struct http_server *srv = NULL;
+	char path[PATH_MAX];
+	sigset_t sigs;
+	uint16_t port = 0;
+	int sig = 0, ret, status = 1;
+
+	memset(&o, 0, sizeof(o));
+	memset(&app, 0, sizeof(app));
+	memset(&tls, 0, sizeof(tls));
+	pthread_mutex_init(&app.policy_lock, NULL);
+	if (parse_args(argc, argv, &o))
+		return 2;
+	app.nonce_ttl = o.nonce_ttl;
+
+	/* Block the stop signals before any thread exists: MHD's threads inherit the mask and
+	 * only main() receives them, in sigwait() below. */
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGTERM);
+	sigaddset(&sigs, SIGINT);
+	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	if (mkdir(o.state_dir, 0700) < 0 && errno != EEXIST) {
+		log_error("cannot create state directory \"%s\": %s", o.state_dir, strerror(errno));
+		goto out;
+	}
+	snprintf(path, sizeof(path), "%s/verifier.db", o.state_dir);
+	if ((ret = store_open(path, &app.store))) {
+		log_error("cannot open the store \"%s\"", path);
+		goto out;
+	}
+	if (setup_token(&o, app.token_digest))
+		goto out;
+	if (o.nek_ca == 0)
+		log_warn("no --ek-ca given: every enrollment will be refused (ek_untrusted)");
+	app.trust = enroll_trust_new(o.ek_ca, o.nek_ca);
+	if (!app.trust)
+		goto out;
+	if (o.policy && load_default_policy(&app, o.policy))
+		goto out;
+	if (tls_setup(o.state_dir, o.tls_cert, o.tls_key, o.sans, o.nsans, &tls))
+		goto out;
+	if (tls.ca_path)
+		log_info("tls: agents trust \"%s\"; server certificate \"%s\", key \"%s\"",
+			 tls.ca_path, tls.cert_path, tls.key_path);
+
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.listen = o.listen;
+	cfg.threads = o.threads;
+	cfg.cert_pem = tls.cert_pem;
+	cfg.key_pem = tls.key_pem;
+	cfg.routes = app_routes;
+	cfg.nroutes = app_nroutes;
+	cfg.app = &app;
+	cfg.authorize = app_authorize;
+	cfg.observe = app_observe;
+	srv = http_server_start(&cfg, &port);
+	if (!srv)
+		goto out;
+	{
+		/* The address as given, with the port actually bound. */
+		const char *colon = strrchr(o.listen, ':');
+		int hl = colon ? (int)(colon - o.listen) : (int)strlen(o.listen);
+
+		printf("listening on https://%.*s:%u\n", hl, o.listen, port);
+		fflush(stdout);
+	}
+	if (sigwait(&sigs, &sig) == 0)
+		log_info("signal %d: stopping", sig);
+	status = 0;
+out:
+	http_server_stop(srv);
+	app_policies_release(&app);
+	enroll_trust_free(app.trust);
+	store_close(app.store);
+	tls_material_release(&tls);
+	pthread_mutex_destroy(&app.policy_lock);
+	OPENSSL_cleanse(app.token_digest, sizeof(app.token_digest));
+	return status;
+}
