@@ -1,0 +1,437 @@
+/* Enrollment and attestation rounds; see agent.h. */
+#include "attestd/agent.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <openssl/crypto.h>
+#include <openssl/rand.h>
+
+#include "attestd/client.h"
+#include "attestd/imalist.h"
+#include "attestd/log.h"
+#include "attestd/tpm.h"
+#include "proto/encoding.h"
+
+#define SLEEP_SLICE_MS 200u
+
+struct agent {
+	const struct attestd_config *cfg;
+	volatile sig_atomic_t *stop;
+	struct tpm *tpm;
+	struct client *client;
+	struct imalist *list;
+	bool enrolled;
+};
+
+/* What a failed step means for the caller. */
+enum step_fail {
+	STEP_RETRY,  /* transient: retry with backoff */
+	STEP_FATAL,  /* the verifier refused us for good (e.g. agent_exists): --once exits 2 */
+};
+
+unsigned agent_backoff_next(unsigned *base_ms)
+{
+	unsigned base, span, r = 0;
+
+	if (*base_ms < AGENT_BACKOFF_MIN_MS)
+		base = AGENT_BACKOFF_MIN_MS;
+	else if (*base_ms >= AGENT_BACKOFF_MAX_MS / 2)
+		base = AGENT_BACKOFF_MAX_MS;
+	else
+		base = *base_ms * 2;
+	*base_ms = base;
+	span = base / 5; /* +-20% */
+	if (RAND_bytes((unsigned char *)&r, sizeof(r)) != 1)
+		r = (unsigned)rand();
+	return base - span + r % (2 * span + 1);
+}
+
+/* Sleeps ms, waking early when *stop is set. */
+static void nap(struct agent *a, unsigned ms)
+{
+	while (ms > 0 && !*a->stop) {
+		unsigned slice = ms < SLEEP_SLICE_MS ? ms : SLEEP_SLICE_MS;
+		struct timespec ts = { .tv_sec = slice / 1000, .tv_nsec = (long)(slice % 1000) * 1000000L };
+
+		nanosleep(&ts, NULL); /* EINTR from our signal ends the slice early: fine */
+		ms -= slice;
+	}
+}
+
+static int state_path(const struct agent *a, const char *name, char *out, size_t cap)
+{
+	int n = snprintf(out, cap, "%s/%s", a->cfg->state_dir, name);
+
+	return (n < 0 || (size_t)n >= cap) ? -ENAMETOOLONG : 0;
+}
+
+/* The marker names what we enrolled as and with whom: a changed id or verifier re-enrolls. */
+static int marker_text(const struct agent *a, char *out, size_t cap)
+{
+	int n = snprintf(out, cap, "agent_id=%s\nverifier=%s\n", a->cfg->agent_id,
+			 a->cfg->verifier);
+
+	return (n < 0 || (size_t)n >= cap) ? -ENAMETOOLONG : 0;
+}
+
+static bool marker_present(const struct agent *a)
+{
+	char path[PATH_MAX], want[PATH_MAX + 256], got[PATH_MAX + 256];
+	ssize_t n;
+	int fd;
+
+	if (state_path(a, "enrolled", path, sizeof(path)) < 0 ||
+	    marker_text(a, want, sizeof(want)) < 0)
+		return false;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	n = read(fd, got, sizeof(got) - 1);
+	close(fd);
+	if (n < 0)
+		return false;
+	got[n] = '\0';
+	return strcmp(got, want) == 0;
+}
+
+static int write_state_file(const struct agent *a, const char *name, const char *text)
+{
+	char path[PATH_MAX], tmp[PATH_MAX + 8];
+	size_t len = strlen(text), done = 0;
+	int fd, ret = 0;
+
+	if (state_path(a, name, path, sizeof(path)) < 0)
+		return -ENAMETOOLONG;
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0)
+		goto fail;
+	while (done < len) {
+		ssize_t n = write(fd, text + done, len - done);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			goto fail;
+		done += (size_t)n;
+	}
+	if (fsync(fd) < 0 || close(fd) < 0) {
+		fd = -1;
+		goto fail;
+	}
+	fd = -1;
+	if (rename(tmp, path) < 0)
+		goto fail;
+	return 0;
+fail:
+	ret = -errno;
+	log_error("cannot write state file '%s': %s", path, strerror(errno));
+	if (fd >= 0)
+		close(fd);
+	unlink(tmp);
+	return ret;
+}
+
+static void marker_drop(struct agent *a)
+{
+	char path[PATH_MAX];
+
+	a->enrolled = false;
+	if (state_path(a, "enrolled", path, sizeof(path)) == 0)
+		unlink(path);
+}
+
+static int marker_write(struct agent *a)
+{
+	char text[PATH_MAX + 256];
+	int ret = marker_text(a, text, sizeof(text));
+
+	if (ret == 0)
+		ret = write_state_file(a, "enrolled", text);
+	if (ret == 0)
+		a->enrolled = true;
+	return ret;
+}
+
+/* Drops the TPM connection after a TPM failure: the next step reconnects and reloads. */
+static void tpm_reset(struct agent *a)
+{
+	tpm_close(a->tpm);
+	a->tpm = NULL;
+}
+
+/* Opens what a step needs: TPM with EK and AK, HTTPS client, list reader. */
+static int agent_setup(struct agent *a)
+{
+	bool created = false;
+	int ret;
+
+	if (!a->client) {
+		a->client = client_new(a->cfg->verifier, a->cfg->ca);
+		if (!a->client)
+			return -ENOMEM;
+	}
+	if (!a->list) {
+		a->list = imalist_new(a->cfg->ima_list);
+		if (!a->list)
+			return -ENOMEM;
+	}
+	if (a->tpm)
+		return 0;
+	a->tpm = tpm_open(a->cfg->tcti);
+	if (!a->tpm)
+		return -EIO;
+	ret = tpm_ak_load_or_create(a->tpm, a->cfg->state_dir, a->cfg->ak_alg, &created);
+	if (ret < 0) {
+		tpm_reset(a);
+		return ret;
+	}
+	if (created)
+		marker_drop(a); /* a new AK means a new enrollment */
+	else
+		a->enrolled = marker_present(a);
+	return 0;
+}
+
+static int agent_enroll(struct agent *a, enum step_fail *why)
+{
+	struct enroll_request req;
+	struct enroll_response resp = { 0 };
+	struct activate_request act;
+	struct client_error err;
+	int ret;
+
+	memset(&req, 0, sizeof(req));
+	memset(&act, 0, sizeof(act));
+	snprintf(req.agent_id, sizeof(req.agent_id), "%s", a->cfg->agent_id);
+	if ((ret = tpm_ek_public(a->tpm, &req.ek_pub, &req.ek_pub_len)) < 0 ||
+	    (ret = tpm_ek_cert(a->tpm, &req.ek_cert, &req.ek_cert_len)) < 0 ||
+	    (ret = tpm_ak_public(a->tpm, &req.ak_pub, &req.ak_pub_len)) < 0) {
+		if (ret == -ENOENT)
+			log_error("the tpm has no ek certificate at nv 0x01c00002; the verifier "
+				  "needs one to trust the ek");
+		tpm_reset(a);
+		goto out;
+	}
+	ret = client_enroll(a->client, &req, &resp, &err);
+	if (ret == -EPROTO && err.status == 409 && !strcmp(err.code, "already_enrolled")) {
+		log_info("verifier says agent '%s' is already enrolled with this ak",
+			 a->cfg->agent_id);
+		ret = marker_write(a);
+		goto out;
+	}
+	if (ret < 0) {
+		if (ret == -EPROTO && err.status >= 400 && err.status < 500 && err.status != 429) {
+			log_error("enrollment of agent '%s' refused: %s (%s)", a->cfg->agent_id,
+				  err.code, err.message);
+			*why = STEP_FATAL;
+		}
+		goto out;
+	}
+	ret = tpm_activate_credential(a->tpm, resp.credential_blob, resp.credential_blob_len,
+				      resp.encrypted_secret, resp.encrypted_secret_len, act.secret,
+				      sizeof(act.secret), &act.secret_len);
+	if (ret < 0) {
+		if (ret != -EINVAL)
+			tpm_reset(a);
+		goto out;
+	}
+	ret = client_activate(a->client, a->cfg->agent_id, &act, &err);
+	if (ret < 0) {
+		if (ret == -EPROTO && err.status == 403)
+			*why = STEP_FATAL;
+		goto out;
+	}
+	ret = marker_write(a);
+	if (ret == 0)
+		log_info("agent '%s' enrolled and activated", a->cfg->agent_id);
+out:
+	OPENSSL_cleanse(&act, sizeof(act));
+	free(req.ek_pub);
+	free(req.ek_cert);
+	free(req.ak_pub);
+	enroll_response_release(&resp);
+	return ret;
+}
+
+static void print_verdict(const struct verdict_response *v)
+{
+	printf("verdict %s id=%lld next_offset=%llu", v->trusted ? "trusted" : "untrusted",
+	       (long long)v->verdict_id, (unsigned long long)v->next_offset);
+	if (v->nreasons) {
+		printf(" reasons=");
+		for (unsigned i = 0; i < v->nreasons; i++)
+			printf("%s%s", i ? "," : "", v->reason[i].code);
+	}
+	printf("\n");
+	fflush(stdout);
+}
+
+/* Keeps the evidence sent last (operators and tests look at it; it holds no secret). */
+static void keep_last_evidence(struct agent *a, const struct evidence *ev)
+{
+	char *json = evidence_encode(ev);
+
+	if (json)
+		write_state_file(a, "last-evidence.json", json);
+	free(json);
+}
+
+/* One round; on success *v holds the verdict. */
+static int agent_round(struct agent *a, struct verdict_response *v, enum step_fail *why)
+{
+	struct challenge ch;
+	struct evidence ev;
+	struct imalist_chunk chunk = { 0 };
+	struct client_error err;
+	int ret;
+
+	memset(&ev, 0, sizeof(ev));
+	ret = client_challenge(a->client, a->cfg->agent_id, &ch, &err);
+	if (ret == -EPROTO && ((err.status == 404 && !strcmp(err.code, "unknown_agent")) ||
+			       (err.status == 403 && !strcmp(err.code, "not_activated")))) {
+		log_warn("verifier does not know agent '%s' as active (%s); enrolling again",
+			 a->cfg->agent_id, err.code);
+		marker_drop(a);
+		return ret;
+	}
+	if (ret < 0)
+		return ret;
+
+	/* Quote first, then read the list: IMA appends an entry before it extends PCR 10. */
+	ev.pcrs = ch.selection;
+	ret = tpm_quote(a->tpm, ch.nonce, ch.nonce_len, &ev.pcrs, &ev.attest, &ev.attest_len,
+			&ev.signature, &ev.signature_len);
+	if (ret < 0) {
+		if (ret != -EAGAIN && ret != -EINVAL)
+			tpm_reset(a);
+		goto out;
+	}
+	ret = imalist_read(a->list, ch.log_offset, 0, &chunk);
+	if (ret < 0)
+		goto out;
+	if (chunk.short_list)
+		log_warn("verifier asks for entry %llu but the ima list is shorter; sending none",
+			 (unsigned long long)ch.log_offset);
+	memcpy(ev.nonce, ch.nonce, ch.nonce_len);
+	ev.nonce_len = ch.nonce_len;
+	ev.log_offset = ch.log_offset;
+	ev.log = chunk.data;
+	ev.log_len = chunk.len;
+	chunk.data = NULL;
+	if (chunk.count)
+		log_info("sent entries %llu-%llu log_offset=%llu (%zu bytes%s)",
+			 (unsigned long long)ch.log_offset,
+			 (unsigned long long)(ch.log_offset + chunk.count - 1),
+			 (unsigned long long)ch.log_offset, ev.log_len,
+			 chunk.more ? ", more next round" : "");
+	else
+		log_info("sent no new entries log_offset=%llu", (unsigned long long)ch.log_offset);
+	keep_last_evidence(a, &ev);
+	ret = client_evidence(a->client, a->cfg->agent_id, &ev, v, &err);
+	if (ret == -EPROTO && err.status >= 400 && err.status < 500 && err.status != 409 &&
+	    err.status != 429)
+		*why = STEP_FATAL; /* the verifier refused our evidence as malformed */
+out:
+	free(chunk.data);
+	evidence_release(&ev);
+	OPENSSL_cleanse(&ch, sizeof(ch));
+	return ret;
+}
+
+/* Setup, enrollment if needed, one round. */
+static int agent_step(struct agent *a, struct verdict_response *v, enum step_fail *why)
+{
+	int ret;
+
+	*why = STEP_RETRY;
+	ret = agent_setup(a);
+	if (ret < 0)
+		return ret;
+	if (*a->stop)
+		return -EINTR;
+	if (!a->enrolled) {
+		ret = agent_enroll(a, why);
+		if (ret < 0)
+			return ret;
+		if (*a->stop)
+			return -EINTR;
+	}
+	ret = agent_round(a, v, why);
+	if (ret < 0 && !a->enrolled && !*a->stop) {
+		/* The verifier forgot us: enroll and try once more right away. */
+		ret = agent_enroll(a, why);
+		if (ret == 0)
+			ret = agent_round(a, v, why);
+	}
+	return ret;
+}
+
+static void agent_release(struct agent *a)
+{
+	tpm_close(a->tpm);
+	client_free(a->client);
+	imalist_free(a->list);
+}
+
+int agent_run(const struct attestd_config *cfg, volatile sig_atomic_t *stop)
+{
+	struct agent a = { .cfg = cfg, .stop = stop };
+	struct verdict_response *v = malloc(sizeof(*v)); /* ~35 KiB: keep it off the stack */
+	unsigned backoff = 0;
+	enum step_fail why;
+	int ret;
+
+	if (!v)
+		return cfg->once ? AGENT_EXIT_ERROR : -ENOMEM;
+	srand((unsigned)time(NULL) ^ (unsigned)getpid());
+	if (cfg->once) {
+		ret = agent_step(&a, v, &why);
+		if (ret == 0) {
+			print_verdict(v);
+			ret = v->trusted ? AGENT_EXIT_TRUSTED : AGENT_EXIT_UNTRUSTED;
+		} else {
+			printf("error %s\n", strerror(-ret));
+			ret = AGENT_EXIT_ERROR;
+		}
+		goto out;
+	}
+	log_info("agent '%s' attesting to '%s' every %u s", cfg->agent_id, cfg->verifier,
+		 cfg->interval);
+	while (!*stop) {
+		ret = agent_step(&a, v, &why);
+		if (*stop)
+			break;
+		if (ret == 0) {
+			backoff = 0;
+			if (!v->trusted)
+				log_warn("verdict untrusted id=%lld (%u reasons, first '%s')",
+					 (long long)v->verdict_id, v->nreasons,
+					 v->nreasons ? v->reason[0].code : "");
+			else
+				log_debug("verdict trusted id=%lld", (long long)v->verdict_id);
+			nap(&a, cfg->interval * 1000u);
+			continue;
+		}
+		{
+			unsigned ms = agent_backoff_next(&backoff);
+
+			log_warn("round failed (%s%s); retrying in %u ms", strerror(-ret),
+				 why == STEP_FATAL ? ", refused by the verifier" : "", ms);
+			nap(&a, ms);
+		}
+	}
+	log_info("stopping");
+	ret = 0;
+out:
+	agent_release(&a);
+	free(v);
+	return ret;
+}
