@@ -49,6 +49,7 @@ ATTESTCTL_SRC := $(wildcard verifier/attestctl/*.c)
 ATTESTD_LIB_SRC := $(filter-out attestd/main.c,$(wildcard attestd/*.c))
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 TOOL_SRC := $(wildcard tests/tools/*.c)
+BENCH_SRC := $(wildcard bench/*.c)
 FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
 
 obj = $(patsubst %.c,$(B)/obj/%.o,$(1))
@@ -61,6 +62,7 @@ BINS := $(if $(wildcard verifier/main.c),$(B)/verifier) \
 	$(if $(wildcard attestd/main.c),$(B)/attestd)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(B)/tests/%,$(UNIT_SRC))
 TOOL_BINS := $(patsubst tests/tools/%.c,$(B)/tools/%,$(TOOL_SRC))
+BENCH_BINS := $(patsubst bench/%.c,$(B)/bench/%,$(BENCH_SRC))
 FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRC))
 
 .PHONY: all deps test test-unit test-cross test-integration test-vm test-e2e \
@@ -68,7 +70,7 @@ FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRC))
 .DEFAULT_GOAL := all
 .SECONDARY:
 
-all: $(PROTO_LIB) $(BINS) $(UNIT_BINS) $(TOOL_BINS)
+all: $(PROTO_LIB) $(BINS) $(UNIT_BINS) $(TOOL_BINS) $(BENCH_BINS)
 
 # --- Debian packages, listed once in deps.txt -------------------------------
 deps:
@@ -111,6 +113,11 @@ $(B)/tests/%: $(call obj,tests/unit/%.c) $(VERIFIER_LIB) $(ATTESTD_LIB) $(PROTO_
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
 
 $(B)/tools/%: $(call obj,tests/tools/%.c) $(VERIFIER_LIB) $(ATTESTD_LIB) $(PROTO_LIB)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
+
+$(B)/bench/%: $(call obj,bench/%.c) $(VERIFIER_LIB) $(ATTESTD_LIB) $(PROTO_LIB)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
