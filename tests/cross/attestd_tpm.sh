@@ -109,6 +109,36 @@ again=$("$TOOL" "$TCTI" enroll "$W/state" "$W/out2" 2>"$W/enroll3.err")
 check_eq "ak loaded after a tpm restart" loaded "$again"
 check_eq "same ak name after a tpm restart" "$(cat "$W/out1/ak.name")" "$(cat "$W/out2/ak.name")"
 
+# --- daemon mode: verifier unreachable -> retries with backoff; SIGTERM ends it promptly -----
+if [[ -x $B/attestd ]]; then
+	openssl req -x509 -newkey rsa:2048 -nodes -keyout "$W/v.key" -out "$W/v.crt" -days 1 \
+		-subj /CN=127.0.0.1 >/dev/null 2>&1
+	VPORT=$(free_port)
+	"$B/attestd" --foreground --verifier "https://127.0.0.1:$VPORT" --ca "$W/v.crt" \
+		--agent-id daemon-1 --tcti "$TCTI" --state-dir "$W/state" --ima-list /dev/null \
+		--interval 1 2>"$W/daemon.log" &
+	DPID=$!
+	track_pid "$DPID"
+	sleep 3.5
+	check "daemon still running while the verifier is down" kill -0 "$DPID"
+	n=$(grep -c 'retrying in' "$W/daemon.log")
+	check "daemon retried with backoff (2..3 tries in 3.5 s, got $n)" test "$n" -ge 2 -a "$n" -le 3
+	d1=$(grep -o 'retrying in [0-9]*' "$W/daemon.log" | sed -n 1p | grep -o '[0-9]*$')
+	d2=$(grep -o 'retrying in [0-9]*' "$W/daemon.log" | sed -n 2p | grep -o '[0-9]*$')
+	check "backoff grows ($d1 ms then $d2 ms)" test "${d2:-0}" -gt "${d1:-0}"
+	check "failure names the connection problem" grep -q "post to 'https://127.0.0.1:$VPORT/v1/agents' failed" "$W/daemon.log"
+	kill -TERM "$DPID"
+	t0=$(date +%s%N)
+	wait "$DPID"
+	rc=$?
+	ms=$((($(date +%s%N) - t0) / 1000000))
+	check_eq "sigterm: clean exit status" 0 "$rc"
+	check "sigterm: stopped within 1 s ($ms ms)" test "$ms" -lt 1000
+	check "sigterm: logged stopping" grep -q 'attestd: info: stopping' "$W/daemon.log"
+else
+	skip "daemon mode (no $B/attestd)"
+fi
+
 # --- errors ---------------------------------------------------------------------------------
 check_fails "unreachable tcti fails cleanly" "$TOOL" "swtpm:host=127.0.0.1,port=$(free_port)" enroll "$W/s3" "$W/out2"
 

@@ -1,0 +1,34 @@
+/* attestd/agent.c backoff: doubling from 1 s to a 60 s cap with +-20% jitter. */
+#include "attestd/agent.h"
+#include "tests/unit/check.h"
+
+int main(void)
+{
+	unsigned base = 0, prev_base = 0, lo = ~0u, hi = 0;
+
+	for (int i = 0; i < 12; i++) {
+		unsigned d = agent_backoff_next(&base);
+
+		CHECK(base >= AGENT_BACKOFF_MIN_MS && base <= AGENT_BACKOFF_MAX_MS,
+		      "base %u in range", base);
+		CHECK(i == 0 ? base == AGENT_BACKOFF_MIN_MS
+			     : base == (prev_base * 2 > AGENT_BACKOFF_MAX_MS ? AGENT_BACKOFF_MAX_MS
+									     : prev_base * 2),
+		      "step %d: base %u after %u", i, base, prev_base);
+		CHECK(d >= base - base / 5 && d <= base + base / 5, "delay %u within 20%% of %u", d,
+		      base);
+		prev_base = base;
+	}
+	CHECK(base == AGENT_BACKOFF_MAX_MS, "capped at %u", base);
+	/* Jitter really varies (1000 draws at the cap cannot all be equal). */
+	for (int i = 0; i < 1000; i++) {
+		unsigned d = agent_backoff_next(&base);
+
+		lo = d < lo ? d : lo;
+		hi = d > hi ? d : hi;
+	}
+	CHECK(hi > lo && lo >= 48000 && hi <= 72000, "jitter spread %u..%u", lo, hi);
+	base = 0; /* after a success */
+	CHECK(agent_backoff_next(&base) <= 1200 && base == AGENT_BACKOFF_MIN_MS, "reset to 1 s");
+	return check_finish();
+}
