@@ -39,7 +39,8 @@ void imalist_free(struct imalist *l);
 
 /*
  * Reads whole entries from index `from` on into *out, at most max_bytes of them (0 means
- * IMALIST_ROUND_MAX; a first record larger than that is still returned, alone); a partial record at the end of the file is left for the next round.
+ * IMALIST_ROUND_MAX; a first record larger than that is still returned, alone); a partial
+ * record at the end of the file is left for the next round.
  * Returns 0, -errno from open/read, -EBADMSG for a malformed record, -E2BIG for a length past a
  * cap. On error *out is zeroed.
  */
