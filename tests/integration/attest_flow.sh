@@ -38,6 +38,7 @@ check "policy learned from a known-good list" test -s "$W/policy.json"
 
 VPORT=$(free_port)
 start_verifier() {
+	: >"$W/verifier.out" # a restart must not be mistaken for the last start
 	"$VERIFIER" --listen "127.0.0.1:$VPORT" --state-dir "$W/verifier" --ek-ca "$W/ek-ca.pem" \
 		--policy "$W/policy.json" --operator-token-file "$W/token" \
 		>>"$W/verifier.out" 2>>"$W/verifier.log" &
