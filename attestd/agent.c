@@ -261,16 +261,24 @@ out:
 	return ret;
 }
 
+/* "verdict trusted id=N next_offset=N" or "... untrusted ... reasons=a,b": one line, no newline. */
+static void format_verdict(const struct verdict_response *v, char *buf, size_t cap)
+{
+	size_t n = (size_t)snprintf(buf, cap, "verdict %s id=%lld next_offset=%llu",
+				    v->trusted ? "trusted" : "untrusted", (long long)v->verdict_id,
+				    (unsigned long long)v->next_offset);
+
+	for (unsigned i = 0; i < v->nreasons && n < cap; i++)
+		n += (size_t)snprintf(buf + n, cap - n, "%s%s", i ? "," : " reasons=",
+				      v->reason[i].code);
+}
+
 static void print_verdict(const struct verdict_response *v)
 {
-	printf("verdict %s id=%lld next_offset=%llu", v->trusted ? "trusted" : "untrusted",
-	       (long long)v->verdict_id, (unsigned long long)v->next_offset);
-	if (v->nreasons) {
-		printf(" reasons=");
-		for (unsigned i = 0; i < v->nreasons; i++)
-			printf("%s%s", i ? "," : "", v->reason[i].code);
-	}
-	printf("\n");
+	char line[2048];
+
+	format_verdict(v, line, sizeof(line));
+	printf("%s\n", line);
 	fflush(stdout);
 }
 
@@ -411,12 +419,16 @@ int agent_run(const struct attestd_config *cfg, volatile sig_atomic_t *stop)
 			break;
 		if (ret == 0) {
 			backoff = 0;
-			if (!v->trusted)
-				log_warn("verdict untrusted id=%lld (%u reasons, first '%s')",
-					 (long long)v->verdict_id, v->nreasons,
-					 v->nreasons ? v->reason[0].code : "");
+			/* Every verdict is an event for whoever reads the guest's log; last-verdict lets
+			 * local tooling see the latest without parsing the log. */
+			char line[2048];
+			format_verdict(v, line, sizeof(line) - 1); /* room for the newline */
+			if (v->trusted)
+				log_info("%s", line);
 			else
-				log_debug("verdict trusted id=%lld", (long long)v->verdict_id);
+				log_warn("%s", line);
+			strcat(line, "\n");
+			write_state_file(&a, "last-verdict", line);
 			nap(&a, cfg->interval * 1000u);
 			continue;
 		}
