@@ -124,7 +124,7 @@ $(B)/bench/%: $(call obj,bench/%.c) $(VERIFIER_LIB) $(ATTESTD_LIB) $(PROTO_LIB)
 
 # --- fuzzing (clang + libFuzzer, always with ASan/UBSan) ----------------------
 FUZZ_FLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -I. $(PKG_CFLAGS) -D_GNU_SOURCE -std=c11
-$(BUILD)/fuzz/%: tests/fuzz/%.c $(PROTO_SRC) $(wildcard proto/*.h)
+$(BUILD)/fuzz/%: tests/fuzz/%.c $(PROTO_SRC) $(wildcard proto/*.h verifier/*.c verifier/*.h)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  FUZZ    $@")
 	$(Q)$(CLANG) $(FUZZ_FLAGS) -o $@ $< $(PROTO_SRC) $(PKG_LIBS)
