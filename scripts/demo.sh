@@ -95,7 +95,29 @@ ca = /etc/attest/ca.pem
 state-dir = /var/lib/attestd
 interval = 3
 CONF
-ROOTFS_IMG=$D/rootfs.img ROOTFS_CA=$D/verifier/ca.pem ROOTFS_ATTESTD=$B/attestd \
+# The guest's part, an init hook on the measured root (so the policy knows it): once attestd
+# has its first trusted verdict, run a program that no policy allows.
+cat >"$D/S90demo" <<'GUEST'
+#!/bin/sh
+[ "$1" = start ] || exit 0
+wait_verdict() {
+	i=0
+	while [ $i -lt 900 ]; do
+		grep -q "^verdict $1" /var/lib/attestd/last-verdict 2>/dev/null && return 0
+		sleep 1
+		i=$((i + 1))
+	done
+	return 1
+}
+(
+	wait_verdict trusted || exit 1
+	printf '#!/bin/sh\necho "demo: an unapproved program ran"\n' >/root/unapproved.sh
+	chmod +x /root/unapproved.sh
+	/root/unapproved.sh >/dev/console
+) &
+GUEST
+chmod +x "$D/S90demo"
+ROOTFS_IMG=$D/rootfs.img ROOTFS_FILES="$D/S90demo:/etc/init.d/S90demo" ROOTFS_CA=$D/verifier/ca.pem ROOTFS_ATTESTD=$B/attestd \
 	ROOTFS_ATTESTD_CONF=$D/attestd.conf vm/build-rootfs.sh >"$D/rootfs.log" 2>&1 ||
 	failed "root image" "$D/rootfs.log"
 
@@ -106,31 +128,8 @@ say "      $(jq '.digests | length' "$D/policy.json") paths allowed; attestd's o
 start_verifier --policy "$D/policy.json" || failed "verifier start" "$D/verifier.log"
 say "      verifier listening on https://127.0.0.1:$PORT (state: $D/verifier)"
 
-# The guest's part: wait for attestd's first trusted verdict, then run a program no policy
-# allows, then wait until attestd hears that it is untrusted.
-cat >"$D/guest.sh" <<'GUEST'
-#!/bin/sh
-wait_verdict() {
-	i=0
-	while [ $i -lt 600 ]; do
-		grep -q "^verdict $1" /var/lib/attestd/last-verdict 2>/dev/null && return 0
-		sleep 1
-		i=$((i + 1))
-	done
-	return 1
-}
-wait_verdict trusted || exit 1
-printf '#!/bin/sh\necho "an unapproved program ran"\n' >/root/unapproved.sh
-chmod +x /root/unapproved.sh
-/root/unapproved.sh
-wait_verdict untrusted || exit 1
-[ -f /tmp/in/keep ] && while :; do sleep 3600; done
-exit 0
-GUEST
-[[ $KEEP == 1 ]] && sed -i 's|^\[ -f /tmp/in/keep \] && ||' "$D/guest.sh"
-
 say "6/7 booting the guest: patched Linux 6.1 under QEMU (TCG), IMA with the tcb policy, swtpm as its TPM"
-VM_DIR=$D/vm VM_TPM_DIR=$D/tpm VM_ROOTFS=$D/rootfs.img VERIFIER_PORT=$PORT VM_SCRIPT=$D/guest.sh \
+VM_DIR=$D/vm VM_TPM_DIR=$D/tpm VM_ROOTFS=$D/rootfs.img VERIFIER_PORT=$PORT \
 	VM_APPEND="ima_hash=sha256" VM_BACKGROUND=1 VM_TIMEOUT=$((WAIT * 3)) \
 	vm/boot.sh >"$D/boot.log" 2>&1 || failed "guest boot" "$D/boot.log" "$D/vm/serial.log"
 say "      guest up (console: $D/vm/serial.log)"
