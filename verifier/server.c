@@ -21,6 +21,12 @@
 #define TLS_PRIORITIES "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2:%SERVER_PRECEDENCE"
 #define CONNECTION_TIMEOUT_SECONDS 30u
 #define CONNECTION_LIMIT 1000u
+/*
+ * An oversized body is read and dropped up to this many bytes past the cap before the 413 is
+ * sent: answering while the client is still sending makes the kernel reset the connection and
+ * the client never sees the answer. Past it, the connection is simply closed.
+ */
+#define DRAIN_MAX (1024u * 1024u)
 
 struct http_server {
 	struct MHD_Daemon *daemon;
@@ -34,6 +40,7 @@ struct conn_state {
 	struct timespec t0;
 	char *body;
 	size_t len, cap;
+	uint64_t received;
 	bool too_large;
 	bool replied;
 };
@@ -198,9 +205,11 @@ static enum MHD_Result start_request(struct http_server *srv, struct conn_state 
 		n = strtoull(cl, &end, 10);
 		if (errno || end == cl || *end)
 			return reply_error(srv, cs, 400, "bad_request", "bad Content-Length");
-		if (n > rt->body_cap)
+		if (n > (unsigned long long)rt->body_cap + DRAIN_MAX)
 			return reply_error(srv, cs, 413, "body_too_large",
 					   "request body exceeds the limit for this endpoint");
+		if (n > rt->body_cap)
+			cs->too_large = true; /* drained, then answered 413 */
 	}
 	return MHD_YES;
 }
@@ -264,9 +273,13 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		return start_request(srv, cs);
 	}
 	if (*upload_data_size) {
+		cs->received += *upload_data_size;
 		if (!cs->replied)
 			append_body(cs, upload_data, *upload_data_size);
 		*upload_data_size = 0;
+		/* A chunked body that will not end: stop reading and drop the connection. */
+		if (cs->too_large && cs->received > (uint64_t)cs->route->body_cap + DRAIN_MAX)
+			return MHD_NO;
 		return MHD_YES;
 	}
 	if (cs->replied)
