@@ -28,7 +28,7 @@ IMG=$(vm_abspath "${ROOTFS_IMG:-build/vm/rootfs.img}")
 SIZE=${ROOTFS_SIZE:-128M}
 STAGE=$(vm_abspath "${ROOTFS_STAGE:-$IMG.d}")
 B=${B:-build/out}
-ATTESTD=$(vm_abspath "${ROOTFS_ATTESTD:-$B/attestd}")
+ATTESTD=$(vm_abspath "${ROOTFS_ATTESTD:-$B/attestd}") # "none": leave it out
 TCTI_LIBS=${ROOTFS_TCTI_LIBS:-libtss2-tcti-device.so.0}
 BUSYBOX=${ROOTFS_BUSYBOX:-/bin/busybox}
 read -r -a extra_bins <<<"${ROOTFS_EXTRA_BINS:-}"
@@ -46,11 +46,6 @@ mkdir -p bin sbin usr/bin usr/sbin lib etc/init.d etc/attest/scenarios proc sys 
 	root var/log var/lib mnt
 chmod 1777 tmp
 cp "$BUSYBOX" bin/busybox
-# One symlink per applet, where nothing else provides the name.
-for applet in $("$BUSYBOX" --list-full); do
-	[[ -e $applet || -L $applet ]] || ln -s /bin/busybox "$applet"
-done
-rm -f sbin/init linuxrc
 
 # copy_with_libs SRC DEST: copies an executable and every library ldd lists for it,
 # libraries at their host path (so the dynamic loader finds them as on the host).
@@ -59,13 +54,13 @@ copy_lib_closure() {
 	for lib in $(ldd "$1" 2>/dev/null | grep -oE '/[^ ]+' || true); do
 		[[ -e .$lib ]] && continue
 		mkdir -p ".$(dirname "$lib")"
-		cp -L "$lib" ".$lib"
+		cp -L --remove-destination "$lib" ".$lib"
 	done
 }
 copy_with_libs() {
 	local src=$1 dest=$2
 	mkdir -p ".$(dirname "$dest")"
-	cp -L "$src" ".$dest"
+	cp -L --remove-destination "$src" ".$dest"
 	copy_lib_closure "$src"
 }
 # copy_lib_by_name NAME: a library loaded with dlopen (invisible to ldd), found
@@ -75,7 +70,7 @@ copy_lib_by_name() {
 	path=$(ldconfig -p | awk -v n="$1" '$1 == n && /x86-64/ { print $NF; exit }')
 	[[ -n $path ]] || vm_die "library $1 not found (ldconfig -p)"
 	mkdir -p ".$(dirname "$path")"
-	cp -L "$path" ".$path"
+	cp -L --remove-destination "$path" ".$path"
 	copy_lib_closure "$path"
 }
 
@@ -105,24 +100,32 @@ if [[ -d lib/x86_64-linux-gnu || -d usr/lib/x86_64-linux-gnu ]]; then
 fi
 
 # Project overlay: init, init.d hooks, scenarios.
-cp -a "$VM_TOP/vm/rootfs/." .
+cp -a --remove-destination "$VM_TOP/vm/rootfs/." .
 chmod 755 sbin/init etc/init.d/* etc/attest/scenarios/* 2>/dev/null || true
 
 echo attest-guest >etc/hostname
 printf 'root:x:0:0:root:/root:/bin/sh\n' >etc/passwd
 printf 'root:x:0:\n' >etc/group
 printf '127.0.0.1 localhost\n10.0.2.100 verifier\n' >etc/hosts
-[[ -n ${ROOTFS_ATTESTD_CONF:-} ]] && cp "$(vm_abspath "$ROOTFS_ATTESTD_CONF")" etc/attestd.conf
-[[ -n ${ROOTFS_CA:-} ]] && cp "$(vm_abspath "$ROOTFS_CA")" etc/attest/ca.pem
+[[ -n ${ROOTFS_ATTESTD_CONF:-} ]] && cp --remove-destination "$(vm_abspath "$ROOTFS_ATTESTD_CONF")" etc/attestd.conf
+[[ -n ${ROOTFS_CA:-} ]] && cp --remove-destination "$(vm_abspath "$ROOTFS_CA")" etc/attest/ca.pem
 for dir in ${ROOTFS_OVERLAY:-}; do
-	cp -a "$(vm_abspath "$dir")/." .
+	cp -a --remove-destination "$(vm_abspath "$dir")/." .
 done
 for pair in ${ROOTFS_FILES:-}; do
 	src=$(vm_abspath "${pair%%:*}")
 	dest=${pair#*:}
 	mkdir -p ".$(dirname "$dest")"
-	cp -L "$src" ".$dest"
+	cp -L --remove-destination "$src" ".$dest"
 done
+
+# One symlink per applet where nothing else provides the name. The links are absolute
+# (/bin/busybox) and so point into the host while staging: they are made last, and
+# every copy uses --remove-destination so that it could never write through one.
+for applet in $("$BUSYBOX" --list-full); do
+	[[ -e $applet || -L $applet ]] || ln -s /bin/busybox "$applet"
+done
+rm -f linuxrc
 
 cd "$VM_TOP"
 mkdir -p "$(dirname "$IMG")"

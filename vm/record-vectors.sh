@@ -15,7 +15,7 @@ trap 'rm -rf "$WORK"' EXIT
 export VM_KERNEL
 VM_KERNEL=$(vm/build-kernel.sh | tail -n 1)
 export VM_ROOTFS=$WORK/rootfs.img
-ROOTFS_IMG=$VM_ROOTFS ROOTFS_EXTRA_BINS=/usr/bin/true vm/build-rootfs.sh >/dev/null
+ROOTFS_IMG=$VM_ROOTFS ROOTFS_ATTESTD=/nonexistent ROOTFS_EXTRA_BINS=/usr/bin/true vm/build-rootfs.sh >/dev/null
 export VM_TPM_DIR=$WORK/tpm VM_CONSOLE=0
 
 cat >"$WORK/plain.sh" <<'SCRIPT'

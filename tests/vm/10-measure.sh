@@ -19,7 +19,8 @@ for path in /sbin/init /bin/busybox /usr/bin/true /lib/x86_64-linux-gnu/libc.so.
 	check "clean: $path is measured" grep -q " $path\$" "$ascii"
 done
 count=$(cat "$out/count" 2>/dev/null)
-check "clean: more than 20 entries ($count)" test "${count:-0}" -gt 20
+check "clean: more than 40 entries ($count)" test "${count:-0}" -gt 40
+check "clean: files written then read as root are measured" grep -q ' /root/files/30$' "$ascii"
 check_eq "clean: no violations" 0 "$(cat "$out/violations" 2>/dev/null)"
 sha1=$(vmt_pcr "$out" sha1)
 sha256=$(vmt_pcr "$out" sha256)
