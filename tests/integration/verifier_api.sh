@@ -287,6 +287,28 @@ check_eq "metrics 200" 200 "$(status "$r")"
 check "metrics count active agents" grep -q '^attest_agents{state="active"} 1$' <<<"$(body "$r")"
 check "metrics histogram" grep -q '^attest_evidence_seconds_count ' <<<"$(body "$r")"
 
+# --- attestctl ------------------------------------------------------------------------------
+CTL=$B/attestctl
+if [[ -x $CTL ]]; then
+	copt=(--verifier "$URL" --ca "$S/ca.pem" --token-file "$S/operator-token")
+	out=$("$CTL" agents "${copt[@]}")
+	check "attestctl agents table lists web-01 as active" grep -qE '^web-01 +active' <<<"$out"
+	check_eq "attestctl agents --json" "db-01 web-01" "$("$CTL" agents "${copt[@]}" --json | jq -r '[.agents[].agent_id] | join(" ")')"
+	check "attestctl agent ID" grep -q '^state: *active' <<<"$("$CTL" agent web-01 "${copt[@]}")"
+	check_eq "attestctl verdicts --json" "$(op "$URL/v1/agents/web-01/verdicts" | sed '$d' | jq '.verdicts | length')" \
+		"$("$CTL" verdicts web-01 "${copt[@]}" --json | jq '.verdicts | length')"
+	check "attestctl violations --open" "$CTL" violations --open "${copt[@]}"
+	echo "wrong-token-wrong-token" >"$W/bad-token"
+	"$CTL" agents --verifier "$URL" --ca "$S/ca.pem" --token-file "$W/bad-token" >/dev/null 2>&1
+	check_eq "attestctl with a wrong token exits 1" 1 $?
+	"$CTL" agents --verifier "$URL" --token-file "$S/operator-token" >/dev/null 2>&1
+	check_eq "attestctl without the CA exits 2 (TLS)" 2 $?
+	"$CTL" agent ghost "${copt[@]}" >/dev/null 2>&1
+	check_eq "attestctl agent unknown exits 1" 1 $?
+else
+	skip "no attestctl"
+fi
+
 # --- clean stop ----------------------------------------------------------------------------
 kill -TERM "$VPID"
 rc=0

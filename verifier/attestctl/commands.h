@@ -13,5 +13,12 @@ int cmd_check_quote(int argc, char **argv);
 int cmd_policy_learn(int argc, char **argv);
 int cmd_policy_gen(int argc, char **argv);
 int cmd_policy_check(int argc, char **argv);
+/* cmd_online.c: operator calls to a running verifier */
+int cmd_agents(int argc, char **argv);
+int cmd_agent(int argc, char **argv);
+int cmd_verdicts(int argc, char **argv);
+int cmd_violations(int argc, char **argv);
+int cmd_approve(int argc, char **argv);
+int cmd_dismiss(int argc, char **argv);
 
 #endif

@@ -15,6 +15,13 @@ static const struct command {
 	{"policy-gen", cmd_policy_gen,
 	 "policy-gen DIR [--exclude REGEX]... [--hash sha1|sha256] [--prefix /] [--out FILE]"},
 	{"policy-check", cmd_policy_check, "policy-check POLICY [PATH ALG:HEX]"},
+	{"agents", cmd_agents, "agents [--verifier URL] [--ca FILE] [--token-file FILE] [--json]"},
+	{"agent", cmd_agent, "agent ID [--verifier URL] [--ca FILE] [--token-file FILE] [--json]"},
+	{"verdicts", cmd_verdicts, "verdicts ID [--limit N] [--verifier URL] [--ca FILE] [--token-file FILE] [--json]"},
+	{"violations", cmd_violations,
+	 "violations [--open | --state open|approved|dismissed] [--agent ID] [--verifier URL] [--ca FILE] [--token-file FILE] [--json]"},
+	{"approve", cmd_approve, "approve VIOLATION_ID [--verifier URL] [--ca FILE] [--token-file FILE]"},
+	{"dismiss", cmd_dismiss, "dismiss VIOLATION_ID [--verifier URL] [--ca FILE] [--token-file FILE]"},
 };
 
 static int usage(FILE *f)

@@ -1,0 +1,453 @@
+/*
+ * attestctl subcommands that talk to a running verifier over HTTPS (operator API, bearer token):
+ *
+ *   agents | agent ID | verdicts ID [--limit N] | violations [--open|--state S] [--agent ID]
+ *   approve VIOLATION_ID | dismiss VIOLATION_ID
+ *   common options: --verifier URL  --ca FILE  --token-file FILE  --json
+ *
+ * Defaults: $ATTEST_VERIFIER or https://127.0.0.1:8443, $ATTEST_CA, $ATTEST_TOKEN_FILE.
+ * Output: a readable table, or the verifier's JSON unchanged with --json (for scripts).
+ * Exit: 0 ok, 1 the verifier refused (its error code is printed), 2 usage or transport error.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <curl/curl.h>
+#include <jansson.h>
+#include <openssl/crypto.h>
+
+#include "proto/evidence.h"
+#include "verifier/attestctl/commands.h"
+
+#define RESPONSE_MAX (64u * 1024u * 1024u)
+#define TOKEN_MAX 4096u
+
+struct online_opts {
+	const char *url;
+	const char *ca;
+	const char *token_file;
+	const char *state;
+	const char *agent;
+	const char *limit;
+	bool json;
+};
+
+struct buf {
+	char *data;
+	size_t len;
+	bool overflow;
+};
+
+static size_t on_data(char *ptr, size_t size, size_t nmemb, void *arg)
+{
+	struct buf *b = arg;
+	size_t n = size * nmemb;
+	char *nd;
+
+	if (n > RESPONSE_MAX || b->len > RESPONSE_MAX - n) {
+		b->overflow = true;
+		return 0; /* aborts the transfer */
+	}
+	nd = realloc(b->data, b->len + n + 1);
+	if (!nd)
+		return 0;
+	memcpy(nd + b->len, ptr, n);
+	b->data = nd;
+	b->len += n;
+	b->data[b->len] = '\0';
+	return n;
+}
+
+static int read_token(const char *path, char *out, size_t cap)
+{
+	FILE *f = fopen(path, "re");
+	size_t n;
+
+	if (!f) {
+		fprintf(stderr, "attestctl: cannot read token file \"%s\": %s\n", path, strerror(errno));
+		return -errno;
+	}
+	n = fread(out, 1, cap - 1, f);
+	fclose(f);
+	out[n] = '\0';
+	while (n > 0 && (out[n - 1] == '\n' || out[n - 1] == '\r' || out[n - 1] == ' '))
+		out[--n] = '\0';
+	if (n == 0 || strchr(out, '\n')) {
+		fprintf(stderr, "attestctl: token file \"%s\" holds no single-line token\n", path);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/*
+ * method PATH on the verifier; *status and *body (caller frees) on success. 0, or 2 with a
+ * message printed.
+ */
+static int request(const struct online_opts *o, const char *method, const char *path,
+		   long *status, char **body)
+{
+	char token[TOKEN_MAX], auth[TOKEN_MAX + 32], url[2048];
+	struct curl_slist *hdrs = NULL;
+	struct buf b = { 0 };
+	CURL *c = NULL;
+	CURLcode rc;
+	int ret = 2;
+
+	*body = NULL;
+	token[0] = '\0';
+	if (o->token_file && read_token(o->token_file, token, sizeof(token)))
+		return 2;
+	if (snprintf(url, sizeof(url), "%s%s", o->url, path) >= (int)sizeof(url)) {
+		fprintf(stderr, "attestctl: URL too long\n");
+		goto out;
+	}
+	c = curl_easy_init();
+	if (!c)
+		goto out;
+	if (token[0]) {
+		snprintf(auth, sizeof(auth), "Authorization: Bearer %s", token);
+		hdrs = curl_slist_append(hdrs, auth);
+		OPENSSL_cleanse(auth, sizeof(auth));
+	}
+	hdrs = curl_slist_append(hdrs, "Accept: application/json");
+	curl_easy_setopt(c, CURLOPT_URL, url);
+	curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdrs);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, &b);
+	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "https,http");
+	curl_easy_setopt(c, CURLOPT_SSLVERSION, (long)CURL_SSLVERSION_TLSv1_2);
+	curl_easy_setopt(c, CURLOPT_TIMEOUT, 30L);
+	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	if (o->ca)
+		curl_easy_setopt(c, CURLOPT_CAINFO, o->ca);
+	if (!strcmp(method, "POST")) {
+		curl_easy_setopt(c, CURLOPT_POST, 1L);
+		curl_easy_setopt(c, CURLOPT_POSTFIELDS, "");
+		curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, 0L);
+	}
+	rc = curl_easy_perform(c);
+	if (rc != CURLE_OK) {
+		fprintf(stderr, "attestctl: %s %s: %s\n", method, url,
+			b.overflow ? "response too large" : curl_easy_strerror(rc));
+		goto out;
+	}
+	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, status);
+	*body = b.data ? b.data : strdup("");
+	b.data = NULL;
+	ret = *body ? 0 : 2;
+out:
+	OPENSSL_cleanse(token, sizeof(token));
+	free(b.data);
+	curl_slist_free_all(hdrs);
+	curl_easy_cleanup(c);
+	return ret;
+}
+
+static void usage_online(const char *cmd)
+{
+	fprintf(stderr,
+		"usage: attestctl %s [--verifier URL] [--ca FILE] [--token-file FILE] [--json]%s\n",
+		cmd,
+		!strcmp(cmd, "agent") || !strcmp(cmd, "verdicts") ? " ID"
+		: !strcmp(cmd, "violations") ? " [--open | --state open|approved|dismissed] [--agent ID]"
+		: !strcmp(cmd, "approve") || !strcmp(cmd, "dismiss") ? " VIOLATION_ID"
+								     : "");
+}
+
+/* Parses common options; *pos gets the first positional argument (or NULL). */
+static int parse_opts(int argc, char **argv, struct online_opts *o, const char **pos)
+{
+	static const struct option longopts[] = {
+		{ "verifier", required_argument, NULL, 'u' },
+		{ "ca", required_argument, NULL, 'c' },
+		{ "token-file", required_argument, NULL, 't' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "open", no_argument, NULL, 'o' },
+		{ "state", required_argument, NULL, 's' },
+		{ "agent", required_argument, NULL, 'a' },
+		{ "limit", required_argument, NULL, 'l' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int ch;
+
+	memset(o, 0, sizeof(*o));
+	o->url = getenv("ATTEST_VERIFIER") ? getenv("ATTEST_VERIFIER") : "https://127.0.0.1:8443";
+	o->ca = getenv("ATTEST_CA");
+	o->token_file = getenv("ATTEST_TOKEN_FILE");
+	*pos = NULL;
+	optind = 1;
+	while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		switch (ch) {
+		case 'u': o->url = optarg; break;
+		case 'c': o->ca = optarg; break;
+		case 't': o->token_file = optarg; break;
+		case 'j': o->json = true; break;
+		case 'o': o->state = "open"; break;
+		case 's': o->state = optarg; break;
+		case 'a': o->agent = optarg; break;
+		case 'l': o->limit = optarg; break;
+		default: usage_online(argv[0]); return 2;
+		}
+	}
+	if (optind < argc)
+		*pos = argv[optind++];
+	if (optind < argc) {
+		usage_online(argv[0]);
+		return 2;
+	}
+	/* Drop a trailing slash so paths join cleanly. */
+	{
+		size_t n = strlen(o->url);
+
+		if (n > 0 && o->url[n - 1] == '/') {
+			static char url[2048];
+
+			snprintf(url, sizeof(url), "%.*s", (int)(n - 1), o->url);
+			o->url = url;
+		}
+	}
+	return 0;
+}
+
+static void fmt_time(json_int_t t, char *out, size_t cap)
+{
+	time_t tt = (time_t)t;
+	struct tm tm;
+
+	if (t <= 0 || !gmtime_r(&tt, &tm) || !strftime(out, cap, "%Y-%m-%d %H:%M:%SZ", &tm))
+		snprintf(out, cap, "-");
+}
+
+static const char *str(json_t *o, const char *key)
+{
+	const char *s = json_string_value(json_object_get(o, key));
+
+	return s ? s : "-";
+}
+
+static json_int_t num(json_t *o, const char *key)
+{
+	return json_integer_value(json_object_get(o, key));
+}
+
+/* Runs the request and handles the common parts: transport errors, API errors, --json. */
+static int fetch(const struct online_opts *o, const char *method, const char *path, json_t **out)
+{
+	char *body = NULL;
+	long status = 0;
+	json_error_t jerr;
+	json_t *j;
+	int ret;
+
+	*out = NULL;
+	if ((ret = request(o, method, path, &status, &body)))
+		return ret;
+	if (status >= 400) {
+		char code[64], msg[512];
+
+		if (error_parse(body, strlen(body), code, sizeof(code), msg, sizeof(msg)) == 0)
+			fprintf(stderr, "attestctl: verifier refused (%ld %s): %s\n", status, code, msg);
+		else
+			fprintf(stderr, "attestctl: verifier answered %ld\n", status);
+		free(body);
+		return 1;
+	}
+	if (o->json) {
+		printf("%s\n", body);
+		free(body);
+		return 0;
+	}
+	j = json_loads(body, 0, &jerr);
+	free(body);
+	if (!j) {
+		fprintf(stderr, "attestctl: verifier answer is not JSON: %s\n", jerr.text);
+		return 2;
+	}
+	*out = j;
+	return 0;
+}
+
+static void print_agent_row(json_t *a)
+{
+	char t[32];
+	json_t *lv = json_object_get(a, "last_verdict");
+
+	fmt_time(num(a, "last_verdict_at"), t, sizeof(t));
+	printf("%-24s %-8s %-12s %-10s %-21s %6" JSON_INTEGER_FORMAT " %8" JSON_INTEGER_FORMAT
+	       " %6" JSON_INTEGER_FORMAT "\n",
+	       str(a, "agent_id"), str(a, "state"), str(a, "policy"),
+	       json_is_string(lv) ? json_string_value(lv) : "-", t, num(a, "boot_number"),
+	       num(a, "next_entry"), num(a, "open_violations"));
+}
+
+int cmd_agents(int argc, char **argv)
+{
+	struct online_opts o;
+	const char *pos;
+	json_t *j = NULL, *arr, *a;
+	size_t i;
+	int ret;
+
+	if ((ret = parse_opts(argc, argv, &o, &pos)))
+		return ret;
+	if (pos) {
+		usage_online("agents");
+		return 2;
+	}
+	if ((ret = fetch(&o, "GET", "/v1/agents", &j)) || !j)
+		return ret;
+	arr = json_object_get(j, "agents");
+	printf("%-24s %-8s %-12s %-10s %-21s %6s %8s %6s\n", "AGENT", "STATE", "POLICY", "VERDICT",
+	       "LAST VERDICT", "BOOT", "ENTRIES", "OPEN");
+	json_array_foreach(arr, i, a)
+		print_agent_row(a);
+	json_decref(j);
+	return 0;
+}
+
+int cmd_agent(int argc, char **argv)
+{
+	struct online_opts o;
+	const char *pos;
+	char path[256], t1[32], t2[32];
+	json_t *j = NULL;
+	int ret;
+
+	if ((ret = parse_opts(argc, argv, &o, &pos)))
+		return ret;
+	if (!pos || !agent_id_valid(pos)) {
+		usage_online("agent");
+		return 2;
+	}
+	snprintf(path, sizeof(path), "/v1/agents/%s", pos);
+	if ((ret = fetch(&o, "GET", path, &j)) || !j)
+		return ret;
+	fmt_time(num(j, "created_at"), t1, sizeof(t1));
+	fmt_time(num(j, "activated_at"), t2, sizeof(t2));
+	printf("agent:           %s\nstate:           %s\npolicy:          %s\n"
+	       "ak name:         %s\nenrolled:        %s\nactivated:       %s\n"
+	       "boot number:     %" JSON_INTEGER_FORMAT "\nnext entry:      %" JSON_INTEGER_FORMAT "\n"
+	       "last verdict:    %s\nopen violations: %" JSON_INTEGER_FORMAT "\n",
+	       str(j, "agent_id"), str(j, "state"), str(j, "policy"), str(j, "ak_name"), t1, t2,
+	       num(j, "boot_number"), num(j, "next_entry"),
+	       json_is_string(json_object_get(j, "last_verdict"))
+		       ? json_string_value(json_object_get(j, "last_verdict"))
+		       : "-",
+	       num(j, "open_violations"));
+	json_decref(j);
+	return 0;
+}
+
+int cmd_verdicts(int argc, char **argv)
+{
+	struct online_opts o;
+	const char *pos;
+	char path[300], t[32];
+	json_t *j = NULL, *v, *r;
+	size_t i, k;
+	int ret;
+
+	if ((ret = parse_opts(argc, argv, &o, &pos)))
+		return ret;
+	if (!pos || !agent_id_valid(pos) || (o.limit && strspn(o.limit, "0123456789") != strlen(o.limit))) {
+		usage_online("verdicts");
+		return 2;
+	}
+	snprintf(path, sizeof(path), "/v1/agents/%s/verdicts%s%s", pos, o.limit ? "?limit=" : "",
+		 o.limit ? o.limit : "");
+	if ((ret = fetch(&o, "GET", path, &j)) || !j)
+		return ret;
+	printf("%-8s %-21s %-10s %5s %8s  %s\n", "ID", "TIME", "VERDICT", "BOOT", "NEXT", "REASONS");
+	json_array_foreach(json_object_get(j, "verdicts"), i, v) {
+		fmt_time(num(v, "time"), t, sizeof(t));
+		printf("%-8" JSON_INTEGER_FORMAT " %-21s %-10s %5" JSON_INTEGER_FORMAT
+		       " %8" JSON_INTEGER_FORMAT "  ",
+		       num(v, "id"), t, str(v, "verdict"), num(v, "boot_number"),
+		       num(v, "next_offset"));
+		json_array_foreach(json_object_get(v, "reasons"), k, r) {
+			if (k >= 3) {
+				printf(" ...");
+				break;
+			}
+			printf("%s%s", k ? ", " : "", str(r, "code"));
+		}
+		printf("\n");
+	}
+	json_decref(j);
+	return 0;
+}
+
+int cmd_violations(int argc, char **argv)
+{
+	struct online_opts o;
+	const char *pos;
+	char path[512], t[32];
+	json_t *j = NULL, *v;
+	size_t i;
+	int ret;
+
+	if ((ret = parse_opts(argc, argv, &o, &pos)))
+		return ret;
+	if (pos || (o.state && strcmp(o.state, "open") && strcmp(o.state, "approved") &&
+		    strcmp(o.state, "dismissed")) ||
+	    (o.agent && !agent_id_valid(o.agent))) {
+		usage_online("violations");
+		return 2;
+	}
+	snprintf(path, sizeof(path), "/v1/violations?%s%s%s%s", o.state ? "state=" : "",
+		 o.state ? o.state : "", o.agent ? (o.state ? "&agent=" : "agent=") : "",
+		 o.agent ? o.agent : "");
+	if ((ret = fetch(&o, "GET", path, &j)) || !j)
+		return ret;
+	printf("%-6s %-16s %-9s %-16s %-5s %-21s %s\n", "ID", "AGENT", "STATE", "REASON", "COUNT",
+	       "LAST SEEN", "PATH / DIGEST");
+	json_array_foreach(json_object_get(j, "violations"), i, v) {
+		fmt_time(num(v, "last_seen"), t, sizeof(t));
+		printf("%-6" JSON_INTEGER_FORMAT " %-16s %-9s %-16s %-5" JSON_INTEGER_FORMAT
+		       " %-21s %s %s\n",
+		       num(v, "id"), str(v, "agent_id"), str(v, "state"), str(v, "reason"),
+		       num(v, "count"), t, str(v, "path"), str(v, "digest"));
+	}
+	if (json_array_size(json_object_get(j, "violations")) == 0)
+		printf("(none)\n");
+	json_decref(j);
+	return 0;
+}
+
+static int set_violation(int argc, char **argv, const char *action)
+{
+	struct online_opts o;
+	const char *pos;
+	char path[128];
+	json_t *j = NULL;
+	int ret;
+
+	if ((ret = parse_opts(argc, argv, &o, &pos)))
+		return ret;
+	if (!pos || !pos[0] || strspn(pos, "0123456789") != strlen(pos) || strlen(pos) > 18) {
+		usage_online(action);
+		return 2;
+	}
+	snprintf(path, sizeof(path), "/v1/violations/%s/%s", pos, action);
+	if ((ret = fetch(&o, "POST", path, &j)) || !j)
+		return ret;
+	printf("violation %s: %s\n", pos, str(j, "state"));
+	json_decref(j);
+	return 0;
+}
+
+int cmd_approve(int argc, char **argv)
+{
+	return set_violation(argc, argv, "approve");
+}
+
+int cmd_dismiss(int argc, char **argv)
+{
+	return set_violation(argc, argv, "dismiss");
+}
