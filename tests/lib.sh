@@ -72,30 +72,12 @@ wait_for_port() {
 	return 1
 }
 
-# swtpm_ca_init DIR: a swtpm local CA private to this test (never the machine's global one).
-# Writes DIR/swtpm_setup.conf, DIR/swtpm-localca.conf and DIR/swtpm-localca.options; the CA's
-# root certificate ends up in DIR/ca/swtpm-localca-rootca-cert.pem after the first swtpm_setup.
-swtpm_ca_init() {
-	local dir=$1
-	mkdir -p "$dir/ca"
-	cat >"$dir/swtpm-localca.conf" <<CONF
-statedir = $dir/ca
-signingkey = $dir/ca/signkey.pem
-issuercert = $dir/ca/issuercert.pem
-certserial = $dir/ca/certserial
-CONF
-	cat >"$dir/swtpm-localca.options" <<CONF
---platform-manufacturer Attest-Test
---platform-version 2.1
---platform-model QEMU
-CONF
-	cat >"$dir/swtpm_setup.conf" <<CONF
-create_certs_tool = /usr/bin/swtpm_localca
-create_certs_tool_config = $dir/swtpm-localca.conf
-create_certs_tool_options = $dir/swtpm-localca.options
-active_pcr_banks = sha1,sha256
-CONF
-}
+# swtpm_ca_init DIR: a swtpm local CA private to this test (never the machine's global one);
+# the same as the VM's (vm/lib.sh). The CA's root certificate ends up in
+# DIR/ca/swtpm-localca-rootca-cert.pem after the first swtpm_setup.
+# shellcheck source=../vm/lib.sh
+. "$TOP/vm/lib.sh"
+swtpm_ca_init() { vm_swtpm_ca_init "$1"; }
 
 # swtpm_manufacture STATEDIR CADIR: a TPM with sha1+sha256 banks and an EK certificate.
 swtpm_manufacture() {
