@@ -359,6 +359,29 @@ void handle_evidence(const struct http_request *req, struct http_response *resp)
 	}
 	have_result = true;
 
+	/*
+	 * A violation seen earlier in this boot keeps the machine untrusted until an operator
+	 * approves or dismisses it: what ran cannot be taken back by later clean rounds.
+	 */
+	if (res.verdict.trusted) {
+		uint64_t open = 0;
+
+		if (store_violations_open_count(app->store, a.id, res.next.boot_number, &open)) {
+			http_reply_error(resp, 500, "internal", "store failure");
+			goto out;
+		}
+		if (open) {
+			struct verdict_reason *r = &res.verdict.reason[res.verdict.nreasons++];
+
+			res.verdict.trusted = false;
+			snprintf(r->code, sizeof(r->code), "open_violations");
+			snprintf(r->detail, sizeof(r->detail),
+				 "%llu violations of this boot await an operator's review",
+				 (unsigned long long)open);
+			r->entry = -1;
+		}
+	}
+
 	reasons = reasons_json(&res.verdict);
 	if (!reasons) {
 		http_reply_error(resp, 500, "internal", "out of memory");

@@ -7,12 +7,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <pthread.h>
 
 #include <jansson.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 
 #include "proto/encoding.h"
+#include "proto/limits.h"
 #include "verifier/handlers.h"
 #include "verifier/log.h"
 #include "verifier/policy.h"
@@ -476,42 +478,169 @@ void handle_violations_list(const struct http_request *req, struct http_response
 	reply_json_value(resp, 200, json_pack("{s:o}", "violations", c.arr));
 }
 
-static void set_violation(const struct http_request *req, struct http_response *resp,
-			  enum violation_state st)
+/* The {id} of /v1/violations/{id}/...: a positive decimal, else 0. */
+static int64_t violation_id_arg(const struct http_request *req)
 {
-	struct app *app = req->app;
 	char *end;
 	long long id;
-	int ret;
 
 	errno = 0;
 	id = strtoll(req->arg[0], &end, 10);
-	if (errno || end == req->arg[0] || *end || id <= 0) {
-		http_reply_error(resp, 404, "unknown_violation", "no such violation");
-		return;
+	if (errno || end == req->arg[0] || *end || id <= 0)
+		return 0;
+	return id;
+}
+
+static void reply_violation_state(struct http_response *resp, int64_t id,
+				  enum violation_state st, const char *policy, int64_t version)
+{
+	json_t *o = json_pack("{s:I, s:s}", "id", (json_int_t)id, "state", violation_state_str(st));
+
+	if (o && policy) {
+		json_object_set_new(o, "policy", json_string(policy));
+		json_object_set_new(o, "policy_version", json_integer(version));
 	}
-	ret = store_violation_set_state(app->store, id, st);
+	reply_json_value(resp, 200, o);
+}
+
+/* A copy of the violation an operator acts on (the store's strings die with its cursor). */
+struct violation_copy {
+	char agent[LIMIT_AGENT_ID + 1];
+	char path[LIMIT_IMA_PATH + 1];
+	char digest[8 + 2 * 64 + 1];
+	char reason[32];
+};
+
+static int copy_violation(void *arg, const struct store_violation *v)
+{
+	struct violation_copy *c = arg;
+
+	snprintf(c->agent, sizeof(c->agent), "%s", v->agent ? v->agent : "");
+	snprintf(c->path, sizeof(c->path), "%s", v->path ? v->path : "");
+	snprintf(c->digest, sizeof(c->digest), "%s", v->digest ? v->digest : "");
+	snprintf(c->reason, sizeof(c->reason), "%s", v->reason ? v->reason : "");
+	return 0;
+}
+
+/*
+ * Adds the violation's path and digest to the agent's policy as a new version (actor
+ * "operator"). Serialised by a lock so two approvals never lose each other's digest.
+ * Returns 0 with the policy name and version, or an HTTP status after replying.
+ */
+static int approve_into_policy(struct app *app, const struct violation_copy *vc,
+			       struct http_response *resp, char *name, size_t name_cap,
+			       int64_t *version)
+{
+	static pthread_mutex_t approve_lock = PTHREAD_MUTEX_INITIALIZER;
+	struct store_agent a;
+	struct policy *p = NULL;
+	char *json = NULL, *out = NULL, err[160] = "";
+	const char *colon = strchr(vc->digest, ':');
+	uint8_t digest[64];
+	ssize_t dlen = -1;
+	uint16_t alg = 0;
+	int status = 500, ret;
+
+	if (colon) {
+		alg = policy_alg_from_name(vc->digest, (size_t)(colon - vc->digest));
+		dlen = hex_decode(colon + 1, strlen(colon + 1), digest, sizeof(digest));
+	}
+	if (!alg || dlen <= 0) {
+		http_reply_error(resp, 409, "not_approvable", "violation has no usable digest");
+		return 409;
+	}
+	memset(&a, 0, sizeof(a));
+	if (store_agent_get(app->store, vc->agent, &a)) {
+		http_reply_error(resp, 404, "unknown_agent", "the violation's agent is gone");
+		return 404;
+	}
+	snprintf(name, name_cap, "%s", a.policy[0] ? a.policy : "default");
+	store_agent_release(&a);
+
+	pthread_mutex_lock(&approve_lock);
+	ret = store_policy_get(app->store, name, &json, version);
+	if (ret == -ENOENT)
+		p = policy_new();
+	else if (ret == 0)
+		p = policy_load(json, strlen(json), err, sizeof(err));
+	if (!p) {
+		http_reply_error(resp, 500, "internal", "cannot load policy \"%s\": %s", name, err);
+		goto out;
+	}
+	ret = policy_add_digest(p, vc->path, alg, digest, (size_t)dlen);
+	if (ret) {
+		http_reply_error(resp, 409, "not_approvable", "cannot add \"%s\" to the policy: %s",
+				 vc->path, strerror(-ret));
+		status = 409;
+		goto out;
+	}
+	out = policy_to_json(p);
+	if (!out || store_policy_put(app->store, name, out, "operator", (int64_t)time(NULL),
+				     version)) {
+		http_reply_error(resp, 500, "internal", "store failure");
+		goto out;
+	}
+	app_policy_invalidate(app, name);
+	status = 0;
+out:
+	pthread_mutex_unlock(&approve_lock);
+	policy_free(p);
+	free(json);
+	free(out);
+	return status;
+}
+
+static void act_on_violation(const struct http_request *req, struct http_response *resp,
+			     enum violation_state st)
+{
+	struct app *app = req->app;
+	struct violation_copy vc;
+	int64_t id = violation_id_arg(req), version = 0;
+	char policy[STORE_POLICY_NAME_MAX + 1];
+	bool into_policy = false;
+	int ret;
+
+	memset(&vc, 0, sizeof(vc));
+	ret = id ? store_violation_get(app->store, id, copy_violation, &vc) : -ENOENT;
 	if (ret == -ENOENT) {
-		http_reply_error(resp, 404, "unknown_violation", "no violation %lld", id);
+		http_reply_error(resp, 404, "unknown_violation", "no such violation");
 		return;
 	}
 	if (ret) {
 		http_reply_error(resp, 500, "internal", "store failure");
 		return;
 	}
-	log_info("violation %lld %s by operator", id, violation_state_str(st));
-	reply_json_value(resp, 200,
-			 json_pack("{s:I, s:s}", "id", (json_int_t)id, "state", violation_state_str(st)));
+	/*
+	 * Approving a file the allowlist did not know teaches the policy that file; the next
+	 * attestation is judged against the new version. Other kinds (violation entries,
+	 * boot_aggregate) have nothing to learn: approval only closes them.
+	 */
+	if (st == VIOLATION_APPROVED &&
+	    (!strcmp(vc.reason, "not_in_allowlist") || !strcmp(vc.reason, "digest_mismatch"))) {
+		if (approve_into_policy(app, &vc, resp, policy, sizeof(policy), &version))
+			return;
+		into_policy = true;
+	}
+	ret = store_violation_set_state(app->store, id, st);
+	if (ret) {
+		http_reply_error(resp, ret == -ENOENT ? 404 : 500,
+				 ret == -ENOENT ? "unknown_violation" : "internal", "cannot update");
+		return;
+	}
+	log_info("violation %lld (%s \"%s\") %s by operator%s%s", (long long)id, vc.reason, vc.path,
+		 violation_state_str(st), into_policy ? "; added to policy " : "",
+		 into_policy ? policy : "");
+	reply_violation_state(resp, id, st, into_policy ? policy : NULL, version);
 }
 
 void handle_violation_approve(const struct http_request *req, struct http_response *resp)
 {
-	set_violation(req, resp, VIOLATION_APPROVED);
+	act_on_violation(req, resp, VIOLATION_APPROVED);
 }
 
 void handle_violation_dismiss(const struct http_request *req, struct http_response *resp)
 {
-	set_violation(req, resp, VIOLATION_DISMISSED);
+	act_on_violation(req, resp, VIOLATION_DISMISSED);
 }
 
 void handle_policy_get(const struct http_request *req, struct http_response *resp)

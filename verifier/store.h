@@ -179,6 +179,11 @@ typedef int (*store_violation_cb)(void *arg, const struct store_violation *v);
 /* state < 0: any state; agent NULL: every agent. Newest last_seen first, at most limit. */
 int store_violations_list(struct store *st, int state, const char *agent, unsigned limit,
 			  store_violation_cb cb, void *arg);
+/* Calls cb once with violation id; -ENOENT unknown id. */
+int store_violation_get(struct store *st, int64_t id, store_violation_cb cb, void *arg);
+/* Violations of this agent's boot that no operator approved or dismissed yet. */
+int store_violations_open_count(struct store *st, const char *agent, uint64_t boot_number,
+				uint64_t *count);
 /* -ENOENT unknown id. */
 int store_violation_set_state(struct store *st, int64_t id, enum violation_state state);
 

@@ -829,6 +829,82 @@ static const char *col_text(sqlite3_stmt *s, int col)
 	return t ? (const char *)t : "";
 }
 
+#define VIOLATION_COLUMNS                                                                  \
+	"id, agent, boot_number, entry, path, digest, template, reason, first_seen, last_seen," \
+	" count, state"
+
+/* Reads a row selected with VIOLATION_COLUMNS; the strings live until the next step. */
+static void violation_from_row(sqlite3_stmt *s, struct store_violation *v)
+{
+	int vs;
+
+	memset(v, 0, sizeof(*v));
+	v->id = sqlite3_column_int64(s, 0);
+	v->agent = col_text(s, 1);
+	v->boot_number = (uint64_t)sqlite3_column_int64(s, 2);
+	v->entry = (uint64_t)sqlite3_column_int64(s, 3);
+	v->path = col_text(s, 4);
+	v->digest = col_text(s, 5);
+	v->template_name = col_text(s, 6);
+	v->reason = col_text(s, 7);
+	v->first_seen = sqlite3_column_int64(s, 8);
+	v->last_seen = sqlite3_column_int64(s, 9);
+	v->count = (uint64_t)sqlite3_column_int64(s, 10);
+	vs = violation_state_from_str(col_text(s, 11));
+	v->state = vs < 0 ? VIOLATION_OPEN : (enum violation_state)vs;
+}
+
+int store_violation_get(struct store *st, int64_t id, store_violation_cb cb, void *arg)
+{
+	sqlite3_stmt *s = NULL;
+	struct store_violation v;
+	int ret, rc;
+
+	lock(st);
+	if ((ret = prepare(st, "SELECT " VIOLATION_COLUMNS " FROM violations WHERE id = ?1", &s)))
+		goto out;
+	sqlite3_bind_int64(s, 1, id);
+	rc = sqlite3_step(s);
+	if (rc == SQLITE_ROW) {
+		violation_from_row(s, &v);
+		ret = cb(arg, &v);
+	} else if (rc == SQLITE_DONE) {
+		ret = -ENOENT;
+	} else {
+		ret = db_fail(st, rc, "violation get");
+	}
+out:
+	sqlite3_finalize(s);
+	unlock(st);
+	return ret;
+}
+
+int store_violations_open_count(struct store *st, const char *agent, uint64_t boot_number,
+				uint64_t *count)
+{
+	sqlite3_stmt *s = NULL;
+	int ret, rc;
+
+	*count = 0;
+	lock(st);
+	if ((ret = prepare(st,
+			   "SELECT COUNT(*) FROM violations WHERE agent = ?1 AND boot_number = ?2"
+			   " AND state = 'open'",
+			   &s)))
+		goto out;
+	sqlite3_bind_text(s, 1, agent, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 2, (sqlite3_int64)boot_number);
+	rc = sqlite3_step(s);
+	if (rc == SQLITE_ROW)
+		*count = (uint64_t)sqlite3_column_int64(s, 0);
+	else
+		ret = db_fail(st, rc, "open violations");
+out:
+	sqlite3_finalize(s);
+	unlock(st);
+	return ret;
+}
+
 int store_violations_list(struct store *st, int state, const char *agent, unsigned limit,
 			  store_violation_cb cb, void *arg)
 {
@@ -838,8 +914,7 @@ int store_violations_list(struct store *st, int state, const char *agent, unsign
 
 	lock(st);
 	if ((ret = prepare(st,
-			   "SELECT id, agent, boot_number, entry, path, digest, template, reason,"
-			   " first_seen, last_seen, count, state FROM violations"
+			   "SELECT " VIOLATION_COLUMNS " FROM violations"
 			   " WHERE (?1 IS NULL OR state = ?1) AND (?2 IS NULL OR agent = ?2)"
 			   " ORDER BY last_seen DESC, id DESC LIMIT ?3",
 			   &s)))
@@ -851,22 +926,7 @@ int store_violations_list(struct store *st, int state, const char *agent, unsign
 		sqlite3_bind_text(s, 2, agent, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(s, 3, limit);
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		int vs;
-
-		memset(&v, 0, sizeof(v));
-		v.id = sqlite3_column_int64(s, 0);
-		v.agent = col_text(s, 1);
-		v.boot_number = (uint64_t)sqlite3_column_int64(s, 2);
-		v.entry = (uint64_t)sqlite3_column_int64(s, 3);
-		v.path = col_text(s, 4);
-		v.digest = col_text(s, 5);
-		v.template_name = col_text(s, 6);
-		v.reason = col_text(s, 7);
-		v.first_seen = sqlite3_column_int64(s, 8);
-		v.last_seen = sqlite3_column_int64(s, 9);
-		v.count = (uint64_t)sqlite3_column_int64(s, 10);
-		vs = violation_state_from_str(col_text(s, 11));
-		v.state = vs < 0 ? VIOLATION_OPEN : (enum violation_state)vs;
+		violation_from_row(s, &v);
 		if ((ret = cb(arg, &v)))
 			goto out;
 	}

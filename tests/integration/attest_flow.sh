@@ -98,6 +98,23 @@ else
 	fail "attestd did not keep its last evidence (state-dir/last-evidence.json)"
 fi
 
+# 4b. later clean rounds stay untrusted while the violations await review; approving them
+#     teaches the policy, and the next round is judged against the new version
+attest host-1 "$TPM1_TCTI" "$W/a1"
+check "a clean round after a violation: still untrusted (open_violations)" grep -q 'open_violations' "$W/out"
+ids=$(op '/v1/violations?agent=host-1&state=open' | jq -r '.violations[].id')
+approved=0
+for id in $ids; do
+	code=$(curl -sS --cacert "$CA" -H "Authorization: Bearer $(cat "$W/token")" -o /dev/null \
+		-w '%{http_code}' -X POST "$URL/v1/violations/$id/approve")
+	[[ $code == 200 ]] && approved=$((approved + 1))
+done
+check_eq "operator approved all 10 violations" 10 "$approved"
+check "the approved path is in the default policy now" \
+	bash -c "curl -sS --cacert '$CA' -H 'Authorization: Bearer $(cat "$W/token")' '$URL/v1/policies/default' | jq -e --arg p '$path61' '.digests[\$p] | length == 1' >/dev/null"
+attest host-1 "$TPM1_TCTI" "$W/a1"
+check_eq "after approval: trusted" 0 $?
+
 # 5. reordered and truncated lists: pcr_mismatch (a second agent state on the same TPM is not
 #    needed: the edit is in the part not yet attested)
 list 80
@@ -140,7 +157,7 @@ attest host-1 "$TPM1_TCTI" "$W/a1"
 check "after a verifier crash: no full replay needed (no pcr_mismatch, no reboot)" \
 	bash -c "! grep -qE 'pcr_mismatch|reboot|log_offset_mismatch' '$W/out'"
 check_eq "verdict history kept across the crash" true \
-	"$(op /v1/agents/host-1/verdicts | jq '.verdicts | length >= 7')"
+	"$(op /v1/agents/host-1/verdicts | jq '.verdicts | length >= 9')"
 
 # 7. a second TPM presenting the first agent's id is refused
 swtpm_manufacture "$W/tpm2" "$W/ca" && swtpm_start "$W/tpm2"
