@@ -44,6 +44,21 @@ if [[ -r $PATCH_DIR/series ]]; then
 	done <"$PATCH_DIR/series"
 fi
 
+# Work on a snapshot of the inputs, so that the key always names what is built even
+# when a file is edited during the build.
+mkdir -p "$CACHE"
+snap=$(mktemp -d "$CACHE/.inputs.XXXXXX")
+trap 'rm -rf "$snap"' EXIT
+mkdir -p "$snap/patches"
+snapped=()
+for p in ${patches[@]+"${patches[@]}"}; do
+	cp "$p" "$snap/patches/"
+	snapped+=("$snap/patches/$(basename "$p")")
+done
+patches=("${snapped[@]}")
+cp "$FRAGMENT" "$snap/$(basename "$FRAGMENT")"
+FRAGMENT=$snap/$(basename "$FRAGMENT")
+
 # The key: the source version (the Debian package version when the tarball is the
 # package's, else size and mtime), the recipe, the series in order and the fragment.
 src_id() {
@@ -55,7 +70,7 @@ src_id() {
 key=$({
 	src_id
 	echo "recipe $RECIPE"
-	for p in "${patches[@]}"; do echo "patch $(basename "$p") $(sha256sum <"$p" | cut -d' ' -f1)"; done
+	for p in ${patches[@]+"${patches[@]}"}; do echo "patch $(basename "$p") $(sha256sum <"$p" | cut -d' ' -f1)"; done
 	echo "fragment $(sha256sum <"$FRAGMENT" | cut -d' ' -f1)"
 } | sha256sum | cut -c1-16)
 
@@ -94,7 +109,7 @@ src=$(find "$dir" -mindepth 1 -maxdepth 1 -type d | head -n 1)
 [[ -f $src/Makefile ]] || die "no kernel tree in $SRC_TAR"
 ln -sfn "$(basename "$src")" "$dir/src"
 
-for p in "${patches[@]}"; do
+for p in ${patches[@]+"${patches[@]}"}; do
 	say "applying $(basename "$p")"
 	patch -d "$src" -p1 --fuzz=0 --no-backup-if-mismatch -s <"$p" ||
 		die "$(basename "$p") does not apply cleanly"
@@ -130,6 +145,7 @@ while IFS= read -r line; do
 done <"$FRAGMENT"
 [[ $missing -eq 0 ]] || die "olddefconfig dropped $missing option(s) of $FRAGMENT"
 cp "$src/.config" "$dir/config"
+cp -r "$snap" "$dir/inputs"
 
 say "building bzImage (log: $log)"
 if ! make -C "$src" -j"$JOBS" bzImage >"$log" 2>&1; then
