@@ -6,8 +6,12 @@
 #include <openssl/core_names.h>
 #include <openssl/ecdsa.h>
 #include <openssl/bn.h>
+#include <openssl/crypto.h>
+#include <openssl/rsa.h>
+#include <openssl/x509v3.h>
 #include <tss2/tss2_mu.h>
 
+#include "proto/credential.h"
 #include "proto/quote.h"
 
 #define AK_ATTRS                                                                            \
@@ -152,4 +156,204 @@ int softtpm_quote(EVP_PKEY *key, const uint8_t *nonce, size_t nonce_len,
 		return -ENOSPC;
 	*sig_len = off;
 	return 0;
+}
+
+/* --- software EK ----------------------------------------------------------------------- */
+
+/* PolicySecret(TPM_RH_ENDORSEMENT), the EK template's authPolicy. */
+static const uint8_t ek_auth_policy[32] = {
+	0x83, 0x71, 0x97, 0x67, 0x44, 0x84, 0xb3, 0xf8, 0x1a, 0x90, 0xcc, 0x8d, 0x46, 0xa5, 0xd7, 0x24,
+	0xfd, 0x52, 0xd7, 0x6e, 0x06, 0x52, 0x0b, 0x64, 0xf2, 0xa1, 0xda, 0x1b, 0x33, 0x14, 0x69, 0xaa,
+};
+
+int softtpm_ek_public(EVP_PKEY *rsa2048, uint8_t *out, size_t cap, size_t *outlen)
+{
+	TPM2B_PUBLIC pub = {0};
+	TPMT_PUBLIC *t = &pub.publicArea;
+	size_t off = 0;
+
+	if (EVP_PKEY_get_base_id(rsa2048) != EVP_PKEY_RSA || EVP_PKEY_get_bits(rsa2048) != 2048)
+		return -EINVAL;
+	t->type = TPM2_ALG_RSA;
+	t->nameAlg = TPM2_ALG_SHA256;
+	t->objectAttributes = TPMA_OBJECT_FIXEDTPM | TPMA_OBJECT_FIXEDPARENT |
+			      TPMA_OBJECT_SENSITIVEDATAORIGIN | TPMA_OBJECT_ADMINWITHPOLICY |
+			      TPMA_OBJECT_RESTRICTED | TPMA_OBJECT_DECRYPT;
+	t->authPolicy.size = sizeof(ek_auth_policy);
+	memcpy(t->authPolicy.buffer, ek_auth_policy, sizeof(ek_auth_policy));
+	t->parameters.rsaDetail.symmetric.algorithm = TPM2_ALG_AES;
+	t->parameters.rsaDetail.symmetric.keyBits.aes = 128;
+	t->parameters.rsaDetail.symmetric.mode.aes = TPM2_ALG_CFB;
+	t->parameters.rsaDetail.scheme.scheme = TPM2_ALG_NULL;
+	t->parameters.rsaDetail.keyBits = 2048;
+	t->unique.rsa.size = 256;
+	if (bn_param(rsa2048, OSSL_PKEY_PARAM_RSA_N, t->unique.rsa.buffer, 256))
+		return -EINVAL;
+	if (Tss2_MU_TPM2B_PUBLIC_Marshal(&pub, out, cap, &off) != TSS2_RC_SUCCESS)
+		return -ENOSPC;
+	*outlen = off;
+	return 0;
+}
+
+static int rsa_oaep_decrypt(EVP_PKEY *ek, const uint8_t *in, size_t in_len, uint8_t *out,
+			    size_t *out_len)
+{
+	static const char label[] = "IDENTITY"; /* the NUL is part of the label */
+	EVP_PKEY_CTX *ctx = EVP_PKEY_CTX_new(ek, NULL);
+	unsigned char *l = OPENSSL_memdup(label, sizeof(label));
+	int rc = -EBADMSG;
+
+	if (!ctx || !l || EVP_PKEY_decrypt_init(ctx) != 1 ||
+	    EVP_PKEY_CTX_set_rsa_padding(ctx, RSA_PKCS1_OAEP_PADDING) != 1 ||
+	    EVP_PKEY_CTX_set_rsa_oaep_md(ctx, EVP_sha256()) != 1 ||
+	    EVP_PKEY_CTX_set_rsa_mgf1_md(ctx, EVP_sha256()) != 1 ||
+	    EVP_PKEY_CTX_set0_rsa_oaep_label(ctx, l, (int)sizeof(label)) != 1)
+		goto out;
+	l = NULL; /* owned by ctx now */
+	if (EVP_PKEY_decrypt(ctx, out, out_len, in, in_len) == 1)
+		rc = 0;
+out:
+	OPENSSL_free(l);
+	EVP_PKEY_CTX_free(ctx);
+	return rc;
+}
+
+int softtpm_activate_credential(EVP_PKEY *ek, const uint8_t *ak_name, size_t ak_name_len,
+				const uint8_t *blob, size_t blob_len, const uint8_t *enc_secret,
+				size_t enc_secret_len, uint8_t *out, size_t *outlen)
+{
+	TPM2B_ID_OBJECT id = {0};
+	TPM2B_ENCRYPTED_SECRET es = {0};
+	uint8_t seed[512], sym[16], hkey[32], mac[32], plain[sizeof(id.credential)];
+	size_t seed_len = sizeof(seed), off = 0;
+	unsigned int mac_len = 0;
+	int rc = -EINVAL, n = 0, fin = 0;
+	EVP_CIPHER_CTX *cc = NULL;
+
+	if (Tss2_MU_TPM2B_ID_OBJECT_Unmarshal(blob, blob_len, &off, &id) || off != blob_len)
+		return -EINVAL;
+	off = 0;
+	if (Tss2_MU_TPM2B_ENCRYPTED_SECRET_Unmarshal(enc_secret, enc_secret_len, &off, &es) ||
+	    off != enc_secret_len)
+		return -EINVAL;
+	if (rsa_oaep_decrypt(ek, es.secret, es.size, seed, &seed_len) || seed_len != 32)
+		return -EBADMSG;
+	if (credential_kdfa(TPM2_ALG_SHA256, seed, seed_len, "STORAGE", ak_name, ak_name_len,
+			    NULL, 0, 128, sym, sizeof(sym)) ||
+	    credential_kdfa(TPM2_ALG_SHA256, seed, seed_len, "INTEGRITY", NULL, 0, NULL, 0, 256,
+			    hkey, sizeof(hkey)))
+		goto out;
+	/* credential = u16 hmac size || hmac || encIdentity */
+	if (id.size < 2 + 32 || ((id.credential[0] << 8) | id.credential[1]) != 32)
+		goto out;
+	const uint8_t *enc = id.credential + 34;
+	size_t enc_len = id.size - 34u;
+	{
+		EVP_MAC *m = EVP_MAC_fetch(NULL, "HMAC", NULL);
+		EVP_MAC_CTX *mc = m ? EVP_MAC_CTX_new(m) : NULL;
+		OSSL_PARAM params[] = {OSSL_PARAM_construct_utf8_string("digest", (char *)"SHA256", 0),
+				       OSSL_PARAM_construct_end()};
+		size_t ml = 0;
+		int ok = mc && EVP_MAC_init(mc, hkey, sizeof(hkey), params) &&
+			 EVP_MAC_update(mc, enc, enc_len) &&
+			 EVP_MAC_update(mc, ak_name, ak_name_len) &&
+			 EVP_MAC_final(mc, mac, &ml, sizeof(mac));
+		EVP_MAC_CTX_free(mc);
+		EVP_MAC_free(m);
+		mac_len = (unsigned int)ml;
+		if (!ok)
+			goto out;
+	}
+	if (mac_len != 32 || CRYPTO_memcmp(mac, id.credential + 2, 32) != 0) {
+		rc = -EBADMSG;
+		goto out;
+	}
+	static const uint8_t iv[16];
+	cc = EVP_CIPHER_CTX_new();
+	if (!cc || EVP_DecryptInit_ex(cc, EVP_aes_128_cfb(), NULL, sym, iv) != 1 ||
+	    EVP_DecryptUpdate(cc, plain, &n, enc, (int)enc_len) != 1 ||
+	    EVP_DecryptFinal_ex(cc, plain + n, &fin) != 1)
+		goto out;
+	size_t plen = (size_t)n + (size_t)fin;
+	if (plen < 2)
+		goto out;
+	size_t clen = (size_t)((plain[0] << 8) | plain[1]);
+	if (clen != plen - 2 || clen > 64)
+		goto out;
+	memcpy(out, plain + 2, clen);
+	*outlen = clen;
+	rc = 0;
+out:
+	EVP_CIPHER_CTX_free(cc);
+	OPENSSL_cleanse(seed, sizeof(seed));
+	OPENSSL_cleanse(sym, sizeof(sym));
+	OPENSSL_cleanse(hkey, sizeof(hkey));
+	OPENSSL_cleanse(plain, sizeof(plain));
+	return rc;
+}
+
+/* --- test CA and EK certificates -------------------------------------------------------- */
+
+static int sign_cert(X509 *x, EVP_PKEY *key, X509 *issuer, EVP_PKEY *issuer_key,
+		     const char *cn, uint64_t serial, const char *usage)
+{
+	X509_NAME *name = X509_NAME_new();
+	X509V3_CTX v3;
+	X509_EXTENSION *ext = NULL;
+	int ok;
+
+	ok = name && X509_set_version(x, 2) &&
+	     ASN1_INTEGER_set_uint64(X509_get_serialNumber(x), serial) &&
+	     X509_gmtime_adj(X509_getm_notBefore(x), -3600) &&
+	     X509_gmtime_adj(X509_getm_notAfter(x), 10L * 365 * 24 * 3600) &&
+	     X509_set_pubkey(x, key) &&
+	     X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, (const unsigned char *)cn, -1, -1, 0) &&
+	     X509_set_subject_name(x, name) &&
+	     X509_set_issuer_name(x, issuer ? X509_get_subject_name(issuer) : name);
+	if (ok) {
+		X509V3_set_ctx(&v3, issuer ? issuer : x, x, NULL, NULL, 0);
+		ext = X509V3_EXT_conf_nid(NULL, &v3, NID_key_usage, usage);
+		ok = ext && X509_add_ext(x, ext, -1);
+		X509_EXTENSION_free(ext);
+	}
+	if (ok && !issuer) {
+		ext = X509V3_EXT_conf_nid(NULL, &v3, NID_basic_constraints, "critical,CA:TRUE");
+		ok = ext && X509_add_ext(x, ext, -1);
+		X509_EXTENSION_free(ext);
+	}
+	ok = ok && X509_sign(x, issuer_key, EVP_sha256()) > 0;
+	X509_NAME_free(name);
+	return ok ? 0 : -ENOMEM;
+}
+
+int softtpm_ca_new(const char *common_name, EVP_PKEY **key, X509 **cert)
+{
+	*key = EVP_PKEY_Q_keygen(NULL, NULL, "EC", "P-256");
+	*cert = X509_new();
+	if (*key && *cert && !sign_cert(*cert, *key, NULL, *key, common_name, 1,
+					"critical,keyCertSign,cRLSign"))
+		return 0;
+	EVP_PKEY_free(*key);
+	X509_free(*cert);
+	*key = NULL;
+	*cert = NULL;
+	return -ENOMEM;
+}
+
+int softtpm_ek_cert(EVP_PKEY *ek, EVP_PKEY *ca_key, X509 *ca_cert, uint64_t serial,
+		    uint8_t **der, size_t *der_len)
+{
+	X509 *x = X509_new();
+	unsigned char *buf = NULL;
+	int n, rc = -ENOMEM;
+
+	if (x && !sign_cert(x, ek, ca_cert, ca_key, "software EK", serial,
+			    "critical,keyEncipherment") &&
+	    (n = i2d_X509(x, &buf)) > 0) {
+		*der = buf;
+		*der_len = (size_t)n;
+		rc = 0;
+	}
+	X509_free(x);
+	return rc;
 }

@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <openssl/evp.h>
+#include <openssl/x509.h>
 
 #include "proto/pcrs.h"
 
@@ -46,5 +47,35 @@ int softtpm_quote(EVP_PKEY *key, const uint8_t *nonce, size_t nonce_len,
 		  const struct pcr_set *pcrs, const struct softtpm_clock *clk, uint8_t *attest,
 		  size_t attest_cap, size_t *attest_len, uint8_t *sig, size_t sig_cap,
 		  size_t *sig_len);
+
+/*
+ * A software EK: TPM2B_PUBLIC of an RSA-2048 key under the TCG default EK template (L-1:
+ * fixedTPM|fixedParent|sensitiveDataOrigin|adminWithPolicy|restricted|decrypt, the
+ * PolicySecret(TPM_RH_ENDORSEMENT) authPolicy, AES-128-CFB, sha256 nameAlg).
+ */
+int softtpm_ek_public(EVP_PKEY *rsa2048, uint8_t *out, size_t cap, size_t *outlen);
+
+/*
+ * TPM2_ActivateCredential in software with the EK's private key: recovers the seed
+ * (RSA-OAEP, label "IDENTITY"), checks the outer HMAC over the blob and the AK name, and
+ * decrypts the credential into out (at most 64 bytes; *outlen set). -EBADMSG if the blob was
+ * not made for this EK and AK name (a real TPM refuses then too), -EINVAL malformed input.
+ */
+int softtpm_activate_credential(EVP_PKEY *ek, const uint8_t *ak_name, size_t ak_name_len,
+				const uint8_t *blob, size_t blob_len, const uint8_t *enc_secret,
+				size_t enc_secret_len, uint8_t *out, size_t *outlen);
+
+/*
+ * A test CA: a new P-256 key and a self-signed certificate with this common name, valid for
+ * ten years. Caller frees both. 0 or -ENOMEM.
+ */
+int softtpm_ca_new(const char *common_name, EVP_PKEY **key, X509 **cert);
+
+/*
+ * An EK certificate for ek issued by the CA, DER-encoded into a malloc'd buffer the caller
+ * frees. Carries the EK certificate's usual keyEncipherment usage. 0 or -ENOMEM.
+ */
+int softtpm_ek_cert(EVP_PKEY *ek, EVP_PKEY *ca_key, X509 *ca_cert, uint64_t serial,
+		    uint8_t **der, size_t *der_len);
 
 #endif

@@ -1,0 +1,104 @@
+/*
+ * softtpm, the software TPM that tests and the load generator use, must produce what the
+ * verifier's real checks accept: EK and AK publics pass tpmkey's template checks, a
+ * credential made by proto/credential activates only for the right AK name, EK certificates
+ * chain to the test CA, and quotes verify with quote_verify.
+ */
+#include "proto/softtpm.h"
+#include "tests/unit/check.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <openssl/x509.h>
+#include <tss2/tss2_tpm2_types.h>
+
+#include "proto/credential.h"
+#include "proto/quote.h"
+#include "proto/tpmkey.h"
+
+int main(void)
+{
+	EVP_PKEY *ek = EVP_PKEY_Q_keygen(NULL, NULL, "RSA", (size_t)2048);
+	EVP_PKEY *ak = EVP_PKEY_Q_keygen(NULL, NULL, "RSA", (size_t)2048);
+	EVP_PKEY *ak_ec = EVP_PKEY_Q_keygen(NULL, NULL, "EC", "P-256");
+	EVP_PKEY *ca_key = NULL;
+	X509 *ca = NULL;
+	uint8_t buf[SOFTTPM_PUBLIC_MAX], name[TPMKEY_NAME_MAX], secret[32], got[64];
+	size_t len = 0, name_len = 0, got_len = 0;
+	TPMT_PUBLIC ek_pub, ak_pub;
+
+	CHECK(ek && ak && ak_ec, "keys");
+	CHECK(softtpm_ek_public(ek, buf, sizeof(buf), &len) == 0 &&
+	      tpmkey_parse_public(buf, len, &ek_pub) == 0, "EK public marshals and parses");
+	CHECK(tpmkey_check_ek(&ek_pub) == TPMKEY_OK, "EK public is a default-template EK");
+	CHECK(softtpm_ak_public(ak, 0, buf, sizeof(buf), &len) == 0 &&
+	      tpmkey_parse_public(buf, len, &ak_pub) == 0, "AK public marshals and parses");
+	CHECK(tpmkey_check_ak(&ak_pub) == TPMKEY_OK, "AK public has the AK attributes");
+	CHECK(tpmkey_name(&ak_pub, name, &name_len) == 0, "AK name");
+	CHECK(softtpm_ak_public(ak, TPMA_OBJECT_SIGN_ENCRYPT | TPMA_OBJECT_USERWITHAUTH, buf,
+				sizeof(buf), &len) == 0 &&
+	      tpmkey_parse_public(buf, len, &ak_pub) == 0 && tpmkey_check_ak(&ak_pub) != TPMKEY_OK,
+	      "an AK without restricted|fixedTPM is refused");
+
+	/* MakeCredential (verifier side) -> ActivateCredential (software TPM side). */
+	struct credential cred;
+	for (size_t i = 0; i < sizeof(secret); i++)
+		secret[i] = (uint8_t)(i * 9 + 1);
+	CHECK(credential_make(&ek_pub, name, name_len, secret, sizeof(secret), &cred) == 0, "credential made");
+	CHECK(softtpm_activate_credential(ek, name, name_len, cred.blob, cred.blob_len,
+					  cred.encrypted_secret, cred.encrypted_secret_len, got,
+					  &got_len) == 0 &&
+	      got_len == sizeof(secret) && memcmp(got, secret, sizeof(secret)) == 0,
+	      "activation recovers the secret");
+	name[5] ^= 1;
+	CHECK(softtpm_activate_credential(ek, name, name_len, cred.blob, cred.blob_len,
+					  cred.encrypted_secret, cred.encrypted_secret_len, got,
+					  &got_len) == -EBADMSG, "another AK name cannot activate");
+	name[5] ^= 1;
+	EVP_PKEY *other_ek = EVP_PKEY_Q_keygen(NULL, NULL, "RSA", (size_t)2048);
+	CHECK(softtpm_activate_credential(other_ek, name, name_len, cred.blob, cred.blob_len,
+					  cred.encrypted_secret, cred.encrypted_secret_len, got,
+					  &got_len) == -EBADMSG, "another EK cannot activate");
+	CHECK(softtpm_activate_credential(ek, name, name_len, cred.blob, cred.blob_len - 1,
+					  cred.encrypted_secret, cred.encrypted_secret_len, got,
+					  &got_len) == -EINVAL, "truncated blob refused");
+
+	/* EK certificate chains to the CA and carries the EK. */
+	uint8_t *der = NULL;
+	size_t der_len = 0;
+	CHECK(softtpm_ca_new("test EK CA", &ca_key, &ca) == 0, "CA made");
+	CHECK(softtpm_ek_cert(ek, ca_key, ca, 42, &der, &der_len) == 0, "EK cert issued");
+	const unsigned char *p = der;
+	X509 *cert = d2i_X509(NULL, &p, (long)der_len);
+	CHECK(cert && X509_verify(cert, ca_key) == 1, "EK cert signed by the CA");
+	CHECK(cert && tpmkey_matches_evp(&ek_pub, X509_get0_pubkey(cert)), "EK cert holds the EK");
+	X509_free(cert);
+	OPENSSL_free(der);
+
+	/* Quotes by RSA and EC AKs verify with the real check. */
+	struct pcr_set pcrs = {0};
+	struct pcr_bank *b = pcr_set_add_bank(&pcrs, TPM2_ALG_SHA256);
+	b->mask = 1u << 10;
+	memset(b->value[10], 0x5a, 32);
+	struct softtpm_clock clk = {.clock = 1000, .reset_count = 3, .safe = 1};
+	uint8_t nonce[32] = {7}, attest[SOFTTPM_ATTEST_MAX], sig[SOFTTPM_SIG_MAX];
+	size_t alen = 0, slen = 0;
+	struct quote_info qi;
+	EVP_PKEY *aks[] = {ak, ak_ec};
+	for (int i = 0; i < 2; i++) {
+		CHECK(softtpm_quote(aks[i], nonce, sizeof(nonce), &pcrs, &clk, attest, sizeof(attest),
+				    &alen, sig, sizeof(sig), &slen) == 0, "quote %d made", i);
+		CHECK(quote_verify(aks[i], attest, alen, sig, slen, nonce, sizeof(nonce), &pcrs, &pcrs,
+				   &qi) == QUOTE_OK && qi.reset_count == 3 && qi.clock == 1000,
+		      "quote %d verifies, clock info carried", i);
+	}
+
+	EVP_PKEY_free(ek);
+	EVP_PKEY_free(other_ek);
+	EVP_PKEY_free(ak);
+	EVP_PKEY_free(ak_ec);
+	EVP_PKEY_free(ca_key);
+	X509_free(ca);
+	return check_finish();
+}
