@@ -114,6 +114,13 @@ check "the approved path is in the default policy now" \
 	bash -c "curl -sS --cacert '$CA' -H 'Authorization: Bearer $(cat "$W/token")' '$URL/v1/policies/default' | jq -e --arg p '$path61' '.digests[\$p] | length == 1' >/dev/null"
 attest host-1 "$TPM1_TCTI" "$W/a1"
 check_eq "after approval: trusted" 0 $?
+ctl() { "$ATTESTCTL" "$@" --verifier "$URL" --ca "$CA" --token-file "$W/token"; }
+ctl policy diff "$W/policy.json" @default >"$W/diff"
+check_eq "policy diff: the approvals changed the default policy (exit 1)" 1 $?
+check_eq "policy diff lists the 10 approved digests as added" 10 "$(grep -c '^+ ' "$W/diff")"
+ctl policy get default >"$W/default.json"
+ctl policy diff @default "$W/default.json" >/dev/null
+check_eq "policy get round-trips (diff exit 0)" 0 $?
 
 # 5. reordered and truncated lists: pcr_mismatch (a second agent state on the same TPM is not
 #    needed: the edit is in the part not yet attested)

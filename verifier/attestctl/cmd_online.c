@@ -23,19 +23,11 @@
 
 #include "proto/evidence.h"
 #include "verifier/attestctl/commands.h"
+#include "verifier/attestctl/online.h"
 
 #define RESPONSE_MAX (64u * 1024u * 1024u)
 #define TOKEN_MAX 4096u
 
-struct online_opts {
-	const char *url;
-	const char *ca;
-	const char *token_file;
-	const char *state;
-	const char *agent;
-	const char *limit;
-	bool json;
-};
 
 struct buf {
 	char *data;
@@ -88,8 +80,8 @@ static int read_token(const char *path, char *out, size_t cap)
  * method PATH on the verifier; *status and *body (caller frees) on success. 0, or 2 with a
  * message printed.
  */
-static int request(const struct online_opts *o, const char *method, const char *path,
-		   long *status, char **body)
+int online_request(const struct online_opts *o, const char *method, const char *path,
+		   const char *send, long *status, char **body)
 {
 	char token[TOKEN_MAX], auth[TOKEN_MAX + 32], url[2048];
 	struct curl_slist *hdrs = NULL;
@@ -125,10 +117,11 @@ static int request(const struct online_opts *o, const char *method, const char *
 	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
 	if (o->ca)
 		curl_easy_setopt(c, CURLOPT_CAINFO, o->ca);
-	if (!strcmp(method, "POST")) {
-		curl_easy_setopt(c, CURLOPT_POST, 1L);
-		curl_easy_setopt(c, CURLOPT_POSTFIELDS, "");
-		curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, 0L);
+	if (!strcmp(method, "POST") || !strcmp(method, "PUT")) {
+		curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
+		curl_easy_setopt(c, CURLOPT_POSTFIELDS, send ? send : "");
+		curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, (long)(send ? strlen(send) : 0));
+		hdrs = curl_slist_append(hdrs, "Content-Type: application/json");
 	}
 	rc = curl_easy_perform(c);
 	if (rc != CURLE_OK) {
@@ -148,7 +141,7 @@ out:
 	return ret;
 }
 
-static void usage_online(const char *cmd)
+void online_usage(const char *cmd)
 {
 	fprintf(stderr,
 		"usage: attestctl %s [--verifier URL] [--ca FILE] [--token-file FILE] [--json]%s\n",
@@ -160,7 +153,7 @@ static void usage_online(const char *cmd)
 }
 
 /* Parses common options; *pos gets the first positional argument (or NULL). */
-static int parse_opts(int argc, char **argv, struct online_opts *o, const char **pos)
+int online_parse_opts(int argc, char **argv, struct online_opts *o, const char **pos)
 {
 	static const struct option longopts[] = {
 		{ "verifier", required_argument, NULL, 'u' },
@@ -192,13 +185,13 @@ static int parse_opts(int argc, char **argv, struct online_opts *o, const char *
 		case 's': o->state = optarg; break;
 		case 'a': o->agent = optarg; break;
 		case 'l': o->limit = optarg; break;
-		default: usage_online(argv[0]); return 2;
+		default: online_usage(argv[0]); return 2;
 		}
 	}
 	if (optind < argc)
 		*pos = argv[optind++];
 	if (optind < argc) {
-		usage_online(argv[0]);
+		online_usage(argv[0]);
 		return 2;
 	}
 	/* Drop a trailing slash so paths join cleanly. */
@@ -237,7 +230,8 @@ static json_int_t num(json_t *o, const char *key)
 }
 
 /* Runs the request and handles the common parts: transport errors, API errors, --json. */
-static int fetch(const struct online_opts *o, const char *method, const char *path, json_t **out)
+int online_fetch(const struct online_opts *o, const char *method, const char *path,
+		 const char *send, json_t **out)
 {
 	char *body = NULL;
 	long status = 0;
@@ -246,7 +240,7 @@ static int fetch(const struct online_opts *o, const char *method, const char *pa
 	int ret;
 
 	*out = NULL;
-	if ((ret = request(o, method, path, &status, &body)))
+	if ((ret = online_request(o, method, path, send, &status, &body)))
 		return ret;
 	if (status >= 400) {
 		char code[64], msg[512];
@@ -294,13 +288,13 @@ int cmd_agents(int argc, char **argv)
 	size_t i;
 	int ret;
 
-	if ((ret = parse_opts(argc, argv, &o, &pos)))
+	if ((ret = online_parse_opts(argc, argv, &o, &pos)))
 		return ret;
 	if (pos) {
-		usage_online("agents");
+		online_usage("agents");
 		return 2;
 	}
-	if ((ret = fetch(&o, "GET", "/v1/agents", &j)) || !j)
+	if ((ret = online_fetch(&o, "GET", "/v1/agents", NULL, &j)) || !j)
 		return ret;
 	arr = json_object_get(j, "agents");
 	printf("%-24s %-8s %-12s %-10s %-21s %6s %8s %6s\n", "AGENT", "STATE", "POLICY", "VERDICT",
@@ -319,14 +313,14 @@ int cmd_agent(int argc, char **argv)
 	json_t *j = NULL;
 	int ret;
 
-	if ((ret = parse_opts(argc, argv, &o, &pos)))
+	if ((ret = online_parse_opts(argc, argv, &o, &pos)))
 		return ret;
 	if (!pos || !agent_id_valid(pos)) {
-		usage_online("agent");
+		online_usage("agent");
 		return 2;
 	}
 	snprintf(path, sizeof(path), "/v1/agents/%s", pos);
-	if ((ret = fetch(&o, "GET", path, &j)) || !j)
+	if ((ret = online_fetch(&o, "GET", path, NULL, &j)) || !j)
 		return ret;
 	fmt_time(num(j, "created_at"), t1, sizeof(t1));
 	fmt_time(num(j, "activated_at"), t2, sizeof(t2));
@@ -353,15 +347,15 @@ int cmd_verdicts(int argc, char **argv)
 	size_t i, k;
 	int ret;
 
-	if ((ret = parse_opts(argc, argv, &o, &pos)))
+	if ((ret = online_parse_opts(argc, argv, &o, &pos)))
 		return ret;
 	if (!pos || !agent_id_valid(pos) || (o.limit && strspn(o.limit, "0123456789") != strlen(o.limit))) {
-		usage_online("verdicts");
+		online_usage("verdicts");
 		return 2;
 	}
 	snprintf(path, sizeof(path), "/v1/agents/%s/verdicts%s%s", pos, o.limit ? "?limit=" : "",
 		 o.limit ? o.limit : "");
-	if ((ret = fetch(&o, "GET", path, &j)) || !j)
+	if ((ret = online_fetch(&o, "GET", path, NULL, &j)) || !j)
 		return ret;
 	printf("%-8s %-21s %-10s %5s %8s  %s\n", "ID", "TIME", "VERDICT", "BOOT", "NEXT", "REASONS");
 	json_array_foreach(json_object_get(j, "verdicts"), i, v) {
@@ -392,18 +386,18 @@ int cmd_violations(int argc, char **argv)
 	size_t i;
 	int ret;
 
-	if ((ret = parse_opts(argc, argv, &o, &pos)))
+	if ((ret = online_parse_opts(argc, argv, &o, &pos)))
 		return ret;
 	if (pos || (o.state && strcmp(o.state, "open") && strcmp(o.state, "approved") &&
 		    strcmp(o.state, "dismissed")) ||
 	    (o.agent && !agent_id_valid(o.agent))) {
-		usage_online("violations");
+		online_usage("violations");
 		return 2;
 	}
 	snprintf(path, sizeof(path), "/v1/violations?%s%s%s%s", o.state ? "state=" : "",
 		 o.state ? o.state : "", o.agent ? (o.state ? "&agent=" : "agent=") : "",
 		 o.agent ? o.agent : "");
-	if ((ret = fetch(&o, "GET", path, &j)) || !j)
+	if ((ret = online_fetch(&o, "GET", path, NULL, &j)) || !j)
 		return ret;
 	printf("%-6s %-16s %-9s %-16s %-5s %-21s %s\n", "ID", "AGENT", "STATE", "REASON", "COUNT",
 	       "LAST SEEN", "PATH / DIGEST");
@@ -428,14 +422,14 @@ static int set_violation(int argc, char **argv, const char *action)
 	json_t *j = NULL;
 	int ret;
 
-	if ((ret = parse_opts(argc, argv, &o, &pos)))
+	if ((ret = online_parse_opts(argc, argv, &o, &pos)))
 		return ret;
 	if (!pos || !pos[0] || strspn(pos, "0123456789") != strlen(pos) || strlen(pos) > 18) {
-		usage_online(action);
+		online_usage(action);
 		return 2;
 	}
 	snprintf(path, sizeof(path), "/v1/violations/%s/%s", pos, action);
-	if ((ret = fetch(&o, "POST", path, &j)) || !j)
+	if ((ret = online_fetch(&o, "POST", path, NULL, &j)) || !j)
 		return ret;
 	printf("violation %s: %s\n", pos, str(j, "state"));
 	json_decref(j);

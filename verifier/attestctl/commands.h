@@ -11,6 +11,7 @@
 int cmd_replay(int argc, char **argv);
 int cmd_check_quote(int argc, char **argv);
 int cmd_policy_learn(int argc, char **argv);
+int cmd_policy(int argc, char **argv);
 int cmd_policy_gen(int argc, char **argv);
 int cmd_policy_check(int argc, char **argv);
 /* cmd_online.c: operator calls to a running verifier */

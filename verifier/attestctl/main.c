@@ -12,6 +12,7 @@ static const struct command {
 	{"replay", cmd_replay, "replay [--bank sha1|sha256|sha384|sha512|all] LIST"},
 	{"check-quote", cmd_check_quote, "check-quote --ak AKPUB --message MSG --signature SIG --nonce HEX [--pcrs PCRS] [--list LIST]"},
 	{"policy-learn", cmd_policy_learn, "policy-learn LIST [--out FILE]"},
+	{"policy", cmd_policy, "policy get NAME | put NAME FILE | assign AGENT NAME | diff OLD NEW"},
 	{"policy-gen", cmd_policy_gen,
 	 "policy-gen DIR [--exclude REGEX]... [--hash sha1|sha256] [--prefix /] [--out FILE]"},
 	{"policy-check", cmd_policy_check, "policy-check POLICY [PATH ALG:HEX]"},
