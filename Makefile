@@ -86,6 +86,9 @@ $(PROTO_LIB): $(call obj,$(PROTO_SRC))
 	@mkdir -p $(dir $@)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
+# The web page is embedded with .incbin, which -MMD does not see.
+$(B)/obj/verifier/handlers_ui.o: $(wildcard verifier/ui/*)
+
 $(VERIFIER_LIB): $(call obj,$(VERIFIER_LIB_SRC))
 	@mkdir -p $(dir $@)
 	$(Q)rm -f $@ && ar rcs $@ $^

@@ -42,6 +42,10 @@ const struct http_route app_routes[] = {
 	{ "GET", "/v1/policies/*", LIMIT_SMALL_BODY, true, "policy_get", handle_policy_get },
 	/* Policies can be large (a whole distribution's digests). */
 	{ "PUT", "/v1/policies/*", LIMIT_REQUEST_BODY, true, "policy_put", handle_policy_put },
+	/* The web page: a fixed set of embedded files, public (its data needs the token). */
+	{ "GET", "/ui/", LIMIT_SMALL_BODY, false, "ui", handle_ui_index },
+	{ "GET", "/ui/app.js", LIMIT_SMALL_BODY, false, "ui", handle_ui_js },
+	{ "GET", "/ui/style.css", LIMIT_SMALL_BODY, false, "ui", handle_ui_css },
 };
 const size_t app_nroutes = sizeof(app_routes) / sizeof(app_routes[0]);
 

@@ -150,6 +150,10 @@ static enum MHD_Result send_response(struct http_server *srv, struct conn_state 
 	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
 				resp->content_type ? resp->content_type : "application/json");
 	MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+	/* For the web page at /ui/, harmless for JSON: only our own files run, nothing is sniffed. */
+	MHD_add_response_header(r, "Content-Security-Policy",
+				"default-src 'self'; frame-ancestors 'none'");
+	MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
 	if (resp->status == MHD_HTTP_UNAUTHORIZED)
 		MHD_add_response_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer");
 	ret = MHD_queue_response(cs->req.conn, resp->status, r);

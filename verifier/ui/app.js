@@ -1,0 +1,619 @@
+/*
+ * The verifier's operator page: fleet, one agent (verdict timeline, violations, policy) and the
+ * violations queue, over the same REST API as attestctl, with the operator token.
+ *
+ * Rules this file keeps:
+ *  - Every string from the API is untrusted (IMA paths are whatever a guest measured). It reaches
+ *    the page only as text: text nodes, textContent, setAttribute on inert attributes. Nothing
+ *    here assigns innerHTML, outerHTML or uses document.write, eval or inline handlers (the
+ *    server's Content-Security-Policy would refuse inline script anyway).
+ *  - Control characters, bidi overrides and backslashes in API strings are shown escaped
+ *    (\xNN, \uNNNN, \\) so a path cannot hide or reorder what an operator reads.
+ *  - The list endpoints return everything (agents) or up to a limit (violations, verdicts); the
+ *    page keeps the data and renders one page of rows at a time, so 1,000 agents stay fast.
+ *  - The token lives in sessionStorage (this tab only) and goes out as Authorization: Bearer.
+ */
+'use strict';
+
+(function () {
+	const TOKEN_KEY = 'attest.operator_token';
+	const PAGE = 50;
+	const LIST_MAX = 10000;           /* the API's largest ?limit= */
+	const VERDICTS_FIRST = 50;
+	const POLICY_RAW_MAX = 200000;    /* characters of a foreign-format policy shown raw */
+
+	const $ = (id) => document.getElementById(id);
+
+	/* ---- text and elements ---------------------------------------------------------- */
+
+	/* Makes every character visible: C0/C1 controls, DEL, zero-width and bidi controls. */
+	function visible(v) {
+		const s = v === null || v === undefined ? '' : String(v);
+		return s.replace(/[\\\u0000-\u001f\u007f-\u009f\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]/g,
+			(c) => {
+				if (c === '\\')
+					return '\\\\';
+				const n = c.charCodeAt(0);
+				return n < 0x100 ? '\\x' + n.toString(16).padStart(2, '0')
+					: '\\u' + n.toString(16).padStart(4, '0');
+			});
+	}
+
+	/* el('td', {class: 'x', title: t}, child...): children are nodes or text (never markup). */
+	function el(tag, attrs, ...children) {
+		const e = document.createElement(tag);
+		for (const [k, v] of Object.entries(attrs || {})) {
+			if (v === undefined || v === null || v === false)
+				continue;
+			if (k === 'class')
+				e.className = v;
+			else if (k === 'onclick')
+				e.addEventListener('click', v);
+			else
+				e.setAttribute(k, String(v));
+		}
+		for (const c of children) {
+			if (c === null || c === undefined || c === false)
+				continue;
+			e.appendChild(c instanceof Node ? c : document.createTextNode(visible(c)));
+		}
+		return e;
+	}
+
+	function clear(node) {
+		while (node.firstChild)
+			node.removeChild(node.firstChild);
+		return node;
+	}
+
+	function pad2(n) {
+		return String(n).padStart(2, '0');
+	}
+
+	function absTime(t) {
+		if (!t || t <= 0)
+			return 'never';
+		const d = new Date(t * 1000);
+		return d.getFullYear() + '-' + pad2(d.getMonth() + 1) + '-' + pad2(d.getDate()) + ' ' +
+			pad2(d.getHours()) + ':' + pad2(d.getMinutes()) + ':' + pad2(d.getSeconds());
+	}
+
+	function relTime(t) {
+		if (!t || t <= 0)
+			return 'never';
+		const s = Math.round(Date.now() / 1000 - t);
+		if (s < 0)
+			return 'in the future';
+		if (s < 60)
+			return s + ' s ago';
+		if (s < 3600)
+			return Math.floor(s / 60) + ' min ago';
+		if (s < 86400)
+			return Math.floor(s / 3600) + ' h ago';
+		return Math.floor(s / 86400) + ' d ago';
+	}
+
+	function timeCell(t) {
+		return el('span', { title: absTime(t) }, relTime(t));
+	}
+
+	function badge(kind, text) {
+		return el('span', { class: 'badge ' + kind }, text);
+	}
+
+	function verdictBadge(v) {
+		if (v === 'trusted')
+			return badge('ok', 'trusted');
+		if (v === 'untrusted')
+			return badge('bad', 'untrusted');
+		return badge('none', 'no verdict');
+	}
+
+	function agentLink(id) {
+		return el('a', { href: '#/agent/' + encodeURIComponent(String(id)), class: 'mono' }, id);
+	}
+
+	function setStatus(text, isError) {
+		const s = $('status');
+		s.textContent = visible(text);
+		s.className = isError ? 'error' : '';
+	}
+
+	/* ---- API ------------------------------------------------------------------------ */
+
+	class ApiError extends Error {
+		constructor(status, code, message) {
+			super(message);
+			this.status = status;
+			this.code = code;
+		}
+	}
+
+	function token() {
+		return sessionStorage.getItem(TOKEN_KEY) || '';
+	}
+
+	async function api(method, path) {
+		let r;
+		try {
+			r = await fetch(path, {
+				method: method,
+				headers: { Authorization: 'Bearer ' + token() },
+				cache: 'no-store',
+				credentials: 'omit',
+			});
+		} catch (e) {
+			throw new ApiError(0, 'network', 'the verifier does not answer (' + e.message + ')');
+		}
+		let body = null;
+		try {
+			body = await r.json();
+		} catch (e) {
+			body = null;
+		}
+		if (r.status === 401) {
+			sessionStorage.removeItem(TOKEN_KEY);
+			showLogin('The verifier refused the token; enter it again.');
+			throw new ApiError(401, 'unauthorized', 'token refused');
+		}
+		if (!r.ok) {
+			const err = body && body.error ? body.error : {};
+			throw new ApiError(r.status, String(err.code || 'http_' + r.status),
+				String(err.message || r.statusText));
+		}
+		if (body === null || typeof body !== 'object')
+			throw new ApiError(r.status, 'bad_json', 'the verifier sent something that is not JSON');
+		return body;
+	}
+
+	function failed(e) {
+		if (e instanceof ApiError && e.status === 401)
+			return;
+		setStatus(e instanceof ApiError ? e.code + ': ' + e.message : String(e), true);
+	}
+
+	/* ---- paging --------------------------------------------------------------------- */
+
+	/* Renders prev/next for items.length rows at page `page`; onPage(newPage) re-renders. */
+	function pager(node, total, page, onPage) {
+		clear(node);
+		const pages = Math.max(1, Math.ceil(total / PAGE));
+		const first = total ? page * PAGE + 1 : 0;
+		const last = Math.min(total, (page + 1) * PAGE);
+		node.appendChild(el('button', { type: 'button', class: 'prev', disabled: page <= 0,
+			onclick: () => onPage(page - 1) }, '\u2039 prev'));
+		node.appendChild(el('span', { class: 'range' }, first + '\u2013' + last + ' of ' + total));
+		node.appendChild(el('button', { type: 'button', class: 'next', disabled: page >= pages - 1,
+			onclick: () => onPage(page + 1) }, 'next \u203a'));
+	}
+
+	function clampPage(page, total) {
+		const pages = Math.max(1, Math.ceil(total / PAGE));
+		return Math.min(Math.max(0, page), pages - 1);
+	}
+
+	/* ---- fleet ---------------------------------------------------------------------- */
+
+	const fleet = { agents: [], page: 0 };
+
+	function agentRank(a) {
+		if (a.last_verdict === 'untrusted')
+			return 0;
+		if (a.open_violations > 0)
+			return 1;
+		if (a.state !== 'active')
+			return 2;
+		if (a.last_verdict !== 'trusted')
+			return 3;
+		return 4;
+	}
+
+	function fleetMatches(a) {
+		const q = $('fleet-filter').value.trim().toLowerCase();
+		if (q && String(a.agent_id).toLowerCase().indexOf(q) < 0)
+			return false;
+		switch ($('fleet-show').value) {
+		case 'untrusted': return a.last_verdict === 'untrusted';
+		case 'violations': return a.open_violations > 0;
+		case 'noverdict': return a.last_verdict !== 'trusted' && a.last_verdict !== 'untrusted';
+		case 'pending': return a.state !== 'active';
+		default: return true;
+		}
+	}
+
+	function renderSummary(agents) {
+		const n = (f) => agents.filter(f).length;
+		const open = agents.reduce((s, a) => s + (Number(a.open_violations) || 0), 0);
+		const parts = [
+			['total', agents.length + ' agents', ''],
+			['trusted', n((a) => a.last_verdict === 'trusted') + ' trusted', 'ok'],
+			['untrusted', n((a) => a.last_verdict === 'untrusted') + ' untrusted', 'bad'],
+			['noverdict', n((a) => a.last_verdict !== 'trusted' && a.last_verdict !== 'untrusted') +
+				' without a verdict', 'none'],
+			['pending', n((a) => a.state !== 'active') + ' pending', 'none'],
+			['open', open + ' open violations', open ? 'bad' : 'ok'],
+		];
+		const s = clear($('fleet-summary'));
+		for (const [key, text, kind] of parts)
+			s.appendChild(el('span', { class: 'stat ' + kind, 'data-stat': key }, text));
+		setOpenCount(open);
+	}
+
+	function setOpenCount(n) {
+		$('open-count').textContent = n > 0 ? String(n) : '';
+	}
+
+	function renderFleet() {
+		const rows = fleet.agents.filter(fleetMatches);
+		fleet.page = clampPage(fleet.page, rows.length);
+		pager($('fleet-pager'), rows.length, fleet.page, (p) => { fleet.page = p; renderFleet(); });
+		const tbody = clear($('fleet-rows'));
+		for (const a of rows.slice(fleet.page * PAGE, (fleet.page + 1) * PAGE)) {
+			const open = Number(a.open_violations) || 0;
+			tbody.appendChild(el('tr', { 'data-agent': visible(a.agent_id) },
+				el('td', { class: 'agent' }, agentLink(a.agent_id)),
+				el('td', { class: 'state' }, a.state),
+				el('td', { class: 'verdict' }, verdictBadge(a.last_verdict)),
+				el('td', { class: 'when' }, timeCell(a.last_verdict_at)),
+				el('td', { class: 'num boot' }, String(a.boot_number)),
+				el('td', { class: 'num open' + (open ? ' bad' : '') }, String(open)),
+				el('td', { class: 'policy mono' }, a.policy)));
+		}
+		$('fleet-empty').hidden = rows.length > 0;
+	}
+
+	async function loadFleet() {
+		setStatus('loading agents\u2026');
+		const r = await api('GET', '/v1/agents');
+		const agents = Array.isArray(r.agents) ? r.agents : [];
+		agents.sort((x, y) => agentRank(x) - agentRank(y) ||
+			(Number(y.open_violations) || 0) - (Number(x.open_violations) || 0) ||
+			String(x.agent_id).localeCompare(String(y.agent_id)));
+		fleet.agents = agents;
+		renderSummary(agents);
+		renderFleet();
+		setStatus(agents.length + ' agents, loaded ' + absTime(Date.now() / 1000));
+	}
+
+	/* ---- violations (queue and per agent) -------------------------------------------- */
+
+	const queue = { items: [], page: 0 };
+
+	function shortDigest(d) {
+		const s = String(d || '');
+		const c = s.indexOf(':');
+		const hex = c >= 0 ? s.slice(c + 1) : s;
+		return hex.length > 16 ? s.slice(0, c + 1) + hex.slice(0, 12) + '\u2026' : s;
+	}
+
+	/* After an action: the row shows what happened and loses its buttons. */
+	function actionDone(row, cell, result) {
+		clear(cell);
+		row.classList.add('done');
+		row.querySelector('td.vstate').textContent = visible(result.state);
+		let text = result.state;
+		if (result.policy)
+			text += ' \u2192 policy ' + result.policy + ' v' + result.policy_version;
+		cell.appendChild(el('span', { class: 'result' }, text));
+	}
+
+	function actions(v, row, cell, onChange) {
+		clear(cell);
+		if (v.state !== 'open')
+			return;
+		const arm = (verb) => {
+			clear(cell);
+			const what = verb === 'approve'
+				? 'Add this digest to the agent\'s policy?' : 'Close without changing the policy?';
+			cell.appendChild(el('span', { class: 'ask' }, what));
+			cell.appendChild(el('button', { type: 'button', class: 'confirm ' + verb,
+				onclick: (ev) => act(verb, ev.target) }, 'Confirm ' + verb));
+			cell.appendChild(el('button', { type: 'button', class: 'cancel',
+				onclick: () => actions(v, row, cell, onChange) }, 'Cancel'));
+		};
+		const act = async (verb, button) => {
+			button.disabled = true;
+			try {
+				const r = await api('POST', '/v1/violations/' + encodeURIComponent(String(v.id)) +
+					'/' + verb);
+				v.state = r.state;
+				actionDone(row, cell, r);
+				setStatus('violation ' + v.id + ' ' + r.state);
+				onChange();
+			} catch (e) {
+				failed(e);
+				actions(v, row, cell, onChange);
+			}
+		};
+		cell.appendChild(el('button', { type: 'button', class: 'approve',
+			onclick: () => arm('approve') }, 'Approve'));
+		cell.appendChild(el('button', { type: 'button', class: 'dismiss',
+			onclick: () => arm('dismiss') }, 'Dismiss'));
+	}
+
+	function violationTable(items, withAgent, onChange) {
+		const head = ['id'];
+		if (withAgent)
+			head.push('agent');
+		head.push('reason', 'path', 'digest', 'boot / entry', 'seen', 'state', '');
+		const tbody = el('tbody');
+		for (const v of items) {
+			const row = el('tr', { 'data-violation': String(v.id) });
+			const cell = el('td', { class: 'actions' });
+			row.appendChild(el('td', { class: 'num id' }, String(v.id)));
+			if (withAgent)
+				row.appendChild(el('td', { class: 'agent' }, agentLink(v.agent_id)));
+			row.appendChild(el('td', { class: 'reason' }, v.reason));
+			row.appendChild(el('td', { class: 'path mono' }, v.path));
+			row.appendChild(el('td', { class: 'digest mono', title: visible(v.digest) },
+				shortDigest(v.digest)));
+			row.appendChild(el('td', { class: 'num' }, v.boot_number + ' / ' + v.entry));
+			row.appendChild(el('td', { class: 'seen' }, timeCell(v.last_seen),
+				Number(v.count) > 1 ? el('span', { class: 'hint' }, ' \u00d7' + v.count) : null));
+			row.appendChild(el('td', { class: 'vstate' }, v.state));
+			row.appendChild(cell);
+			actions(v, row, cell, onChange);
+			tbody.appendChild(row);
+		}
+		return el('table', { class: 'violations' },
+			el('thead', null, el('tr', null, ...head.map((h) => el('th', null, h)))), tbody);
+	}
+
+	function queueMatches(v) {
+		const q = $('viol-filter').value.trim().toLowerCase();
+		if (!q)
+			return true;
+		return [v.agent_id, v.path, v.reason, v.digest].some(
+			(f) => String(f || '').toLowerCase().indexOf(q) >= 0);
+	}
+
+	function renderQueue() {
+		const items = queue.items.filter(queueMatches);
+		queue.page = clampPage(queue.page, items.length);
+		pager($('viol-pager'), items.length, queue.page, (p) => { queue.page = p; renderQueue(); });
+		const list = clear($('viol-list'));
+		if (!items.length) {
+			list.appendChild(el('p', { class: 'empty' }, 'No ' + $('viol-state').value +
+				' violations.'));
+			return;
+		}
+		if (queue.items.length >= LIST_MAX)
+			list.appendChild(el('p', { class: 'hint' }, 'Showing the first ' + LIST_MAX +
+				' (the most the API returns at once); act on these to see more.'));
+		list.appendChild(violationTable(items.slice(queue.page * PAGE, (queue.page + 1) * PAGE),
+			true, refreshOpenCount));
+	}
+
+	async function loadQueue() {
+		const state = $('viol-state').value;
+		setStatus('loading ' + state + ' violations\u2026');
+		const r = await api('GET', '/v1/violations?state=' + encodeURIComponent(state) +
+			'&limit=' + LIST_MAX);
+		queue.items = Array.isArray(r.violations) ? r.violations : [];
+		renderQueue();
+		setStatus(queue.items.length + ' ' + state + ' violations, loaded ' +
+			absTime(Date.now() / 1000));
+	}
+
+	/* The nav's open count, after an action anywhere. */
+	async function refreshOpenCount() {
+		try {
+			const r = await api('GET', '/v1/agents');
+			const agents = Array.isArray(r.agents) ? r.agents : [];
+			setOpenCount(agents.reduce((s, a) => s + (Number(a.open_violations) || 0), 0));
+		} catch (e) {
+			failed(e);
+		}
+	}
+
+	/* ---- one agent ------------------------------------------------------------------ */
+
+	const agentView = { id: null, limit: VERDICTS_FIRST };
+
+	function fact(dl, name, value) {
+		dl.appendChild(el('dt', null, name));
+		dl.appendChild(el('dd', null, value));
+	}
+
+	function renderTimeline(verdicts) {
+		const ol = clear($('timeline'));
+		if (!verdicts.length) {
+			ol.appendChild(el('li', { class: 'empty' }, 'No verdicts yet.'));
+			return;
+		}
+		for (const v of verdicts) {
+			const reasons = Array.isArray(v.reasons) ? v.reasons : [];
+			const li = el('li', { class: v.trusted ? 'trusted' : 'untrusted' },
+				el('div', { class: 'line' },
+					el('span', { class: 'time' }, absTime(v.time)),
+					' ', verdictBadge(v.verdict),
+					el('span', { class: 'hint' }, ' boot ' + v.boot_number + ', next entry ' +
+						v.next_offset + ' (' + relTime(v.time) + ')')));
+			if (reasons.length) {
+				const ul = el('ul', { class: 'reasons' });
+				for (const r of reasons) {
+					const o = r && typeof r === 'object' ? r : { code: String(r) };
+					ul.appendChild(el('li', null, el('span', { class: 'code' }, o.code),
+						o.entry !== undefined && o.entry !== null && o.entry >= 0
+							? el('span', { class: 'hint' }, ' entry ' + o.entry) : null,
+						o.detail ? el('span', { class: 'detail' }, ' ' + o.detail) : null));
+				}
+				li.appendChild(ul);
+			}
+			ol.appendChild(li);
+		}
+	}
+
+	function renderPolicy(name, p) {
+		const box = clear($('policy'));
+		if (p === null) {
+			box.appendChild(el('p', { class: 'hint' }, name === 'default'
+				? 'No default policy is configured: every entry is allowed.'
+				: 'The verifier has no policy named ' + name + '.'));
+			return;
+		}
+		if (!p || typeof p !== 'object' || !p.digests || typeof p.digests !== 'object') {
+			/* Another format (e.g. a Keylime runtime policy): shown as text, bounded. */
+			let raw = JSON.stringify(p, null, 1);
+			if (raw.length > POLICY_RAW_MAX)
+				raw = raw.slice(0, POLICY_RAW_MAX) + '\n\u2026 (cut at ' + POLICY_RAW_MAX + ' characters)';
+			box.appendChild(el('pre', { class: 'raw' }, raw));
+			return;
+		}
+		const paths = Object.keys(p.digests).sort();
+		const excludes = Array.isArray(p.excludes) ? p.excludes : [];
+		const dl = el('dl', { class: 'facts' });
+		if (p.description)
+			fact(dl, 'description', p.description);
+		fact(dl, 'paths', String(paths.length));
+		fact(dl, 'excludes', excludes.length ? excludes.join('  ') : 'none');
+		fact(dl, 'digest_only', String(Array.isArray(p.digest_only) ? p.digest_only.length : 0));
+		fact(dl, 'violations', String(p.violations || 'fail'));
+		fact(dl, 'boot_aggregate', Array.isArray(p.boot_aggregate)
+			? p.boot_aggregate.join(' ') : String(p.boot_aggregate || 'any-matching-pcrs'));
+		box.appendChild(dl);
+
+		const filter = el('input', { type: 'search', placeholder: 'filter paths', spellcheck: 'false' });
+		const pg = el('span', { class: 'pager' });
+		const tbody = el('tbody');
+		let page = 0;
+		const draw = () => {
+			const q = filter.value.trim().toLowerCase();
+			const rows = q ? paths.filter((x) => x.toLowerCase().indexOf(q) >= 0) : paths;
+			page = clampPage(page, rows.length);
+			pager(pg, rows.length, page, (n) => { page = n; draw(); });
+			clear(tbody);
+			for (const path of rows.slice(page * PAGE, (page + 1) * PAGE)) {
+				const ds = Array.isArray(p.digests[path]) ? p.digests[path] : [];
+				tbody.appendChild(el('tr', null, el('td', { class: 'path mono' }, path),
+					el('td', { class: 'digest mono' }, ds.map(shortDigest).join('  ') ||
+						'(pinned to nothing)')));
+			}
+		};
+		filter.addEventListener('input', () => { page = 0; draw(); });
+		box.appendChild(el('div', { class: 'toolbar' }, filter, pg));
+		box.appendChild(el('table', { class: 'policy' },
+			el('thead', null, el('tr', null, el('th', null, 'path'), el('th', null, 'digests'))),
+			tbody));
+		draw();
+	}
+
+	async function loadAgent(id) {
+		if (agentView.id !== id)
+			agentView.limit = VERDICTS_FIRST;
+		agentView.id = id;
+		$('agent-id').textContent = visible(id);
+		setStatus('loading agent\u2026');
+		const enc = encodeURIComponent(id);
+		const [a, vs, viol] = await Promise.all([
+			api('GET', '/v1/agents/' + enc),
+			api('GET', '/v1/agents/' + enc + '/verdicts?limit=' + agentView.limit),
+			api('GET', '/v1/violations?state=open&limit=' + LIST_MAX + '&agent=' + enc),
+		]);
+		const dl = clear($('agent-facts'));
+		fact(dl, 'state', a.state);
+		fact(dl, 'last verdict', el('span', null, verdictBadge(a.last_verdict), ' ',
+			timeCell(a.last_verdict_at)));
+		fact(dl, 'boot', String(a.boot_number));
+		fact(dl, 'open violations', String(a.open_violations));
+		fact(dl, 'next IMA entry', String(a.next_entry));
+		fact(dl, 'enrolled', absTime(a.created_at));
+		fact(dl, 'activated', absTime(a.activated_at));
+		fact(dl, 'AK name', el('span', { class: 'mono' }, a.ak_name));
+
+		const verdicts = Array.isArray(vs.verdicts) ? vs.verdicts : [];
+		renderTimeline(verdicts);
+		$('timeline-more').hidden = verdicts.length < agentView.limit || agentView.limit >= LIST_MAX;
+
+		const items = Array.isArray(viol.violations) ? viol.violations : [];
+		const box = clear($('agent-violations'));
+		if (items.length)
+			box.appendChild(violationTable(items, false, refreshOpenCount));
+		else
+			box.appendChild(el('p', { class: 'empty' }, 'None.'));
+
+		const pname = String(a.policy || 'default');
+		$('policy-name').textContent = visible(pname);
+		let policy = null;
+		try {
+			policy = await api('GET', '/v1/policies/' + encodeURIComponent(pname));
+		} catch (e) {
+			if (!(e instanceof ApiError && e.status === 404))
+				throw e;
+		}
+		renderPolicy(pname, policy);
+		setStatus('agent loaded ' + absTime(Date.now() / 1000));
+	}
+
+	/* ---- navigation ----------------------------------------------------------------- */
+
+	const VIEWS = ['login', 'fleet', 'agent', 'violations'];
+
+	function show(view) {
+		for (const v of VIEWS)
+			$(v).hidden = v !== view;
+		$('nav-fleet').classList.toggle('current', view === 'fleet');
+		$('nav-violations').classList.toggle('current', view === 'violations');
+	}
+
+	function showLogin(message) {
+		show('login');
+		$('login-error').textContent = message ? visible(message) : '';
+		$('token').focus();
+	}
+
+	function route() {
+		if (!token()) {
+			showLogin('');
+			return;
+		}
+		const h = location.hash || '#/fleet';
+		let p;
+		if (h.startsWith('#/agent/')) {
+			let id;
+			try {
+				id = decodeURIComponent(h.slice('#/agent/'.length));
+			} catch (e) {
+				id = '';
+			}
+			show('agent');
+			p = loadAgent(id);
+		} else if (h === '#/violations') {
+			show('violations');
+			p = loadQueue();
+		} else {
+			show('fleet');
+			p = loadFleet();
+		}
+		p.catch(failed);
+	}
+
+	function init() {
+		$('login-form').addEventListener('submit', (ev) => {
+			ev.preventDefault();
+			const t = $('token').value.trim();
+			if (!t)
+				return;
+			sessionStorage.setItem(TOKEN_KEY, t);
+			$('token').value = '';
+			route();
+		});
+		$('logout').addEventListener('click', () => {
+			sessionStorage.removeItem(TOKEN_KEY);
+			showLogin('Token forgotten.');
+		});
+		$('refresh').addEventListener('click', route);
+		$('fleet-filter').addEventListener('input', () => { fleet.page = 0; renderFleet(); });
+		$('fleet-show').addEventListener('change', () => { fleet.page = 0; renderFleet(); });
+		$('viol-filter').addEventListener('input', () => { queue.page = 0; renderQueue(); });
+		$('viol-state').addEventListener('change', () => { queue.page = 0; loadQueue().catch(failed); });
+		$('timeline-more').addEventListener('click', () => {
+			agentView.limit = Math.min(LIST_MAX, agentView.limit * 4);
+			loadAgent(agentView.id).catch(failed);
+		});
+		window.addEventListener('hashchange', route);
+		route();
+	}
+
+	document.addEventListener('DOMContentLoaded', init);
+})();
