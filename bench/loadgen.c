@@ -1,0 +1,936 @@
+/*
+ * loadgen: N software agents against a real verifier over HTTPS, for throughput and latency.
+ *
+ *   loadgen --make-ca DIR
+ *       Writes DIR/ek-ca.pem (an EC P-256 EK CA certificate for the verifier's --ek-ca),
+ *       DIR/ek-ca.key and DIR/policy.json (the LOADGEN_FILES paths the agents measure, each
+ *       with sha256 = SHA-256(path)).
+ *   loadgen --url https://127.0.0.1:PORT --ca VERIFIER_CA --ek-ca-dir DIR --agents N
+ *           [--threads T] [--seconds S] [--verifier-pid PID] [--entries-per-round K]
+ *
+ * Each agent is what a TPM and attestd would send, made in software:
+ *   - an RSA-2048 EK in the TCG default template (TPM2B_PUBLIC built here), with an EK
+ *     certificate signed by the CA above. EK key pairs come from a pool of LOADGEN_EK_POOL
+ *     (an RSA-2048 key generation costs ~100 ms, 10,000 of them ~15 minutes on 2 cores);
+ *     every agent has its own certificate, AK and id, and does its own activation;
+ *   - an ECDSA P-256 AK (softtpm_ak_public); ECDSA keeps the load generator's signing cost
+ *     (~30 us) small next to the verifier's work;
+ *   - ActivateCredential in software: RSA-OAEP(SHA-256, label "IDENTITY\0") decrypt of the
+ *     seed, KDFa, outer HMAC check, AES-128-CFB decrypt (the mirror of proto/credential.c);
+ *   - per round: a challenge, K new ima-ng entries (the first round also boot_aggregate),
+ *     PCR 10 extended with proto/replay, a softtpm quote over sha1+sha256 PCR 0-10, evidence
+ *     with the entries from the challenge's log_offset on.
+ * Threads: T, each with one libcurl handle (TLS, keep-alive) serving agents i % T == t, closed
+ * loop. Setup and enrollment are untimed. For S seconds every thread attests its agents round
+ * robin; latency is one attestation as the agent sees it (challenge request to verdict,
+ * including the quote made in between).
+ *
+ * Output lines `key value`: agents threads enroll_s attestations seconds per_s p50_ms p99_ms
+ * untrusted errors verifier_cpu_pct loadgen_cpu_pct rss_start_kib rss_enrolled_kib rss_end_kib.
+ */
+#define OPENSSL_SUPPRESS_DEPRECATED
+#include <inttypes.h>
+#include <pthread.h>
+
+#include <curl/curl.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+#include <openssl/pem.h>
+#include <openssl/rand.h>
+#include <openssl/rsa.h>
+#include <openssl/sha.h>
+#include <openssl/x509.h>
+#include <openssl/x509v3.h>
+#include <tss2/tss2_mu.h>
+#include <tss2/tss2_tpm2_types.h>
+
+#include "bench/bench.h"
+#include "proto/credential.h"
+#include "proto/encoding.h"
+#include "proto/evidence.h"
+#include "proto/imalog.h"
+#include "proto/replay.h"
+#include "proto/softtpm.h"
+#include "proto/tpmkey.h"
+
+#define LOADGEN_FILES 1000u
+#define LOADGEN_EK_POOL 8u
+#define LOADGEN_MAX_AGENTS 100000u
+#define LOADGEN_MAX_THREADS 256u
+#define LOADGEN_MAX_LAT 4000000u
+#define LOADGEN_RESP_MAX (1u << 20)
+
+static const uint8_t ek_auth_policy[32] = {
+	0x83, 0x71, 0x97, 0x67, 0x44, 0x84, 0xb3, 0xf8, 0x1a, 0x90, 0xcc, 0x8d, 0x46, 0xa5, 0xd7, 0x24,
+	0xfd, 0x52, 0xd7, 0x6e, 0x06, 0x52, 0x0b, 0x64, 0xf2, 0xa1, 0xda, 0x1b, 0x33, 0x14, 0x69, 0xaa,
+};
+
+struct ekey {
+	EVP_PKEY *key;
+	uint8_t pub[1024];
+	size_t pub_len;
+};
+
+struct agent {
+	char id[24];
+	unsigned index;
+	struct ekey *ek;
+	uint8_t *cert;
+	size_t cert_len;
+	EVP_PKEY *ak;
+	uint8_t ak_pub[SOFTTPM_PUBLIC_MAX];
+	size_t ak_pub_len;
+	uint8_t ak_name[TPMKEY_NAME_MAX];
+	size_t ak_name_len;
+	struct pcr_set pcrs;
+	struct replay_state pcr10;
+	struct softtpm_clock clk;
+	uint8_t *list;   /* the agent's whole IMA list */
+	size_t list_len, list_cap;
+	size_t *entry_off; /* byte offset of each entry */
+	size_t nentries, entry_cap;
+	unsigned files_next;
+};
+
+struct opts {
+	const char *url, *ca, *dir;
+	unsigned agents, threads, per_round;
+	double seconds;
+	int vpid;
+};
+
+struct worker {
+	pthread_t tid;
+	unsigned index;
+	const struct opts *o;
+	struct agent *agents;
+	CURL *curl;
+	struct curl_slist *hdr;
+	struct replay_ctx *rc;
+	struct imalog *log;
+	double *lat;
+	size_t nlat;
+	unsigned long untrusted, errors;
+	double stop_at;
+	int phase; /* 0 enroll, 1 attest */
+	int failed;
+};
+
+struct buf {
+	char *p;
+	size_t len;
+};
+
+static size_t on_data(char *ptr, size_t size, size_t n, void *arg)
+{
+	struct buf *b = arg;
+	size_t add = size * n;
+	char *np;
+
+	if (b->len + add + 1 > LOADGEN_RESP_MAX)
+		return 0;
+	np = realloc(b->p, b->len + add + 1);
+	if (!np)
+		return 0;
+	b->p = np;
+	memcpy(b->p + b->len, ptr, add);
+	b->len += add;
+	b->p[b->len] = '\0';
+	return add;
+}
+
+/* POST json to the base URL plus path; 0 and *status, *out (caller frees out->p), or -EIO. */
+static int post(struct worker *w, const char *path, const char *json, long *status, struct buf *out)
+{
+	char url[512];
+
+	out->p = NULL;
+	out->len = 0;
+	if ((size_t)snprintf(url, sizeof(url), "%s%s", w->o->url, path) >= sizeof(url))
+		return -EINVAL;
+	if (curl_easy_setopt(w->curl, CURLOPT_URL, url) != CURLE_OK ||
+	    curl_easy_setopt(w->curl, CURLOPT_POSTFIELDS, json) != CURLE_OK ||
+	    curl_easy_setopt(w->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(json)) != CURLE_OK ||
+	    curl_easy_setopt(w->curl, CURLOPT_WRITEDATA, out) != CURLE_OK)
+		return -EIO;
+	if (curl_easy_perform(w->curl) != CURLE_OK ||
+	    curl_easy_getinfo(w->curl, CURLINFO_RESPONSE_CODE, status) != CURLE_OK) {
+		free(out->p);
+		out->p = NULL;
+		return -EIO;
+	}
+	if (!out->p) {
+		out->p = strdup("");
+		if (!out->p)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* --- EK, certificates, CA ------------------------------------------------------------------ */
+
+static int ek_public(struct ekey *ek)
+{
+	TPMT_PUBLIC p;
+	BIGNUM *n = NULL;
+	int ret = -EIO;
+
+	memset(&p, 0, sizeof(p));
+	p.type = TPM2_ALG_RSA;
+	p.nameAlg = TPM2_ALG_SHA256;
+	p.objectAttributes = TPMA_OBJECT_FIXEDTPM | TPMA_OBJECT_FIXEDPARENT |
+			     TPMA_OBJECT_SENSITIVEDATAORIGIN | TPMA_OBJECT_ADMINWITHPOLICY |
+			     TPMA_OBJECT_RESTRICTED | TPMA_OBJECT_DECRYPT;
+	p.authPolicy.size = sizeof(ek_auth_policy);
+	memcpy(p.authPolicy.buffer, ek_auth_policy, sizeof(ek_auth_policy));
+	p.parameters.rsaDetail.symmetric.algorithm = TPM2_ALG_AES;
+	p.parameters.rsaDetail.symmetric.keyBits.aes = 128;
+	p.parameters.rsaDetail.symmetric.mode.aes = TPM2_ALG_CFB;
+	p.parameters.rsaDetail.scheme.scheme = TPM2_ALG_NULL;
+	p.parameters.rsaDetail.keyBits = 2048;
+	p.parameters.rsaDetail.exponent = 0;
+	if (!EVP_PKEY_get_bn_param(ek->key, "n", &n) ||
+	    BN_bn2binpad(n, p.unique.rsa.buffer, 256) != 256)
+		goto cleanup;
+	p.unique.rsa.size = 256;
+	if (tpmkey_check_ek(&p) != TPMKEY_OK ||
+	    tpmkey_marshal_public(&p, ek->pub, sizeof(ek->pub), &ek->pub_len) != 0)
+		goto cleanup;
+	ret = 0;
+cleanup:
+	BN_free(n);
+	return ret;
+}
+
+static X509 *make_cert(EVP_PKEY *subject_key, const char *cn, long serial, X509 *issuer,
+		       EVP_PKEY *issuer_key, int is_ca)
+{
+	X509 *x = X509_new();
+	X509_NAME *name = X509_NAME_new();
+	X509V3_CTX v3;
+	X509_EXTENSION *ext = NULL;
+
+	if (!x || !name || !X509_set_version(x, 2) ||
+	    !ASN1_INTEGER_set(X509_get_serialNumber(x), serial) ||
+	    !X509_gmtime_adj(X509_getm_notBefore(x), -86400) ||
+	    !X509_gmtime_adj(X509_getm_notAfter(x), 86400L * 3650) ||
+	    !X509_set_pubkey(x, subject_key) ||
+	    !X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, (const unsigned char *)cn, -1, -1, 0) ||
+	    !X509_set_subject_name(x, name) ||
+	    !X509_set_issuer_name(x, issuer ? X509_get_subject_name(issuer) : name))
+		goto fail;
+	X509V3_set_ctx(&v3, issuer ? issuer : x, x, NULL, NULL, 0);
+	ext = X509V3_EXT_conf_nid(NULL, &v3, NID_basic_constraints,
+				  is_ca ? "critical,CA:TRUE" : "critical,CA:FALSE");
+	if (!ext || !X509_add_ext(x, ext, -1))
+		goto fail;
+	X509_EXTENSION_free(ext);
+	ext = X509V3_EXT_conf_nid(NULL, &v3, NID_key_usage,
+				  is_ca ? "critical,keyCertSign,cRLSign" : "critical,keyEncipherment");
+	if (!ext || !X509_add_ext(x, ext, -1))
+		goto fail;
+	X509_EXTENSION_free(ext);
+	ext = NULL;
+	if (!X509_sign(x, issuer_key, EVP_sha256()))
+		goto fail;
+	X509_NAME_free(name);
+	return x;
+fail:
+	X509_EXTENSION_free(ext);
+	X509_NAME_free(name);
+	X509_free(x);
+	return NULL;
+}
+
+static int write_pem(const char *dir, const char *name, X509 *cert, EVP_PKEY *key)
+{
+	char path[4096];
+	FILE *f;
+	int ok;
+
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, name) >= sizeof(path))
+		return -ENAMETOOLONG;
+	f = fopen(path, "w");
+	if (!f)
+		return -errno;
+	ok = cert ? PEM_write_X509(f, cert) : PEM_write_PrivateKey(f, key, NULL, NULL, 0, NULL, NULL);
+	if (fclose(f) != 0 || !ok)
+		return -EIO;
+	return 0;
+}
+
+static void file_path(unsigned i, char *out, size_t cap)
+{
+	snprintf(out, cap, "/usr/bin/bench-%04u", i % LOADGEN_FILES);
+}
+
+static int make_ca(const char *dir)
+{
+	EVP_PKEY *key = EVP_PKEY_Q_keygen(NULL, NULL, "EC", "P-256");
+	X509 *ca = key ? make_cert(key, "loadgen EK CA", 1, NULL, key, 1) : NULL;
+	char path[4096], p[64], hex[65];
+	uint8_t d[32];
+	FILE *f = NULL;
+	int ret = -EIO;
+
+	if (!ca || write_pem(dir, "ek-ca.pem", ca, NULL) != 0 ||
+	    write_pem(dir, "ek-ca.key", NULL, key) != 0)
+		goto cleanup;
+	snprintf(path, sizeof(path), "%s/policy.json", dir);
+	f = fopen(path, "w");
+	if (!f)
+		goto cleanup;
+	fprintf(f, "{\"version\": 1, \"description\": \"loadgen agents\", \"digests\": {\n");
+	for (unsigned i = 0; i < LOADGEN_FILES; i++) {
+		file_path(i, p, sizeof(p));
+		SHA256((const uint8_t *)p, strlen(p), d);
+		hex_encode(d, 32, hex);
+		fprintf(f, "%s\"%s\": [\"sha256:%s\"]\n", i ? "," : "", p, hex);
+	}
+	fprintf(f, "}}\n");
+	ret = 0;
+cleanup:
+	if (f && fclose(f) != 0)
+		ret = -EIO;
+	X509_free(ca);
+	EVP_PKEY_free(key);
+	return ret;
+}
+
+/* --- the agent's IMA list ------------------------------------------------------------------ */
+
+static int list_append(struct agent *a, const char *alg, const uint8_t *digest, size_t dlen,
+		       const char *path)
+{
+	uint8_t data[256];
+	size_t dl = 0, alen = strlen(alg) + 2, plen = strlen(path) + 1, need;
+	uint32_t v;
+
+	if (4 + alen + dlen + 4 + plen > sizeof(data))
+		return -EINVAL;
+	v = (uint32_t)(alen + dlen);
+	memcpy(data + dl, &v, 4);
+	dl += 4;
+	memcpy(data + dl, alg, alen - 2);
+	data[dl + alen - 2] = ':';
+	data[dl + alen - 1] = '\0';
+	dl += alen;
+	memcpy(data + dl, digest, dlen);
+	dl += dlen;
+	v = (uint32_t)plen;
+	memcpy(data + dl, &v, 4);
+	dl += 4;
+	memcpy(data + dl, path, plen);
+	dl += plen;
+
+	need = a->list_len + 4 + 20 + 4 + 6 + 4 + dl;
+	if (need > a->list_cap) {
+		size_t cap = a->list_cap ? 2 * a->list_cap : 4096;
+		uint8_t *np;
+
+		while (cap < need)
+			cap *= 2;
+		np = realloc(a->list, cap);
+		if (!np)
+			return -ENOMEM;
+		a->list = np;
+		a->list_cap = cap;
+	}
+	if (a->nentries == a->entry_cap) {
+		size_t cap = a->entry_cap ? 2 * a->entry_cap : 64;
+		size_t *np = realloc(a->entry_off, cap * sizeof(*np));
+
+		if (!np)
+			return -ENOMEM;
+		a->entry_off = np;
+		a->entry_cap = cap;
+	}
+	a->entry_off[a->nentries++] = a->list_len;
+	uint8_t *p = a->list + a->list_len;
+	v = 10;
+	memcpy(p, &v, 4);
+	SHA1(data, dl, p + 4);
+	v = 6;
+	memcpy(p + 24, &v, 4);
+	memcpy(p + 28, "ima-ng", 6);
+	v = (uint32_t)dl;
+	memcpy(p + 34, &v, 4);
+	memcpy(p + 38, data, dl);
+	a->list_len = need;
+	return 0;
+}
+
+/* Appends k entries (boot_aggregate first on an empty list) and extends PCR 10 over them. */
+static int agent_measure(struct worker *w, struct agent *a, unsigned k)
+{
+	size_t start = a->list_len, first = a->nentries;
+	struct ima_entry e;
+	int r;
+
+	if (a->nentries == 0) {
+		const struct pcr_bank *b1 = pcr_set_bank_const(&a->pcrs, TPM2_ALG_SHA1);
+		uint8_t agg[20];
+		SHA_CTX c;
+
+		SHA1_Init(&c);
+		for (unsigned i = 0; i < 8; i++)
+			SHA1_Update(&c, b1->value[i], 20);
+		SHA1_Final(agg, &c);
+		if (list_append(a, "sha1", agg, 20, "boot_aggregate") != 0)
+			return -ENOMEM;
+	}
+	for (unsigned i = 0; i < k; i++) {
+		char p[64];
+		uint8_t d[32];
+
+		file_path(a->index * 7 + a->files_next++, p, sizeof(p));
+		SHA256((const uint8_t *)p, strlen(p), d);
+		if (list_append(a, "sha256", d, 32, p) != 0)
+			return -ENOMEM;
+	}
+	imalog_reset(w->log, a->list + start, a->list_len - start, first);
+	while ((r = imalog_next(w->log, &e, NULL)) == 1)
+		if (replay_extend(w->rc, &a->pcr10, &e) != 0)
+			return -EIO;
+	if (r != 0)
+		return -EIO;
+	memcpy(pcr_set_bank(&a->pcrs, TPM2_ALG_SHA1)->value[10], a->pcr10.sha1, 20);
+	memcpy(pcr_set_bank(&a->pcrs, TPM2_ALG_SHA256)->value[10], a->pcr10.sha256, 32);
+	return 0;
+}
+
+/* --- enrollment ------------------------------------------------------------------------------ */
+
+/* TPM2_ActivateCredential in software with the EK private key. */
+static int activate(const struct agent *a, const struct enroll_response *er, uint8_t *secret,
+		    size_t *secret_len)
+{
+	TPM2B_ENCRYPTED_SECRET es;
+	TPM2B_ID_OBJECT id;
+	size_t off = 0, seed_len = 32, hlen;
+	uint8_t seed[256], hmac_key[32], sym_key[16], mac[32], plain[2 + 64], iv[16] = {0};
+	EVP_PKEY_CTX *pctx = NULL;
+	EVP_CIPHER_CTX *cctx = NULL;
+	void *label = NULL;
+	unsigned mlen = 0;
+	int n = 0, ret = -EIO;
+
+	if (Tss2_MU_TPM2B_ENCRYPTED_SECRET_Unmarshal(er->encrypted_secret, er->encrypted_secret_len,
+						     &off, &es) != TSS2_RC_SUCCESS ||
+	    off != er->encrypted_secret_len)
+		return -EINVAL;
+	off = 0;
+	if (Tss2_MU_TPM2B_ID_OBJECT_Unmarshal(er->credential_blob, er->credential_blob_len, &off,
+					      &id) != TSS2_RC_SUCCESS ||
+	    off != er->credential_blob_len || id.size < 2 + 32 + 2 + 1)
+		return -EINVAL;
+	pctx = EVP_PKEY_CTX_new(a->ek->key, NULL);
+	label = OPENSSL_memdup("IDENTITY", 9);
+	seed_len = sizeof(seed);
+	if (!pctx || !label || EVP_PKEY_decrypt_init(pctx) <= 0 ||
+	    EVP_PKEY_CTX_set_rsa_padding(pctx, RSA_PKCS1_OAEP_PADDING) <= 0 ||
+	    EVP_PKEY_CTX_set_rsa_oaep_md(pctx, EVP_sha256()) <= 0 ||
+	    EVP_PKEY_CTX_set_rsa_mgf1_md(pctx, EVP_sha256()) <= 0 ||
+	    EVP_PKEY_CTX_set0_rsa_oaep_label(pctx, label, 9) <= 0)
+		goto cleanup;
+	label = NULL;
+	if (EVP_PKEY_decrypt(pctx, seed, &seed_len, es.secret, es.size) <= 0)
+		goto cleanup;
+	if (credential_kdfa(TPM2_ALG_SHA256, seed, seed_len, "INTEGRITY", NULL, 0, NULL, 0, 256,
+			    hmac_key, sizeof(hmac_key)) != 0 ||
+	    credential_kdfa(TPM2_ALG_SHA256, seed, seed_len, "STORAGE", a->ak_name, a->ak_name_len,
+			    NULL, 0, 128, sym_key, sizeof(sym_key)) != 0)
+		goto cleanup;
+	/* credential = TPM2B_DIGEST integrityHMAC || encIdentity */
+	hlen = ((size_t)id.credential[0] << 8) | id.credential[1];
+	if (hlen != 32 || id.size <= 2 + hlen || id.size - 2 - hlen > sizeof(plain))
+		goto cleanup;
+	{
+		HMAC_CTX *h = HMAC_CTX_new();
+		const uint8_t *enc = id.credential + 2 + hlen;
+		size_t enc_len = id.size - 2 - hlen;
+		int ok = h && HMAC_Init_ex(h, hmac_key, 32, EVP_sha256(), NULL) &&
+			 HMAC_Update(h, enc, enc_len) && HMAC_Update(h, a->ak_name, a->ak_name_len) &&
+			 HMAC_Final(h, mac, &mlen) && mlen == 32 &&
+			 CRYPTO_memcmp(mac, id.credential + 2, 32) == 0;
+
+		HMAC_CTX_free(h);
+		if (!ok)
+			goto cleanup;
+		cctx = EVP_CIPHER_CTX_new();
+		if (!cctx || !EVP_DecryptInit_ex(cctx, EVP_aes_128_cfb128(), NULL, sym_key, iv) ||
+		    !EVP_DecryptUpdate(cctx, plain, &n, enc, (int)enc_len) || (size_t)n != enc_len)
+			goto cleanup;
+		*secret_len = ((size_t)plain[0] << 8) | plain[1];
+		if (*secret_len == 0 || *secret_len + 2 != enc_len || *secret_len > 64)
+			goto cleanup;
+		memcpy(secret, plain + 2, *secret_len);
+	}
+	ret = 0;
+cleanup:
+	OPENSSL_free(label);
+	EVP_PKEY_CTX_free(pctx);
+	EVP_CIPHER_CTX_free(cctx);
+	OPENSSL_cleanse(seed, sizeof(seed));
+	OPENSSL_cleanse(sym_key, sizeof(sym_key));
+	OPENSSL_cleanse(hmac_key, sizeof(hmac_key));
+	return ret;
+}
+
+static int agent_enroll(struct worker *w, struct agent *a)
+{
+	struct enroll_request req;
+	struct enroll_response er;
+	struct activate_request act;
+	char path[64], *json = NULL;
+	const char *why = NULL;
+	struct buf b = {0};
+	long st = 0;
+	int ret = -EIO;
+
+	memset(&req, 0, sizeof(req));
+	memset(&er, 0, sizeof(er));
+	snprintf(req.agent_id, sizeof(req.agent_id), "%s", a->id);
+	req.ek_pub = a->ek->pub;
+	req.ek_pub_len = a->ek->pub_len;
+	req.ek_cert = a->cert;
+	req.ek_cert_len = a->cert_len;
+	req.ak_pub = a->ak_pub;
+	req.ak_pub_len = a->ak_pub_len;
+	json = enroll_request_encode(&req);
+	if (!json || post(w, "/v1/agents", json, &st, &b) != 0)
+		goto cleanup;
+	if (st != 201 || enroll_response_parse(b.p, b.len, &er, &why) != 0) {
+		fprintf(stderr, "loadgen: enroll %s: HTTP %ld %s\n", a->id, st, b.p);
+		goto cleanup;
+	}
+	if (activate(a, &er, act.secret, &act.secret_len) != 0) {
+		fprintf(stderr, "loadgen: %s: activation in software failed\n", a->id);
+		goto cleanup;
+	}
+	free(json);
+	free(b.p);
+	b.p = NULL;
+	json = activate_request_encode(&act);
+	snprintf(path, sizeof(path), "/v1/agents/%s/activate", a->id);
+	if (!json || post(w, path, json, &st, &b) != 0)
+		goto cleanup;
+	if (st != 200) {
+		fprintf(stderr, "loadgen: activate %s: HTTP %ld %s\n", a->id, st, b.p);
+		goto cleanup;
+	}
+	ret = 0;
+cleanup:
+	OPENSSL_cleanse(&act, sizeof(act));
+	enroll_response_release(&er);
+	free(json);
+	free(b.p);
+	return ret;
+}
+
+/* --- one attestation ------------------------------------------------------------------------- */
+
+static int agent_round(struct worker *w, struct agent *a, bool *trusted)
+{
+	struct challenge ch;
+	struct evidence ev;
+	struct verdict_response *vr = NULL;
+	uint8_t attest[SOFTTPM_ATTEST_MAX], sig[SOFTTPM_SIG_MAX];
+	char path[64], *json = NULL;
+	const char *why = NULL;
+	struct buf b = {0};
+	long st = 0;
+	int ret = -EIO;
+
+	snprintf(path, sizeof(path), "/v1/agents/%s/challenges", a->id);
+	if (post(w, path, "", &st, &b) != 0)
+		goto cleanup;
+	if (st != 201 || challenge_parse(b.p, b.len, &ch, &why) != 0) {
+		fprintf(stderr, "loadgen: challenge %s: HTTP %ld %s\n", a->id, st, b.p);
+		goto cleanup;
+	}
+	free(b.p);
+	b.p = NULL;
+	if (ch.log_offset > a->nentries || agent_measure(w, a, w->o->per_round) != 0)
+		goto cleanup;
+	a->clk.clock += 2000;
+	memset(&ev, 0, sizeof(ev));
+	memcpy(ev.nonce, ch.nonce, ch.nonce_len);
+	ev.nonce_len = ch.nonce_len;
+	if (softtpm_quote(a->ak, ch.nonce, ch.nonce_len, &a->pcrs, &a->clk, attest, sizeof(attest),
+			  &ev.attest_len, sig, sizeof(sig), &ev.signature_len) != 0)
+		goto cleanup;
+	ev.attest = attest;
+	ev.signature = sig;
+	ev.pcrs = a->pcrs;
+	ev.log_offset = ch.log_offset;
+	{
+		size_t from = ch.log_offset < a->nentries ? a->entry_off[ch.log_offset] : a->list_len;
+
+		ev.log = a->list + from;
+		ev.log_len = a->list_len - from;
+	}
+	json = evidence_encode(&ev);
+	snprintf(path, sizeof(path), "/v1/agents/%s/evidence", a->id);
+	if (!json || post(w, path, json, &st, &b) != 0)
+		goto cleanup;
+	vr = malloc(sizeof(*vr));
+	if (!vr || st != 200 || verdict_response_parse(b.p, b.len, vr, &why) != 0) {
+		fprintf(stderr, "loadgen: evidence %s: HTTP %ld %.300s\n", a->id, st, b.p);
+		goto cleanup;
+	}
+	*trusted = vr->trusted;
+	if (!vr->trusted && w->untrusted < 3)
+		fprintf(stderr, "loadgen: %s untrusted: %s %s\n", a->id,
+			vr->nreasons ? vr->reason[0].code : "?", vr->nreasons ? vr->reason[0].detail : "");
+	ret = 0;
+cleanup:
+	free(vr);
+	free(json);
+	free(b.p);
+	return ret;
+}
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+	const struct opts *o = w->o;
+
+	if (w->phase == 0) {
+		for (unsigned i = w->index; i < o->agents; i += o->threads)
+			if (agent_enroll(w, &w->agents[i]) != 0) {
+				w->failed = 1;
+				return NULL;
+			}
+		return NULL;
+	}
+	for (unsigned long round = 0; round < 100000000ul; round++) {
+		for (unsigned i = w->index; i < o->agents; i += o->threads) {
+			double t0 = bench_now(), t1;
+			bool trusted = false;
+
+			if (t0 >= w->stop_at)
+				return NULL;
+			if (agent_round(w, &w->agents[i], &trusted) != 0) {
+				if (++w->errors > 100) {
+					w->failed = 1;
+					return NULL;
+				}
+				continue;
+			}
+			t1 = bench_now();
+			if (!trusted)
+				w->untrusted++;
+			if (w->nlat < LOADGEN_MAX_LAT / o->threads)
+				w->lat[w->nlat++] = (t1 - t0) * 1e3;
+		}
+	}
+	return NULL;
+}
+
+static int worker_init(struct worker *w, const struct opts *o)
+{
+	w->curl = curl_easy_init();
+	w->hdr = curl_slist_append(NULL, "Content-Type: application/json");
+	w->rc = replay_ctx_new(REPLAY_SHA1 | REPLAY_SHA256);
+	w->log = imalog_new();
+	w->lat = malloc(sizeof(double) * (LOADGEN_MAX_LAT / o->threads + 1));
+	if (!w->curl || !w->hdr || !w->rc || !w->log || !w->lat)
+		return -ENOMEM;
+	if (curl_easy_setopt(w->curl, CURLOPT_CAINFO, o->ca) != CURLE_OK ||
+	    curl_easy_setopt(w->curl, CURLOPT_SSL_VERIFYPEER, 1L) != CURLE_OK ||
+	    curl_easy_setopt(w->curl, CURLOPT_SSL_VERIFYHOST, 2L) != CURLE_OK ||
+	    curl_easy_setopt(w->curl, CURLOPT_NOSIGNAL, 1L) != CURLE_OK ||
+	    curl_easy_setopt(w->curl, CURLOPT_TIMEOUT, 30L) != CURLE_OK ||
+	    curl_easy_setopt(w->curl, CURLOPT_TCP_NODELAY, 1L) != CURLE_OK ||
+	    curl_easy_setopt(w->curl, CURLOPT_POST, 1L) != CURLE_OK ||
+	    curl_easy_setopt(w->curl, CURLOPT_HTTPHEADER, w->hdr) != CURLE_OK ||
+	    curl_easy_setopt(w->curl, CURLOPT_WRITEFUNCTION, on_data) != CURLE_OK)
+		return -EIO;
+	return 0;
+}
+
+static void worker_release(struct worker *w)
+{
+	curl_easy_cleanup(w->curl);
+	curl_slist_free_all(w->hdr);
+	replay_ctx_free(w->rc);
+	imalog_free(w->log);
+	free(w->lat);
+}
+
+/* utime+stime of a process in seconds, -1 on error. */
+static double proc_cpu(int pid)
+{
+	char path[64], line[2048], *p;
+	unsigned long ut = 0, stime = 0;
+	FILE *f;
+	int ok;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	p = fgets(line, sizeof(line), f);
+	fclose(f);
+	if (!p || !(p = strrchr(line, ')')))
+		return -1;
+	/* after ") ": state is field 3; utime and stime are fields 14 and 15 */
+	p += 2;
+	for (int field = 3; field < 14 && p; field++) {
+		p = strchr(p, ' ');
+		p = p ? p + 1 : NULL;
+	}
+	ok = p != NULL;
+	if (ok) {
+		char *end;
+
+		ut = strtoul(p, &end, 10);
+		ok = end != p && *end == ' ';
+		if (ok) {
+			p = end + 1;
+			stime = strtoul(p, &end, 10);
+			ok = end != p;
+		}
+	}
+	return ok ? (double)(ut + stime) / (double)sysconf(_SC_CLK_TCK) : -1;
+}
+
+static int run_threads(struct worker *ws, unsigned n)
+{
+	int failed = 0;
+
+	for (unsigned t = 0; t < n; t++)
+		if (pthread_create(&ws[t].tid, NULL, worker_main, &ws[t]) != 0)
+			return -EAGAIN; /* the threads already started end by their own bounds */
+	for (unsigned t = 0; t < n; t++) {
+		pthread_join(ws[t].tid, NULL);
+		failed |= ws[t].failed;
+	}
+	return failed ? -EIO : 0;
+}
+
+static int setup_agents(const struct opts *o, struct agent *agents, struct ekey *pool,
+			X509 *ca, EVP_PKEY *ca_key)
+{
+	for (unsigned i = 0; i < LOADGEN_EK_POOL && i < o->agents; i++) {
+		pool[i].key = EVP_PKEY_Q_keygen(NULL, NULL, "RSA", (size_t)2048);
+		if (!pool[i].key || ek_public(&pool[i]) != 0)
+			return -EIO;
+	}
+	for (unsigned i = 0; i < o->agents; i++) {
+		struct agent *a = &agents[i];
+		X509 *cert;
+		uint8_t *der = NULL;
+		TPMT_PUBLIC tp;
+		int n;
+
+		a->index = i;
+		snprintf(a->id, sizeof(a->id), "bench-%05u", i);
+		a->ek = &pool[i % LOADGEN_EK_POOL];
+		cert = make_cert(a->ek->key, a->id, 1000 + i, ca, ca_key, 0);
+		n = cert ? i2d_X509(cert, &der) : -1;
+		X509_free(cert);
+		if (n <= 0)
+			return -EIO;
+		a->cert = der;
+		a->cert_len = (size_t)n;
+		a->ak = EVP_PKEY_Q_keygen(NULL, NULL, "EC", "P-256");
+		if (!a->ak || softtpm_ak_public(a->ak, 0, a->ak_pub, sizeof(a->ak_pub), &a->ak_pub_len) != 0 ||
+		    tpmkey_parse_public(a->ak_pub, a->ak_pub_len, &tp) != 0 ||
+		    tpmkey_name(&tp, a->ak_name, &a->ak_name_len) != 0)
+			return -EIO;
+		memset(&a->pcrs, 0, sizeof(a->pcrs));
+		struct pcr_bank *b1 = pcr_set_add_bank(&a->pcrs, TPM2_ALG_SHA1);
+		struct pcr_bank *b2 = pcr_set_add_bank(&a->pcrs, TPM2_ALG_SHA256);
+		if (!b1 || !b2)
+			return -EIO;
+		b1->mask = b2->mask = 0x7ff;
+		for (unsigned k = 0; k < 10; k++) {
+			memset(b1->value[k], (int)(i + k) & 0xff, 20);
+			memset(b2->value[k], (int)(i + 0x40 + k) & 0xff, 32);
+		}
+		replay_state_init(&a->pcr10, REPLAY_SHA1 | REPLAY_SHA256);
+		a->clk.clock = 1000;
+		a->clk.reset_count = 1;
+		a->clk.safe = 1;
+	}
+	return 0;
+}
+
+static int load_ca(const char *dir, X509 **ca, EVP_PKEY **key)
+{
+	char path[4096];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/ek-ca.pem", dir);
+	if (!(f = fopen(path, "r")))
+		return -errno;
+	*ca = PEM_read_X509(f, NULL, NULL, NULL);
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/ek-ca.key", dir);
+	if (!(f = fopen(path, "r")))
+		return -errno;
+	*key = PEM_read_PrivateKey(f, NULL, NULL, NULL);
+	fclose(f);
+	return *ca && *key ? 0 : -EINVAL;
+}
+
+static int parse_opts(int argc, char **argv, struct opts *o, const char **make_ca_dir)
+{
+	unsigned long v;
+
+	memset(o, 0, sizeof(*o));
+	o->threads = 8;
+	o->seconds = 5;
+	o->per_round = 10;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
+
+		if (!val)
+			return -EINVAL;
+		i++;
+		if (!strcmp(a, "--make-ca"))
+			*make_ca_dir = val;
+		else if (!strcmp(a, "--url"))
+			o->url = val;
+		else if (!strcmp(a, "--ca"))
+			o->ca = val;
+		else if (!strcmp(a, "--ek-ca-dir"))
+			o->dir = val;
+		else if (!strcmp(a, "--agents") && bench_parse_ulong(val, LOADGEN_MAX_AGENTS, &v) == 0 && v)
+			o->agents = (unsigned)v;
+		else if (!strcmp(a, "--threads") && bench_parse_ulong(val, LOADGEN_MAX_THREADS, &v) == 0 && v)
+			o->threads = (unsigned)v;
+		else if (!strcmp(a, "--seconds") && bench_parse_ulong(val, 3600, &v) == 0 && v)
+			o->seconds = (double)v;
+		else if (!strcmp(a, "--entries-per-round") && bench_parse_ulong(val, 10000, &v) == 0)
+			o->per_round = (unsigned)v;
+		else if (!strcmp(a, "--verifier-pid") && bench_parse_ulong(val, 1u << 22, &v) == 0)
+			o->vpid = (int)v;
+		else
+			return -EINVAL;
+	}
+	if (*make_ca_dir)
+		return 0;
+	if (!o->url || !o->ca || !o->dir || !o->agents)
+		return -EINVAL;
+	if (o->threads > o->agents)
+		o->threads = o->agents;
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o;
+	const char *make_ca_dir = NULL;
+	struct agent *agents = NULL;
+	struct ekey pool[LOADGEN_EK_POOL];
+	struct worker *ws = NULL;
+	X509 *ca = NULL;
+	EVP_PKEY *ca_key = NULL;
+	double t0, c0, lg0, w, *all = NULL;
+	long rss0 = -1, rss1 = -1, rss2 = -1;
+	size_t nall = 0;
+	unsigned long untrusted = 0, errors = 0;
+	int ret = 1;
+
+	if (parse_opts(argc, argv, &o, &make_ca_dir) != 0) {
+		fprintf(stderr, "usage: loadgen --make-ca DIR\n"
+				"       loadgen --url URL --ca FILE --ek-ca-dir DIR --agents N [--threads T]\n"
+				"               [--seconds S] [--verifier-pid PID] [--entries-per-round K]\n");
+		return 2;
+	}
+	if (make_ca_dir) {
+		if (make_ca(make_ca_dir) != 0) {
+			fprintf(stderr, "loadgen: cannot write the CA into %s\n", make_ca_dir);
+			return 1;
+		}
+		return 0;
+	}
+	memset(pool, 0, sizeof(pool));
+	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
+		return 1;
+	agents = calloc(o.agents, sizeof(*agents));
+	ws = calloc(o.threads, sizeof(*ws));
+	if (!agents || !ws || load_ca(o.dir, &ca, &ca_key) != 0 ||
+	    setup_agents(&o, agents, pool, ca, ca_key) != 0) {
+		fprintf(stderr, "loadgen: setup failed\n");
+		goto cleanup;
+	}
+	for (unsigned t = 0; t < o.threads; t++) {
+		ws[t].index = t;
+		ws[t].o = &o;
+		ws[t].agents = agents;
+		if (worker_init(&ws[t], &o) != 0) {
+			fprintf(stderr, "loadgen: worker init failed\n");
+			goto cleanup;
+		}
+	}
+	if (o.vpid)
+		rss0 = bench_rss_kib(o.vpid);
+	t0 = bench_now();
+	if (run_threads(ws, o.threads) != 0) {
+		fprintf(stderr, "loadgen: enrollment failed\n");
+		goto cleanup;
+	}
+	printf("agents %u\nthreads %u\nenroll_s %.3f\n", o.agents, o.threads, bench_now() - t0);
+	if (o.vpid)
+		rss1 = bench_rss_kib(o.vpid);
+
+	t0 = bench_now();
+	c0 = o.vpid ? proc_cpu(o.vpid) : 0;
+	lg0 = bench_cpu(RUSAGE_SELF);
+	for (unsigned t = 0; t < o.threads; t++) {
+		ws[t].phase = 1;
+		ws[t].stop_at = t0 + o.seconds;
+	}
+	if (run_threads(ws, o.threads) != 0)
+		fprintf(stderr, "loadgen: too many errors, stopped early\n");
+	w = bench_now() - t0;
+	if (o.vpid) {
+		double c1 = proc_cpu(o.vpid);
+
+		rss2 = bench_rss_kib(o.vpid);
+		printf("verifier_cpu_pct %.1f\n", c0 >= 0 && c1 >= 0 ? 100 * (c1 - c0) / w : -1);
+	}
+	printf("loadgen_cpu_pct %.1f\n", 100 * (bench_cpu(RUSAGE_SELF) - lg0) / w);
+	for (unsigned t = 0; t < o.threads; t++)
+		nall += ws[t].nlat;
+	all = malloc(sizeof(double) * (nall + 1));
+	if (!all)
+		goto cleanup;
+	nall = 0;
+	for (unsigned t = 0; t < o.threads; t++) {
+		memcpy(all + nall, ws[t].lat, ws[t].nlat * sizeof(double));
+		nall += ws[t].nlat;
+		untrusted += ws[t].untrusted;
+		errors += ws[t].errors;
+	}
+	printf("attestations %zu\nseconds %.3f\nper_s %.1f\n", nall, w, (double)nall / w);
+	printf("p50_ms %.3f\n", bench_percentile(all, nall, 0.50, 0));
+	printf("p99_ms %.3f\n", bench_percentile(all, nall, 0.99, 1));
+	printf("untrusted %lu\nerrors %lu\n", untrusted, errors);
+	printf("rss_start_kib %ld\nrss_enrolled_kib %ld\nrss_end_kib %ld\n", rss0, rss1, rss2);
+	ret = nall > 0 && untrusted == 0 && errors == 0 ? 0 : 1;
+cleanup:
+	free(all);
+	if (ws)
+		for (unsigned t = 0; t < o.threads; t++)
+			worker_release(&ws[t]);
+	free(ws);
+	if (agents)
+		for (unsigned i = 0; i < o.agents; i++) {
+			EVP_PKEY_free(agents[i].ak);
+			OPENSSL_free(agents[i].cert);
+			free(agents[i].list);
+			free(agents[i].entry_off);
+		}
+	free(agents);
+	for (unsigned i = 0; i < LOADGEN_EK_POOL; i++)
+		EVP_PKEY_free(pool[i].key);
+	X509_free(ca);
+	EVP_PKEY_free(ca_key);
+	curl_global_cleanup();
+	return ret;
+}
