@@ -45,7 +45,25 @@ check "background: status says running" env VM_DIR="$bg" vm/boot.sh status
 check_fails "background: a second boot of the same VM_DIR is refused" env VM_DIR="$bg" VM_TIMEOUT=5 vm/boot.sh
 VM_DIR=$bg vm/boot.sh stop
 sleep 0.5
-check_fails "background: QEMU stopped" kill -0 "${vm_pid:-0}"
-check_fails "background: swtpm stopped" kill -0 "${tpm_pid:-0}"
+check_fails "background: QEMU stopped" kill -0 "${vm_pid:-0}" 2>/dev/null
+check_fails "background: swtpm stopped" kill -0 "${tpm_pid:-0}" 2>/dev/null
 check_fails "background: status says stopped" env VM_DIR="$bg" vm/boot.sh status
+
+# A foreground boot that is terminated stops QEMU and swtpm (the trap in boot.sh).
+fg=$T_TMP/fg
+VM_DIR=$fg VM_TIMEOUT=120 VM_CONSOLE=0 vm/boot.sh >"$T_TMP/fg.log" 2>&1 &
+boot_pid=$!
+track_pid "$boot_pid"
+for _ in $(seq 1 600); do
+	grep -q '^ATTEST-READY' "$fg/serial.log" 2>/dev/null && break
+	sleep 0.1
+done
+check "terminate: guest got ready" grep -q '^ATTEST-READY' "$fg/serial.log"
+vm_pid=$(cat "$fg/qemu.pid" 2>/dev/null)
+tpm_pid=$(cat "$fg/swtpm.pid" 2>/dev/null)
+kill -TERM "$boot_pid"
+wait "$boot_pid"
+check_eq "terminate: boot.sh exits with 143" 143 "$?"
+check_fails "terminate: QEMU stopped" kill -0 "${vm_pid:-0}" 2>/dev/null
+check_fails "terminate: swtpm stopped" kill -0 "${tpm_pid:-0}" 2>/dev/null
 finish
