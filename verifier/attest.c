@@ -36,6 +36,85 @@ struct eval {
 	int err;             /* allocation failure while recording */
 };
 
+/* Length of the well-formed UTF-8 sequence at p[0..n), or 0 if it is not one (RFC 3629). */
+static size_t utf8_seq(const unsigned char *p, size_t n)
+{
+	unsigned char lo = 0x80, hi = 0xbf;
+	size_t len;
+
+	if (p[0] >= 0x01 && p[0] <= 0x7f)
+		return 1;
+	if (p[0] >= 0xc2 && p[0] <= 0xdf)
+		len = 2;
+	else if (p[0] >= 0xe0 && p[0] <= 0xef)
+		len = 3;
+	else if (p[0] >= 0xf0 && p[0] <= 0xf4)
+		len = 4;
+	else
+		return 0;
+	if (p[0] == 0xe0)
+		lo = 0xa0;
+	else if (p[0] == 0xed)
+		hi = 0x9f;
+	else if (p[0] == 0xf0)
+		lo = 0x90;
+	else if (p[0] == 0xf4)
+		hi = 0x8f;
+	if (n < len || p[1] < lo || p[1] > hi)
+		return 0;
+	for (size_t i = 2; i < len; i++)
+		if (p[i] < 0x80 || p[i] > 0xbf)
+			return 0;
+	return len;
+}
+
+/*
+ * Untrusted bytes (a path, a template or algorithm name) as text that JSON can carry: valid
+ * UTF-8 is copied, every other byte becomes the four characters \xNN. A name that is not UTF-8
+ * must still be stored and shown: jansson refuses such strings, and a verdict or violation that
+ * cannot be encoded would be lost. Stops before a sequence or escape that does not fit.
+ */
+static void copy_text(char *out, size_t cap, const char *in, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)in;
+	size_t o = 0, i = 0;
+
+	while (i < n) {
+		size_t len = utf8_seq(p + i, n - i);
+
+		if (len) {
+			if (o + len >= cap)
+				break;
+			memcpy(out + o, p + i, len);
+			o += len;
+			i += len;
+		} else {
+			if (o + 4 >= cap)
+				break;
+			snprintf(out + o, 5, "\\x%02x", p[i]);
+			o += 4;
+			i++;
+		}
+	}
+	out[o] = '\0';
+}
+
+/* Cuts an incomplete UTF-8 sequence that truncation left at the end of s (valid before). */
+static void utf8_trim_tail(char *s)
+{
+	size_t len = strlen(s), j = len;
+
+	while (j > 0 && len - j < 3 && ((unsigned char)s[j - 1] & 0xc0) == 0x80)
+		j--;
+	if (j > 0 && (unsigned char)s[j - 1] >= 0xc0) {
+		unsigned char b = (unsigned char)s[j - 1];
+		size_t want = b >= 0xf0 ? 4 : b >= 0xe0 ? 3 : 2;
+
+		if (len - (j - 1) < want)
+			s[j - 1] = '\0';
+	}
+}
+
 static void add_reason(struct eval *ev, const char *code, int64_t entry, const char *fmt, ...)
 {
 	struct verdict_response *v = &ev->out->verdict;
@@ -52,31 +131,30 @@ static void add_reason(struct eval *ev, const char *code, int64_t entry, const c
 	va_start(ap, fmt);
 	vsnprintf(r->detail, sizeof(r->detail), fmt, ap);
 	va_end(ap);
+	utf8_trim_tail(r->detail);
 }
 
 static void format_digest(char *out, size_t cap, const struct ima_entry *e)
 {
 	char hex[2 * IMA_DIGEST_MAX + 1] = "";
-	int name_len = (int)(e->digest_alg_name_len < 16 ? e->digest_alg_name_len : 16);
+	char name[4 * 16 + 1];
+	size_t name_len = e->digest_alg_name_len < 16 ? e->digest_alg_name_len : 16;
 
 	if (e->digest && e->digest_len <= IMA_DIGEST_MAX)
 		hex_encode(e->digest, e->digest_len, hex);
-	if (e->digest_alg_name && name_len > 0)
-		snprintf(out, cap, "%.*s:%s", name_len, e->digest_alg_name, hex);
-	else
+	if (e->digest_alg_name && name_len > 0) {
+		copy_text(name, sizeof(name), e->digest_alg_name, name_len);
+		snprintf(out, cap, "%s:%s", name, hex);
+		utf8_trim_tail(out);
+	} else {
 		snprintf(out, cap, "%s%s", e->digest ? "sha1:" : "", hex);
+	}
 }
 
 /* Copies a path for display and storage; it stays untrusted bytes (the UI escapes it). */
 static void copy_path(char *out, size_t cap, const struct ima_entry *e)
 {
-	size_t n = e->path ? e->path_len : 0;
-
-	if (n >= cap)
-		n = cap - 1;
-	if (n)
-		memcpy(out, e->path, n);
-	out[n] = '\0';
+	copy_text(out, cap, e->path, e->path ? e->path_len : 0);
 }
 
 static void record_violation(struct eval *ev, const struct ima_entry *e, const char *reason)
@@ -107,9 +185,8 @@ static void record_violation(struct eval *ev, const struct ima_entry *e, const c
 	snprintf(v->reason, sizeof(v->reason), "%s", reason);
 	memcpy(v->path, path, sizeof(v->path));
 	memcpy(v->digest, digest, sizeof(v->digest));
-	size_t tn = e->template_name_len < LIMIT_IMA_TEMPLATE_NAME ? e->template_name_len
-								   : LIMIT_IMA_TEMPLATE_NAME;
-	memcpy(v->template_name, e->template_name, tn);
+	copy_text(v->template_name, sizeof(v->template_name), e->template_name,
+		  e->template_name_len);
 }
 
 static bool is_boot_aggregate(const struct ima_entry *e)
