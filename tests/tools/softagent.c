@@ -754,7 +754,7 @@ struct round_opts {
 static const char *const round_attacks[] = {
 	"replay", "foreign-nonce", "ak-random", "ak-other", "quote-nonce", "pcr-selection",
 	"pcr-selection-drop10", "pcr-digest", "pcr-digest-boot", "bank-split", "edit", "edit-raw",
-	"reorder", "truncate", "drop-middle", "fabricate", "boot-aggregate-middle",
+	"reorder", "truncate", "drop-middle", "fabricate", "boot-aggregate-middle", "bad-template-name",
 	"reset-back", "restart-back", "clock-back", "offset-ahead", "offset-behind",
 	"record-len-overflow", "name-len-overflow", "field-len-overflow", "nonce-empty",
 	"nonce-65", "nonce-15", "bad-base64", "deep-json", "dup-key", "pcr-index-huge",
@@ -1002,7 +1002,7 @@ static int cmd_round(const char *dir, const struct round_opts *o)
 	struct pcr_set pcrs;
 	struct evidence ev;
 	uint8_t attest[SOFTTPM_ATTEST_MAX], sig[SOFTTPM_SIG_MAX], qnonce[LIMIT_NONCE_BYTES];
-	uint64_t from;
+	uint64_t from, prev_clock;
 	long status = 0;
 	int ret = 2;
 
@@ -1037,6 +1037,19 @@ static int cmd_round(const char *dir, const struct round_opts *o)
 	} else if (attack_is(o, "boot-aggregate-middle")) {
 		if (boot_aggregate_entry(&list))
 			goto out;
+	} else if (attack_is(o, "bad-template-name")) {
+		/* An entry of an unknown template whose name is not UTF-8 (and HTML). */
+		static const char name[] = "<b>\xff\xfe";
+		static const uint8_t data[] = { 4, 0, 0, 0, 'a', 'b', 'c', 'd' };
+		uint8_t th[SHA_DIGEST_LENGTH];
+
+		SHA1(data, sizeof(data), th);
+		buf_u32(&list, PCR_IMA);
+		buf_add(&list, th, sizeof(th));
+		buf_u32(&list, (uint32_t)(sizeof(name) - 1));
+		buf_add(&list, name, sizeof(name) - 1);
+		buf_u32(&list, (uint32_t)sizeof(data));
+		buf_add(&list, data, sizeof(data));
 	}
 	if (list.failed || list_scan(&list, &spans, &nspans, &st))
 		goto out;
@@ -1061,6 +1074,7 @@ static int cmd_round(const char *dir, const struct round_opts *o)
 		goto out;
 
 	/* The TPM's clock moves on in every round; the attacks below lie about it. */
+	prev_clock = clk.clock;
 	clk.clock += 1000;
 	qclk = (struct softtpm_clock){ .clock = clk.clock, .reset_count = clk.reset_count,
 				       .restart_count = clk.restart_count, .safe = 1 };
@@ -1069,7 +1083,7 @@ static int cmd_round(const char *dir, const struct round_opts *o)
 	else if (attack_is(o, "restart-back"))
 		qclk.restart_count--;
 	else if (attack_is(o, "clock-back"))
-		qclk.clock -= 1500; /* before the previous round's quote */
+		qclk.clock = prev_clock - 1; /* just before the previous round's quote */
 
 	memcpy(qnonce, ch.nonce, ch.nonce_len);
 	if (attack_is(o, "foreign-nonce")) {
