@@ -461,7 +461,7 @@ static int ak_load_saved(struct tpm *t, const char *dir)
 {
 	char path[PATH_MAX];
 	uint8_t buf[BLOB_FILE_MAX];
-	size_t len, off = 0;
+	size_t len = 0, off = 0;
 	TPM2B_PUBLIC pub = { 0 };
 	TPM2B_PRIVATE priv = { 0 };
 	ESYS_TR session = ESYS_TR_NONE;
