@@ -86,10 +86,15 @@ CONF
 	echo "read while open for write" >"$W/overlay/etc/e2e/openw"
 	for ((i = 1; i <= 120; i++)); do echo "grow $i" >"$W/overlay/etc/e2e/grow/$i"; done
 
-	ROOTFS_IMG=$W/rootfs.img ROOTFS_CA=$W/verifier/ca.pem ROOTFS_ATTESTD=$B/attestd \
-		ROOTFS_ATTESTD_CONF=$W/attestd.conf ROOTFS_EXTRA_BINS=$B/tools/tpm_pcr_extend \
-		ROOTFS_OVERLAY=$W/overlay vm/build-rootfs.sh >"$W/rootfs.log" 2>&1 ||
-		e2e_abort "root image builds" "$W/rootfs.log"
+	# Two tries: a concurrent `make` may be relinking a binary the image copies.
+	for i in 1 2; do
+		ROOTFS_IMG=$W/rootfs.img ROOTFS_CA=$W/verifier/ca.pem ROOTFS_ATTESTD=$B/attestd \
+			ROOTFS_ATTESTD_CONF=$W/attestd.conf ROOTFS_EXTRA_BINS=$B/tools/tpm_pcr_extend \
+			ROOTFS_OVERLAY=$W/overlay bash -x vm/build-rootfs.sh >"$W/rootfs.log" 2>"$W/rootfs.trace" &&
+			break
+		[[ $i == 2 ]] && e2e_abort "root image builds" "$W/rootfs.log" "$W/rootfs.trace"
+		sleep 2
+	done
 	# After the image: the policy must hash exactly what the guest will read.
 	"$B/attestctl" policy-gen "$W/rootfs.img.d" --hash sha256 --exclude '/var/lib/attestd/.*' \
 		--out "$W/policy.json" 2>"$W/policy.log" || e2e_abort "policy-gen" "$W/policy.log"
