@@ -240,8 +240,17 @@ if want throughput; then
 			per=$(calc "($rend - $rs) / $n" %.1f)
 			row "Verifier RSS growth per agent, $n agents (KiB)" "$per" "limit 16" "$(calc "$per / 16" %.2f)" \
 				"< 16 KiB" "$(met "$per < 16")" "VmRSS with the shared policy loaded $rs KiB, after enrollment $re KiB, after the run $rend KiB"
-			echo "$n $ps $p50 $p99" >>"$PLOT"
+			echo "$n $ps $p50 $p99 $rs $rend" >>"$PLOT"
 		done
+		# Per-agent memory as a slope between the two largest runs: fixed costs (threads, TLS,
+		# SQLite's page cache filling up) divided by few agents overstate the small runs.
+		if [[ $(wc -l <"$PLOT") -ge 2 ]]; then
+			read -r n1 _ _ _ _ e1 <<<"$(tail -n 2 "$PLOT" | head -n 1)"
+			read -r n2 _ _ _ _ e2 <<<"$(tail -n 1 "$PLOT")"
+			per=$(calc "($e2 - $e1) / ($n2 - $n1)" %.2f)
+			row "Verifier RSS per agent, slope $n1 → $n2 agents (KiB)" "$per" "limit 16" "$(calc "$per / 16" %.2f)" \
+				"< 16 KiB" "$(met "$per < 16")" "(RSS after the $n2-agent run − after the $n1-agent run) / $((n2 - n1)); fresh verifier each, same policy"
+		fi
 	fi
 fi
 
