@@ -1,0 +1,307 @@
+#!/usr/bin/env bash
+# The operator web page (/ui/) in a real browser: Debian's chromium driven by chromedriver over
+# the W3C WebDriver HTTP protocol with curl + jq. The verifier holds real agents (swtpm,
+# `attestd --once`, as in attest_flow.sh): two trusted, one untrusted with violations whose paths
+# carry HTML and a control character, plus 1,000 enrolled-but-not-activated agents for paging.
+# Checks: serving (types, CSP, nosniff, fixed names), the token prompt, the fleet, filtering and
+# paging, the agent timeline, the violations queue showing paths as text, approving a violation
+# in the page (seen through the API), and screenshots under $BUILD/ui/.
+set -uo pipefail
+source "$(dirname "$0")/../lib.sh"
+
+IMAGEN=$B/tools/imagen
+ATTESTCTL=$B/attestctl
+ATTESTD=$B/attestd
+VERIFIER=$B/verifier
+CHROMIUM=/usr/bin/chromium
+CHROMEDRIVER=/usr/bin/chromedriver
+SHOTS=$TOP/${BUILD:-build}/ui
+for t in swtpm swtpm_setup tpm2_pcrextend tpm2_createek curl jq python3 base64; do
+	command -v $t >/dev/null || { skip "$t not installed"; finish; exit; }
+done
+for bin in "$CHROMIUM" "$CHROMEDRIVER"; do
+	[[ -x $bin ]] || { skip "$bin not installed (make deps)"; finish; exit; }
+done
+for bin in "$IMAGEN" "$ATTESTCTL" "$ATTESTD" "$VERIFIER"; do
+	[[ -x $bin ]] || { fail "missing $bin (run make)"; finish; exit 1; }
+done
+
+W=$T_TMP
+# IMA never records a space (it writes '_'), so the policy refuses to learn EVIL: approving it
+# fails with a reason the page must show; SCRIPT is approvable.
+EVIL='/usr/bin/<img src=x onerror=alert(1)>'
+SCRIPT='/opt/<script>alert(2)</script>'
+CTRL_SHOWN='/tmp/red\x1b[31mtext'
+
+# --- a TPM, a policy, a verifier ------------------------------------------------------------
+swtpm_ca_init "$W/ca"
+swtpm_manufacture "$W/tpm" "$W/ca" || { fail "swtpm_setup"; finish; exit 1; }
+cat "$W/ca/ca/issuercert.pem" "$W/ca/ca/swtpm-localca-rootca-cert.pem" >"$W/ek-ca.pem"
+for _ in 1 2 3; do swtpm_start "$W/tpm" && break; SWTPM_PID=; done
+[[ -n ${SWTPM_PID:-} ]] || { fail "swtpm start"; finish; exit 1; }
+
+"$IMAGEN" --entries 40 --template ima-ng --hash sha256 --zero-boot-pcrs --seed 7 \
+	--out "$W/list40" --tpm2-extend-script "$W/ext40" >/dev/null
+tpm2_pcrextend $(cat "$W/ext40") >/dev/null
+"$ATTESTCTL" policy-learn "$W/list40" --out "$W/policy.json" 2>/dev/null
+check "policy learned from the clean list" test -s "$W/policy.json"
+
+head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$W/token"
+TOKEN=$(cat "$W/token")
+start_verifier() {
+	VPORT=$(free_port) || return 1
+	"$VERIFIER" --listen "127.0.0.1:$VPORT" --state-dir "$W/verifier" --ek-ca "$W/ek-ca.pem" \
+		--policy "$W/policy.json" --operator-token-file "$W/token" --threads 4 \
+		>"$W/verifier.out" 2>>"$W/verifier.log" &
+	VPID=$!
+	track_pid "$VPID"
+	for _ in $(seq 1 100); do
+		grep -q "listening on https://127.0.0.1:$VPORT" "$W/verifier.out" 2>/dev/null && return 0
+		kill -0 "$VPID" 2>/dev/null || return 1
+		sleep 0.1
+	done
+	return 1
+}
+for _ in 1 2 3; do start_verifier && break; done
+check "verifier starts" kill -0 "$VPID"
+URL=https://127.0.0.1:$VPORT
+CA=$W/verifier/ca.pem
+op() { curl -sS --cacert "$CA" -H "Authorization: Bearer $TOKEN" "$URL$1"; }
+attest() {
+	"$ATTESTD" --once --verifier "$URL" --ca "$CA" --agent-id "$1" --tcti "$TCTI" \
+		--ima-list "$2" --state-dir "$W/state-$1" >"$W/out-$1" 2>>"$W/attestd.log"
+}
+
+# --- agents: three real ones, then the list grows by two files outside the policy ----------
+for a in fleet-a fleet-b fleet-c; do
+	attest "$a" "$W/list40"
+	check_eq "$a: enrolled and trusted" 0 $?
+done
+python3 - "$W/list40" "$W/list-evil" "$W/ext-evil" "$EVIL" "$SCRIPT" <<'PY'
+import hashlib, struct, sys
+src, out, ext, evil, script = sys.argv[1:]
+paths = [evil.encode(), b'/tmp/red\x1b[31mtext', script.encode()]
+data = open(src, 'rb').read()
+lines = []
+for i, p in enumerate(paths):
+    d = b'sha256:\0' + hashlib.sha256(b'not in the policy %d' % i).digest()
+    n = p + b'\0'
+    tdata = struct.pack('<I', len(d)) + d + struct.pack('<I', len(n)) + n
+    th = hashlib.sha1(tdata).digest()
+    data += struct.pack('<I', 10) + th + struct.pack('<I', 6) + b'ima-ng' + struct.pack('<I', len(tdata)) + tdata
+    lines.append('10:sha1=%s,sha256=%s' % (th.hex(), hashlib.sha256(tdata).hexdigest()))
+open(out, 'wb').write(data)
+open(ext, 'w').write('\n'.join(lines) + '\n')
+PY
+tpm2_pcrextend $(cat "$W/ext-evil") >/dev/null
+attest fleet-b "$W/list-evil"
+check_eq "fleet-b: untrusted after three unknown files (exit 1)" 1 $?
+check_eq "three open violations through the API" 3 "$(op '/v1/violations?state=open' | jq '.violations | length')"
+EVIL_ID=$(op '/v1/violations?state=open' | jq -r --arg p "$EVIL" '.violations[] | select(.path == $p) | .id')
+SCRIPT_ID=$(op '/v1/violations?state=open' | jq -r --arg p "$SCRIPT" '.violations[] | select(.path == $p) | .id')
+check "the HTML paths are stored as they are" test -n "$EVIL_ID" -a -n "$SCRIPT_ID"
+
+# 1,000 more agents, enrolled and never activated (pending): one curl, one connection.
+export TPM2TOOLS_TCTI=$TCTI
+tpm2_createek -c "$W/ek.ctx" -G rsa -u "$W/ek.pub" >/dev/null 2>&1
+tpm2_createak -C "$W/ek.ctx" -c "$W/ak.ctx" -G rsa -g sha256 -s rsassa -u "$W/ak.pub" \
+	-n "$W/ak.name" >/dev/null 2>&1
+tpm2_flushcontext -t >/dev/null 2>&1
+tpm2_nvread 0x01c00002 -o "$W/ek.der" >/dev/null 2>&1
+for i in $(seq -w 0 999); do
+	jq -cn --arg id "load-$i" --arg ek "$(base64 -w0 "$W/ek.pub")" \
+		--arg cert "$(base64 -w0 "$W/ek.der")" --arg ak "$(base64 -w0 "$W/ak.pub")" \
+		'{agent_id:$id, ek_pub:$ek, ek_cert:$cert, ak_pub:$ak}' >"$W/enroll-$i.json"
+	[[ $i == 000 ]] || echo next
+	printf 'url = "%s/v1/agents"\ndata-binary = "@%s"\ncacert = "%s"\noutput = /dev/null\nwrite-out = "%%{http_code}\\n"\nsilent\n' \
+		"$URL" "$W/enroll-$i.json" "$CA"
+done >"$W/enroll.curl"
+created=$(curl -K "$W/enroll.curl" 2>/dev/null | grep -c '^201$')
+check_eq "1000 pending agents enrolled" 1000 "$created"
+check_eq "the API lists 1003 agents" 1003 "$(op /v1/agents | jq '.agents | length')"
+
+# --- serving ---------------------------------------------------------------------------------
+hdr() { curl -sS --cacert "$CA" -o /dev/null -D - "$URL$1" | tr -d '\r'; }
+h=$(hdr /ui/)
+check "GET /ui/: 200 text/html" grep -qi '^content-type: text/html' <<<"$h"
+check "GET /ui/: Content-Security-Policy default-src 'self'" \
+	grep -qi "^content-security-policy: default-src 'self'" <<<"$h"
+check "GET /ui/: X-Content-Type-Options nosniff" grep -qi '^x-content-type-options: nosniff' <<<"$h"
+check "GET /ui/app.js: text/javascript" grep -qi '^content-type: text/javascript' <<<"$(hdr /ui/app.js)"
+check "GET /ui/style.css: text/css" grep -qi '^content-type: text/css' <<<"$(hdr /ui/style.css)"
+check_eq "app.js served byte for byte" "$(sha256sum <"$TOP/verifier/ui/app.js")" \
+	"$(curl -sS --cacert "$CA" "$URL/ui/app.js" | sha256sum)"
+codes=
+for p in /ui/index.html /ui/../ui/app.js /ui/%2e%2e/v1/agents /ui/verifier.db /ui/app.js/x; do
+	codes+="$(curl -sS --cacert "$CA" --path-as-is -o /dev/null -w '%{http_code}' "$URL$p") "
+done
+check_eq "only the three fixed names are served" "404 404 404 404 404 " "$codes"
+check_eq "the data still needs the token" 401 \
+	"$(curl -sS --cacert "$CA" -o /dev/null -w '%{http_code}' "$URL/v1/agents")"
+
+# --- the browser -----------------------------------------------------------------------------
+CDPORT=$(free_port)
+"$CHROMEDRIVER" --port="$CDPORT" --allowed-ips=127.0.0.1 >"$W/chromedriver.log" 2>&1 &
+track_pid $!
+wait_for_port "$CDPORT" 15 || { fail "chromedriver does not listen"; finish; exit 1; }
+WD=http://127.0.0.1:$CDPORT
+ELEM=element-6066-11e4-a52e-4f735466cecf # the W3C web element key
+
+# wd METHOD PATH [JSON]: one WebDriver command; prints the answer's JSON.
+wd() {
+	if [[ $# -ge 3 ]]; then
+		curl -sS -X "$1" -H 'Content-Type: application/json' --data-binary "$3" "$WD$2"
+	else
+		curl -sS -X "$1" "$WD$2"
+	fi
+}
+mkdir -p "$W/profile"
+caps=$(jq -cn --arg bin "$CHROMIUM" --arg prof "$W/profile" '{capabilities: {alwaysMatch: {
+	browserName: "chrome", acceptInsecureCerts: true, "goog:loggingPrefs": {browser: "ALL"},
+	"goog:chromeOptions": {binary: $bin, args: ["--headless=new", "--no-sandbox", "--disable-gpu",
+		"--disable-dev-shm-usage", "--no-first-run", "--disable-background-networking",
+		"--disable-component-update", "--disable-sync", "--user-data-dir=\($prof)",
+		"--window-size=1366,900"]}}}}')
+SID=$(wd POST /session "$caps" | tee "$W/session.json" | jq -r '.value.sessionId // empty')
+[[ -n $SID ]] || { fail "no WebDriver session: $(head -c 400 "$W/session.json")"; finish; exit 1; }
+ok "chromium session started"
+end_session() { [[ -n ${SID:-} ]] && wd DELETE "/session/$SID" >/dev/null; SID=; }
+trap 'end_session; t_cleanup' EXIT
+S=/session/$SID
+
+css() { jq -cn --arg v "$1" '{using: "css selector", value: $v}'; }
+# elem CSS: the first matching element's id (empty when none).
+elem() { wd POST "$S/element" "$(css "$1")" | jq -r --arg k "$ELEM" '.value[$k] // empty'; }
+count() { wd POST "$S/elements" "$(css "$1")" | jq '.value | length'; }
+text() { local e; e=$(elem "$1"); [[ -n $e ]] && wd GET "$S/element/$e/text" | jq -r .value; }
+click() { local e; e=$(elem "$1"); [[ -n $e ]] && wd POST "$S/element/$e/click" '{}' >/dev/null; }
+type_in() { local e; e=$(elem "$1"); [[ -n $e ]] &&
+	wd POST "$S/element/$e/value" "$(jq -cn --arg t "$2" '{text: $t}')" >/dev/null; }
+js() { wd POST "$S/execute/sync" "$(jq -cn --arg s "$1" '{script: $s, args: []}')" | jq -r .value; }
+# wait_count CSS N: until exactly N elements match (10 s).
+wait_count() {
+	local i
+	for ((i = 0; i < 100; i++)); do
+		[[ $(count "$1") == "$2" ]] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+# wait_text CSS REGEX: until the first match's text matches (10 s).
+wait_text() {
+	local i
+	for ((i = 0; i < 100; i++)); do
+		[[ $(text "$1") =~ $2 ]] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+shot() {
+	mkdir -p "$SHOTS"
+	wd GET "$S/screenshot" | jq -r .value | base64 -d >"$SHOTS/$1.png" 2>/dev/null
+	[[ $(head -c 8 "$SHOTS/$1.png" | od -An -tx1 | tr -d ' \n') == 89504e470d0a1a0a ]]
+}
+
+wd POST "$S/url" "$(jq -cn --arg u "$URL/ui/" '{url: $u}')" >/dev/null
+check_eq "page title" "attest verifier" "$(wd GET "$S/title" | jq -r .value)"
+check "without a token the page asks for one" wait_count '#login:not([hidden])' 1
+
+type_in '#token' 'not-the-token'
+click '#login-submit'
+check "a wrong token is refused and asked again" wait_text '#login-error' 'refused'
+type_in '#token' "$TOKEN"
+click '#login-submit'
+check "with the token: the fleet shows the first page of 50 agents" wait_count '#fleet-rows tr' 50
+check_eq "token kept in sessionStorage only" "$TOKEN|" \
+	"$(js "return sessionStorage.getItem('attest.operator_token') + '|' + (localStorage.getItem('attest.operator_token') || '')")"
+check_eq "summary counts every agent" "1003 agents" "$(text '[data-stat=total]')"
+check_eq "summary: 2 trusted" "2 trusted" "$(text '[data-stat=trusted]')"
+check_eq "summary: 1 untrusted" "1 untrusted" "$(text '[data-stat=untrusted]')"
+check_eq "summary: 3 open violations" "3 open violations" "$(text '[data-stat=open]')"
+check_eq "pager range" "1–50 of 1003" "$(text '#fleet-pager .range')"
+check_eq "problems first: fleet-b on top" "fleet-b" "$(text '#fleet-rows tr:first-child td.agent')"
+check_eq "fleet-b: last verdict untrusted" "untrusted" "$(text '#fleet-rows tr[data-agent=fleet-b] td.verdict')"
+check_eq "fleet-b: 3 open violations" "3" "$(text '#fleet-rows tr[data-agent=fleet-b] td.open')"
+check_eq "fleet-b: boot 1" "1" "$(text '#fleet-rows tr[data-agent=fleet-b] td.boot')"
+check "fleet-b: verdict time shown" wait_text '#fleet-rows tr[data-agent=fleet-b] td.when' 'ago'
+click '#fleet-pager .next'
+check_eq "next page" "51–100 of 1003" "$(text '#fleet-pager .range')"
+check_eq "next page holds 50 rows" 50 "$(count '#fleet-rows tr')"
+type_in '#fleet-filter' 'fleet-'
+check "filter: the three real agents" wait_count '#fleet-rows tr' 3
+check_eq "filter resets to page 1" "1–3 of 3" "$(text '#fleet-pager .range')"
+check_eq "fleet-a: trusted" "trusted" "$(text '#fleet-rows tr[data-agent=fleet-a] td.verdict')"
+check_eq "fleet-c: active" "active" "$(text '#fleet-rows tr[data-agent=fleet-c] td.state')"
+check "fleet screenshot written" shot fleet
+
+# the violations queue
+click '#nav-violations'
+check "queue shows the three open violations" wait_count '#viol-list tr[data-violation]' 3
+check_eq "nav shows the open count" "3" "$(text '#open-count')"
+check_eq "the HTML path is shown as text, exactly" "$EVIL" \
+	"$(text "#viol-list tr[data-violation='$EVIL_ID'] td.path")"
+check_eq "the script path too" "$SCRIPT" "$(text "#viol-list tr[data-violation='$SCRIPT_ID'] td.path")"
+check_eq "no element was made from them" 0 "$(count 'img, #viol-list script, #viol-list b')"
+check_eq "no alert ran" "no such alert" "$(wd GET "$S/alert/text" | jq -r '.value.error // "alert open"')"
+check_eq "the control character is shown escaped" "$CTRL_SHOWN" \
+	"$(text "#viol-list tr[data-violation]:not([data-violation='$EVIL_ID']):not([data-violation='$SCRIPT_ID']) td.path")"
+check_eq "reason shown" "not_in_allowlist" "$(text "#viol-list tr[data-violation='$EVIL_ID'] td.reason")"
+check "violations screenshot written" shot violations
+
+# approve in the page: two clicks (approve, confirm); a refusal is shown, nothing changes
+row() { echo "#viol-list tr[data-violation='$1']"; }
+click "$(row "$EVIL_ID") button.approve"
+check "approve asks for confirmation first" wait_count "$(row "$EVIL_ID") button.confirm.approve" 1
+check_eq "nothing approved before the confirmation" 0 \
+	"$(op '/v1/violations?state=approved' | jq '.violations | length')"
+click "$(row "$EVIL_ID") button.confirm.approve"
+check "a path with spaces cannot be learned: the page says why" wait_text '#status' 'not_approvable'
+check "the refused row keeps its buttons" wait_count "$(row "$EVIL_ID") button.dismiss" 1
+click "$(row "$EVIL_ID") button.dismiss"
+click "$(row "$EVIL_ID") button.confirm.dismiss"
+check "dismissed in the page" wait_text "$(row "$EVIL_ID") td.actions" '^dismissed$'
+check_eq "the API sees it dismissed" "$EVIL_ID" \
+	"$(op '/v1/violations?state=dismissed' | jq -r '[.violations[].id] | join(",")')"
+click "$(row "$SCRIPT_ID") button.approve"
+click "$(row "$SCRIPT_ID") button.confirm.approve"
+check "the row says approved, into the policy" \
+	wait_text "$(row "$SCRIPT_ID") td.actions" '^approved → policy default v[0-9]+$'
+check_eq "the API sees it approved (GET /v1/violations?state=approved)" "$SCRIPT_ID" \
+	"$(op '/v1/violations?state=approved' | jq -r '[.violations[].id] | join(",")')"
+check_eq "the third violation stays open" 1 "$(op '/v1/violations?state=open' | jq '.violations | length')"
+in_policy() { op /v1/policies/default | jq -e --arg p "$1" '.digests[$p] | length == 1' >/dev/null; }
+check "the approved path is in the default policy" in_policy "$SCRIPT"
+check_fails "the refused one is not" in_policy "$EVIL"
+check "nav count follows" wait_text '#open-count' '^1$'
+js "document.getElementById('viol-state').value = 'approved'; document.getElementById('viol-state').dispatchEvent(new Event('change')); return 1" >/dev/null
+check "approved list: one row" wait_count '#viol-list tr[data-violation]' 1
+check_eq "approved list: no buttons" 0 "$(count '#viol-list button')"
+
+# one agent: timeline, open violations, policy
+wd POST "$S/url" "$(jq -cn --arg u "$URL/ui/#/agent/fleet-b" '{url: $u}')" >/dev/null
+check "agent view: two verdicts in the timeline" wait_count '#timeline > li' 2
+check_eq "agent id" "fleet-b" "$(text '#agent-id')"
+check "newest first: untrusted with not_in_allowlist" \
+	wait_text '#timeline > li:first-child' 'untrusted[[:space:]].*not_in_allowlist'
+check_eq "oldest: trusted, no reasons" "0" "$(count '#timeline > li:last-child .reasons li')"
+check_eq "agent's open violations: the remaining one" 1 "$(count '#agent-violations tr[data-violation]')"
+check_eq "policy named" "default" "$(text '#policy-name')"
+npaths=$(op /v1/policies/default | jq '.digests | length')
+check "policy: the page counts its $npaths paths (the approved one included)" \
+	wait_text '#policy .pager .range' " of $npaths\$"
+type_in '#policy input[type=search]' '<script>'
+check "policy: filtering paths finds the approved one" wait_count '#policy table.policy tbody tr' 1
+check_eq "policy: shown as text" "$SCRIPT" "$(text '#policy table.policy tbody td.path')"
+check "agent screenshot written" shot agent
+# The browser's console: no script error, no CSP refusal (expected: the wrong token's
+# 401, the refused approval's 409, the missing favicon).
+wd POST "$S/se/log" '{"type":"browser"}' >"$W/console.json"
+check "the browser console was read" jq -e '.value | type == "array"' "$W/console.json" >/dev/null
+check_eq "no errors in the browser console" "" \
+	"$(jq -r '.value[] | select(.level == "SEVERE") | .message | select(test("401|/approve - .* 409|favicon") | not)' "$W/console.json")"
+click '#logout'
+check "after forgetting the token the page asks again" wait_count '#login:not([hidden])' 1
+check_eq "token removed" "null" "$(js "return String(sessionStorage.getItem('attest.operator_token'))")"
+
+end_session
+finish
