@@ -396,6 +396,9 @@ int attest_evaluate(const struct attest_request *req, struct attest_result *out)
 	enum quote_result q = quote_verify(req->ak, req->ev->attest, req->ev->attest_len,
 					   req->ev->signature, req->ev->signature_len, req->nonce,
 					   req->nonce_len, req->requested, &req->ev->pcrs, &qi);
+	/* quote_verify() checks the signature before anything else in the attest. */
+	out->authenticated = q != QUOTE_BAD_SIGNATURE && q != QUOTE_MALFORMED_SIGNATURE &&
+			     q != QUOTE_UNSUPPORTED_ALGORITHM;
 	if (q != QUOTE_OK) {
 		add_reason(&ev, quote_result_str(q), -1, "the quote does not verify");
 		goto done;

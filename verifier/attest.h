@@ -57,6 +57,12 @@ struct attest_result {
 	struct verdict_response verdict;
 	struct boot_state next;       /* store this as the agent's new state */
 	bool new_boot;                /* resetCount went up: a new boot session began */
+	/*
+	 * false when the quote's signature does not verify with the agent's AK: nothing in the
+	 * evidence can be attributed to the agent, so the caller refuses it instead of storing a
+	 * verdict (anyone can fetch a challenge; a forged answer must not change the record).
+	 */
+	bool authenticated;
 	struct attest_violation *violations;
 	size_t nviolations;
 };

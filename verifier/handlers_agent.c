@@ -358,6 +358,13 @@ void handle_evidence(const struct http_request *req, struct http_response *resp)
 		goto out;
 	}
 	have_result = true;
+	if (!res.authenticated) {
+		log_warn("evidence: agent \"%s\": quote not signed by its AK (%s); refused, nothing stored",
+			 a.id, res.verdict.nreasons ? res.verdict.reason[0].code : "?");
+		http_reply_error(resp, 400, res.verdict.nreasons ? res.verdict.reason[0].code : "bad_signature",
+				 "the quote is not signed by this agent's attestation key");
+		goto refused;
+	}
 
 	/*
 	 * A violation seen earlier in this boot keeps the machine untrusted until an operator

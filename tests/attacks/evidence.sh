@@ -26,8 +26,8 @@ untrusted "quote over another nonce than the one sent" a nonce_mismatch --attack
 trusted "after the nonce attacks: an honest round is trusted" a
 
 # --- who signed, what was quoted --------------------------------------------------------------
-untrusted "quote signed by a random key" a bad_signature --attack ak-random
-untrusted "evidence for agent a signed by b's enrolled AK" a bad_signature --attack ak-other --other-dir "$W/a-b"
+refused "quote signed by a random key" a 400 bad_signature --attack ak-random
+refused "evidence for agent a signed by b's enrolled AK" a 400 bad_signature --attack ak-other --other-dir "$W/a-b"
 untrusted "PCR selection other than requested (0-11)" a pcr_selection_mismatch --attack pcr-selection
 untrusted "PCR selection without PCR 10" a pcr_selection_mismatch --attack pcr-selection-drop10
 untrusted "reported PCR 10 differs from pcrDigest" a pcr_digest_mismatch --attack pcr-digest
