@@ -45,11 +45,14 @@ struct attest_request {
 	const struct evidence *ev;
 };
 
+/* "alg:hex": an algorithm name of up to 16 bytes, each escaped as \xNN at worst, and a digest. */
+#define ATTEST_DIGEST_TEXT_MAX (4 * 16 + 1 + 2 * PCR_MAX_DIGEST)
+
 struct attest_violation {
 	uint64_t entry;
 	char reason[32];        /* not_in_allowlist, violation_entry, digest_mismatch, ... */
 	char path[LIMIT_IMA_PATH + 1];
-	char digest[8 + 2 * PCR_MAX_DIGEST + 1]; /* "sha256:hex" */
+	char digest[ATTEST_DIGEST_TEXT_MAX + 1]; /* "sha256:hex"; an odd algorithm name escaped */
 	char template_name[LIMIT_IMA_TEMPLATE_NAME + 1];
 };
 

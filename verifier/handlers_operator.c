@@ -15,6 +15,7 @@
 
 #include "proto/encoding.h"
 #include "proto/limits.h"
+#include "verifier/attest.h"
 #include "verifier/handlers.h"
 #include "verifier/log.h"
 #include "verifier/policy.h"
@@ -511,7 +512,7 @@ static void reply_violation_state(struct http_response *resp, int64_t id,
 struct violation_copy {
 	char agent[LIMIT_AGENT_ID + 1];
 	char path[LIMIT_IMA_PATH + 1];
-	char digest[8 + 2 * 64 + 1];
+	char digest[ATTEST_DIGEST_TEXT_MAX + 1];
 	char reason[32];
 };
 
