@@ -80,7 +80,7 @@ done
 python3 - "$W/list40" "$W/list-evil" "$W/ext-evil" "$EVIL" "$SCRIPT" <<'PY'
 import hashlib, struct, sys
 src, out, ext, evil, script = sys.argv[1:]
-paths = [evil.encode(), b'/tmp/red\x1b[31mtext', script.encode()]
+paths = [evil.encode(), b'/tmp/red\x1b[31mtext', script.encode(), b'/bin/bad\xff\xfeutf8']
 data = open(src, 'rb').read()
 lines = []
 for i, p in enumerate(paths):
@@ -95,8 +95,8 @@ open(ext, 'w').write('\n'.join(lines) + '\n')
 PY
 tpm2_pcrextend $(cat "$W/ext-evil") >/dev/null
 attest fleet-b "$W/list-evil"
-check_eq "fleet-b: untrusted after three unknown files (exit 1)" 1 $?
-check_eq "three open violations through the API" 3 "$(op '/v1/violations?state=open' | jq '.violations | length')"
+check_eq "fleet-b: untrusted after four unknown files (exit 1)" 1 $?
+check_eq "four open violations through the API" 4 "$(op '/v1/violations?state=open' | jq '.violations | length')"
 EVIL_ID=$(op '/v1/violations?state=open' | jq -r --arg p "$EVIL" '.violations[] | select(.path == $p) | .id')
 SCRIPT_ID=$(op '/v1/violations?state=open' | jq -r --arg p "$SCRIPT" '.violations[] | select(.path == $p) | .id')
 check "the HTML paths are stored as they are" test -n "$EVIL_ID" -a -n "$SCRIPT_ID"
@@ -217,34 +217,39 @@ check_eq "token kept in sessionStorage only" "$TOKEN|" \
 check_eq "summary counts every agent" "1003 agents" "$(text '[data-stat=total]')"
 check_eq "summary: 2 trusted" "2 trusted" "$(text '[data-stat=trusted]')"
 check_eq "summary: 1 untrusted" "1 untrusted" "$(text '[data-stat=untrusted]')"
-check_eq "summary: 3 open violations" "3 open violations" "$(text '[data-stat=open]')"
+check_eq "summary: 4 open violations" "4 open violations" "$(text '[data-stat=open]')"
 check_eq "pager range" "1–50 of 1003" "$(text '#fleet-pager .range')"
 check_eq "problems first: fleet-b on top" "fleet-b" "$(text '#fleet-rows tr:first-child td.agent')"
 check_eq "fleet-b: last verdict untrusted" "untrusted" "$(text '#fleet-rows tr[data-agent=fleet-b] td.verdict')"
-check_eq "fleet-b: 3 open violations" "3" "$(text '#fleet-rows tr[data-agent=fleet-b] td.open')"
+check_eq "fleet-b: 4 open violations" "4" "$(text '#fleet-rows tr[data-agent=fleet-b] td.open')"
 check_eq "fleet-b: boot 1" "1" "$(text '#fleet-rows tr[data-agent=fleet-b] td.boot')"
 check "fleet-b: verdict time shown" wait_text '#fleet-rows tr[data-agent=fleet-b] td.when' 'ago'
 click '#fleet-pager .next'
 check_eq "next page" "51–100 of 1003" "$(text '#fleet-pager .range')"
 check_eq "next page holds 50 rows" 50 "$(count '#fleet-rows tr')"
+check "fleet screenshot written (first page of 1003)" shot fleet-all
 type_in '#fleet-filter' 'fleet-'
 check "filter: the three real agents" wait_count '#fleet-rows tr' 3
 check_eq "filter resets to page 1" "1–3 of 3" "$(text '#fleet-pager .range')"
 check_eq "fleet-a: trusted" "trusted" "$(text '#fleet-rows tr[data-agent=fleet-a] td.verdict')"
 check_eq "fleet-c: active" "active" "$(text '#fleet-rows tr[data-agent=fleet-c] td.state')"
-check "fleet screenshot written" shot fleet
+check "fleet screenshot written (the three real agents)" shot fleet
 
 # the violations queue
 click '#nav-violations'
-check "queue shows the three open violations" wait_count '#viol-list tr[data-violation]' 3
-check_eq "nav shows the open count" "3" "$(text '#open-count')"
+check "queue shows the four open violations" wait_count '#viol-list tr[data-violation]' 4
+check_eq "nav shows the open count" "4" "$(text '#open-count')"
 check_eq "the HTML path is shown as text, exactly" "$EVIL" \
 	"$(text "#viol-list tr[data-violation='$EVIL_ID'] td.path")"
 check_eq "the script path too" "$SCRIPT" "$(text "#viol-list tr[data-violation='$SCRIPT_ID'] td.path")"
 check_eq "no element was made from them" 0 "$(count 'img, #viol-list script, #viol-list b')"
 check_eq "no alert ran" "no such alert" "$(wd GET "$S/alert/text" | jq -r '.value.error // "alert open"')"
+CTRL_ID=$(op '/v1/violations?state=open' | jq -r '.violations[] | select(.path | startswith("/tmp/red")) | .id')
+BAD_ID=$(op '/v1/violations?state=open' | jq -r '.violations[] | select(.path | startswith("/bin/bad")) | .id')
 check_eq "the control character is shown escaped" "$CTRL_SHOWN" \
-	"$(text "#viol-list tr[data-violation]:not([data-violation='$EVIL_ID']):not([data-violation='$SCRIPT_ID']) td.path")"
+	"$(text "#viol-list tr[data-violation='$CTRL_ID'] td.path")"
+check_eq "bytes that are not UTF-8 are shown as the verifier escaped them" '/bin/bad\xff\xfeutf8' \
+	"$(text "#viol-list tr[data-violation='$BAD_ID'] td.path")"
 check_eq "reason shown" "not_in_allowlist" "$(text "#viol-list tr[data-violation='$EVIL_ID'] td.reason")"
 check "violations screenshot written" shot violations
 
@@ -268,11 +273,11 @@ check "the row says approved, into the policy" \
 	wait_text "$(row "$SCRIPT_ID") td.actions" '^approved → policy default v[0-9]+$'
 check_eq "the API sees it approved (GET /v1/violations?state=approved)" "$SCRIPT_ID" \
 	"$(op '/v1/violations?state=approved' | jq -r '[.violations[].id] | join(",")')"
-check_eq "the third violation stays open" 1 "$(op '/v1/violations?state=open' | jq '.violations | length')"
+check_eq "the other two stay open" 2 "$(op '/v1/violations?state=open' | jq '.violations | length')"
 in_policy() { op /v1/policies/default | jq -e --arg p "$1" '.digests[$p] | length == 1' >/dev/null; }
 check "the approved path is in the default policy" in_policy "$SCRIPT"
 check_fails "the refused one is not" in_policy "$EVIL"
-check "nav count follows" wait_text '#open-count' '^1$'
+check "nav count follows" wait_text '#open-count' '^2$'
 js "document.getElementById('viol-state').value = 'approved'; document.getElementById('viol-state').dispatchEvent(new Event('change')); return 1" >/dev/null
 check "approved list: one row" wait_count '#viol-list tr[data-violation]' 1
 check_eq "approved list: no buttons" 0 "$(count '#viol-list button')"
@@ -284,7 +289,7 @@ check_eq "agent id" "fleet-b" "$(text '#agent-id')"
 check "newest first: untrusted with not_in_allowlist" \
 	wait_text '#timeline > li:first-child' 'untrusted[[:space:]].*not_in_allowlist'
 check_eq "oldest: trusted, no reasons" "0" "$(count '#timeline > li:last-child .reasons li')"
-check_eq "agent's open violations: the remaining one" 1 "$(count '#agent-violations tr[data-violation]')"
+check_eq "agent's open violations: the remaining two" 2 "$(count '#agent-violations tr[data-violation]')"
 check_eq "policy named" "default" "$(text '#policy-name')"
 npaths=$(op /v1/policies/default | jq '.digests | length')
 check "policy: the page counts its $npaths paths (the approved one included)" \

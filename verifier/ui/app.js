@@ -7,8 +7,9 @@
  *    the page only as text: text nodes, textContent, setAttribute on inert attributes. Nothing
  *    here assigns innerHTML, outerHTML or uses document.write, eval or inline handlers (the
  *    server's Content-Security-Policy would refuse inline script anyway).
- *  - Control characters, bidi overrides and backslashes in API strings are shown escaped
- *    (\xNN, \uNNNN, \\) so a path cannot hide or reorder what an operator reads.
+ *  - Control characters and bidi overrides in API strings are shown escaped (\xNN, \uNNNN) so
+ *    a path cannot hide or reorder what an operator reads. Bytes that are not UTF-8 arrive
+ *    already escaped by the verifier as the text \xNN, the same notation.
  *  - The list endpoints return everything (agents) or up to a limit (violations, verdicts); the
  *    page keeps the data and renders one page of rows at a time, so 1,000 agents stay fast.
  *  - The token lives in sessionStorage (this tab only) and goes out as Authorization: Bearer.
@@ -29,10 +30,8 @@
 	/* Makes every character visible: C0/C1 controls, DEL, zero-width and bidi controls. */
 	function visible(v) {
 		const s = v === null || v === undefined ? '' : String(v);
-		return s.replace(/[\\\u0000-\u001f\u007f-\u009f\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]/g,
+		return s.replace(/[\u0000-\u001f\u007f-\u009f\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]/g,
 			(c) => {
-				if (c === '\\')
-					return '\\\\';
 				const n = c.charCodeAt(0);
 				return n < 0x100 ? '\\x' + n.toString(16).padStart(2, '0')
 					: '\\u' + n.toString(16).padStart(4, '0');
