@@ -14,6 +14,10 @@
 #   e2e_api PATH                operator API GET, JSON on stdout
 #   e2e_wait DESC JQ PATH [S]   poll PATH until the jq test holds; diagnostics on timeout
 #   e2e_console VM PATTERN [S]  wait for a line on the guest's console
+#   e2e_check_wait ...          e2e_wait as one ok/fail test step
+# Environment: E2E_WAIT (seconds per API wait, 90), E2E_INTERVAL (attestd's round interval,
+# 2), E2E_READY_TIMEOUT (seconds to ATTEST-READY, 120), KEEP_TMP=1 keeps the work directory.
+# Each test has its own verifier, port, TPMs (one swtpm CA) and image in $W ($T_TMP).
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 cd "$TOP" || exit 1
 
@@ -164,6 +168,7 @@ e2e_boot() {
 	E2E_VMS+=("$dir")
 	VM_DIR=$dir VM_TPM_DIR=$W/tpm-$agent VM_ROOTFS=${E2E_ROOTFS:-$W/rootfs.img} \
 		VM_ROOT_PERSIST=${E2E_PERSIST:-0} VERIFIER_PORT=$VPORT VM_BACKGROUND=1 VM_TIMEOUT=600 \
+		VM_READY_TIMEOUT=${E2E_READY_TIMEOUT:-120} \
 		VM_CONSOLE=0 VM_APPEND="ima_hash=sha256 attest.agent_id=$agent $*" \
 		vm/boot.sh >"$dir.boot.log" 2>&1 || rc=$?
 	for pid in $(sed -n 's/^\(VM_PID\|SWTPM_PID\)=//p' "$dir.boot.log") \
