@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every libFuzzer target in FUZZ_DIR for SECONDS each, starting from its seed corpus
-# tests/fuzz/corpus/<target>/ (copied to a scratch dir so new inputs do not land in git).
+# tests/fuzz/corpus/<target>/ (copied to a scratch dir so new inputs do not land in git), with
+# the dictionary tests/fuzz/<target>.dict when there is one.
 # Usage: tests/fuzz/run.sh FUZZ_DIR SECONDS. Prints `N passed, N failed` (one per target).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -14,8 +15,10 @@ for bin in "$dir"/fuzz_*; do
 	name=$(basename "$bin")
 	mkdir -p "$work/$name"
 	[[ -d tests/fuzz/corpus/$name ]] && cp -r tests/fuzz/corpus/"$name"/. "$work/$name"/
+	dict=()
+	[[ -f tests/fuzz/$name.dict ]] && dict=(-dict="tests/fuzz/$name.dict")
 	echo "== $name for ${secs}s"
-	if "$bin" -max_total_time="$secs" -artifact_prefix="$work/$name-" "$work/$name" \
+	if "$bin" -max_total_time="$secs" "${dict[@]}" -artifact_prefix="$work/$name-" "$work/$name" \
 		>"$work/$name.log" 2>&1; then
 		passed=$((passed + 1))
 		echo "ok - $name"
