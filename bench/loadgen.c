@@ -7,6 +7,7 @@
  *       with sha256 = SHA-256(path)).
  *   loadgen --url https://127.0.0.1:PORT --ca VERIFIER_CA --ek-ca-dir DIR --agents N
  *           [--threads T] [--seconds S] [--verifier-pid PID] [--entries-per-round K]
+ *           [--verdict-log FILE] [--max-errors N] [--error-pause-ms MS]
  *
  * Each agent is what a TPM and attestd would send, made in software:
  *   - an RSA-2048 EK in the TCG default template (TPM2B_PUBLIC built here), with an EK
@@ -24,6 +25,11 @@
  * loop. Setup and enrollment are untimed. For S seconds every thread attests its agents round
  * robin; latency is one attestation as the agent sees it (challenge request to verdict,
  * including the quote made in between).
+ *
+ * Fault tests (tests/faults/): --verdict-log appends `unix_ms agent_id verdict_id` for every
+ * verdict received, as soon as it is received; --max-errors lets each thread survive N failed
+ * rounds (default 100) and --error-pause-ms waits that long after each, so a verifier that is
+ * down for a moment is waited for instead of ending the run.
  *
  * Output lines `key value`: agents threads enroll_s attestations seconds per_s p50_ms p99_ms
  * untrusted errors verifier_cpu_pct loadgen_cpu_pct rss_start_kib rss_enrolled_kib rss_end_kib.
@@ -97,6 +103,9 @@ struct opts {
 	unsigned agents, threads, per_round;
 	double seconds;
 	int vpid;
+	unsigned long max_errors;
+	unsigned error_pause_ms;
+	FILE *verdict_log; /* shared by the threads: one fprintf per line, flushed at once */
 };
 
 struct worker {
@@ -580,6 +589,16 @@ static int agent_round(struct worker *w, struct agent *a, bool *trusted)
 		goto cleanup;
 	}
 	*trusted = vr->trusted;
+	if (w->o->verdict_log) {
+		struct timespec now;
+
+		clock_gettime(CLOCK_REALTIME, &now);
+		flockfile(w->o->verdict_log);
+		fprintf(w->o->verdict_log, "%lld %s %" PRId64 "\n",
+			(long long)now.tv_sec * 1000 + now.tv_nsec / 1000000, a->id, vr->verdict_id);
+		fflush(w->o->verdict_log);
+		funlockfile(w->o->verdict_log);
+	}
 	if (!vr->trusted && w->untrusted < 3)
 		fprintf(stderr, "loadgen: %s untrusted: %s %s\n", a->id,
 			vr->nreasons ? vr->reason[0].code : "?", vr->nreasons ? vr->reason[0].detail : "");
@@ -612,9 +631,15 @@ static void *worker_main(void *arg)
 			if (t0 >= w->stop_at)
 				return NULL;
 			if (agent_round(w, &w->agents[i], &trusted) != 0) {
-				if (++w->errors > 100) {
+				if (++w->errors > o->max_errors) {
 					w->failed = 1;
 					return NULL;
+				}
+				if (o->error_pause_ms) {
+					struct timespec ts = { .tv_sec = o->error_pause_ms / 1000,
+							       .tv_nsec = (long)(o->error_pause_ms % 1000) * 1000000L };
+
+					nanosleep(&ts, NULL);
 				}
 				continue;
 			}
@@ -784,6 +809,7 @@ static int parse_opts(int argc, char **argv, struct opts *o, const char **make_c
 	o->threads = 8;
 	o->seconds = 5;
 	o->per_round = 10;
+	o->max_errors = 100;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
 
@@ -808,6 +834,16 @@ static int parse_opts(int argc, char **argv, struct opts *o, const char **make_c
 			o->per_round = (unsigned)v;
 		else if (!strcmp(a, "--verifier-pid") && bench_parse_ulong(val, 1u << 22, &v) == 0)
 			o->vpid = (int)v;
+		else if (!strcmp(a, "--verdict-log") && !o->verdict_log) {
+			o->verdict_log = fopen(val, "a");
+			if (!o->verdict_log) {
+				fprintf(stderr, "loadgen: cannot open \"%s\": %s\n", val, strerror(errno));
+				return -EINVAL;
+			}
+		} else if (!strcmp(a, "--max-errors") && bench_parse_ulong(val, 100000000ul, &v) == 0)
+			o->max_errors = v;
+		else if (!strcmp(a, "--error-pause-ms") && bench_parse_ulong(val, 60000, &v) == 0)
+			o->error_pause_ms = (unsigned)v;
 		else
 			return -EINVAL;
 	}
@@ -838,7 +874,8 @@ int main(int argc, char **argv)
 	if (parse_opts(argc, argv, &o, &make_ca_dir) != 0) {
 		fprintf(stderr, "usage: loadgen --make-ca DIR\n"
 				"       loadgen --url URL --ca FILE --ek-ca-dir DIR --agents N [--threads T]\n"
-				"               [--seconds S] [--verifier-pid PID] [--entries-per-round K]\n");
+				"               [--seconds S] [--verifier-pid PID] [--entries-per-round K]\n"
+				"               [--verdict-log FILE] [--max-errors N] [--error-pause-ms MS]\n");
 		return 2;
 	}
 	if (make_ca_dir) {
@@ -875,6 +912,7 @@ int main(int argc, char **argv)
 		goto cleanup;
 	}
 	printf("agents %u\nthreads %u\nenroll_s %.3f\n", o.agents, o.threads, bench_now() - t0);
+	fflush(stdout); /* scripts watching the output start their clocks here */
 	if (o.vpid)
 		rss1 = bench_rss_kib(o.vpid);
 
@@ -931,6 +969,8 @@ cleanup:
 		EVP_PKEY_free(pool[i].key);
 	X509_free(ca);
 	EVP_PKEY_free(ca_key);
+	if (o.verdict_log && fclose(o.verdict_log) != 0)
+		ret = 1;
 	curl_global_cleanup();
 	return ret;
 }
