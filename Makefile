@@ -148,7 +148,7 @@ test:
 	@$(MAKE) --no-print-directory all fuzz-build
 	@tests/run $(TEST_LAYERS)
 
-TEST_LAYERS ?= unit fuzz-corpus cross integration attacks vm e2e bench
+TEST_LAYERS ?= unit fuzz-corpus cross integration attacks faults vm e2e bench
 
 test-unit: all
 	@tests/run unit
