@@ -214,15 +214,15 @@ void handle_challenge(const struct http_request *req, struct http_response *resp
 	c.log_offset = bs.started ? bs.next_entry : 0;
 	pcr_set_add_bank(&c.selection, TPM2_ALG_SHA1)->mask = CHALLENGE_PCR_MASK;
 	pcr_set_add_bank(&c.selection, TPM2_ALG_SHA256)->mask = CHALLENGE_PCR_MASK;
-	ret = store_challenge_add(app->store, a.id, &c, now);
+	ret = nonces_add(app->nonces, a.id, &c, now);
 	if (ret == -EBUSY) {
 		http_reply_error(resp, 429, "rate_limited",
 				 "agent \"%s\" has %u unanswered challenges; answer or let them expire",
-				 a.id, STORE_MAX_OUTSTANDING_CHALLENGES);
+				 a.id, NONCES_MAX_OUTSTANDING);
 		goto out;
 	}
 	if (ret) {
-		http_reply_error(resp, 500, "internal", "store failure");
+		http_reply_error(resp, 500, "internal", "out of memory");
 		goto out;
 	}
 	http_reply_json(resp, 201, challenge_encode(&c));
@@ -320,7 +320,7 @@ void handle_evidence(const struct http_request *req, struct http_response *resp)
 	}
 
 	now = (int64_t)time(NULL);
-	ret = store_challenge_consume(app->store, a.id, ev.nonce, ev.nonce_len, now, &ch);
+	ret = nonces_consume(app->nonces, a.id, ev.nonce, ev.nonce_len, now, &ch);
 	switch (ret) {
 	case 0:
 		break;

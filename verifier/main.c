@@ -303,6 +303,11 @@ int main(int argc, char **argv)
 	}
 	if (setup_token(&o, app.token_digest))
 		goto out;
+	app.nonces = nonces_new();
+	if (!app.nonces) {
+		log_error("cannot create the challenge table: out of memory or no randomness");
+		goto out;
+	}
 	if (o.nek_ca == 0)
 		log_warn("no --ek-ca given: every enrollment will be refused (ek_untrusted)");
 	app.trust = enroll_trust_new(o.ek_ca, o.nek_ca);
@@ -345,6 +350,7 @@ out:
 	app_policies_release(&app);
 	enroll_trust_free(app.trust);
 	store_close(app.store);
+	nonces_free(app.nonces);
 	tls_material_release(&tls);
 	pthread_mutex_destroy(&app.policy_lock);
 	OPENSSL_cleanse(app.token_digest, sizeof(app.token_digest));

@@ -1,6 +1,6 @@
 /*
- * store: the verifier's durable state behind one interface (agents, challenges, boot state,
- * verdicts, violations, policies). store_sqlite.c implements it on SQLite; another backend
+ * store: the verifier's durable state behind one interface (agents, boot state, verdicts,
+ * violations, policies; outstanding challenges need no durability and live in nonces.h). store_sqlite.c implements it on SQLite; another backend
  * implements the same functions in its own file.
  *
  * Durability: every function that changes state has committed (synchronous=FULL) when it
@@ -30,7 +30,6 @@
 
 #define STORE_CRED_DIGEST_LEN 32u /* SHA-256 of the MakeCredential secret */
 #define STORE_POLICY_NAME_MAX 64u
-#define STORE_MAX_OUTSTANDING_CHALLENGES 10u
 
 struct store;
 
@@ -99,23 +98,6 @@ int store_agent_set_policy(struct store *st, const char *id, const char *policy)
 typedef int (*store_agent_cb)(void *arg, const struct store_agent *a);
 /* Every agent ordered by id; blobs are not loaded (lengths 0, pointers NULL). */
 int store_agents_list(struct store *st, store_agent_cb cb, void *arg);
-
-/* Challenges --------------------------------------------------------------------------- */
-
-/*
- * Records a fresh challenge for an agent. -EBUSY if the agent already has
- * STORE_MAX_OUTSTANDING_CHALLENGES unused, unexpired challenges. Also drops long-expired rows.
- */
-int store_challenge_add(struct store *st, const char *agent, const struct challenge *c,
-			int64_t now);
-
-/*
- * Consumes a challenge: marks it used if it was issued to `agent`, is unused and unexpired,
- * and fills *out with what it asked for. -ENOENT unknown nonce or another agent's,
- * -EALREADY used before, -ETIMEDOUT expired (left as it is).
- */
-int store_challenge_consume(struct store *st, const char *agent, const uint8_t *nonce,
-			    size_t nonce_len, int64_t now, struct challenge *out);
 
 /* Boot state and rounds ------------------------------------------------------------------ */
 

@@ -21,7 +21,6 @@
 
 /* Layout of the boot_state BLOB: u32 version, u32 sizeof(struct boot_state), the struct. */
 #define BOOT_STATE_LAYOUT 1u
-#define CHALLENGE_KEEP_SECONDS 3600 /* expired challenges kept this long for nonce_expired */
 
 struct store {
 	sqlite3 *db;
@@ -36,11 +35,8 @@ static const char schema[] =
 	" cred_digest BLOB NOT NULL,"
 	" policy TEXT NOT NULL DEFAULT '',"
 	" created_at INTEGER NOT NULL, activated_at INTEGER NOT NULL DEFAULT 0);"
-	"CREATE TABLE IF NOT EXISTS challenges("
-	" nonce BLOB PRIMARY KEY, agent TEXT NOT NULL,"
-	" expires_at INTEGER NOT NULL, log_offset INTEGER NOT NULL, selection TEXT NOT NULL,"
-	" used INTEGER NOT NULL DEFAULT 0, created_at INTEGER NOT NULL);"
-	"CREATE INDEX IF NOT EXISTS challenges_agent ON challenges(agent, used, expires_at);"
+	/* Challenges live in memory now (nonces.h); older stores had them here. */
+	"DROP TABLE IF EXISTS challenges;"
 	"CREATE TABLE IF NOT EXISTS boot_state("
 	" agent TEXT PRIMARY KEY, layout INTEGER NOT NULL, state BLOB NOT NULL,"
 	" reset_count INTEGER NOT NULL, restart_count INTEGER NOT NULL,"
@@ -459,190 +455,6 @@ int store_agents_list(struct store *st, store_agent_cb cb, void *arg)
 		ret = db_fail(st, rc, "agents list");
 out:
 	sqlite3_finalize(s);
-	unlock(st);
-	return ret;
-}
-
-/* Challenges --------------------------------------------------------------------------- */
-
-/* Requested selection as text "0004:000007ff,000b:000007ff" (alg:mask per bank). */
-static void selection_to_text(const struct pcr_set *sel, char *out, size_t cap)
-{
-	size_t used = 0;
-
-	out[0] = '\0';
-	for (unsigned i = 0; i < sel->nbanks && i < LIMIT_PCR_BANKS; i++) {
-		int n = snprintf(out + used, cap - used, "%s%04x:%08x", i ? "," : "",
-				 sel->bank[i].alg, sel->bank[i].mask);
-		if (n < 0 || (size_t)n >= cap - used)
-			return;
-		used += (size_t)n;
-	}
-}
-
-static int selection_from_text(const char *text, struct pcr_set *sel)
-{
-	const char *p = text;
-
-	memset(sel, 0, sizeof(*sel));
-	while (*p) {
-		unsigned alg, mask;
-		int n = 0;
-		struct pcr_bank *b;
-
-		if (sscanf(p, "%4x:%8x%n", &alg, &mask, &n) != 2 || n != 13)
-			return -EINVAL;
-		b = pcr_set_add_bank(sel, (uint16_t)alg);
-		if (!b)
-			return -EINVAL;
-		b->mask = mask;
-		p += n;
-		if (*p == ',')
-			p++;
-		else if (*p)
-			return -EINVAL;
-	}
-	return 0;
-}
-
-int store_challenge_add(struct store *st, const char *agent, const struct challenge *c,
-			int64_t now)
-{
-	sqlite3_stmt *s = NULL;
-	char sel[LIMIT_PCR_BANKS * 16 + 1];
-	int ret, rc;
-
-	selection_to_text(&c->selection, sel, sizeof(sel));
-	lock(st);
-	if ((ret = begin(st)))
-		goto out_unlock;
-	if ((ret = prepare(st, "DELETE FROM challenges WHERE expires_at < ?1", &s)))
-		goto out;
-	sqlite3_bind_int64(s, 1, now - CHALLENGE_KEEP_SECONDS);
-	if ((rc = sqlite3_step(s)) != SQLITE_DONE) {
-		ret = db_fail(st, rc, "challenge prune");
-		goto out;
-	}
-	sqlite3_finalize(s);
-	s = NULL;
-	if ((ret = prepare(st,
-			   "SELECT COUNT(*) FROM challenges WHERE agent = ?1 AND used = 0"
-			   " AND expires_at >= ?2",
-			   &s)))
-		goto out;
-	sqlite3_bind_text(s, 1, agent, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(s, 2, now);
-	if ((rc = sqlite3_step(s)) != SQLITE_ROW) {
-		ret = db_fail(st, rc, "challenge count");
-		goto out;
-	}
-	if (sqlite3_column_int64(s, 0) >= STORE_MAX_OUTSTANDING_CHALLENGES) {
-		ret = -EBUSY;
-		goto out;
-	}
-	sqlite3_finalize(s);
-	s = NULL;
-	if ((ret = prepare(st,
-			   "INSERT INTO challenges(nonce, agent, expires_at, log_offset, selection,"
-			   " created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-			   &s)))
-		goto out;
-	sqlite3_bind_blob(s, 1, c->nonce, (int)c->nonce_len, SQLITE_STATIC);
-	sqlite3_bind_text(s, 2, agent, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(s, 3, c->expires_at);
-	sqlite3_bind_int64(s, 4, (int64_t)c->log_offset);
-	sqlite3_bind_text(s, 5, sel, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(s, 6, now);
-	if ((rc = sqlite3_step(s)) != SQLITE_DONE) {
-		ret = db_fail(st, rc, "challenge insert");
-		goto out;
-	}
-	ret = commit(st);
-out:
-	sqlite3_finalize(s);
-	if (ret)
-		rollback(st);
-out_unlock:
-	unlock(st);
-	return ret;
-}
-
-int store_challenge_consume(struct store *st, const char *agent, const uint8_t *nonce,
-			    size_t nonce_len, int64_t now, struct challenge *out)
-{
-	sqlite3_stmt *s = NULL;
-	int ret, rc;
-
-	memset(out, 0, sizeof(*out));
-	if (nonce_len == 0 || nonce_len > sizeof(out->nonce))
-		return -ENOENT;
-	lock(st);
-	if ((ret = begin(st)))
-		goto out_unlock;
-	if ((ret = prepare(st,
-			   "SELECT agent, used, expires_at, log_offset, selection FROM challenges"
-			   " WHERE nonce = ?1",
-			   &s)))
-		goto out;
-	sqlite3_bind_blob(s, 1, nonce, (int)nonce_len, SQLITE_STATIC);
-	rc = sqlite3_step(s);
-	if (rc == SQLITE_DONE) {
-		ret = -ENOENT;
-		goto out;
-	}
-	if (rc != SQLITE_ROW) {
-		ret = db_fail(st, rc, "challenge lookup");
-		goto out;
-	}
-	/* Another agent's nonce is as unknown to this agent as a made-up one. */
-	if (strcmp((const char *)sqlite3_column_text(s, 0), agent) != 0) {
-		ret = -ENOENT;
-		goto out;
-	}
-	if (sqlite3_column_int(s, 1)) {
-		ret = -EALREADY;
-		goto out;
-	}
-	if (sqlite3_column_int64(s, 2) < now) {
-		ret = -ETIMEDOUT;
-		goto out;
-	}
-	memcpy(out->nonce, nonce, nonce_len);
-	out->nonce_len = nonce_len;
-	out->expires_at = sqlite3_column_int64(s, 2);
-	out->log_offset = (uint64_t)sqlite3_column_int64(s, 3);
-	if (selection_from_text((const char *)sqlite3_column_text(s, 4), &out->selection)) {
-		log_error("store: challenge row has a bad selection");
-		ret = -EINVAL;
-		goto out;
-	}
-	sqlite3_finalize(s);
-	s = NULL;
-	/* The conditions again in the UPDATE: the row changes only if it is still consumable. */
-	if ((ret = prepare(st,
-			   "UPDATE challenges SET used = 1 WHERE nonce = ?1 AND agent = ?2"
-			   " AND used = 0 AND expires_at >= ?3",
-			   &s)))
-		goto out;
-	sqlite3_bind_blob(s, 1, nonce, (int)nonce_len, SQLITE_STATIC);
-	sqlite3_bind_text(s, 2, agent, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(s, 3, now);
-	if ((rc = sqlite3_step(s)) != SQLITE_DONE) {
-		ret = db_fail(st, rc, "challenge consume");
-		goto out;
-	}
-	if (sqlite3_changes(st->db) != 1) {
-		ret = -EALREADY;
-		goto out;
-	}
-	ret = commit(st);
-out:
-	sqlite3_finalize(s);
-	if (ret) {
-		rollback(st);
-		memset(out, 0, sizeof(*out));
-	}
-out_unlock:
 	unlock(st);
 	return ret;
 }

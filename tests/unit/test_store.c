@@ -113,53 +113,6 @@ static void test_agents(struct store *st)
 	CHECK(store_agent_set_policy(st, "ghost", "strict") == -ENOENT, "policy unknown agent");
 }
 
-static void test_challenges(struct store *st)
-{
-	struct challenge c, got;
-	struct pcr_bank *b;
-	int ret = 0;
-
-	memset(&c, 0, sizeof(c));
-	memset(c.nonce, 0x42, 32);
-	c.nonce_len = 32;
-	c.expires_at = 1000;
-	c.log_offset = 7;
-	b = pcr_set_add_bank(&c.selection, 0x0004);
-	b->mask = 0x7ff;
-	b = pcr_set_add_bank(&c.selection, 0x000b);
-	b->mask = 0x7ff;
-	CHECK(store_challenge_add(st, "web-01", &c, 900) == 0, "challenge add");
-	CHECK(store_challenge_consume(st, "db-01", c.nonce, 32, 950, &got) == -ENOENT,
-	      "other agent's nonce is unknown");
-	CHECK(store_challenge_consume(st, "web-01", c.nonce, 31, 950, &got) == -ENOENT,
-	      "prefix of nonce unknown");
-	CHECK(store_challenge_consume(st, "web-01", c.nonce, 32, 950, &got) == 0, "consume");
-	CHECK(got.log_offset == 7 && got.expires_at == 1000 && got.nonce_len == 32 &&
-		      pcr_set_same_selection(&got.selection, &c.selection),
-	      "challenge fields");
-	CHECK(store_challenge_consume(st, "web-01", c.nonce, 32, 951, &got) == -EALREADY,
-	      "reuse");
-
-	c.nonce[0] = 1;
-	CHECK(store_challenge_add(st, "web-01", &c, 900) == 0, "challenge 2");
-	CHECK(store_challenge_consume(st, "web-01", c.nonce, 32, 1001, &got) == -ETIMEDOUT,
-	      "expired");
-	CHECK(store_challenge_consume(st, "web-01", c.nonce, 32, 999, &got) == 0,
-	      "expired left unused");
-
-	for (int i = 0; i < 12 && ret == 0; i++) {
-		c.nonce[0] = (uint8_t)(10 + i);
-		ret = store_challenge_add(st, "db-01", &c, 900);
-		if (ret == 0)
-			CHECK(i < 10, "more than 10 outstanding accepted");
-	}
-	CHECK(ret == -EBUSY, "rate limited at 10 (%d)", ret);
-	/* Once they expire, new ones are accepted again. */
-	c.nonce[0] = 99;
-	c.expires_at = 3000;
-	CHECK(store_challenge_add(st, "db-01", &c, 1001) == 0, "after expiry");
-}
-
 static void test_rounds(struct store *st)
 {
 	struct boot_state bs, got;
@@ -248,7 +201,6 @@ int main(void)
 	CHECK(store_open(path, &st) == 0, "open");
 	if (st) {
 		test_agents(st);
-		test_challenges(st);
 		test_rounds(st);
 		test_policies(st);
 		store_close(st);
