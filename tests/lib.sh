@@ -89,17 +89,26 @@ swtpm_manufacture() {
 }
 
 # swtpm_start STATEDIR: starts a TCP swtpm on free ports; sets SWTPM_PORT, SWTPM_PID, TCTI.
+# A port found free can be taken before swtpm binds it (other tests run alongside), and a
+# loaded machine starts swtpm slowly: try a few ports, each with a generous wait.
 swtpm_start() {
-	local state=$1
-	SWTPM_PORT=$(free_port) || return 1
-	swtpm socket --tpm2 --tpmstate dir="$state" \
-		--server type=tcp,port="$SWTPM_PORT",bindaddr=127.0.0.1 \
-		--ctrl type=tcp,port=$((SWTPM_PORT + 1)),bindaddr=127.0.0.1 \
-		--flags not-need-init,startup-clear --pid file="$state/swtpm.pid" \
-		--log file="$state/swtpm.log" &
-	SWTPM_PID=$!
-	track_pid "$SWTPM_PID"
-	wait_for_port "$SWTPM_PORT" 10 || return 1
-	TCTI="swtpm:host=127.0.0.1,port=$SWTPM_PORT"
-	export TPM2TOOLS_TCTI=$TCTI
+	local state=$1 attempt
+	for attempt in 1 2 3 4 5; do
+		SWTPM_PORT=$(free_port) || return 1
+		swtpm socket --tpm2 --tpmstate dir="$state" \
+			--server type=tcp,port="$SWTPM_PORT",bindaddr=127.0.0.1 \
+			--ctrl type=tcp,port=$((SWTPM_PORT + 1)),bindaddr=127.0.0.1 \
+			--flags not-need-init,startup-clear --pid file="$state/swtpm.pid" \
+			--log file="$state/swtpm.log" &
+		SWTPM_PID=$!
+		track_pid "$SWTPM_PID"
+		if wait_for_port "$SWTPM_PORT" 20 && kill -0 "$SWTPM_PID" 2>/dev/null; then
+			TCTI="swtpm:host=127.0.0.1,port=$SWTPM_PORT"
+			export TPM2TOOLS_TCTI=$TCTI
+			return 0
+		fi
+		echo "swtpm_start: attempt $attempt on port $SWTPM_PORT failed; $(tail -n 2 "$state/swtpm.log" 2>/dev/null)" >&2
+		stop_pid "$SWTPM_PID"
+	done
+	return 1
 }
