@@ -37,14 +37,18 @@ cp "$W/list40" "$W/ima"
 check "policy learned from a known-good list" test -s "$W/policy.json"
 
 VPORT=$(free_port)
+# VERIFIER_WRAPPER runs the verifier under a tool, e.g. "valgrind --error-exitcode=99
+# --leak-check=full --log-file=/tmp/vg.%p" (slower: up to a minute to start).
+read -ra WRAP <<<"${VERIFIER_WRAPPER:-}"
+start_tries=$((${#WRAP[@]} ? 600 : 100))
 start_verifier() {
 	: >"$W/verifier.out" # a restart must not be mistaken for the last start
-	"$VERIFIER" --listen "127.0.0.1:$VPORT" --state-dir "$W/verifier" --ek-ca "$W/ek-ca.pem" \
+	"${WRAP[@]}" "$VERIFIER" --listen "127.0.0.1:$VPORT" --state-dir "$W/verifier" --ek-ca "$W/ek-ca.pem" \
 		--policy "$W/policy.json" --operator-token-file "$W/token" \
 		>>"$W/verifier.out" 2>>"$W/verifier.log" &
 	VPID=$!
 	track_pid "$VPID"
-	for _ in $(seq 1 100); do
+	for _ in $(seq 1 "$start_tries"); do
 		grep -q "listening on https://127.0.0.1:$VPORT" "$W/verifier.out" 2>/dev/null && return 0
 		kill -0 "$VPID" 2>/dev/null || return 1
 		sleep 0.1
