@@ -531,8 +531,9 @@ int verdict_response_parse(const char *json, size_t len, struct verdict_response
 		json_t *d = json_object_get(r, "detail");
 		if (copy_str(json_object_get(r, "code"), vr->code, sizeof(vr->code)) ||
 		    (d && copy_str(d, vr->detail, sizeof(vr->detail))) ||
-		    (e && !json_is_integer(e))) {
-			*why = "reason needs a code (and optional detail, entry)";
+		    (e && (!json_is_integer(e) || json_integer_value(e) < 0))) {
+			/* A negative entry would read back as "no entry" (-1) once encoded. */
+			*why = "reason needs a code (and optional detail, entry >= 0)";
 			goto out;
 		}
 		vr->entry = e ? json_integer_value(e) : -1;

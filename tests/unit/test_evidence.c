@@ -177,6 +177,9 @@ static void test_verdict_and_error(void)
 	free(json);
 	const char *bad = "{\"verdict\":\"trusted\",\"verdict_id\":1,\"next_offset\":1,\"reasons\":[{\"code\":\"x\"}]}";
 	CHECK(verdict_response_parse(bad, strlen(bad), &out, &why) == -EINVAL, "trusted with reasons refused");
+	/* fuzz_evidence round trip: -5 parsed, was encoded without an entry and read back as -1. */
+	bad = "{\"verdict\":\"untrusted\",\"verdict_id\":1,\"next_offset\":2,\"reasons\":[{\"code\":\"x\",\"entry\":-5}]}";
+	CHECK(verdict_response_parse(bad, strlen(bad), &out, &why) == -EINVAL, "negative reason entry refused");
 
 	char code[32], msg[128];
 	json = error_encode("nonce_reused", "nonce was used already");
