@@ -28,6 +28,7 @@ struct agent {
 	struct client *client;
 	struct imalist *list;
 	bool enrolled;
+	char boot_id[64]; /* the kernel's boot_id when the last verdict arrived; "" unknown */
 };
 
 /* What a failed step means for the caller. */
@@ -70,6 +71,40 @@ static int state_path(const struct agent *a, const char *name, char *out, size_t
 	int n = snprintf(out, cap, "%s/%s", a->cfg->state_dir, name);
 
 	return (n < 0 || (size_t)n >= cap) ? -ENAMETOOLONG : 0;
+}
+
+/* Reads a small text file into out (NUL-terminated, trailing newline dropped). */
+static int read_small_file(const char *path, char *out, size_t cap)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = read(fd, out, cap - 1);
+	close(fd);
+	if (n < 0)
+		return -EIO;
+	out[n] = '\0';
+	if (n > 0 && out[n - 1] == '\n')
+		out[n - 1] = '\0';
+	return 0;
+}
+
+/*
+ * True when the kernel booted since the last verdict (its boot_id changed). The verifier's
+ * challenge still names the old boot's next entry; sending the new list from entry 0 at once
+ * lets the verifier open the new boot session without a round wasted on a `reboot` verdict.
+ */
+static bool booted_since_last_verdict(struct agent *a, char *now, size_t cap)
+{
+	char path[PATH_MAX];
+
+	if (read_small_file("/proc/sys/kernel/random/boot_id", now, cap) < 0)
+		return false;
+	if (!a->boot_id[0] && state_path(a, "boot-id", path, sizeof(path)) == 0)
+		(void)read_small_file(path, a->boot_id, sizeof(a->boot_id));
+	return a->boot_id[0] && strcmp(a->boot_id, now) != 0;
 }
 
 /* The marker names what we enrolled as and with whom: a changed id or verifier re-enrolls. */
@@ -322,28 +357,46 @@ static int agent_round(struct agent *a, struct verdict_response *v, enum step_fa
 			tpm_reset(a);
 		goto out;
 	}
-	ret = imalist_read(a->list, ch.log_offset, 0, &chunk);
+	uint64_t offset = ch.log_offset;
+	char boot_now[64] = "";
+	if (offset && booted_since_last_verdict(a, boot_now, sizeof(boot_now))) {
+		log_info("the machine booted since the last verdict; sending the list from entry 0");
+		offset = 0;
+	}
+	ret = imalist_read(a->list, offset, 0, &chunk);
 	if (ret < 0)
 		goto out;
-	if (chunk.short_list)
-		log_warn("verifier asks for entry %llu but the ima list is shorter; sending none",
-			 (unsigned long long)ch.log_offset);
+	if (chunk.short_list && offset) {
+		/* Fewer entries than the verifier has seen: the list restarted, as after a reboot. */
+		log_info("the ima list is shorter than entry %llu the verifier expects; it restarted, "
+			 "sending it from entry 0", (unsigned long long)offset);
+		free(chunk.data);
+		memset(&chunk, 0, sizeof(chunk));
+		offset = 0;
+		ret = imalist_read(a->list, offset, 0, &chunk);
+		if (ret < 0)
+			goto out;
+	}
 	memcpy(ev.nonce, ch.nonce, ch.nonce_len);
 	ev.nonce_len = ch.nonce_len;
-	ev.log_offset = ch.log_offset;
+	ev.log_offset = offset;
 	ev.log = chunk.data;
 	ev.log_len = chunk.len;
 	chunk.data = NULL;
 	if (chunk.count)
 		log_info("sent entries %llu-%llu log_offset=%llu (%zu bytes%s)",
-			 (unsigned long long)ch.log_offset,
-			 (unsigned long long)(ch.log_offset + chunk.count - 1),
-			 (unsigned long long)ch.log_offset, ev.log_len,
-			 chunk.more ? ", more next round" : "");
+			 (unsigned long long)offset, (unsigned long long)(offset + chunk.count - 1),
+			 (unsigned long long)offset, ev.log_len, chunk.more ? ", more next round" : "");
 	else
-		log_info("sent no new entries log_offset=%llu", (unsigned long long)ch.log_offset);
+		log_info("sent no new entries log_offset=%llu", (unsigned long long)offset);
 	keep_last_evidence(a, &ev);
 	ret = client_evidence(a->client, a->cfg->agent_id, &ev, v, &err);
+	if (ret == 0 && (boot_now[0] || read_small_file("/proc/sys/kernel/random/boot_id", boot_now,
+							 sizeof(boot_now)) == 0) &&
+	    strcmp(boot_now, a->boot_id) != 0) {
+		snprintf(a->boot_id, sizeof(a->boot_id), "%s", boot_now);
+		(void)write_state_file(a, "boot-id", boot_now);
+	}
 	if (ret == -EPROTO && err.status >= 400 && err.status < 500 && err.status != 409 &&
 	    err.status != 429)
 		*why = STEP_FATAL; /* the verifier refused our evidence as malformed */
