@@ -202,8 +202,8 @@ wait_for_port "$TPM1_PORT" 10
 list 30
 extend 0 30
 cp "$W/list30" "$W/ima"
-attest host-1 "$TPM1_TCTI" "$W/a1" || attest host-1 "$TPM1_TCTI" "$W/a1"
-check "after a TPM reset: trusted again" grep -q '^verdict trusted' "$W/out"
+attest host-1 "$TPM1_TCTI" "$W/a1"
+check "after a TPM reset: trusted in the first round (attestd resent from entry 0)" grep -q '^verdict trusted' "$W/out"
 check_eq "a second boot session was recorded" 2 "$(op /v1/agents/host-1 | jq -r '.boot_number')"
 
 finish
