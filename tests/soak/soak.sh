@@ -51,6 +51,7 @@ check_eq "verifier starts" yes "$up"
 
 rss() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status" 2>/dev/null; }
 started=$(date -u '+%Y-%m-%d %H:%M:%S UTC')
+commit=$(git -C "$TOP" rev-parse --short HEAD 2>/dev/null)
 echo "soak: $AGENTS agents, $THREADS connections, ${SECS}s, $ENTRIES entries per round; RSS every ${SAMPLE}s"
 "$LOADGEN" --url "https://127.0.0.1:$PORT" --ca "$W/state/ca.pem" --ek-ca-dir "$W" \
 	--agents "$AGENTS" --threads "$THREADS" --seconds "$SECS" --entries-per-round "$ENTRIES" \
@@ -110,13 +111,13 @@ check_eq "the store holds every verdict received" "${att:-?}" "$stored"
 {
 	echo "## Run of $started"
 	echo
-	echo "- command: \`SOAK_SECONDS=$SECS SOAK_AGENTS=$AGENTS nice -n 10 tests/soak/soak.sh\` (B=$B, commit $(git -C "$TOP" rev-parse --short HEAD 2>/dev/null))"
+	echo "- command: \`SOAK_SECONDS=$SECS SOAK_AGENTS=$AGENTS nice -n 10 tests/soak/soak.sh\` (B=$B, commit $commit at the start)"
 	echo "- $AGENTS agents, $THREADS keep-alive HTTPS connections, $ENTRIES new entries per round, enrollment $(kv "$W/lg.out" enroll_s) s"
 	echo "- attestations: $att in $(kv "$W/lg.out" seconds) s ($(kv "$W/lg.out" per_s)/s), p50 $(kv "$W/lg.out" p50_ms) ms, p99 $(kv "$W/lg.out" p99_ms) ms"
 	echo "- errors: $errs, untrusted: $untr; verdicts in the store: $stored"
 	echo "- verifier CPU $(kv "$W/lg.out" verifier_cpu_pct)% of a core, loadgen CPU $(kv "$W/lg.out" loadgen_cpu_pct)%"
 	echo "- VmRSS ($nsamples samples every ${SAMPLE}s): min $min KiB, max $max KiB; after the ${WARMUP}s warm-up ${first#* } KiB (at ${first% *}s), last ${last#* } KiB (at ${last% *}s): growth $growth% (limit $PCT%)"
-	echo "- VmRSS samples (s KiB): $(awk '{ printf "%s%ss %s", NR > 1 ? ", " : "", $1, $2 }' "$W/rss")"
+	echo "- VmRSS samples (s KiB): $(awk '{ printf "%s%ss %s", (NR > 1 ? ", " : ""), $1, $2 }' "$W/rss")"
 	echo "- result: $T_PASSED passed, $T_FAILED failed"
 } >"$REPORT"
 cat "$REPORT"
