@@ -104,6 +104,13 @@ void imalog_reset(struct imalog *log, const uint8_t *buf, size_t len, uint64_t f
  */
 int imalog_next(struct imalog *log, struct ima_entry *e, struct ima_error *err);
 
+/*
+ * Turns the SHA-1 template hash check off for this cursor (structure is still checked in
+ * full). Only for a second pass over bytes that another cursor verifies at the same time,
+ * such as a replay that hashes each bank on its own thread; never for input nobody checks.
+ */
+void imalog_skip_hash_check(struct imalog *log, bool skip);
+
 /* Byte offset of the next entry to decode (the end of the last good one). */
 size_t imalog_offset(const struct imalog *log);
 /* Index the next entry will get. */
