@@ -95,7 +95,8 @@ int app_policy_get(struct app *app, const char *name, struct policy **out)
 	*out = NULL;
 	if (!name || !name[0])
 		name = APP_DEFAULT_POLICY;
-	ret = store_policy_get(app->store, name, &json, &version);
+	/* The version alone first: every evidence asks, and the JSON may be 100 MB. */
+	ret = store_policy_version(app->store, name, &version);
 	if (ret == -ENOENT && !strcmp(name, APP_DEFAULT_POLICY))
 		return 0; /* no default policy configured: nothing to judge by */
 	if (ret)
@@ -111,6 +112,10 @@ int app_policy_get(struct app *app, const char *name, struct policy **out)
 		if (!s->policy && !free_slot)
 			free_slot = s;
 	}
+	/* A miss: load the newest (it may be newer than the version just read). */
+	ret = store_policy_get(app->store, name, &json, &version);
+	if (ret)
+		goto out;
 	p = policy_load(json, strlen(json), err, sizeof(err));
 	if (!p) {
 		log_error("policy: stored policy \"%s\" version %" PRId64 " does not load: %s", name,

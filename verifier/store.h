@@ -8,6 +8,9 @@
  * the verdict and the violations in one transaction before the verdict is acknowledged.
  *
  * Concurrency: a store may be used from any number of threads at once; calls are serialized.
+ * store_round_commit() blocks its caller until the transaction holding its round committed:
+ * rounds from concurrent callers share one transaction and one fsync (group commit), so it
+ * pays to call it from many threads at once.
  *
  * Returns: 0 or -errno. -ENOENT "no such row", -EIO a backend failure (logged with the backend's
  * own code), -EINVAL bad arguments or a stored row that fails its own checks.
@@ -177,6 +180,9 @@ int store_violation_set_state(struct store *st, int64_t id, enum violation_state
  */
 int store_policy_put(struct store *st, const char *name, const char *json, const char *actor,
 		     int64_t now, int64_t *version);
+/* The newest version's number alone: cheap, for callers that cache parsed policies. -ENOENT
+ * if none. */
+int store_policy_version(struct store *st, const char *name, int64_t *version);
 /* The newest version's JSON (caller frees). -ENOENT if none. */
 int store_policy_get(struct store *st, const char *name, char **json, int64_t *version);
 

@@ -2,8 +2,9 @@
  * store.h on SQLite: one connection in WAL mode, synchronous=FULL, serialized by a mutex.
  *
  * One connection and one mutex keep it simple and correct: every read sees every committed
- * write, and a multi-statement decision (enroll, consume a nonce, commit a round) runs inside
- * BEGIN IMMEDIATE so no other caller can interleave. SQLite errors are converted to -EIO here,
+ * write, and a multi-statement decision (enroll, commit a round) runs inside BEGIN IMMEDIATE
+ * so no other caller can interleave. Rounds are group-committed (store_round_commit): the
+ * fsync, not the SQL, is what a round costs, and one fsync can cover every round in flight. SQLite errors are converted to -EIO here,
  * logged with SQLite's code and message.
  */
 #include "verifier/store.h"
@@ -22,9 +23,30 @@
 /* Layout of the boot_state BLOB: u32 version, u32 sizeof(struct boot_state), the struct. */
 #define BOOT_STATE_LAYOUT 1u
 
+/* A round waiting in the commit queue; lives on its caller's stack. */
+struct round_waiter {
+	const struct store_round *r;
+	struct round_waiter *next;
+	int64_t verdict_id;
+	int ret;
+	bool done;
+};
+
+#define STORE_STMT_CACHE 32u /* more distinct statements than the store has */
+
 struct store {
 	sqlite3 *db;
-	pthread_mutex_t lock;
+	pthread_mutex_t lock; /* the connection and the statement cache */
+	struct {
+		const char *sql;
+		sqlite3_stmt *stmt;
+	} stmts[STORE_STMT_CACHE];
+	unsigned nstmts;
+	/* Commit queue (store_round_commit): qlock guards the queue and `committing`. */
+	pthread_mutex_t qlock;
+	pthread_cond_t qcond;
+	struct round_waiter *qhead, **qtail;
+	bool committing;
 };
 
 static const char schema[] =
@@ -119,13 +141,65 @@ static int exec(struct store *st, const char *sql)
 	return 0;
 }
 
+/*
+ * Statements are prepared once and kept (compiling SQL was most of the store's CPU). The cache
+ * is keyed by the address of the SQL text: every caller passes a string literal. Caller holds
+ * the lock; a statement from prepare() goes back with finish(), never sqlite3_finalize().
+ */
 static int prepare(struct store *st, const char *sql, sqlite3_stmt **stmt)
 {
-	int rc = sqlite3_prepare_v2(st->db, sql, -1, stmt, NULL);
+	bool keep = st->nstmts < STORE_STMT_CACHE;
+	int rc;
 
+	for (unsigned i = 0; i < st->nstmts; i++) {
+		if (st->stmts[i].sql == sql) {
+			*stmt = st->stmts[i].stmt;
+			return 0;
+		}
+	}
+	rc = sqlite3_prepare_v3(st->db, sql, -1, keep ? SQLITE_PREPARE_PERSISTENT : 0, stmt, NULL);
 	if (rc != SQLITE_OK)
 		return db_fail(st, rc, "prepare");
+	if (keep) {
+		st->stmts[st->nstmts].sql = sql;
+		st->stmts[st->nstmts].stmt = *stmt;
+		st->nstmts++;
+	}
 	return 0;
+}
+
+/*
+ * Returns a statement to the cache: reset (which also ends its read transaction, so the next
+ * use sees the newest commit) and unbound (bindings may point into the caller's memory).
+ * NULL-safe; statements that did not fit the cache are finalized.
+ */
+static void finish(struct store *st, sqlite3_stmt *s)
+{
+	if (!s)
+		return;
+	for (unsigned i = 0; i < st->nstmts; i++) {
+		if (st->stmts[i].stmt == s) {
+			sqlite3_reset(s);
+			sqlite3_clear_bindings(s);
+			return;
+		}
+	}
+	sqlite3_finalize(s);
+}
+
+/* One cached statement without rows (BEGIN, COMMIT, SAVEPOINT ...): not re-parsed per round. */
+static int run(struct store *st, const char *sql)
+{
+	sqlite3_stmt *s = NULL;
+	int ret, rc;
+
+	if ((ret = prepare(st, sql, &s)))
+		return ret;
+	rc = sqlite3_step(s);
+	if (rc != SQLITE_DONE)
+		ret = db_fail(st, rc, sql);
+	finish(st, s);
+	return ret;
 }
 
 static void lock(struct store *st)
@@ -140,18 +214,18 @@ static void unlock(struct store *st)
 
 static int begin(struct store *st)
 {
-	return exec(st, "BEGIN IMMEDIATE");
+	return run(st, "BEGIN IMMEDIATE");
 }
 
 static int commit(struct store *st)
 {
-	return exec(st, "COMMIT");
+	return run(st, "COMMIT");
 }
 
 static void rollback(struct store *st)
 {
 	if (!sqlite3_get_autocommit(st->db))
-		exec(st, "ROLLBACK");
+		run(st, "ROLLBACK");
 }
 
 int store_open(const char *path, struct store **out)
@@ -164,6 +238,9 @@ int store_open(const char *path, struct store **out)
 	if (!st)
 		return -ENOMEM;
 	pthread_mutex_init(&st->lock, NULL);
+	pthread_mutex_init(&st->qlock, NULL);
+	pthread_cond_init(&st->qcond, NULL);
+	st->qtail = &st->qhead;
 	rc = sqlite3_open_v2(path, &st->db,
 			     SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, NULL);
 	if (rc != SQLITE_OK) {
@@ -188,6 +265,8 @@ void store_close(struct store *st)
 {
 	if (!st)
 		return;
+	for (unsigned i = 0; i < st->nstmts; i++)
+		sqlite3_finalize(st->stmts[i].stmt);
 	if (st->db) {
 		int rc = sqlite3_close(st->db);
 
@@ -195,6 +274,8 @@ void store_close(struct store *st)
 			log_error("store: close failed: sqlite error %d", rc);
 	}
 	pthread_mutex_destroy(&st->lock);
+	pthread_mutex_destroy(&st->qlock);
+	pthread_cond_destroy(&st->qcond);
 	free(st);
 }
 
@@ -290,7 +371,7 @@ static int agent_get_locked(struct store *st, const char *id, struct store_agent
 	    (ret = blob_copy(s, 14, &out->ak_pub, &out->ak_pub_len)))
 		store_agent_release(out);
 out:
-	sqlite3_finalize(s);
+	finish(st, s);
 	return ret;
 }
 
@@ -374,7 +455,7 @@ int store_agent_enroll(struct store *st, const struct store_agent *a, int64_t no
 	if (!ret)
 		*result = exists ? STORE_ENROLL_REFRESHED : STORE_ENROLL_NEW;
 out:
-	sqlite3_finalize(s);
+	finish(st, s);
 	if (ret || *result == STORE_ENROLL_ALREADY || *result == STORE_ENROLL_CONFLICT)
 		rollback(st);
 out_unlock:
@@ -406,7 +487,7 @@ int store_agent_activate(struct store *st, const char *id,
 	if (sqlite3_changes(st->db) != 1)
 		ret = -ESTALE;
 out:
-	sqlite3_finalize(s);
+	finish(st, s);
 	unlock(st);
 	return ret;
 }
@@ -427,7 +508,7 @@ int store_agent_set_policy(struct store *st, const char *id, const char *policy)
 	else if (sqlite3_changes(st->db) != 1)
 		ret = -ENOENT;
 out:
-	sqlite3_finalize(s);
+	finish(st, s);
 	unlock(st);
 	return ret;
 }
@@ -454,7 +535,7 @@ int store_agents_list(struct store *st, store_agent_cb cb, void *arg)
 	if (rc != SQLITE_DONE)
 		ret = db_fail(st, rc, "agents list");
 out:
-	sqlite3_finalize(s);
+	finish(st, s);
 	unlock(st);
 	return ret;
 }
@@ -499,7 +580,7 @@ int store_boot_get(struct store *st, const char *agent, struct boot_state *out)
 		memcpy(out, p + sizeof(hdr), sizeof(*out));
 	}
 out:
-	sqlite3_finalize(s);
+	finish(st, s);
 	unlock(st);
 	return ret;
 }
@@ -511,7 +592,8 @@ static int step_done(struct store *st, sqlite3_stmt *s, const char *what)
 	return rc == SQLITE_DONE ? 0 : db_fail(st, rc, what);
 }
 
-int store_round_commit(struct store *st, const struct store_round *r, int64_t *verdict_id)
+/* Writes one round inside the caller's transaction; the caller holds the lock. */
+static int round_write(struct store *st, const struct store_round *r, int64_t *verdict_id)
 {
 	sqlite3_stmt *s = NULL;
 	uint8_t blob[2 * sizeof(uint32_t) + sizeof(struct boot_state)];
@@ -520,9 +602,6 @@ int store_round_commit(struct store *st, const struct store_round *r, int64_t *v
 
 	memcpy(blob, hdr, sizeof(hdr));
 	memcpy(blob + sizeof(hdr), r->next, sizeof(*r->next));
-	lock(st);
-	if ((ret = begin(st)))
-		goto out_unlock;
 	if ((ret = prepare(st,
 			   "INSERT INTO boot_state(agent, layout, state, reset_count, restart_count,"
 			   " boot_number, next_entry, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"
@@ -542,7 +621,7 @@ int store_round_commit(struct store *st, const struct store_round *r, int64_t *v
 	sqlite3_bind_int64(s, 8, r->now);
 	if ((ret = step_done(st, s, "boot state write")))
 		goto out;
-	sqlite3_finalize(s);
+	finish(st, s);
 	s = NULL;
 
 	if ((ret = prepare(st,
@@ -559,7 +638,7 @@ int store_round_commit(struct store *st, const struct store_round *r, int64_t *v
 	if ((ret = step_done(st, s, "verdict write")))
 		goto out;
 	*verdict_id = sqlite3_last_insert_rowid(st->db);
-	sqlite3_finalize(s);
+	finish(st, s);
 	s = NULL;
 
 	/* One row per (agent, digest, path): a file seen again bumps count and last_seen. */
@@ -587,14 +666,79 @@ int store_round_commit(struct store *st, const struct store_round *r, int64_t *v
 		if ((ret = step_done(st, s, "violation write")))
 			goto out;
 	}
-	ret = commit(st);
 out:
-	sqlite3_finalize(s);
-	if (ret)
-		rollback(st);
-out_unlock:
-	unlock(st);
+	finish(st, s);
 	return ret;
+}
+
+/*
+ * Group commit. Every caller queues its round; whoever finds no commit running becomes the
+ * leader: it takes everything queued, writes it in one transaction (one fsync for all), marks
+ * each round done with its own result and wakes the others. Those whose round was not in that
+ * batch elect the next leader among themselves. A round's failure (a constraint, a full disk
+ * while writing) is confined to that round by its savepoint; a failed COMMIT fails the batch.
+ * No caller returns before the transaction holding its round has committed or failed.
+ */
+static void batch_commit(struct store *st, struct round_waiter *batch)
+{
+	struct round_waiter *w;
+	int ret;
+
+	lock(st);
+	ret = begin(st);
+	for (w = batch; w; w = w->next) {
+		if (ret) {
+			w->ret = ret;
+			continue;
+		}
+		if ((w->ret = run(st, "SAVEPOINT round")))
+			continue;
+		w->ret = round_write(st, w->r, &w->verdict_id);
+		if (w->ret)
+			run(st, "ROLLBACK TO round");
+		run(st, "RELEASE round");
+	}
+	if (!ret && (ret = commit(st)) != 0)
+		rollback(st);
+	if (ret)
+		for (w = batch; w; w = w->next)
+			w->ret = w->ret ? w->ret : ret;
+	unlock(st);
+}
+
+int store_round_commit(struct store *st, const struct store_round *r, int64_t *verdict_id)
+{
+	struct round_waiter me = { .r = r };
+
+	pthread_mutex_lock(&st->qlock);
+	*st->qtail = &me;
+	st->qtail = &me.next;
+	while (!me.done) {
+		struct round_waiter *batch, *w, *next;
+
+		if (st->committing) {
+			pthread_cond_wait(&st->qcond, &st->qlock);
+			continue;
+		}
+		st->committing = true;
+		batch = st->qhead;
+		st->qhead = NULL;
+		st->qtail = &st->qhead;
+		pthread_mutex_unlock(&st->qlock);
+		batch_commit(st, batch);
+		pthread_mutex_lock(&st->qlock);
+		/* After done is set a waiter may return and its `me` vanish: read next first. */
+		for (w = batch; w; w = next) {
+			next = w->next;
+			w->done = true;
+		}
+		st->committing = false;
+		pthread_cond_broadcast(&st->qcond);
+	}
+	pthread_mutex_unlock(&st->qlock);
+	if (!me.ret)
+		*verdict_id = me.verdict_id;
+	return me.ret;
 }
 
 int store_verdicts_list(struct store *st, const char *agent, unsigned limit,
@@ -627,7 +771,7 @@ int store_verdicts_list(struct store *st, const char *agent, unsigned limit,
 	if (rc != SQLITE_DONE)
 		ret = db_fail(st, rc, "verdicts list");
 out:
-	sqlite3_finalize(s);
+	finish(st, s);
 	unlock(st);
 	return ret;
 }
@@ -686,7 +830,7 @@ int store_violation_get(struct store *st, int64_t id, store_violation_cb cb, voi
 		ret = db_fail(st, rc, "violation get");
 	}
 out:
-	sqlite3_finalize(s);
+	finish(st, s);
 	unlock(st);
 	return ret;
 }
@@ -712,7 +856,7 @@ int store_violations_open_count(struct store *st, const char *agent, uint64_t bo
 	else
 		ret = db_fail(st, rc, "open violations");
 out:
-	sqlite3_finalize(s);
+	finish(st, s);
 	unlock(st);
 	return ret;
 }
@@ -745,7 +889,7 @@ int store_violations_list(struct store *st, int state, const char *agent, unsign
 	if (rc != SQLITE_DONE)
 		ret = db_fail(st, rc, "violations list");
 out:
-	sqlite3_finalize(s);
+	finish(st, s);
 	unlock(st);
 	return ret;
 }
@@ -765,7 +909,7 @@ int store_violation_set_state(struct store *st, int64_t id, enum violation_state
 	if (sqlite3_changes(st->db) != 1)
 		ret = -ENOENT;
 out:
-	sqlite3_finalize(s);
+	finish(st, s);
 	unlock(st);
 	return ret;
 }
@@ -799,7 +943,7 @@ int store_policy_put(struct store *st, const char *name, const char *json, const
 		ret = db_fail(st, rc, "policy lookup");
 		goto out;
 	}
-	sqlite3_finalize(s);
+	finish(st, s);
 	s = NULL;
 	if ((ret = prepare(st,
 			   "INSERT INTO policies(name, version, json, actor, time)"
@@ -816,9 +960,32 @@ int store_policy_put(struct store *st, const char *name, const char *json, const
 	if (!(ret = commit(st)))
 		*version = cur + 1;
 out:
-	sqlite3_finalize(s);
+	finish(st, s);
 	rollback(st);
 out_unlock:
+	unlock(st);
+	return ret;
+}
+
+int store_policy_version(struct store *st, const char *name, int64_t *version)
+{
+	sqlite3_stmt *s = NULL;
+	int ret, rc;
+
+	*version = 0;
+	lock(st);
+	if ((ret = prepare(st, "SELECT max(version) FROM policies WHERE name = ?1", &s)))
+		goto out;
+	sqlite3_bind_text(s, 1, name, -1, SQLITE_STATIC);
+	rc = sqlite3_step(s);
+	if (rc != SQLITE_ROW)
+		ret = db_fail(st, rc, "policy version");
+	else if (sqlite3_column_type(s, 0) == SQLITE_NULL)
+		ret = -ENOENT;
+	else
+		*version = sqlite3_column_int64(s, 0);
+out:
+	finish(st, s);
 	unlock(st);
 	return ret;
 }
@@ -850,7 +1017,7 @@ int store_policy_get(struct store *st, const char *name, char **json, int64_t *v
 	if (!*json)
 		ret = -ENOMEM;
 out:
-	sqlite3_finalize(s);
+	finish(st, s);
 	unlock(st);
 	return ret;
 }
@@ -883,7 +1050,7 @@ int store_counts(struct store *st, struct store_counts *out)
 	out->verdicts_trusted = (uint64_t)sqlite3_column_int64(s, 3);
 	out->verdicts_untrusted = (uint64_t)sqlite3_column_int64(s, 4);
 out:
-	sqlite3_finalize(s);
+	finish(st, s);
 	unlock(st);
 	return ret;
 }
