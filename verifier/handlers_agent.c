@@ -18,6 +18,7 @@
 
 #include "proto/evidence.h"
 #include "proto/tpmkey.h"
+#include "verifier/agentcache.h"
 #include "verifier/attest.h"
 #include "verifier/handlers.h"
 #include "verifier/log.h"
@@ -25,6 +26,16 @@
 
 #define CHALLENGE_NONCE_BYTES 32u
 #define CHALLENGE_PCR_MASK 0x7ffu /* PCR 0-10: boot_aggregate inputs (0-9) and IMA (10) */
+
+/*
+ * The store failed (disk full, I/O error, database locked): nothing was recorded. 503, not
+ * 500: the request was fine and the same request later may succeed, so agents retry.
+ */
+static void reply_store_failure(struct http_response *resp)
+{
+	http_reply_error(resp, 503, "storage_unavailable",
+			 "the verifier cannot use its store; nothing was recorded, retry later");
+}
 
 /* Looks up the agent named in the path; on failure the reply is set and false returned. */
 static bool load_agent(const struct http_request *req, struct http_response *resp,
@@ -43,7 +54,7 @@ static bool load_agent(const struct http_request *req, struct http_response *res
 		return false;
 	}
 	if (ret) {
-		http_reply_error(resp, 500, "internal", "store failure");
+		reply_store_failure(resp);
 		return false;
 	}
 	if (need_active && a->state != AGENT_ACTIVE) {
@@ -106,7 +117,7 @@ void handle_enroll(const struct http_request *req, struct http_response *resp)
 	memcpy(a.cred_digest, res.secret_digest, sizeof(a.cred_digest));
 	ret = store_agent_enroll(app->store, &a, (int64_t)time(NULL), &sr);
 	if (ret) {
-		http_reply_error(resp, 500, "internal", "store failure");
+		reply_store_failure(resp);
 		goto out;
 	}
 	if (sr == STORE_ENROLL_ALREADY) {
@@ -170,7 +181,7 @@ void handle_activate(const struct http_request *req, struct http_response *resp)
 			goto out;
 		}
 		if (ret) {
-			http_reply_error(resp, 500, "internal", "store failure");
+			reply_store_failure(resp);
 			goto out;
 		}
 		log_info("activate: agent \"%s\" active, its AK is trusted", a.id);
@@ -201,7 +212,7 @@ void handle_challenge(const struct http_request *req, struct http_response *resp
 		return;
 	memset(&c, 0, sizeof(c));
 	if (store_boot_get(app->store, a.id, &bs)) {
-		http_reply_error(resp, 500, "internal", "store failure");
+		reply_store_failure(resp);
 		goto out;
 	}
 	if (RAND_bytes(c.nonce, CHALLENGE_NONCE_BYTES) != 1) {
@@ -272,11 +283,43 @@ static void observe_latency(struct app *app, const struct timespec *t0)
 	__atomic_add_fetch(&app->metrics.latency_sum_us, (uint64_t)(s * 1e6), __ATOMIC_RELAXED);
 }
 
+/*
+ * The active agent named in the path as the evidence path needs it: its policy name and its
+ * AK, from the agent cache or else from the store (then cached). 0, or on failure the reply is
+ * set and -EACCES (refused: unknown or not active) or -EIO (the verifier's own failure).
+ */
+static int load_active(const struct http_request *req, struct http_response *resp,
+		       char policy[STORE_POLICY_NAME_MAX + 1], EVP_PKEY **ak)
+{
+	struct app *app = req->app;
+	struct store_agent a;
+	TPMT_PUBLIC akpub;
+	uint64_t gen;
+
+	*ak = NULL;
+	if (agent_id_valid(req->arg[0]) && agentcache_get(app->agents, req->arg[0], ak, policy))
+		return 0;
+	gen = agentcache_generation(app->agents);
+	if (!load_agent(req, resp, &a, true))
+		return -EACCES;
+	if (tpmkey_parse_public(a.ak_pub, a.ak_pub_len, &akpub) || !(*ak = tpmkey_to_evp(&akpub))) {
+		log_error("evidence: stored AK of agent \"%s\" does not load", a.id);
+		http_reply_error(resp, 500, "internal", "stored AK unusable");
+		store_agent_release(&a);
+		return -EIO;
+	}
+	memcpy(policy, a.policy, sizeof(a.policy));
+	agentcache_put(app->agents, gen, a.id, *ak, a.policy);
+	store_agent_release(&a);
+	return 0;
+}
+
 void handle_evidence(const struct http_request *req, struct http_response *resp)
 {
 	struct app *app = req->app;
 	struct evidence ev;
-	struct store_agent a;
+	const char *id = req->arg[0];
+	char policy_name[STORE_POLICY_NAME_MAX + 1] = "";
 	struct challenge ch;
 	struct boot_state prev;
 	struct attest_request ar;
@@ -284,7 +327,6 @@ void handle_evidence(const struct http_request *req, struct http_response *resp)
 	struct store_round round;
 	struct policy *policy = NULL;
 	EVP_PKEY *ak = NULL;
-	TPMT_PUBLIC akpub;
 	struct timespec t0;
 	const char *why = NULL;
 	char *reasons = NULL;
@@ -295,23 +337,20 @@ void handle_evidence(const struct http_request *req, struct http_response *resp)
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	memset(&ev, 0, sizeof(ev));
 	memset(&res, 0, sizeof(res));
-	memset(&a, 0, sizeof(a));
 	if (evidence_parse(req->body, req->body_len, &ev, &why)) {
 		http_reply_error(resp, 400, "bad_request", "%s", why ? why : "bad evidence");
 		goto refused;
 	}
-	if (!load_agent(req, resp, &a, true))
-		goto refused;
 	/* Everything that can fail for the verifier's own reasons, before the nonce is spent. */
-	if (tpmkey_parse_public(a.ak_pub, a.ak_pub_len, &akpub) || !(ak = tpmkey_to_evp(&akpub))) {
-		log_error("evidence: stored AK of agent \"%s\" does not load", a.id);
-		http_reply_error(resp, 500, "internal", "stored AK unusable");
+	ret = load_active(req, resp, policy_name, &ak);
+	if (ret == -EACCES)
+		goto refused;
+	if (ret)
 		goto out;
-	}
-	ret = app_policy_get(app, a.policy, &policy);
+	ret = app_policy_get(app, policy_name, &policy);
 	if (ret) {
-		log_error("evidence: agent \"%s\" is assigned policy \"%s\", which %s", a.id,
-			  a.policy[0] ? a.policy : APP_DEFAULT_POLICY,
+		log_error("evidence: agent \"%s\" is assigned policy \"%s\", which %s", id,
+			  policy_name[0] ? policy_name : APP_DEFAULT_POLICY,
 			  ret == -ENOENT ? "does not exist; PUT it or reassign the agent"
 					 : "fails to load");
 		http_reply_error(resp, 503, "policy_unavailable",
@@ -320,7 +359,7 @@ void handle_evidence(const struct http_request *req, struct http_response *resp)
 	}
 
 	now = (int64_t)time(NULL);
-	ret = nonces_consume(app->nonces, a.id, ev.nonce, ev.nonce_len, now, &ch);
+	ret = nonces_consume(app->nonces, id, ev.nonce, ev.nonce_len, now, &ch);
 	switch (ret) {
 	case 0:
 		break;
@@ -328,18 +367,18 @@ void handle_evidence(const struct http_request *req, struct http_response *resp)
 		http_reply_error(resp, 400, "nonce_unknown", "nonce was not issued to this agent");
 		goto refused;
 	case -EALREADY:
-		log_warn("evidence: agent \"%s\" replayed a used nonce", a.id);
+		log_warn("evidence: agent \"%s\" replayed a used nonce", id);
 		http_reply_error(resp, 409, "nonce_reused", "nonce was used before");
 		goto refused;
 	case -ETIMEDOUT:
 		http_reply_error(resp, 409, "nonce_expired", "nonce expired; ask for a new challenge");
 		goto refused;
 	default:
-		http_reply_error(resp, 500, "internal", "store failure");
+		reply_store_failure(resp);
 		goto out;
 	}
-	if (store_boot_get(app->store, a.id, &prev)) {
-		http_reply_error(resp, 500, "internal", "store failure");
+	if (store_boot_get(app->store, id, &prev)) {
+		reply_store_failure(resp);
 		goto out;
 	}
 
@@ -353,14 +392,14 @@ void handle_evidence(const struct http_request *req, struct http_response *resp)
 	ar.ev = &ev;
 	ret = attest_evaluate(&ar, &res);
 	if (ret) {
-		log_error("evidence: agent \"%s\": evaluation failed: %s", a.id, strerror(-ret));
+		log_error("evidence: agent \"%s\": evaluation failed: %s", id, strerror(-ret));
 		http_reply_error(resp, 500, "internal", "evaluation failed");
 		goto out;
 	}
 	have_result = true;
 	if (!res.authenticated) {
 		log_warn("evidence: agent \"%s\": quote not signed by its AK (%s); refused, nothing stored",
-			 a.id, res.verdict.nreasons ? res.verdict.reason[0].code : "?");
+			 id, res.verdict.nreasons ? res.verdict.reason[0].code : "?");
 		http_reply_error(resp, 400, res.verdict.nreasons ? res.verdict.reason[0].code : "bad_signature",
 				 "the quote is not signed by this agent's attestation key");
 		goto refused;
@@ -373,8 +412,8 @@ void handle_evidence(const struct http_request *req, struct http_response *resp)
 	if (res.verdict.trusted) {
 		uint64_t open = 0;
 
-		if (store_violations_open_count(app->store, a.id, res.next.boot_number, &open)) {
-			http_reply_error(resp, 500, "internal", "store failure");
+		if (store_violations_open_count(app->store, id, res.next.boot_number, &open)) {
+			reply_store_failure(resp);
 			goto out;
 		}
 		if (open) {
@@ -395,7 +434,7 @@ void handle_evidence(const struct http_request *req, struct http_response *resp)
 		goto out;
 	}
 	memset(&round, 0, sizeof(round));
-	round.agent = a.id;
+	round.agent = id;
 	round.next = &res.next;
 	round.trusted = res.verdict.trusted;
 	round.reasons_json = reasons;
@@ -405,18 +444,18 @@ void handle_evidence(const struct http_request *req, struct http_response *resp)
 	round.now = now;
 	/* Durable before acknowledged: the agent may act on this verdict. */
 	if (store_round_commit(app->store, &round, &verdict_id)) {
-		http_reply_error(resp, 500, "internal", "store failure; verdict not recorded");
+		reply_store_failure(resp);
 		goto out;
 	}
 	res.verdict.verdict_id = verdict_id;
 	http_reply_json(resp, 200, verdict_response_encode(&res.verdict));
 	if (res.verdict.trusted) {
 		APP_COUNT(app, attest_trusted);
-		log_debug("evidence: agent \"%s\" trusted, next entry %llu", a.id,
+		log_debug("evidence: agent \"%s\" trusted, next entry %llu", id,
 			  (unsigned long long)res.verdict.next_offset);
 	} else {
 		APP_COUNT(app, attest_untrusted);
-		log_warn("evidence: agent \"%s\" untrusted: %s%s", a.id,
+		log_warn("evidence: agent \"%s\" untrusted: %s%s", id,
 			 res.verdict.nreasons ? res.verdict.reason[0].code : "?",
 			 res.verdict.nreasons > 1 ? " and more" : "");
 	}
@@ -430,6 +469,5 @@ out:
 	free(reasons);
 	policy_unref(policy);
 	EVP_PKEY_free(ak);
-	store_agent_release(&a);
 	evidence_release(&ev);
 }
