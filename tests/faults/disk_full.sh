@@ -118,7 +118,7 @@ for id in host-a host-b; do
 done
 
 stop_pid "$VPID"
-check "verifier stops cleanly" test -z "$(grep -i 'corrupt\|malformed' "$W/verifier.log")"
+check "verifier log reports no corruption" test -z "$(grep -i 'corrupt\|malformed' "$W/verifier.log")"
 python3 - "$MNT/verifier.db" "$W/acked" >"$W/dbcheck" 2>&1 <<'PY'
 import sqlite3, sys
 db = sqlite3.connect("file:" + sys.argv[1] + "?mode=ro", uri=True)
