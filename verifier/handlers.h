@@ -4,7 +4,7 @@
  *
  * `struct app` is created by main() before the server starts and freed after it stopped; the
  * handlers only read its configuration. Shared mutable parts: the store (thread-safe), the
- * challenge table (thread-safe), the policy cache (own mutex) and the metrics (atomic counters).
+ * challenge table and the agent cache (thread-safe), the policy cache (own mutex) and the metrics (atomic counters).
  */
 #ifndef VERIFIER_HANDLERS_H
 #define VERIFIER_HANDLERS_H
@@ -18,6 +18,7 @@
 #include "verifier/server.h"
 #include "verifier/store.h"
 
+struct agentcache;
 struct policy;
 
 #define APP_POLICY_CACHE 32u
@@ -45,6 +46,7 @@ struct app_metrics {
 struct app {
 	struct store *store;
 	struct nonces *nonces; /* outstanding challenges (thread-safe) */
+	struct agentcache *agents; /* active agents' AK and policy name (thread-safe) */
 	struct enroll_trust *trust;
 	int64_t nonce_ttl;
 	uint8_t token_digest[32]; /* SHA-256 of the operator token */

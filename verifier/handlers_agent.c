@@ -18,6 +18,7 @@
 
 #include "proto/evidence.h"
 #include "proto/tpmkey.h"
+#include "verifier/agentcache.h"
 #include "verifier/attest.h"
 #include "verifier/handlers.h"
 #include "verifier/log.h"
@@ -282,11 +283,43 @@ static void observe_latency(struct app *app, const struct timespec *t0)
 	__atomic_add_fetch(&app->metrics.latency_sum_us, (uint64_t)(s * 1e6), __ATOMIC_RELAXED);
 }
 
+/*
+ * The active agent named in the path as the evidence path needs it: its policy name and its
+ * AK, from the agent cache or else from the store (then cached). 0, or on failure the reply is
+ * set and -EACCES (refused: unknown or not active) or -EIO (the verifier's own failure).
+ */
+static int load_active(const struct http_request *req, struct http_response *resp,
+		       char policy[STORE_POLICY_NAME_MAX + 1], EVP_PKEY **ak)
+{
+	struct app *app = req->app;
+	struct store_agent a;
+	TPMT_PUBLIC akpub;
+	uint64_t gen;
+
+	*ak = NULL;
+	if (agent_id_valid(req->arg[0]) && agentcache_get(app->agents, req->arg[0], ak, policy))
+		return 0;
+	gen = agentcache_generation(app->agents);
+	if (!load_agent(req, resp, &a, true))
+		return -EACCES;
+	if (tpmkey_parse_public(a.ak_pub, a.ak_pub_len, &akpub) || !(*ak = tpmkey_to_evp(&akpub))) {
+		log_error("evidence: stored AK of agent \"%s\" does not load", a.id);
+		http_reply_error(resp, 500, "internal", "stored AK unusable");
+		store_agent_release(&a);
+		return -EIO;
+	}
+	memcpy(policy, a.policy, sizeof(a.policy));
+	agentcache_put(app->agents, gen, a.id, *ak, a.policy);
+	store_agent_release(&a);
+	return 0;
+}
+
 void handle_evidence(const struct http_request *req, struct http_response *resp)
 {
 	struct app *app = req->app;
 	struct evidence ev;
-	struct store_agent a;
+	const char *id = req->arg[0];
+	char policy_name[STORE_POLICY_NAME_MAX + 1] = "";
 	struct challenge ch;
 	struct boot_state prev;
 	struct attest_request ar;
@@ -294,7 +327,6 @@ void handle_evidence(const struct http_request *req, struct http_response *resp)
 	struct store_round round;
 	struct policy *policy = NULL;
 	EVP_PKEY *ak = NULL;
-	TPMT_PUBLIC akpub;
 	struct timespec t0;
 	const char *why = NULL;
 	char *reasons = NULL;
@@ -305,23 +337,20 @@ void handle_evidence(const struct http_request *req, struct http_response *resp)
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	memset(&ev, 0, sizeof(ev));
 	memset(&res, 0, sizeof(res));
-	memset(&a, 0, sizeof(a));
 	if (evidence_parse(req->body, req->body_len, &ev, &why)) {
 		http_reply_error(resp, 400, "bad_request", "%s", why ? why : "bad evidence");
 		goto refused;
 	}
-	if (!load_agent(req, resp, &a, true))
-		goto refused;
 	/* Everything that can fail for the verifier's own reasons, before the nonce is spent. */
-	if (tpmkey_parse_public(a.ak_pub, a.ak_pub_len, &akpub) || !(ak = tpmkey_to_evp(&akpub))) {
-		log_error("evidence: stored AK of agent \"%s\" does not load", a.id);
-		http_reply_error(resp, 500, "internal", "stored AK unusable");
+	ret = load_active(req, resp, policy_name, &ak);
+	if (ret == -EACCES)
+		goto refused;
+	if (ret)
 		goto out;
-	}
-	ret = app_policy_get(app, a.policy, &policy);
+	ret = app_policy_get(app, policy_name, &policy);
 	if (ret) {
-		log_error("evidence: agent \"%s\" is assigned policy \"%s\", which %s", a.id,
-			  a.policy[0] ? a.policy : APP_DEFAULT_POLICY,
+		log_error("evidence: agent \"%s\" is assigned policy \"%s\", which %s", id,
+			  policy_name[0] ? policy_name : APP_DEFAULT_POLICY,
 			  ret == -ENOENT ? "does not exist; PUT it or reassign the agent"
 					 : "fails to load");
 		http_reply_error(resp, 503, "policy_unavailable",
@@ -330,7 +359,7 @@ void handle_evidence(const struct http_request *req, struct http_response *resp)
 	}
 
 	now = (int64_t)time(NULL);
-	ret = nonces_consume(app->nonces, a.id, ev.nonce, ev.nonce_len, now, &ch);
+	ret = nonces_consume(app->nonces, id, ev.nonce, ev.nonce_len, now, &ch);
 	switch (ret) {
 	case 0:
 		break;
@@ -338,7 +367,7 @@ void handle_evidence(const struct http_request *req, struct http_response *resp)
 		http_reply_error(resp, 400, "nonce_unknown", "nonce was not issued to this agent");
 		goto refused;
 	case -EALREADY:
-		log_warn("evidence: agent \"%s\" replayed a used nonce", a.id);
+		log_warn("evidence: agent \"%s\" replayed a used nonce", id);
 		http_reply_error(resp, 409, "nonce_reused", "nonce was used before");
 		goto refused;
 	case -ETIMEDOUT:
@@ -348,7 +377,7 @@ void handle_evidence(const struct http_request *req, struct http_response *resp)
 		reply_store_failure(resp);
 		goto out;
 	}
-	if (store_boot_get(app->store, a.id, &prev)) {
+	if (store_boot_get(app->store, id, &prev)) {
 		reply_store_failure(resp);
 		goto out;
 	}
@@ -363,14 +392,14 @@ void handle_evidence(const struct http_request *req, struct http_response *resp)
 	ar.ev = &ev;
 	ret = attest_evaluate(&ar, &res);
 	if (ret) {
-		log_error("evidence: agent \"%s\": evaluation failed: %s", a.id, strerror(-ret));
+		log_error("evidence: agent \"%s\": evaluation failed: %s", id, strerror(-ret));
 		http_reply_error(resp, 500, "internal", "evaluation failed");
 		goto out;
 	}
 	have_result = true;
 	if (!res.authenticated) {
 		log_warn("evidence: agent \"%s\": quote not signed by its AK (%s); refused, nothing stored",
-			 a.id, res.verdict.nreasons ? res.verdict.reason[0].code : "?");
+			 id, res.verdict.nreasons ? res.verdict.reason[0].code : "?");
 		http_reply_error(resp, 400, res.verdict.nreasons ? res.verdict.reason[0].code : "bad_signature",
 				 "the quote is not signed by this agent's attestation key");
 		goto refused;
@@ -383,7 +412,7 @@ void handle_evidence(const struct http_request *req, struct http_response *resp)
 	if (res.verdict.trusted) {
 		uint64_t open = 0;
 
-		if (store_violations_open_count(app->store, a.id, res.next.boot_number, &open)) {
+		if (store_violations_open_count(app->store, id, res.next.boot_number, &open)) {
 			reply_store_failure(resp);
 			goto out;
 		}
@@ -405,7 +434,7 @@ void handle_evidence(const struct http_request *req, struct http_response *resp)
 		goto out;
 	}
 	memset(&round, 0, sizeof(round));
-	round.agent = a.id;
+	round.agent = id;
 	round.next = &res.next;
 	round.trusted = res.verdict.trusted;
 	round.reasons_json = reasons;
@@ -422,11 +451,11 @@ void handle_evidence(const struct http_request *req, struct http_response *resp)
 	http_reply_json(resp, 200, verdict_response_encode(&res.verdict));
 	if (res.verdict.trusted) {
 		APP_COUNT(app, attest_trusted);
-		log_debug("evidence: agent \"%s\" trusted, next entry %llu", a.id,
+		log_debug("evidence: agent \"%s\" trusted, next entry %llu", id,
 			  (unsigned long long)res.verdict.next_offset);
 	} else {
 		APP_COUNT(app, attest_untrusted);
-		log_warn("evidence: agent \"%s\" untrusted: %s%s", a.id,
+		log_warn("evidence: agent \"%s\" untrusted: %s%s", id,
 			 res.verdict.nreasons ? res.verdict.reason[0].code : "?",
 			 res.verdict.nreasons > 1 ? " and more" : "");
 	}
@@ -440,6 +469,5 @@ out:
 	free(reasons);
 	policy_unref(policy);
 	EVP_PKEY_free(ak);
-	store_agent_release(&a);
 	evidence_release(&ev);
 }

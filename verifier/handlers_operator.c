@@ -16,6 +16,7 @@
 #include "proto/encoding.h"
 #include "proto/limits.h"
 #include "verifier/attest.h"
+#include "verifier/agentcache.h"
 #include "verifier/handlers.h"
 #include "verifier/log.h"
 #include "verifier/policy.h"
@@ -433,6 +434,7 @@ void handle_agent_set_policy(const struct http_request *req, struct http_respons
 		http_reply_error(resp, 500, "internal", "store failure");
 		goto out;
 	}
+	agentcache_invalidate(app->agents, req->arg[0]); /* the store has the new name */
 	log_info("policy: agent \"%s\" now uses policy \"%s\"", req->arg[0], name);
 	reply_json_value(resp, 200, json_pack("{s:s, s:s}", "agent_id", req->arg[0], "policy", name));
 out:

@@ -25,6 +25,7 @@
 #include <openssl/rand.h>
 
 #include "proto/encoding.h"
+#include "verifier/agentcache.h"
 #include "verifier/handlers.h"
 #include "verifier/log.h"
 #include "verifier/policy.h"
@@ -307,8 +308,9 @@ int main(int argc, char **argv)
 	if (setup_token(&o, app.token_digest))
 		goto out;
 	app.nonces = nonces_new();
-	if (!app.nonces) {
-		log_error("cannot create the challenge table: out of memory or no randomness");
+	app.agents = agentcache_new();
+	if (!app.nonces || !app.agents) {
+		log_error("cannot create the challenge table or agent cache: out of memory or no randomness");
 		goto out;
 	}
 	if (o.nek_ca == 0)
@@ -354,6 +356,7 @@ out:
 	enroll_trust_free(app.trust);
 	store_close(app.store);
 	nonces_free(app.nonces);
+	agentcache_free(app.agents);
 	tls_material_release(&tls);
 	pthread_mutex_destroy(&app.policy_lock);
 	OPENSSL_cleanse(app.token_digest, sizeof(app.token_digest));
