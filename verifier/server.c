@@ -392,7 +392,12 @@ struct http_server *http_server_start(const struct http_server_config *cfg, uint
 	struct sockaddr_storage ss;
 	socklen_t sl;
 	const union MHD_DaemonInfo *info;
-	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_TLS | MHD_USE_ERROR_LOG;
+	/*
+	 * epoll per pool thread instead of select (whose cost grows with the descriptors), and
+	 * TURBO: no TCP corking calls around every response, which the profile showed at ~9%.
+	 */
+	unsigned flags = MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_TURBO | MHD_USE_TLS |
+			 MHD_USE_ERROR_LOG;
 
 	if (parse_listen(cfg->listen, &ss, &sl)) {
 		log_error("http: bad listen address \"%s\" (want ADDR:PORT)", cfg->listen);
