@@ -148,32 +148,45 @@ static int parse_args(int argc, char **argv, struct options *o)
 	return 0;
 }
 
-/* Reads a small file whole; NUL-terminated; the caller wipes and frees. */
+/*
+ * Reads a file whole, at most max bytes; NUL-terminated; the caller wipes and frees. The
+ * buffer is sized from the file (a 512 MiB policy cap must not mean a 512 MiB allocation).
+ */
 static int read_file(const char *path, size_t max, char **out, size_t *len)
 {
 	FILE *f = fopen(path, "re");
-	char *buf;
+	struct stat st;
+	char *buf = NULL;
 	size_t n;
+	int ret = -EIO;
 
 	*out = NULL;
 	if (!f)
 		return -errno;
-	buf = malloc(max + 1);
+	if (fstat(fileno(f), &st) < 0 || !S_ISREG(st.st_mode) || st.st_size < 0)
+		goto out;
+	if ((uint64_t)st.st_size > max) {
+		ret = -EFBIG;
+		goto out;
+	}
+	buf = malloc((size_t)st.st_size + 1);
 	if (!buf) {
-		fclose(f);
-		return -ENOMEM;
+		ret = -ENOMEM;
+		goto out;
 	}
-	n = fread(buf, 1, max + 1, f);
-	if (ferror(f) || n > max) {
-		fclose(f);
-		free(buf);
-		return n > max ? -EFBIG : -EIO;
-	}
-	fclose(f);
+	/* One byte more than the size: a file that grew since fstat is refused, not cut. */
+	n = fread(buf, 1, (size_t)st.st_size + 1, f);
+	if (ferror(f) || n != (size_t)st.st_size)
+		goto out;
 	buf[n] = '\0';
 	*out = buf;
 	*len = n;
-	return 0;
+	buf = NULL;
+	ret = 0;
+out:
+	free(buf);
+	fclose(f);
+	return ret;
 }
 
 /* The operator token: from the file given, or generated once into the state dir (0600). */
