@@ -283,6 +283,8 @@ static void test_rejects(void)
 		{ "{\"meta\":{},\"excludes\":[\"(a)\\\\1\"]}", "Python pattern \"(a)\\1\"" },
 		{ "{\"meta\":{},\"excludes\":[\"(?i)/x\"]}", "(?...)" },
 		{ "{\"meta\":{},\"excludes\":[\"/x*+\"]}", "possessive" },
+		{ "{\"meta\":{},\"excludes\":[\"/x**\"]}", "multiple repeat" },
+		{ "{\"meta\":{},\"excludes\":[\"/x*?+\"]}", "multiple repeat" },
 		{ "{\"meta\":{},\"excludes\":[\"/[x\"]}", "unterminated [" },
 		{ "{\"meta\":{},\"excludes\":[\"/x{\"]}", "Python pattern \"/x{\"" },
 		{ "{\"meta\":{},\"excludes\":[\"a)(b\"]}", "Python pattern \"a)(b\"" },
