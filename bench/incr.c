@@ -52,28 +52,9 @@ static void file_path(uint64_t i, char *out, size_t cap)
 static int append(struct machine *m, const char *alg, const uint8_t *digest, size_t dlen,
 		  const char *path)
 {
-	uint8_t data[256];
-	size_t dl = 0, alen = strlen(alg) + 2, plen = strlen(path) + 1, need;
-	uint32_t v;
-	uint8_t *p;
+	size_t need = m->len + softtpm_ima_ng_size(alg, dlen, strlen(path));
+	ssize_t n;
 
-	if (4 + alen + dlen + 4 + plen > sizeof(data))
-		return -EINVAL;
-	v = (uint32_t)(alen + dlen);
-	memcpy(data, &v, 4);
-	dl = 4;
-	memcpy(data + dl, alg, alen - 2);
-	data[dl + alen - 2] = ':';
-	data[dl + alen - 1] = '\0';
-	dl += alen;
-	memcpy(data + dl, digest, dlen);
-	dl += dlen;
-	v = (uint32_t)plen;
-	memcpy(data + dl, &v, 4);
-	dl += 4;
-	memcpy(data + dl, path, plen);
-	dl += plen;
-	need = m->len + 38 + dl;
 	if (need > m->cap) {
 		size_t cap = m->cap ? m->cap * 2 : 65536;
 		uint8_t *np;
@@ -86,17 +67,11 @@ static int append(struct machine *m, const char *alg, const uint8_t *digest, siz
 		m->buf = np;
 		m->cap = cap;
 	}
-	p = m->buf + m->len;
-	v = 10;
-	memcpy(p, &v, 4);
-	SHA1(data, dl, p + 4);
-	v = 6;
-	memcpy(p + 24, &v, 4);
-	memcpy(p + 28, "ima-ng", 6);
-	v = (uint32_t)dl;
-	memcpy(p + 34, &v, 4);
-	memcpy(p + 38, data, dl);
-	m->len = need;
+	n = softtpm_ima_ng_entry(m->buf + m->len, m->cap - m->len, alg, digest, dlen, path,
+				 strlen(path), false);
+	if (n < 0)
+		return (int)n;
+	m->len += (size_t)n;
 	return 0;
 }
 

@@ -311,28 +311,9 @@ cleanup:
 static int list_append(struct agent *a, const char *alg, const uint8_t *digest, size_t dlen,
 		       const char *path)
 {
-	uint8_t data[256];
-	size_t dl = 0, alen = strlen(alg) + 2, plen = strlen(path) + 1, need;
-	uint32_t v;
+	size_t need = a->list_len + softtpm_ima_ng_size(alg, dlen, strlen(path));
+	ssize_t n;
 
-	if (4 + alen + dlen + 4 + plen > sizeof(data))
-		return -EINVAL;
-	v = (uint32_t)(alen + dlen);
-	memcpy(data + dl, &v, 4);
-	dl += 4;
-	memcpy(data + dl, alg, alen - 2);
-	data[dl + alen - 2] = ':';
-	data[dl + alen - 1] = '\0';
-	dl += alen;
-	memcpy(data + dl, digest, dlen);
-	dl += dlen;
-	v = (uint32_t)plen;
-	memcpy(data + dl, &v, 4);
-	dl += 4;
-	memcpy(data + dl, path, plen);
-	dl += plen;
-
-	need = a->list_len + 4 + 20 + 4 + 6 + 4 + dl;
 	if (need > a->list_cap) {
 		size_t cap = a->list_cap ? 2 * a->list_cap : 4096;
 		uint8_t *np;
@@ -354,18 +335,12 @@ static int list_append(struct agent *a, const char *alg, const uint8_t *digest, 
 		a->entry_off = np;
 		a->entry_cap = cap;
 	}
+	n = softtpm_ima_ng_entry(a->list + a->list_len, a->list_cap - a->list_len, alg, digest,
+				 dlen, path, strlen(path), false);
+	if (n < 0)
+		return (int)n;
 	a->entry_off[a->nentries++] = a->list_len;
-	uint8_t *p = a->list + a->list_len;
-	v = 10;
-	memcpy(p, &v, 4);
-	SHA1(data, dl, p + 4);
-	v = 6;
-	memcpy(p + 24, &v, 4);
-	memcpy(p + 28, "ima-ng", 6);
-	v = (uint32_t)dl;
-	memcpy(p + 34, &v, 4);
-	memcpy(p + 38, data, dl);
-	a->list_len = need;
+	a->list_len += (size_t)n;
 	return 0;
 }
 

@@ -8,6 +8,7 @@
 #include <openssl/bn.h>
 #include <openssl/crypto.h>
 #include <openssl/rsa.h>
+#include <openssl/sha.h>
 #include <openssl/x509v3.h>
 #include <tss2/tss2_mu.h>
 
@@ -156,6 +157,58 @@ int softtpm_quote(EVP_PKEY *key, const uint8_t *nonce, size_t nonce_len,
 		return -ENOSPC;
 	*sig_len = off;
 	return 0;
+}
+
+/* --- IMA list records ------------------------------------------------------------------ */
+
+/* Little-endian, as x86 kernels write the list (formats.md 1.1). */
+static uint8_t *put_le32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)v;
+	p[1] = (uint8_t)(v >> 8);
+	p[2] = (uint8_t)(v >> 16);
+	p[3] = (uint8_t)(v >> 24);
+	return p + 4;
+}
+
+size_t softtpm_ima_ng_size(const char *alg, size_t digest_len, size_t path_len)
+{
+	/* pcr | hash[20] | u32 name_len "ima-ng" | u32 data_len | u32 "alg:\0"+d | u32 path\0 */
+	return 4 + 20 + 4 + 6 + 4 + (4 + strlen(alg) + 2 + digest_len) + (4 + path_len + 1);
+}
+
+ssize_t softtpm_ima_ng_entry(uint8_t *out, size_t cap, const char *alg, const uint8_t *digest,
+			     size_t digest_len, const char *path, size_t path_len, bool violation)
+{
+	size_t alen = strlen(alg), need = softtpm_ima_ng_size(alg, digest_len, path_len);
+
+	if (alen > 16 || memchr(path, '\0', path_len))
+		return -EINVAL;
+	if (need > cap || need > UINT32_MAX)
+		return -ENOSPC;
+	uint8_t *data = out + 38, *p = data;
+	p = put_le32(p, (uint32_t)(alen + 2 + digest_len));
+	memcpy(p, alg, alen);
+	p += alen;
+	*p++ = ':';
+	*p++ = '\0';
+	memcpy(p, digest, digest_len);
+	p += digest_len;
+	p = put_le32(p, (uint32_t)(path_len + 1));
+	memcpy(p, path, path_len);
+	p += path_len;
+	*p++ = '\0';
+	size_t data_len = (size_t)(p - data);
+
+	put_le32(out, 10);
+	if (violation)
+		memset(out + 4, 0, 20);
+	else
+		SHA1(data, data_len, out + 4);
+	put_le32(out + 24, 6);
+	memcpy(out + 28, "ima-ng", 6);
+	put_le32(out + 34, (uint32_t)data_len);
+	return (ssize_t)need;
 }
 
 /* --- software EK ----------------------------------------------------------------------- */

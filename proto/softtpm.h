@@ -12,7 +12,9 @@
 #ifndef PROTO_SOFTTPM_H
 #define PROTO_SOFTTPM_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 #include <stdint.h>
 #include <openssl/evp.h>
 #include <openssl/x509.h>
@@ -47,6 +49,17 @@ int softtpm_quote(EVP_PKEY *key, const uint8_t *nonce, size_t nonce_len,
 		  const struct pcr_set *pcrs, const struct softtpm_clock *clk, uint8_t *attest,
 		  size_t attest_cap, size_t *attest_len, uint8_t *sig, size_t sig_cap,
 		  size_t *sig_len);
+
+/*
+ * One ima-ng record of the binary measurement list, as the kernel writes it on x86: PCR 10,
+ * template hash SHA-1(template data) (20 zero bytes when `violation`), name "ima-ng", data
+ * d-ng "<alg>:\0" + digest and n-ng path + NUL. Writes at most cap bytes into out and returns
+ * the record's length, or -ENOSPC (nothing usable written) or -EINVAL (path with a NUL, or
+ * an algorithm name over 16 bytes). softtpm_ima_ng_size() gives the length without writing.
+ */
+size_t softtpm_ima_ng_size(const char *alg, size_t digest_len, size_t path_len);
+ssize_t softtpm_ima_ng_entry(uint8_t *out, size_t cap, const char *alg, const uint8_t *digest,
+			     size_t digest_len, const char *path, size_t path_len, bool violation);
 
 /*
  * A software EK: TPM2B_PUBLIC of an RSA-2048 key under the TCG default EK template (L-1:

@@ -282,33 +282,22 @@ static int save_clock(const char *dir, const struct sa_clock *c)
 
 /* IMA list --------------------------------------------------------------------------------------- */
 
-/* One ima-ng entry for PCR 10: sha256 digest, path (no NUL inside), violation or not. */
+/*
+ * One ima-ng entry for PCR 10: sha256 digest, path (no NUL inside), violation or not. Without
+ * fix_hash the template hash is left zero, as an attacker who edits an entry but not its hash.
+ */
 static void ima_ng_entry(struct buf *out, const char *path, size_t path_len,
 			 const uint8_t digest[32], bool violation, bool fix_hash)
 {
-	struct buf data = { 0 };
-	uint8_t th[SHA_DIGEST_LENGTH] = { 0 };
+	size_t need = softtpm_ima_ng_size("sha256", 32, path_len);
+	uint8_t *rec = need <= SA_LIST_MAX ? malloc(need) : NULL;
 
-	buf_u32(&data, 8 + 32);
-	buf_add(&data, "sha256:", 8);
-	buf_add(&data, digest, 32);
-	buf_u32(&data, (uint32_t)(path_len + 1));
-	buf_add(&data, path, path_len);
-	buf_add(&data, "", 1);
-	if (data.failed) {
+	if (rec && softtpm_ima_ng_entry(rec, need, "sha256", digest, 32, path, path_len,
+					violation || !fix_hash) == (ssize_t)need)
+		buf_add(out, rec, need);
+	else
 		out->failed = true;
-		goto out;
-	}
-	if (!violation && fix_hash)
-		SHA1(data.p, data.len, th);
-	buf_u32(out, PCR_IMA);
-	buf_add(out, th, sizeof(th));
-	buf_u32(out, 6);
-	buf_add(out, "ima-ng", 6);
-	buf_u32(out, (uint32_t)data.len);
-	buf_add(out, data.p, data.len);
-out:
-	buf_release(&data);
+	free(rec);
 }
 
 /* PCR 0-9 of the simulated machine: zero, as after a reset with no firmware measurements. */

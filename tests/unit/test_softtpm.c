@@ -10,10 +10,12 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <openssl/sha.h>
 #include <openssl/x509.h>
 #include <tss2/tss2_tpm2_types.h>
 
 #include "proto/credential.h"
+#include "proto/imalog.h"
 #include "proto/quote.h"
 #include "proto/tpmkey.h"
 
@@ -93,6 +95,39 @@ int main(void)
 				   &qi) == QUOTE_OK && qi.reset_count == 3 && qi.clock == 1000,
 		      "quote %d verifies, clock info carried", i);
 	}
+
+	/* An ima-ng record: layout and template hash computed here, parsed by imalog. */
+	uint8_t rec[512], d32[32], th[20], data[128];
+	memset(d32, 0xab, sizeof(d32));
+	ssize_t n = softtpm_ima_ng_entry(rec, sizeof(rec), "sha256", d32, 32, "/bin/x", 6, false);
+	size_t dl = 0;
+	uint32_t v = 8 + 32;
+	memcpy(data + dl, &v, 4);
+	dl += 4;
+	memcpy(data + dl, "sha256:", 8); /* the NUL of the literal is d-ng's NUL */
+	dl += 8;
+	memcpy(data + dl, d32, 32);
+	dl += 32;
+	v = 7;
+	memcpy(data + dl, &v, 4);
+	dl += 4;
+	memcpy(data + dl, "/bin/x", 7);
+	dl += 7;
+	SHA1(data, dl, th);
+	CHECK(n == (ssize_t)softtpm_ima_ng_size("sha256", 32, 6) && n == (ssize_t)(38 + dl),
+	      "record length %zd", n);
+	CHECK(n > 0 && memcmp(rec + 4, th, 20) == 0 && memcmp(rec + 28, "ima-ng", 6) == 0 &&
+	      memcmp(rec + 38, data, dl) == 0, "record bytes and template hash");
+	struct imalog *log = imalog_new();
+	struct ima_entry e;
+	imalog_reset(log, rec, (size_t)n, 0);
+	CHECK(imalog_next(log, &e, NULL) == 1 && e.path_len == 6 && !e.violation &&
+	      e.digest_len == 32, "record parses");
+	imalog_free(log);
+	CHECK(softtpm_ima_ng_entry(rec, 20, "sha256", d32, 32, "/bin/x", 6, false) == -ENOSPC,
+	      "no room: -ENOSPC");
+	CHECK(softtpm_ima_ng_entry(rec, sizeof(rec), "sha256", d32, 32, "/b\0x", 4, false) == -EINVAL,
+	      "NUL in path: -EINVAL");
 
 	EVP_PKEY_free(ek);
 	EVP_PKEY_free(other_ek);
