@@ -523,12 +523,51 @@ int policy_add_digest(struct policy *p, const char *path, uint16_t alg, const ui
 	return entry_add_digest(p, (uint32_t)ei, ai, digest);
 }
 
+/*
+ * glibc's regcomp takes seconds to minutes on stacked or nested repeats ("a**...", "(a*)*"
+ * repeated), which the fuzzer found. Real excludes use a handful of quantifiers, so bound
+ * their number (outside [...], unescaped) and the pattern's length before compiling.
+ */
+#define EXCLUDE_MAX_LEN 1024u
+#define EXCLUDE_MAX_QUANTIFIERS 16u
+
+static bool exclude_too_complex(const char *src)
+{
+	unsigned quant = 0;
+	bool br = false;
+
+	if (strlen(src) > EXCLUDE_MAX_LEN)
+		return true;
+	for (const char *c = src; *c; c++) {
+		if (*c == '\\' && c[1]) {
+			c++;
+		} else if (br) {
+			br = *c != ']';
+		} else if (*c == '[') {
+			br = true;
+			if (c[1] == '^')
+				c++;
+			if (c[1] == ']')
+				c++; /* a ']' first in a bracket is literal */
+		} else if (*c == '*' || *c == '+' || *c == '?' || *c == '{') {
+			quant++;
+		}
+	}
+	return quant > EXCLUDE_MAX_QUANTIFIERS;
+}
+
 /* Compiles our-syntax src (whole-path match) into ex. Returns 0 or a regcomp error code. */
 static int exclude_compile(const char *src, regex_t *re, char *why, size_t whylen)
 {
 	size_t n = strlen(src);
 	char *anchored;
 	int rc;
+
+	if (exclude_too_complex(src)) {
+		snprintf(why, whylen, "pattern longer than %u bytes or with more than %u repeats",
+			 EXCLUDE_MAX_LEN, EXCLUDE_MAX_QUANTIFIERS);
+		return REG_BADPAT;
+	}
 
 	/* Compile alone first: a pattern that compiles by itself has balanced groups, so
 	 * wrapping it in ^(...)$ cannot change what its alternatives bind to. */
@@ -904,6 +943,11 @@ static char *keylime_regex(const char *py, const char **why, char *whybuf, size_
 				br = false;
 				out[o++] = c;
 				continue;
+			}
+			if (c == '[' && (nx == ':' || nx == '.' || nx == '=')) {
+				/* "[[:alpha:]]" is a class in POSIX but literal characters in Python. */
+				*why = "\"[:\", \"[.\" or \"[=\" inside [...] (POSIX classes mean otherwise in Python)";
+				goto fail;
 			}
 			if (c != '\\') {
 				out[o++] = c;

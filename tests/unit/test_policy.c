@@ -288,6 +288,10 @@ static void test_rejects(void)
 		{ "{\"meta\":{},\"excludes\":[\"/[x\"]}", "unterminated [" },
 		{ "{\"meta\":{},\"excludes\":[\"/x{\"]}", "Python pattern \"/x{\"" },
 		{ "{\"meta\":{},\"excludes\":[\"a)(b\"]}", "Python pattern \"a)(b\"" },
+		{ "{\"meta\":{},\"excludes\":[\"/tmp/[[:alpha:]]\"]}", "POSIX classes" },
+		/* stacked and nested repeats that take glibc's regcomp seconds (fuzz_policy) */
+		{ "{\"version\":1,\"excludes\":[\"a****************************************b\"]}", "more than 16 repeats" },
+		{ "{\"version\":1,\"excludes\":[\"(a*)*(a*)*(a*)*(a*)*(a*)*(a*)*(a*)*(a*)*(a*)*\"]}", "more than 16 repeats" },
 	};
 	char err[256];
 
