@@ -19,6 +19,7 @@
 #include <openssl/rand.h>
 
 #include "proto/limits.h"
+#include "proto/siphash.h"
 
 #define NONCES_SHARDS 64u           /* power of two */
 #define NONCES_BUCKETS_MIN 16u      /* per shard, power of two; doubles past one agent/bucket */
@@ -52,67 +53,22 @@ struct nonce_shard {
 } __attribute__((aligned(64))); /* one cache line per lock: shards do not share lines */
 
 struct nonces {
-	uint64_t k0, k1;
+	uint64_t key[2]; /* SipHash key: agent ids come from the network */
 	struct nonce_shard shard[NONCES_SHARDS];
 };
-
-/* SipHash-2-4 ----------------------------------------------------------------------------- */
-
-#define ROTL(x, b) (uint64_t)(((x) << (b)) | ((x) >> (64 - (b))))
-#define SIPROUND                                                                      \
-	do {                                                                          \
-		v0 += v1; v1 = ROTL(v1, 13); v1 ^= v0; v0 = ROTL(v0, 32);             \
-		v2 += v3; v3 = ROTL(v3, 16); v3 ^= v2;                                \
-		v0 += v3; v3 = ROTL(v3, 21); v3 ^= v0;                                \
-		v2 += v1; v1 = ROTL(v1, 17); v1 ^= v2; v2 = ROTL(v2, 32);             \
-	} while (0)
-
-static uint64_t siphash(uint64_t k0, uint64_t k1, const uint8_t *in, size_t len)
-{
-	uint64_t v0 = 0x736f6d6570736575ULL ^ k0, v1 = 0x646f72616e646f6dULL ^ k1;
-	uint64_t v2 = 0x6c7967656e657261ULL ^ k0, v3 = 0x7465646279746573ULL ^ k1;
-	uint64_t b = (uint64_t)len << 56, m;
-	size_t i, left = len & 7;
-
-	for (i = 0; i + 8 <= len; i += 8) {
-		m = 0;
-		for (unsigned j = 0; j < 8; j++)
-			m |= (uint64_t)in[i + j] << (8 * j);
-		v3 ^= m;
-		SIPROUND;
-		SIPROUND;
-		v0 ^= m;
-	}
-	for (unsigned j = 0; j < left; j++)
-		b |= (uint64_t)in[i + j] << (8 * j);
-	v3 ^= b;
-	SIPROUND;
-	SIPROUND;
-	v0 ^= b;
-	v2 ^= 0xff;
-	SIPROUND;
-	SIPROUND;
-	SIPROUND;
-	SIPROUND;
-	return v0 ^ v1 ^ v2 ^ v3;
-}
 
 /* Table ------------------------------------------------------------------------------------ */
 
 struct nonces *nonces_new(void)
 {
 	struct nonces *ns = calloc(1, sizeof(*ns));
-	uint8_t key[16];
 
 	if (!ns)
 		return NULL;
-	if (RAND_bytes(key, sizeof(key)) != 1) {
+	if (RAND_bytes((unsigned char *)ns->key, sizeof(ns->key)) != 1) {
 		free(ns);
 		return NULL;
 	}
-	memcpy(&ns->k0, key, 8);
-	memcpy(&ns->k1, key + 8, 8);
-	OPENSSL_cleanse(key, sizeof(key));
 	for (unsigned i = 0; i < NONCES_SHARDS; i++) {
 		struct nonce_shard *s = &ns->shard[i];
 
@@ -263,7 +219,7 @@ static struct nonce_agent *agent_add(struct nonce_shard *s, uint64_t h, const ch
 
 static struct nonce_shard *shard_of(struct nonces *ns, const char *agent, uint64_t *h)
 {
-	*h = siphash(ns->k0, ns->k1, (const uint8_t *)agent, strlen(agent));
+	*h = siphash24(ns->key, agent, strlen(agent));
 	return &ns->shard[*h & (NONCES_SHARDS - 1)];
 }
 
