@@ -16,39 +16,11 @@
 #include "proto/quote.h"
 #include "proto/tpmkey.h"
 #include "tests/unit/check.h"
+#include "tests/unit/testdata.h"
 
 static const uint8_t nonce[16] = {0x01, 0x23, 0x45, 0x67, 0x89, 0xab, 0xcd, 0xef,
 				  0x01, 0x23, 0x45, 0x67, 0x89, 0xab, 0xcd, 0xef};
 
-struct blob {
-	uint8_t *p;
-	size_t n;
-};
-
-static struct blob load(const char *name)
-{
-	char path[512];
-	const char *dir = getenv("TPM_TEST_DATA");
-	struct blob b = {NULL, 0};
-	FILE *f;
-	long sz;
-
-	snprintf(path, sizeof(path), "%s/%s", dir ? dir : "tests/data/tpm", name);
-	f = fopen(path, "rb");
-	if (!f) {
-		fprintf(stderr, "cannot open %s\n", path);
-		exit(2);
-	}
-	fseek(f, 0, SEEK_END);
-	sz = ftell(f);
-	rewind(f);
-	b.p = malloc((size_t)sz + 1);
-	if (!b.p || fread(b.p, 1, (size_t)sz, f) != (size_t)sz)
-		exit(2);
-	b.n = (size_t)sz;
-	fclose(f);
-	return b;
-}
 
 static EVP_PKEY *load_ak(const char *name)
 {
