@@ -18,6 +18,7 @@
 #include <string.h>
 #include <tss2/tss2_tpm2_types.h>
 
+#include "proto/dynbuf.h"
 #include "proto/encoding.h"
 #include "proto/imalog.h"
 #include "proto/quote.h"
@@ -31,7 +32,7 @@
 struct eval {
 	const struct attest_request *req;
 	struct attest_result *out;
-	size_t violations_cap;
+	struct dynbuf violations; /* out->violations grows here; out owns the bytes */
 	uint64_t suppressed; /* reasons not listed individually */
 	int err;             /* allocation failure while recording */
 };
@@ -170,19 +171,15 @@ static void record_violation(struct eval *ev, const struct ima_entry *e, enum re
 	copy_path(path, sizeof(path), e);
 	add_reason(ev, reason, (int64_t)e->index, "%s %s", path, digest);
 
-	if (out->nviolations >= ATTEST_MAX_VIOLATIONS)
-		return;
-	if (out->nviolations == ev->violations_cap) {
-		size_t cap = ev->violations_cap ? ev->violations_cap * 2 : 16;
-		struct attest_violation *nv = realloc(out->violations, cap * sizeof(*nv));
-		if (!nv) {
+	struct attest_violation *v = dynbuf_grow(&ev->violations, sizeof(*v));
+	if (!v) {
+		/* Past ATTEST_MAX_VIOLATIONS (a list this bad) entries are not recorded one by one. */
+		if (dynbuf_error(&ev->violations) == -ENOMEM)
 			ev->err = -ENOMEM;
-			return;
-		}
-		out->violations = nv;
-		ev->violations_cap = cap;
+		return;
 	}
-	struct attest_violation *v = &out->violations[out->nviolations++];
+	out->violations = (struct attest_violation *)ev->violations.buf;
+	out->nviolations++;
 	memset(v, 0, sizeof(*v));
 	v->entry = e->index;
 	v->reason = reason;
@@ -426,6 +423,7 @@ int attest_evaluate(const struct attest_request *req, struct attest_result *out)
 	struct quote_info qi;
 
 	memset(out, 0, sizeof(*out));
+	dynbuf_init(&ev.violations, (size_t)ATTEST_MAX_VIOLATIONS * sizeof(struct attest_violation));
 	out->verdict.trusted = true;
 	if (req->prev)
 		out->next = *req->prev;

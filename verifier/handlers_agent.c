@@ -1,29 +1,23 @@
 /*
  * Agent-facing calls as HTTP: enroll, activate, challenges, evidence (DESIGN.md section 5).
- * Challenges and evidence are round.c's services; these handlers only translate.
+ * Enrollment and activation are agents.c's services, challenges and evidence round.c's; these
+ * handlers only translate.
  *
  * Every refusal is decided before anything is written, so a bad request never changes stored
  * state; the one exception is by design: evidence consumes its nonce first, so a replayed body
  * is `nonce_reused` even if the evidence itself is then judged untrusted.
  */
-#include <errno.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include <jansson.h>
 #include <openssl/crypto.h>
-#include <openssl/rand.h>
-#include <tss2/tss2_tpm2_types.h>
 
 #include "proto/evidence.h"
-#include "proto/tpmkey.h"
-#include "verifier/agentcache.h"
-#include "verifier/attest.h"
+#include "verifier/agents.h"
 #include "verifier/handlers.h"
 #include "verifier/log.h"
-#include "verifier/policy.h"
 #include "verifier/round.h"
 
 /*
@@ -36,115 +30,72 @@ static void reply_store_failure(struct http_response *resp)
 			 "the verifier cannot use its store; nothing was recorded, retry later");
 }
 
-/* Looks up the agent named in the path; on failure the reply is set and false returned. */
-static bool load_agent(const struct http_request *req, struct http_response *resp,
-		       struct store_agent *a, bool need_active)
-{
-	struct app *app = req->app;
-	int ret;
-
-	if (!agent_id_valid(req->arg[0])) {
-		http_reply_error(resp, 404, "unknown_agent", "no agent with this id");
-		return false;
-	}
-	ret = store_agent_get(app->store, req->arg[0], a);
-	if (ret == -ENOENT) {
-		http_reply_error(resp, 404, "unknown_agent", "no agent \"%s\"", req->arg[0]);
-		return false;
-	}
-	if (ret) {
-		reply_store_failure(resp);
-		return false;
-	}
-	if (need_active && a->state != AGENT_ACTIVE) {
-		store_agent_release(a);
-		http_reply_error(resp, 403, "not_activated",
-				 "agent \"%s\" has not activated its credential", req->arg[0]);
-		return false;
-	}
-	return true;
-}
-
 void handle_enroll(const struct http_request *req, struct http_response *resp)
 {
 	struct app *app = req->app;
 	struct enroll_request er;
-	struct enroll_result res;
+	struct agents_enrollment en;
 	struct enroll_response out;
-	struct store_agent a;
-	enum store_enroll_result sr;
 	const char *why = NULL;
-	int ret;
+	bool refused = true;
 
 	memset(&er, 0, sizeof(er));
+	memset(&en, 0, sizeof(en));
 	if (enroll_request_parse(req->body, req->body_len, &er, &why)) {
 		http_reply_error(resp, 400, "bad_request", "%s", why ? why : "bad enroll request");
-		goto refused;
+		goto out;
 	}
-	switch (enroll_check(app->trust, &er, &res)) {
-	case ENROLL_OK:
+	switch (agents_enroll(app, &er, &en)) {
+	case AGENTS_OK:
+		memset(&out, 0, sizeof(out));
+		snprintf(out.agent_id, sizeof(out.agent_id), "%s", er.agent_id);
+		out.credential_blob = en.result.cred.blob;
+		out.credential_blob_len = en.result.cred.blob_len;
+		out.encrypted_secret = en.result.cred.encrypted_secret;
+		out.encrypted_secret_len = en.result.cred.encrypted_secret_len;
+		http_reply_json(resp, 201, enroll_response_encode(&out));
+		APP_COUNT(app, enroll_ok);
+		refused = false;
 		break;
-	case ENROLL_BAD_EK:
-		http_reply_error(resp, 400, "bad_ek", "%s", res.why);
-		goto refused;
-	case ENROLL_BAD_AK:
-		http_reply_error(resp, 400, "bad_ak", "%s", res.why);
-		goto refused;
-	case ENROLL_EK_UNTRUSTED:
-		http_reply_error(resp, 403, "ek_untrusted", "%s", res.why);
-		goto refused;
-	case ENROLL_EK_MISMATCH:
-		http_reply_error(resp, 403, "ek_mismatch", "%s", res.why);
-		goto refused;
-	case ENROLL_INTERNAL:
+	case AGENTS_REFUSED:
+		switch (en.check) {
+		case ENROLL_BAD_EK:
+			http_reply_error(resp, 400, "bad_ek", "%s", en.result.why);
+			break;
+		case ENROLL_BAD_AK:
+			http_reply_error(resp, 400, "bad_ak", "%s", en.result.why);
+			break;
+		case ENROLL_EK_UNTRUSTED:
+			http_reply_error(resp, 403, "ek_untrusted", "%s", en.result.why);
+			break;
+		default:
+			http_reply_error(resp, 403, "ek_mismatch", "%s", en.result.why);
+			break;
+		}
+		break;
+	case AGENTS_ID_TAKEN:
+		http_reply_error(resp, 409, "agent_exists",
+				 "agent \"%s\" is enrolled with another EK or AK", er.agent_id);
+		break;
+	/* Not refusals of the request: not counted as such. */
+	case AGENTS_ALREADY_ACTIVE:
+		http_reply_error(resp, 409, "already_enrolled",
+				 "agent \"%s\" is enrolled and active with this EK and AK", er.agent_id);
+		refused = false;
+		break;
+	case AGENTS_STORE_FAILED:
+		reply_store_failure(resp);
+		refused = false;
+		break;
 	default:
 		http_reply_error(resp, 500, "internal", "enrollment failed on the verifier");
-		goto out;
+		refused = false;
+		break;
 	}
-
-	memset(&a, 0, sizeof(a));
-	snprintf(a.id, sizeof(a.id), "%s", er.agent_id);
-	a.state = AGENT_PENDING;
-	a.ek_pub = er.ek_pub;
-	a.ek_pub_len = er.ek_pub_len;
-	a.ek_cert = er.ek_cert;
-	a.ek_cert_len = er.ek_cert_len;
-	a.ak_pub = er.ak_pub;
-	a.ak_pub_len = er.ak_pub_len;
-	memcpy(a.ak_name, res.ak_name, res.ak_name_len);
-	a.ak_name_len = res.ak_name_len;
-	memcpy(a.cred_digest, res.secret_digest, sizeof(a.cred_digest));
-	ret = store_agent_enroll(app->store, &a, (int64_t)time(NULL), &sr);
-	if (ret) {
-		reply_store_failure(resp);
-		goto out;
-	}
-	if (sr == STORE_ENROLL_ALREADY) {
-		http_reply_error(resp, 409, "already_enrolled",
-				 "agent \"%s\" is enrolled and active with this EK and AK", a.id);
-		goto out;
-	}
-	if (sr == STORE_ENROLL_CONFLICT) {
-		log_warn("enroll: agent \"%s\" refused: id taken by another TPM or AK", a.id);
-		http_reply_error(resp, 409, "agent_exists",
-				 "agent \"%s\" is enrolled with another EK or AK", a.id);
-		goto refused;
-	}
-	memset(&out, 0, sizeof(out));
-	snprintf(out.agent_id, sizeof(out.agent_id), "%s", a.id);
-	out.credential_blob = res.cred.blob;
-	out.credential_blob_len = res.cred.blob_len;
-	out.encrypted_secret = res.cred.encrypted_secret;
-	out.encrypted_secret_len = res.cred.encrypted_secret_len;
-	http_reply_json(resp, 201, enroll_response_encode(&out));
-	log_info("enroll: agent \"%s\" %s, waiting for activation", a.id,
-		 sr == STORE_ENROLL_NEW ? "enrolled" : "re-enrolled");
-	APP_COUNT(app, enroll_ok);
-	goto out;
-refused:
-	APP_COUNT(app, enroll_refused);
 out:
-	OPENSSL_cleanse(&res, sizeof(res));
+	if (refused)
+		APP_COUNT(app, enroll_refused);
+	OPENSSL_cleanse(&en, sizeof(en));
 	enroll_request_release(&er);
 }
 
@@ -152,50 +103,46 @@ void handle_activate(const struct http_request *req, struct http_response *resp)
 {
 	struct app *app = req->app;
 	struct activate_request ar;
-	struct store_agent a;
 	const char *why = NULL;
-	int ret;
+	json_t *o;
 
 	memset(&ar, 0, sizeof(ar));
-	if (!load_agent(req, resp, &a, false))
-		return;
 	if (activate_request_parse(req->body, req->body_len, &ar, &why)) {
 		http_reply_error(resp, 400, "bad_request", "%s", why ? why : "bad activate request");
 		goto out;
 	}
-	if (!enroll_secret_matches(a.cred_digest, ar.secret, ar.secret_len)) {
-		log_warn("activate: agent \"%s\" sent a wrong secret", a.id);
+	switch (agents_activate(app, req->arg[0], ar.secret, ar.secret_len)) {
+	case AGENTS_OK:
+		o = json_pack("{s:s, s:s}", "agent_id", req->arg[0], "state", "active");
+		http_reply_json(resp, 200, o ? json_dumps(o, JSON_COMPACT) : NULL);
+		json_decref(o);
+		APP_COUNT(app, activate_ok);
+		break;
+	case AGENTS_UNKNOWN_AGENT:
+		if (agent_id_valid(req->arg[0]))
+			http_reply_error(resp, 404, "unknown_agent", "no agent \"%s\"", req->arg[0]);
+		else
+			http_reply_error(resp, 404, "unknown_agent", "no agent with this id");
+		break;
+	case AGENTS_WRONG_SECRET:
 		http_reply_error(resp, 403, "activation_failed",
 				 "the secret does not match the credential issued at enrollment");
 		APP_COUNT(app, activate_failed);
-		goto out;
+		break;
+	case AGENTS_CREDENTIAL_REPLACED:
+		http_reply_error(resp, 403, "activation_failed",
+				 "the credential was replaced by a newer enrollment");
+		APP_COUNT(app, activate_failed);
+		break;
+	case AGENTS_STORE_FAILED:
+		reply_store_failure(resp);
+		break;
+	default:
+		http_reply_error(resp, 500, "internal", "activation failed on the verifier");
+		break;
 	}
-	if (a.state == AGENT_PENDING) {
-		ret = store_agent_activate(app->store, a.id, a.cred_digest, (int64_t)time(NULL));
-		if (ret == -ESTALE) {
-			/* Re-enrolled in between: this secret belongs to a dead credential. */
-			http_reply_error(resp, 403, "activation_failed",
-					 "the credential was replaced by a newer enrollment");
-			APP_COUNT(app, activate_failed);
-			goto out;
-		}
-		if (ret) {
-			reply_store_failure(resp);
-			goto out;
-		}
-		log_info("activate: agent \"%s\" active, its AK is trusted", a.id);
-	}
-	{
-		json_t *o = json_pack("{s:s, s:s}", "agent_id", a.id, "state", "active");
-		char *s = o ? json_dumps(o, JSON_COMPACT) : NULL;
-
-		json_decref(o);
-		http_reply_json(resp, 200, s);
-	}
-	APP_COUNT(app, activate_ok);
 out:
 	OPENSSL_cleanse(&ar, sizeof(ar));
-	store_agent_release(&a);
 }
 
 /*

@@ -16,7 +16,6 @@
 
 #include "proto/encoding.h"
 #include "proto/limits.h"
-#include "verifier/attest.h"
 #include "verifier/agentcache.h"
 #include "verifier/handlers.h"
 #include "verifier/log.h"
