@@ -15,7 +15,7 @@
 
 #include "attestd/client.h"
 #include "attestd/imalist.h"
-#include "attestd/log.h"
+#include "common/log.h"
 #include "attestd/tpm.h"
 #include "proto/encoding.h"
 

@@ -8,7 +8,7 @@
 #include <curl/curl.h>
 #include <openssl/crypto.h>
 
-#include "attestd/log.h"
+#include "common/log.h"
 
 struct client {
 	CURL *curl;

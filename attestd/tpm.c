@@ -16,7 +16,7 @@
 #include <tss2/tss2_rc.h>
 #include <tss2/tss2_tctildr.h>
 
-#include "attestd/log.h"
+#include "common/log.h"
 
 #define QUOTE_TRIES 5
 #define NV_CHUNK_DEFAULT 512u /* every TPM 2.0 takes this much per NV_Read */

@@ -21,7 +21,7 @@
 #include "verifier/agentcache.h"
 #include "verifier/attest.h"
 #include "verifier/handlers.h"
-#include "verifier/log.h"
+#include "common/log.h"
 #include "verifier/policy.h"
 
 #define CHALLENGE_NONCE_BYTES 32u

@@ -18,7 +18,7 @@
 #include "verifier/attest.h"
 #include "verifier/agentcache.h"
 #include "verifier/handlers.h"
-#include "verifier/log.h"
+#include "common/log.h"
 #include "verifier/policy.h"
 
 #define LIST_LIMIT_DEFAULT 100u

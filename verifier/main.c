@@ -27,7 +27,7 @@
 #include "proto/encoding.h"
 #include "verifier/agentcache.h"
 #include "verifier/handlers.h"
-#include "verifier/log.h"
+#include "common/log.h"
 #include "verifier/policy.h"
 #include "verifier/tls.h"
 
@@ -293,6 +293,7 @@ int main(int argc, char **argv)
 	uint16_t port = 0;
 	int sig = 0, ret, status = 1;
 
+	log_init("verifier", LOG_LVL_INFO);
 	memset(&o, 0, sizeof(o));
 	memset(&app, 0, sizeof(app));
 	memset(&tls, 0, sizeof(tls));

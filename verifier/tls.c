@@ -20,7 +20,7 @@
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
 
-#include "verifier/log.h"
+#include "common/log.h"
 
 #define TLS_PEM_MAX (64u * 1024u)         /* a certificate chain or key file */
 #define CA_DAYS 3650
