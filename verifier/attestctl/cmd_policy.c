@@ -13,10 +13,11 @@
 
 #include <jansson.h>
 
+#include "common/file.h"
+#include "proto/dynbuf.h"
 #include "proto/limits.h"
 #include "verifier/attestctl/commands.h"
 #include "verifier/attestctl/online.h"
-#include "verifier/attestctl/util.h"
 
 static const char usage_text[] =
 	"usage: attestctl policy get NAME | put NAME FILE | assign AGENT NAME | diff OLD NEW\n"
@@ -25,21 +26,14 @@ static const char usage_text[] =
 
 static char *read_text(const char *path)
 {
-	const uint8_t *buf = NULL;
-	size_t len = 0;
+	struct dynbuf b;
 	char *out;
 
-	if (attestctl_map_file(path, &buf, &len) < 0 || len > LIMIT_POLICY_BYTES) {
-		attestctl_unmap_file(buf, len);
+	dynbuf_init(&b, LIMIT_POLICY_BYTES);
+	out = file_read(path, &b) == 0 ? dynbuf_take(&b, NULL) : NULL;
+	if (!out)
 		fprintf(stderr, "attestctl: cannot read \"%s\"\n", path);
-		return NULL;
-	}
-	out = malloc(len + 1);
-	if (out) {
-		memcpy(out, buf, len);
-		out[len] = '\0';
-	}
-	attestctl_unmap_file(buf, len);
+	dynbuf_release(&b);
 	return out;
 }
 
