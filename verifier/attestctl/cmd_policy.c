@@ -49,7 +49,7 @@ static json_t *load_policy(const struct online_opts *o, const char *what)
 
 		quiet.json = false;
 		snprintf(path, sizeof(path), "/v1/policies/%s", what + 1);
-		if (online_fetch(&quiet, "GET", path, NULL, &j))
+		if (online_fetch(&quiet, HTTP_GET, path, NULL, &j))
 			return NULL;
 		return j;
 	}
@@ -179,7 +179,7 @@ int cmd_policy(int argc, char **argv)
 	if (!strcmp(verb, "get") && nargs == 2) {
 		o.json = false;
 		snprintf(path, sizeof(path), "/v1/policies/%s", args[1]);
-		if ((ret = online_fetch(&o, "GET", path, NULL, &j)))
+		if ((ret = online_fetch(&o, HTTP_GET, path, NULL, &j)))
 			return ret;
 		char *s = json_dumps(j, JSON_INDENT(2) | JSON_SORT_KEYS);
 		if (s)
@@ -194,7 +194,7 @@ int cmd_policy(int argc, char **argv)
 			return 2;
 		o.json = false;
 		snprintf(path, sizeof(path), "/v1/policies/%s", args[1]);
-		ret = online_fetch(&o, "PUT", path, text, &j);
+		ret = online_fetch(&o, HTTP_PUT, path, text, &j);
 		free(text);
 		if (ret)
 			return ret;
@@ -211,7 +211,7 @@ int cmd_policy(int argc, char **argv)
 			return 2;
 		o.json = false;
 		snprintf(path, sizeof(path), "/v1/agents/%s/policy", args[1]);
-		ret = online_fetch(&o, "PUT", path, text, &j);
+		ret = online_fetch(&o, HTTP_PUT, path, text, &j);
 		free(text);
 		if (ret)
 			return ret;
