@@ -2,7 +2,6 @@
 #include "attestd/agent.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -75,7 +74,10 @@ static int state_path(const struct agent *a, const char *name, char *out, size_t
 	return (n < 0 || (size_t)n >= cap) ? -ENAMETOOLONG : 0;
 }
 
-/* Reads a small text file into out (NUL-terminated, trailing newline dropped); -EFBIG if it does not fit. */
+/*
+ * Reads a small text file into out (NUL-terminated, trailing newline dropped); -EFBIG if it
+ * does not fit.
+ */
 static int read_small_file(const char *path, char *out, size_t cap)
 {
 	struct dynbuf b;

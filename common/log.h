@@ -28,7 +28,7 @@ void log_msg(enum log_level lvl, const char *fmt, ...) __attribute__((format(pri
 #define log_info(...) log_msg(LOG_LVL_INFO, __VA_ARGS__)
 #define log_debug(...) log_msg(LOG_LVL_DEBUG, __VA_ARGS__)
 
-/* Logs the OpenSSL error queue (each entry with its code) as warnings after `what`, then clears it. */
+/* Logs the OpenSSL error queue (each entry with its code) as warnings after `what`; clears it. */
 void log_openssl(const char *what);
 
 #endif

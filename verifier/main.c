@@ -8,7 +8,6 @@
  * Prints `listening on https://ADDR:PORT` on stdout when ready. SIGTERM/SIGINT stop it cleanly.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -150,7 +149,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 	return 0;
 }
 
-/* Reads a file whole, at most max bytes (common/file.h); NUL-terminated; the caller wipes and frees. */
+/* Reads a file whole, at most max bytes (common/file.h); NUL-terminated; caller wipes, frees. */
 static int read_file(const char *path, size_t max, char **out, size_t *len)
 {
 	struct dynbuf b;

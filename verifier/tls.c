@@ -1,7 +1,6 @@
 #include "verifier/tls.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>

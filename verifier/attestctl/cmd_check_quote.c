@@ -11,12 +11,9 @@
  * Exit: 0 valid, 1 invalid (one stderr line with a reason code), 2 usage or unreadable input.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <openssl/pem.h>
 
@@ -214,7 +211,9 @@ int cmd_check_quote(int argc, char **argv)
 			r = slurp(in[i].path, in[i].cap, in[i].buf, in[i].len);
 			if (r < 0) {
 				fprintf(stderr, "attestctl check-quote: cannot read \"%s\": %s\n",
-					in[i].path, r == -EINVAL || r == -EFBIG ? "not a regular file or too large" : strerror(-r));
+					in[i].path,
+					r == -EINVAL || r == -EFBIG ? "not a regular file or too large"
+								    : strerror(-r));
 				goto cleanup;
 			}
 		}

@@ -31,7 +31,7 @@
 #define TOKEN_MAX 4096u
 #define ONLINE_TIMEOUT 30L /* seconds for a whole request */
 
-/* The bearer token: the file's one line, trailing whitespace dropped. 0, or -errno with a message. */
+/* The bearer token: the file's one line, trailing whitespace dropped. 0, or -errno (printed). */
 static int read_token(const char *path, char *out, size_t cap)
 {
 	struct dynbuf b;
@@ -46,7 +46,8 @@ static int read_token(const char *path, char *out, size_t cap)
 		return ret;
 	}
 	if (ret) {
-		fprintf(stderr, "attestctl: cannot read token file \"%s\": %s\n", path, strerror(-ret));
+		fprintf(stderr, "attestctl: cannot read token file \"%s\": %s\n", path,
+			strerror(-ret));
 		return ret;
 	}
 	n = (size_t)snprintf(out, cap, "%s", dynbuf_str(&b));
