@@ -3,6 +3,7 @@
 #
 # Layout is wildcard-driven so a new file needs no Makefile edit:
 #   proto/*.c                 -> $(B)/libproto.a          (pure library)
+#   common/*.c                -> $(B)/libcommon.a         (I/O shared by daemons and CLI)
 #   verifier/*.c              -> $(B)/libverifier.a + verifier (main in verifier/main.c)
 #   verifier/attestctl/*.c    -> attestctl
 #   attestd/*.c               -> $(B)/libattestd.a + attestd (main in attestd/main.c)
@@ -44,6 +45,7 @@ LDFLAGS := $(SANFLAGS) $(EXTRA_LDFLAGS)
 LIBS := $(PKG_LIBS) -lpthread -lm
 
 PROTO_SRC := $(wildcard proto/*.c)
+COMMON_SRC := $(wildcard common/*.c)
 VERIFIER_LIB_SRC := $(filter-out verifier/main.c,$(wildcard verifier/*.c))
 ATTESTCTL_SRC := $(wildcard verifier/attestctl/*.c)
 ATTESTD_LIB_SRC := $(filter-out attestd/main.c,$(wildcard attestd/*.c))
@@ -55,6 +57,7 @@ FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
 obj = $(patsubst %.c,$(B)/obj/%.o,$(1))
 
 PROTO_LIB := $(B)/libproto.a
+COMMON_LIB := $(B)/libcommon.a
 VERIFIER_LIB := $(B)/libverifier.a
 ATTESTD_LIB := $(B)/libattestd.a
 BINS := $(if $(wildcard verifier/main.c),$(B)/verifier) \
@@ -70,7 +73,7 @@ FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRC))
 .DEFAULT_GOAL := all
 .SECONDARY:
 
-all: $(PROTO_LIB) $(BINS) $(UNIT_BINS) $(TOOL_BINS) $(BENCH_BINS)
+all: $(PROTO_LIB) $(COMMON_LIB) $(BINS) $(UNIT_BINS) $(TOOL_BINS) $(BENCH_BINS)
 
 # --- Debian packages, listed once in deps.txt -------------------------------
 deps:
@@ -86,6 +89,11 @@ $(PROTO_LIB): $(call obj,$(PROTO_SRC))
 	@mkdir -p $(dir $@)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
+# common/ may use proto/ (dynbuf, limits); it is linked before libproto.
+$(COMMON_LIB): $(call obj,$(COMMON_SRC))
+	@mkdir -p $(dir $@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
 # The web page is embedded with .incbin, which -MMD does not see.
 $(B)/obj/verifier/handlers_ui.o: $(wildcard verifier/ui/*)
 
@@ -97,30 +105,30 @@ $(ATTESTD_LIB): $(call obj,$(ATTESTD_LIB_SRC))
 	@mkdir -p $(dir $@)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-$(B)/verifier: $(call obj,verifier/main.c) $(VERIFIER_LIB) $(PROTO_LIB)
+$(B)/verifier: $(call obj,verifier/main.c) $(VERIFIER_LIB) $(COMMON_LIB) $(PROTO_LIB)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
 
-$(B)/attestctl: $(call obj,$(ATTESTCTL_SRC)) $(VERIFIER_LIB) $(PROTO_LIB)
+$(B)/attestctl: $(call obj,$(ATTESTCTL_SRC)) $(VERIFIER_LIB) $(COMMON_LIB) $(PROTO_LIB)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
 
-$(B)/attestd: $(call obj,attestd/main.c) $(ATTESTD_LIB) $(PROTO_LIB)
+$(B)/attestd: $(call obj,attestd/main.c) $(ATTESTD_LIB) $(COMMON_LIB) $(PROTO_LIB)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
 
 # Unit tests may use any library module; the archives keep unused objects out.
-$(B)/tests/%: $(call obj,tests/unit/%.c) $(VERIFIER_LIB) $(ATTESTD_LIB) $(PROTO_LIB)
+$(B)/tests/%: $(call obj,tests/unit/%.c) $(VERIFIER_LIB) $(ATTESTD_LIB) $(COMMON_LIB) $(PROTO_LIB)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
 
-$(B)/tools/%: $(call obj,tests/tools/%.c) $(VERIFIER_LIB) $(ATTESTD_LIB) $(PROTO_LIB)
+$(B)/tools/%: $(call obj,tests/tools/%.c) $(VERIFIER_LIB) $(ATTESTD_LIB) $(COMMON_LIB) $(PROTO_LIB)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
 
-$(B)/bench/%: $(call obj,bench/%.c) $(VERIFIER_LIB) $(ATTESTD_LIB) $(PROTO_LIB)
+$(B)/bench/%: $(call obj,bench/%.c) $(VERIFIER_LIB) $(ATTESTD_LIB) $(COMMON_LIB) $(PROTO_LIB)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)

@@ -2,7 +2,6 @@
 #include "attestd/agent.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,8 +14,10 @@
 
 #include "attestd/client.h"
 #include "attestd/imalist.h"
-#include "attestd/log.h"
 #include "attestd/tpm.h"
+#include "common/file.h"
+#include "common/log.h"
+#include "proto/dynbuf.h"
 #include "proto/encoding.h"
 
 #define SLEEP_SLICE_MS 200u
@@ -73,22 +74,25 @@ static int state_path(const struct agent *a, const char *name, char *out, size_t
 	return (n < 0 || (size_t)n >= cap) ? -ENAMETOOLONG : 0;
 }
 
-/* Reads a small text file into out (NUL-terminated, trailing newline dropped). */
+/*
+ * Reads a small text file into out (NUL-terminated, trailing newline dropped); -EFBIG if it
+ * does not fit.
+ */
 static int read_small_file(const char *path, char *out, size_t cap)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n;
+	struct dynbuf b;
+	size_t n;
+	int ret;
 
-	if (fd < 0)
-		return -errno;
-	n = read(fd, out, cap - 1);
-	close(fd);
-	if (n < 0)
-		return -EIO;
-	out[n] = '\0';
-	if (n > 0 && out[n - 1] == '\n')
-		out[n - 1] = '\0';
-	return 0;
+	dynbuf_init(&b, cap - 1);
+	ret = file_read(path, &b);
+	if (ret == 0) {
+		n = (size_t)snprintf(out, cap, "%s", dynbuf_str(&b));
+		if (n > 0 && out[n - 1] == '\n')
+			out[n - 1] = '\0';
+	}
+	dynbuf_release(&b);
+	return ret;
 }
 
 /*
@@ -118,59 +122,29 @@ static int marker_text(const struct agent *a, char *out, size_t cap)
 
 static bool marker_present(const struct agent *a)
 {
-	char path[PATH_MAX], want[PATH_MAX + 256], got[PATH_MAX + 256];
-	ssize_t n;
-	int fd;
+	char path[PATH_MAX], want[PATH_MAX + 256];
+	struct dynbuf got;
+	bool same;
 
 	if (state_path(a, "enrolled", path, sizeof(path)) < 0 ||
 	    marker_text(a, want, sizeof(want)) < 0)
 		return false;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	n = read(fd, got, sizeof(got) - 1);
-	close(fd);
-	if (n < 0)
-		return false;
-	got[n] = '\0';
-	return strcmp(got, want) == 0;
+	dynbuf_init(&got, sizeof(want));
+	same = file_read(path, &got) == 0 && strcmp(dynbuf_str(&got), want) == 0;
+	dynbuf_release(&got);
+	return same;
 }
 
 static int write_state_file(const struct agent *a, const char *name, const char *text)
 {
-	char path[PATH_MAX], tmp[PATH_MAX + 8];
-	size_t len = strlen(text), done = 0;
-	int fd, ret = 0;
+	char path[PATH_MAX];
+	int ret;
 
 	if (state_path(a, name, path, sizeof(path)) < 0)
 		return -ENAMETOOLONG;
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd < 0)
-		goto fail;
-	while (done < len) {
-		ssize_t n = write(fd, text + done, len - done);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			goto fail;
-		done += (size_t)n;
-	}
-	if (fsync(fd) < 0 || close(fd) < 0) {
-		fd = -1;
-		goto fail;
-	}
-	fd = -1;
-	if (rename(tmp, path) < 0)
-		goto fail;
-	return 0;
-fail:
-	ret = -errno;
-	log_error("cannot write state file '%s': %s", path, strerror(errno));
-	if (fd >= 0)
-		close(fd);
-	unlink(tmp);
+	ret = file_write_atomic(path, text, strlen(text), 0600);
+	if (ret < 0)
+		log_error("cannot write state file '%s': %s", path, strerror(-ret));
 	return ret;
 }
 

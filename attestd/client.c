@@ -1,99 +1,46 @@
-/* HTTPS client for the verifier on libcurl; see client.h. */
+/* HTTPS client for the verifier on the shared libcurl client; see client.h. */
 #include "attestd/client.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <curl/curl.h>
 #include <openssl/crypto.h>
 
-#include "attestd/log.h"
+#include "common/http_client.h"
+#include "common/log.h"
+#include "proto/dynbuf.h"
+#include "proto/limits.h"
 
 struct client {
-	CURL *curl;
-	struct curl_slist *headers;
+	struct http_client *http;
 	char *base;
-	char errbuf[CURL_ERROR_SIZE];
 };
-
-struct body {
-	char *buf;
-	size_t len, cap;
-	bool too_big;
-};
-
-static size_t on_data(char *ptr, size_t size, size_t nmemb, void *userdata)
-{
-	struct body *b = userdata;
-	size_t n = size * nmemb;
-
-	if (n > CLIENT_RESPONSE_MAX - b->len) {
-		b->too_big = true;
-		return 0; /* makes curl fail the transfer */
-	}
-	if (b->len + n + 1 > b->cap) {
-		size_t cap = b->cap ? b->cap : 4096;
-		char *nb;
-
-		while (cap < b->len + n + 1)
-			cap *= 2;
-		nb = realloc(b->buf, cap);
-		if (!nb)
-			return 0;
-		b->buf = nb;
-		b->cap = cap;
-	}
-	memcpy(b->buf + b->len, ptr, n);
-	b->len += n;
-	b->buf[b->len] = '\0';
-	return n;
-}
 
 struct client *client_new(const char *base_url, const char *ca_file)
 {
-	static bool global_done;
+	const struct http_client_opts opts = {
+		.ca_file = ca_file,
+		.ca_only = true,
+		.connect_timeout = CLIENT_CONNECT_TIMEOUT,
+		.total_timeout = CLIENT_TOTAL_TIMEOUT,
+		.user_agent = "attestd/1",
+	};
 	struct client *c;
 	size_t len;
 
-	if (!global_done) {
-		if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
-			return NULL;
-		global_done = true;
-	}
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return NULL;
 	c->base = strdup(base_url);
-	c->curl = curl_easy_init();
-	c->headers = curl_slist_append(NULL, "Content-Type: application/json");
-	if (c->headers)
-		c->headers = curl_slist_append(c->headers, "Accept: application/json");
-	if (!c->base || !c->curl || !c->headers)
+	if (!c->base)
 		goto fail;
 	len = strlen(c->base);
 	while (len > 0 && c->base[len - 1] == '/')
 		c->base[--len] = '\0';
-
-	/* Fixed for the life of the handle; verification is not configurable on purpose. */
-	if (curl_easy_setopt(c->curl, CURLOPT_CAINFO, ca_file) != CURLE_OK ||
-	    curl_easy_setopt(c->curl, CURLOPT_CAPATH, NULL) != CURLE_OK ||
-	    curl_easy_setopt(c->curl, CURLOPT_SSL_VERIFYPEER, 1L) != CURLE_OK ||
-	    curl_easy_setopt(c->curl, CURLOPT_SSL_VERIFYHOST, 2L) != CURLE_OK ||
-	    curl_easy_setopt(c->curl, CURLOPT_SSLVERSION, (long)CURL_SSLVERSION_TLSv1_2) !=
-		    CURLE_OK ||
-	    curl_easy_setopt(c->curl, CURLOPT_PROTOCOLS_STR, "https") != CURLE_OK ||
-	    curl_easy_setopt(c->curl, CURLOPT_REDIR_PROTOCOLS_STR, "https") != CURLE_OK ||
-	    curl_easy_setopt(c->curl, CURLOPT_FOLLOWLOCATION, 0L) != CURLE_OK ||
-	    curl_easy_setopt(c->curl, CURLOPT_CONNECTTIMEOUT, CLIENT_CONNECT_TIMEOUT) !=
-		    CURLE_OK ||
-	    curl_easy_setopt(c->curl, CURLOPT_TIMEOUT, CLIENT_TOTAL_TIMEOUT) != CURLE_OK ||
-	    curl_easy_setopt(c->curl, CURLOPT_NOSIGNAL, 1L) != CURLE_OK ||
-	    curl_easy_setopt(c->curl, CURLOPT_TCP_KEEPALIVE, 1L) != CURLE_OK ||
-	    curl_easy_setopt(c->curl, CURLOPT_HTTPHEADER, c->headers) != CURLE_OK ||
-	    curl_easy_setopt(c->curl, CURLOPT_WRITEFUNCTION, on_data) != CURLE_OK ||
-	    curl_easy_setopt(c->curl, CURLOPT_ERRORBUFFER, c->errbuf) != CURLE_OK ||
-	    curl_easy_setopt(c->curl, CURLOPT_USERAGENT, "attestd/1") != CURLE_OK) {
+	c->http = http_client_new(&opts);
+	if (!c->http) {
 		log_error("cannot configure libcurl (https with tls 1.2 needed)");
 		goto fail;
 	}
@@ -107,25 +54,9 @@ void client_free(struct client *c)
 {
 	if (!c)
 		return;
-	if (c->curl)
-		curl_easy_cleanup(c->curl);
-	curl_slist_free_all(c->headers);
+	http_client_free(c->http);
 	free(c->base);
 	free(c);
-}
-
-static int curl_errno(CURLcode cc)
-{
-	switch (cc) {
-	case CURLE_COULDNT_CONNECT:
-		return -ECONNREFUSED;
-	case CURLE_OPERATION_TIMEDOUT:
-		return -ETIMEDOUT;
-	case CURLE_COULDNT_RESOLVE_HOST:
-		return -EHOSTUNREACH;
-	default:
-		return -EIO;
-	}
 }
 
 /*
@@ -135,46 +66,39 @@ static int curl_errno(CURLcode cc)
 static int post(struct client *c, const char *path, const char *json, char **resp,
 		size_t *resp_len, struct client_error *err)
 {
-	struct body b = { 0 };
+	struct dynbuf b;
 	char *url = NULL;
 	size_t url_len = strlen(c->base) + strlen(path) + 1;
 	long status = 0;
-	CURLcode cc;
 	int ret;
 
 	memset(err, 0, sizeof(*err));
 	*resp = NULL;
+	dynbuf_init(&b, LIMIT_AGENT_RESPONSE);
 	url = malloc(url_len);
 	if (!url)
 		return -ENOMEM;
 	snprintf(url, url_len, "%s%s", c->base, path);
-	c->errbuf[0] = '\0';
-	curl_easy_setopt(c->curl, CURLOPT_URL, url);
-	curl_easy_setopt(c->curl, CURLOPT_POST, 1L);
-	curl_easy_setopt(c->curl, CURLOPT_POSTFIELDS, json ? json : "");
-	curl_easy_setopt(c->curl, CURLOPT_POSTFIELDSIZE_LARGE,
-			 (curl_off_t)(json ? strlen(json) : 0));
-	curl_easy_setopt(c->curl, CURLOPT_WRITEDATA, &b);
-	cc = curl_easy_perform(c->curl);
-	if (cc != CURLE_OK) {
-		if (b.too_big) {
-			log_error("answer from '%s' larger than %u bytes", url,
-				  CLIENT_RESPONSE_MAX);
+	ret = http_client_request(c->http, HTTP_POST, url, NULL, json, json ? strlen(json) : 0,
+				  &status, &b);
+	if (ret < 0) {
+		const char *detail = http_client_error_detail(c->http);
+
+		if (ret == -EFBIG) {
+			log_error("answer from '%s' larger than %u bytes", url, LIMIT_AGENT_RESPONSE);
 			ret = -EBADMSG;
 		} else {
-			log_error("post to '%s' failed: %s%s%s", url, curl_easy_strerror(cc),
-				  c->errbuf[0] ? ": " : "", c->errbuf);
-			ret = curl_errno(cc);
+			log_error("post to '%s' failed: %s%s%s", url, http_client_error(c->http),
+				  detail[0] ? ": " : "", detail);
 		}
 		snprintf(err->code, sizeof(err->code), "transport");
-		snprintf(err->message, sizeof(err->message), "%s", curl_easy_strerror(cc));
+		snprintf(err->message, sizeof(err->message), "%s", http_client_error(c->http));
 		goto out;
 	}
-	curl_easy_getinfo(c->curl, CURLINFO_RESPONSE_CODE, &status);
 	err->status = status;
 	if (status < 200 || status > 299) {
-		if (!b.buf || error_parse(b.buf, b.len, err->code, sizeof(err->code), err->message,
-					  sizeof(err->message)) < 0) {
+		if (!b.len || error_parse(dynbuf_str(&b), b.len, err->code, sizeof(err->code),
+					  err->message, sizeof(err->message)) < 0) {
 			snprintf(err->code, sizeof(err->code), "http_%ld", status);
 			err->message[0] = '\0';
 		}
@@ -183,16 +107,13 @@ static int post(struct client *c, const char *path, const char *json, char **res
 		ret = -EPROTO;
 		goto out;
 	}
-	*resp = b.buf ? b.buf : strdup("");
-	*resp_len = b.len;
-	b.buf = NULL;
+	*resp = dynbuf_take(&b, resp_len);
 	ret = *resp ? 0 : -ENOMEM;
 out:
-	free(b.buf);
+	dynbuf_release(&b);
 	free(url);
 	return ret;
 }
-
 static int bad_answer(const char *what, const char *why, struct client_error *err)
 {
 	log_error("cannot parse the verifier's %s answer: %s", what, why ? why : "?");

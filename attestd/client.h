@@ -1,9 +1,10 @@
 /*
- * HTTPS calls to the verifier (DESIGN.md section 5, wire format in proto/evidence.h), libcurl.
+ * HTTPS calls to the verifier (DESIGN.md section 5, wire format in proto/evidence.h), on the
+ * shared libcurl client (common/http_client.h).
  *
- * One CURL handle is reused so the TLS connection stays up between rounds. TLS 1.2 or newer,
- * peer and host verification always on, trust anchors only from the --ca file. Every call has
- * connect and total timeouts. Response bodies are capped (CLIENT_RESPONSE_MAX).
+ * One handle is reused so the TLS connection stays up between rounds. TLS 1.2 or newer, peer and
+ * host verification always on, trust anchors only from the --ca file. Every call has connect and
+ * total timeouts. Response bodies are capped (LIMIT_AGENT_RESPONSE in proto/limits.h).
  *
  * Return values: 0 on a 2xx answer that parsed; -ECONNREFUSED / -ETIMEDOUT / -EHOSTUNREACH /
  * -EIO for transport or TLS failures (retry later); -EPROTO for a non-2xx answer, with
@@ -16,7 +17,6 @@
 
 #include "proto/evidence.h"
 
-#define CLIENT_RESPONSE_MAX (1024u * 1024u)
 #define CLIENT_CONNECT_TIMEOUT 10L /* seconds */
 #define CLIENT_TOTAL_TIMEOUT 120L  /* seconds; a first-boot evidence can be tens of MiB */
 

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "attestd/log.h"
+#include "common/log.h"
 #include "proto/evidence.h"
 
 enum opt_kind { OPT_STRING, OPT_UINT, OPT_ALG, OPT_BOOL };

@@ -8,7 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "attestd/log.h"
+#include "common/log.h"
 #include "proto/imalog.h"
 #include "proto/limits.h"
 

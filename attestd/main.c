@@ -9,7 +9,7 @@
 
 #include "attestd/agent.h"
 #include "attestd/config.h"
-#include "attestd/log.h"
+#include "common/log.h"
 
 static volatile sig_atomic_t stop_flag;
 
@@ -25,6 +25,7 @@ int main(int argc, char **argv)
 	struct sigaction sa;
 	int ret;
 
+	log_init("attestd", LOG_LVL_INFO);
 	if (config_parse(&cfg, argc, argv) < 0) {
 		config_release(&cfg);
 		return 2;
@@ -38,7 +39,8 @@ int main(int argc, char **argv)
 		config_release(&cfg);
 		return 2;
 	}
-	log_set_debug(cfg.debug);
+	if (cfg.debug)
+		log_set_level(LOG_LVL_DEBUG);
 
 	/* No SA_RESTART: a signal interrupts sleeps so shutdown is prompt. */
 	memset(&sa, 0, sizeof(sa));

@@ -16,7 +16,9 @@
 #include <tss2/tss2_rc.h>
 #include <tss2/tss2_tctildr.h>
 
-#include "attestd/log.h"
+#include "common/file.h"
+#include "common/log.h"
+#include "proto/dynbuf.h"
 
 #define QUOTE_TRIES 5
 #define NV_CHUNK_DEFAULT 512u /* every TPM 2.0 takes this much per NV_Read */
@@ -362,89 +364,35 @@ static int path_join(char *out, size_t cap, const char *dir, const char *name)
 	return (n < 0 || (size_t)n >= cap) ? -ENAMETOOLONG : 0;
 }
 
-/* Reads a whole small file; -ENOENT if missing. */
+/* Reads a whole small file (at most cap - 1 bytes); -ENOENT if missing, -EFBIG if larger. */
 static int read_small_file(const char *path, uint8_t *buf, size_t cap, size_t *len)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	size_t got = 0;
-	int ret = 0;
+	struct dynbuf b;
+	int ret;
 
-	if (fd < 0)
-		return -errno;
-	for (;;) {
-		ssize_t n = read(fd, buf + got, cap - got);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			ret = -errno;
-			break;
-		}
-		if (n == 0)
-			break;
-		got += (size_t)n;
-		if (got == cap) {
-			ret = -EFBIG;
-			break;
-		}
+	*len = 0;
+	dynbuf_init(&b, cap - 1);
+	ret = file_read(path, &b);
+	if (ret == 0 && b.len) {
+		memcpy(buf, b.buf, b.len);
+		*len = b.len;
+		OPENSSL_cleanse(b.buf, b.len);
 	}
-	close(fd);
-	*len = got;
+	dynbuf_release(&b);
 	return ret;
 }
 
 /* Writes a file so that a crash leaves the old or the new content, never a mix. */
 static int write_file_atomic(const char *dir, const char *name, const uint8_t *buf, size_t len)
 {
-	char path[PATH_MAX], tmp[PATH_MAX];
-	size_t done = 0;
-	int fd, dfd, ret;
+	char path[PATH_MAX];
+	int ret;
 
-	if (path_join(path, sizeof(path), dir, name) < 0 ||
-	    snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp))
+	if (path_join(path, sizeof(path), dir, name) < 0)
 		return -ENAMETOOLONG;
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd < 0) {
-		ret = -errno;
-		log_error("cannot create '%s': %s", tmp, strerror(errno));
-		return ret;
-	}
-	while (done < len) {
-		ssize_t n = write(fd, buf + done, len - done);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			ret = -errno;
-			goto fail;
-		}
-		done += (size_t)n;
-	}
-	if (fsync(fd) < 0) {
-		ret = -errno;
-		goto fail;
-	}
-	if (close(fd) < 0) {
-		fd = -1;
-		ret = -errno;
-		goto fail;
-	}
-	fd = -1;
-	if (rename(tmp, path) < 0) {
-		ret = -errno;
-		goto fail;
-	}
-	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd >= 0) {
-		fsync(dfd);
-		close(dfd);
-	}
-	return 0;
-fail:
-	log_error("cannot write '%s': %s", path, strerror(-ret));
-	if (fd >= 0)
-		close(fd);
-	unlink(tmp);
+	ret = file_write_atomic(path, buf, len, 0600);
+	if (ret < 0)
+		log_error("cannot write '%s': %s", path, strerror(-ret));
 	return ret;
 }
 

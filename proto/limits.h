@@ -25,6 +25,8 @@
 #define LIMIT_SMALL_BODY (64u * 1024u)          /* every request other than evidence */
 #define LIMIT_JSON_DEPTH 16u
 #define LIMIT_EK_CERT 8192u
+#define LIMIT_AGENT_RESPONSE (1024u * 1024u)            /* a verifier answer read by attestd */
+#define LIMIT_OPERATOR_RESPONSE (64u * 1024u * 1024u)  /* a verifier answer read by attestctl */
 
 /* Policy */
 #define LIMIT_POLICY_BYTES (512u * 1024u * 1024u)

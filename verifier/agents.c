@@ -6,7 +6,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "verifier/log.h"
+#include "common/log.h"
 
 enum agents_status agents_enroll(struct app *app, const struct enroll_request *er,
 				 struct agents_enrollment *out)

@@ -13,7 +13,7 @@
 #include <openssl/x509.h>
 #include <openssl/x509_vfy.h>
 
-#include "verifier/log.h"
+#include "common/log.h"
 
 struct enroll_trust {
 	X509_STORE *store;

@@ -14,10 +14,10 @@
 #include <jansson.h>
 #include <openssl/crypto.h>
 
+#include "common/log.h"
 #include "proto/evidence.h"
 #include "verifier/agents.h"
 #include "verifier/handlers.h"
-#include "verifier/log.h"
 #include "verifier/round.h"
 
 /*

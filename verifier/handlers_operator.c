@@ -18,7 +18,7 @@
 #include "proto/limits.h"
 #include "verifier/agentcache.h"
 #include "verifier/handlers.h"
-#include "verifier/log.h"
+#include "common/log.h"
 #include "verifier/policy.h"
 #include "verifier/review.h"
 

@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "verifier/handlers.h"
-#include "verifier/log.h"
+#include "common/log.h"
 
 /* Each file is followed by a NUL so it can be handed to the server as a C string. */
 #define UI_EMBED(sym, file)                                                                    \

@@ -8,7 +8,6 @@
  * Prints `listening on https://ADDR:PORT` on stdout when ready. SIGTERM/SIGINT stop it cleanly.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -24,10 +23,12 @@
 #include <openssl/evp.h>
 #include <openssl/rand.h>
 
+#include "common/file.h"
+#include "common/log.h"
+#include "proto/dynbuf.h"
 #include "proto/encoding.h"
 #include "verifier/agentcache.h"
 #include "verifier/handlers.h"
-#include "verifier/log.h"
 #include "verifier/policy.h"
 #include "verifier/tls.h"
 
@@ -148,45 +149,19 @@ static int parse_args(int argc, char **argv, struct options *o)
 	return 0;
 }
 
-/*
- * Reads a file whole, at most max bytes; NUL-terminated; the caller wipes and frees. The
- * buffer is sized from the file (a 512 MiB policy cap must not mean a 512 MiB allocation).
- */
+/* Reads a file whole, at most max bytes (common/file.h); NUL-terminated; caller wipes, frees. */
 static int read_file(const char *path, size_t max, char **out, size_t *len)
 {
-	FILE *f = fopen(path, "re");
-	struct stat st;
-	char *buf = NULL;
-	size_t n;
-	int ret = -EIO;
+	struct dynbuf b;
+	int ret;
 
 	*out = NULL;
-	if (!f)
-		return -errno;
-	if (fstat(fileno(f), &st) < 0 || !S_ISREG(st.st_mode) || st.st_size < 0)
-		goto out;
-	if ((uint64_t)st.st_size > max) {
-		ret = -EFBIG;
-		goto out;
-	}
-	buf = malloc((size_t)st.st_size + 1);
-	if (!buf) {
-		ret = -ENOMEM;
-		goto out;
-	}
-	/* One byte more than the size: a file that grew since fstat is refused, not cut. */
-	n = fread(buf, 1, (size_t)st.st_size + 1, f);
-	if (ferror(f) || n != (size_t)st.st_size)
-		goto out;
-	buf[n] = '\0';
-	*out = buf;
-	*len = n;
-	buf = NULL;
-	ret = 0;
-out:
-	free(buf);
-	fclose(f);
-	return ret;
+	dynbuf_init(&b, max);
+	ret = file_read(path, &b);
+	if (ret)
+		return ret;
+	*out = dynbuf_take(&b, len);
+	return *out ? 0 : -ENOMEM;
 }
 
 /* The operator token: from the file given, or generated once into the state dir (0600). */
@@ -205,25 +180,18 @@ static int setup_token(const struct options *o, uint8_t digest[32])
 		if (access(path, F_OK) != 0) {
 			uint8_t raw[TOKEN_BYTES];
 			char hex[2 * TOKEN_BYTES + 2];
-			int fd;
 
 			if (RAND_bytes(raw, sizeof(raw)) != 1)
 				return -EIO;
 			hex_encode(raw, sizeof(raw), hex);
 			OPENSSL_cleanse(raw, sizeof(raw));
-			strcat(hex, "\n");
-			fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-			if (fd < 0 || write(fd, hex, strlen(hex)) != (ssize_t)strlen(hex) ||
-			    fsync(fd) < 0) {
-				ret = -errno;
-				log_error("cannot write operator token \"%s\": %s", path, strerror(errno));
-				if (fd >= 0)
-					close(fd);
-				OPENSSL_cleanse(hex, sizeof(hex));
+			hex[2 * TOKEN_BYTES] = '\n';
+			ret = file_write_atomic(path, hex, 2 * TOKEN_BYTES + 1, 0600);
+			OPENSSL_cleanse(hex, sizeof(hex));
+			if (ret) {
+				log_error("cannot write operator token \"%s\": %s", path, strerror(-ret));
 				return ret;
 			}
-			close(fd);
-			OPENSSL_cleanse(hex, sizeof(hex));
 			log_info("operator token created in \"%s\"", path);
 		}
 	}
@@ -293,6 +261,7 @@ int main(int argc, char **argv)
 	uint16_t port = 0;
 	int sig = 0, ret, status = 1;
 
+	log_init("verifier", LOG_LVL_INFO);
 	memset(&o, 0, sizeof(o));
 	memset(&app, 0, sizeof(app));
 	memset(&tls, 0, sizeof(tls));

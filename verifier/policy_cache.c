@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "verifier/log.h"
+#include "common/log.h"
 #include "verifier/policy.h"
 
 void policy_cache_init(struct policy_cache *c)

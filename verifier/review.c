@@ -8,9 +8,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/log.h"
 #include "proto/encoding.h"
 #include "verifier/attest.h"
-#include "verifier/log.h"
 #include "verifier/policy.h"
 #include "verifier/reasons.h"
 

@@ -11,10 +11,10 @@
 #include <openssl/rand.h>
 #include <tss2/tss2_tpm2_types.h>
 
+#include "common/log.h"
 #include "proto/tpmkey.h"
 #include "verifier/agentcache.h"
 #include "verifier/attest.h"
-#include "verifier/log.h"
 #include "verifier/policy.h"
 
 #define CHALLENGE_NONCE_BYTES 32u

@@ -7,9 +7,9 @@
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 
+#include "common/log.h"
 #include "proto/limits.h"
 #include "verifier/handlers.h"
-#include "verifier/log.h"
 
 const struct http_route app_routes[] = {
 	{ "POST", "/v1/agents", LIMIT_SMALL_BODY, false, "enroll", handle_enroll },

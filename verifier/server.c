@@ -15,7 +15,7 @@
 #include <openssl/crypto.h>
 
 #include "proto/evidence.h"
-#include "verifier/log.h"
+#include "common/log.h"
 
 /* GnuTLS priorities: TLS 1.2 and 1.3 only (1.0/1.1 are refused in the handshake). */
 #define TLS_PRIORITIES "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2:%SERVER_PRECEDENCE"

@@ -18,7 +18,7 @@
 
 #include <sqlite3.h>
 
-#include "verifier/log.h"
+#include "common/log.h"
 
 /* Layout of the boot_state BLOB: u32 version, u32 sizeof(struct boot_state), the struct. */
 #define BOOT_STATE_LAYOUT 1u

@@ -1,7 +1,6 @@
 #include "verifier/tls.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -20,7 +19,9 @@
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
 
-#include "verifier/log.h"
+#include "common/file.h"
+#include "common/log.h"
+#include "proto/dynbuf.h"
 
 #define TLS_PEM_MAX (64u * 1024u)         /* a certificate chain or key file */
 #define CA_DAYS 3650
@@ -54,78 +55,27 @@ static char *path_join(const char *dir, const char *name)
 /* Reads a whole (small) file as a NUL-terminated string. */
 static int read_text(const char *path, char **out)
 {
-	FILE *f = fopen(path, "re");
-	char *buf = NULL;
-	size_t n;
-	int ret = 0;
+	struct dynbuf b;
+	int ret;
 
 	*out = NULL;
-	if (!f)
-		return -errno;
-	buf = malloc(TLS_PEM_MAX + 1);
-	if (!buf) {
-		ret = -ENOMEM;
-		goto out;
-	}
-	n = fread(buf, 1, TLS_PEM_MAX + 1, f);
-	if (ferror(f)) {
-		ret = -EIO;
-		goto out;
-	}
-	if (n > TLS_PEM_MAX) {
+	dynbuf_init(&b, TLS_PEM_MAX);
+	ret = file_read(path, &b);
+	if (ret == -EFBIG)
 		log_error("tls: \"%s\" is larger than %u bytes", path, TLS_PEM_MAX);
-		ret = -EFBIG;
-		goto out;
-	}
-	buf[n] = '\0';
-	*out = buf;
-	buf = NULL;
-out:
-	if (buf) {
-		OPENSSL_cleanse(buf, TLS_PEM_MAX + 1);
-		free(buf);
-	}
-	fclose(f);
-	return ret;
+	if (ret)
+		return ret;
+	*out = dynbuf_take(&b, NULL);
+	return *out ? 0 : -ENOMEM;
 }
 
-/* Writes atomically (temp file + rename) with the given mode. */
+/* Writes atomically (common/file.h) with the given mode. */
 static int write_file(const char *path, const char *data, size_t len, mode_t mode)
 {
-	char tmp[PATH_MAX];
-	int fd, ret = 0;
+	int ret = file_write_atomic(path, data, len, mode);
 
-	if (snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp))
-		return -ENAMETOOLONG;
-	unlink(tmp);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
-	if (fd < 0) {
-		ret = -errno;
-		log_error("tls: cannot create \"%s\": %s", tmp, strerror(errno));
-		return ret;
-	}
-	while (len > 0) {
-		ssize_t w = write(fd, data, len);
-
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			ret = -errno;
-			break;
-		}
-		data += w;
-		len -= (size_t)w;
-	}
-	if (!ret && fsync(fd) < 0)
-		ret = -errno;
-	if (close(fd) < 0 && !ret)
-		ret = -errno;
-	if (!ret && rename(tmp, path) < 0)
-		ret = -errno;
-	if (ret) {
+	if (ret)
 		log_error("tls: cannot write \"%s\": %s", path, strerror(-ret));
-		unlink(tmp);
-	}
 	return ret;
 }
 

@@ -11,15 +11,14 @@
  * Exit: 0 valid, 1 invalid (one stderr line with a reason code), 2 usage or unreadable input.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <openssl/pem.h>
 
+#include "common/file.h"
+#include "proto/dynbuf.h"
 #include "proto/encoding.h"
 #include "proto/imalog.h"
 #include "proto/pcrs.h"
@@ -35,39 +34,18 @@ static const char usage_text[] =
 #define SMALL_FILE (64u * 1024u)
 #define LIST_FILE (1024u * 1024u * 1024u)
 
-/* Reads a whole regular file of at most cap bytes; caller frees *buf. */
+/* Reads a whole regular file of at most cap bytes (common/file.h); caller frees *buf. */
 static int slurp(const char *path, size_t cap, uint8_t **buf, size_t *len)
 {
-	struct stat st;
-	uint8_t *p = NULL;
-	size_t got = 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC), ret = -EINVAL;
+	struct dynbuf b;
+	int ret;
 
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size > cap)
-		goto cleanup;
-	p = malloc((size_t)st.st_size + 1);
-	if (!p) {
-		ret = -ENOMEM;
-		goto cleanup;
-	}
-	while (got < (size_t)st.st_size) {
-		ssize_t n = read(fd, p + got, (size_t)st.st_size - got);
-		if (n <= 0) {
-			ret = n < 0 ? -errno : -EIO;
-			goto cleanup;
-		}
-		got += (size_t)n;
-	}
-	*buf = p;
-	*len = got;
-	p = NULL;
-	ret = 0;
-cleanup:
-	free(p);
-	close(fd);
-	return ret;
+	dynbuf_init(&b, cap);
+	ret = file_read(path, &b);
+	if (ret)
+		return ret;
+	*buf = (uint8_t *)dynbuf_take(&b, len);
+	return *buf ? 0 : -ENOMEM;
 }
 
 static void fail(const char *code, const char *detail)
@@ -233,7 +211,9 @@ int cmd_check_quote(int argc, char **argv)
 			r = slurp(in[i].path, in[i].cap, in[i].buf, in[i].len);
 			if (r < 0) {
 				fprintf(stderr, "attestctl check-quote: cannot read \"%s\": %s\n",
-					in[i].path, r == -EINVAL ? "not a regular file or too large" : strerror(-r));
+					in[i].path,
+					r == -EINVAL || r == -EFBIG ? "not a regular file or too large"
+								    : strerror(-r));
 				goto cleanup;
 			}
 		}

@@ -17,56 +17,43 @@
 #include <string.h>
 #include <time.h>
 
-#include <curl/curl.h>
 #include <jansson.h>
 #include <openssl/crypto.h>
 
+#include "common/file.h"
+#include "common/http_client.h"
+#include "proto/dynbuf.h"
 #include "proto/evidence.h"
+#include "proto/limits.h"
 #include "verifier/attestctl/commands.h"
 #include "verifier/attestctl/online.h"
 
-#define RESPONSE_MAX (64u * 1024u * 1024u)
 #define TOKEN_MAX 4096u
+#define ONLINE_TIMEOUT 30L /* seconds for a whole request */
 
-
-struct buf {
-	char *data;
-	size_t len;
-	bool overflow;
-};
-
-static size_t on_data(char *ptr, size_t size, size_t nmemb, void *arg)
-{
-	struct buf *b = arg;
-	size_t n = size * nmemb;
-	char *nd;
-
-	if (n > RESPONSE_MAX || b->len > RESPONSE_MAX - n) {
-		b->overflow = true;
-		return 0; /* aborts the transfer */
-	}
-	nd = realloc(b->data, b->len + n + 1);
-	if (!nd)
-		return 0;
-	memcpy(nd + b->len, ptr, n);
-	b->data = nd;
-	b->len += n;
-	b->data[b->len] = '\0';
-	return n;
-}
-
+/* The bearer token: the file's one line, trailing whitespace dropped. 0, or -errno (printed). */
 static int read_token(const char *path, char *out, size_t cap)
 {
-	FILE *f = fopen(path, "re");
+	struct dynbuf b;
 	size_t n;
+	int ret;
 
-	if (!f) {
-		fprintf(stderr, "attestctl: cannot read token file \"%s\": %s\n", path, strerror(errno));
-		return -errno;
+	dynbuf_init(&b, cap - 1);
+	ret = file_read(path, &b);
+	if (ret == -EFBIG) {
+		fprintf(stderr, "attestctl: token file \"%s\" is larger than %zu bytes\n", path,
+			cap - 1);
+		return ret;
 	}
-	n = fread(out, 1, cap - 1, f);
-	fclose(f);
-	out[n] = '\0';
+	if (ret) {
+		fprintf(stderr, "attestctl: cannot read token file \"%s\": %s\n", path,
+			strerror(-ret));
+		return ret;
+	}
+	n = (size_t)snprintf(out, cap, "%s", dynbuf_str(&b));
+	if (b.buf)
+		OPENSSL_cleanse(b.buf, b.len);
+	dynbuf_release(&b);
 	while (n > 0 && (out[n - 1] == '\n' || out[n - 1] == '\r' || out[n - 1] == ' '))
 		out[--n] = '\0';
 	if (n == 0 || strchr(out, '\n')) {
@@ -80,64 +67,48 @@ static int read_token(const char *path, char *out, size_t cap)
  * method PATH on the verifier; *status and *body (caller frees) on success. 0, or 2 with a
  * message printed.
  */
-int online_request(const struct online_opts *o, const char *method, const char *path,
+int online_request(const struct online_opts *o, enum http_method method, const char *path,
 		   const char *send, long *status, char **body)
 {
+	/* --ca adds to the system store, as libcurl does by default; attestd pins its CA. */
+	const struct http_client_opts opts = {
+		.ca_file = o->ca,
+		.allow_http = true,
+		.total_timeout = ONLINE_TIMEOUT,
+	};
 	char token[TOKEN_MAX], auth[TOKEN_MAX + 32], url[2048];
-	struct curl_slist *hdrs = NULL;
-	struct buf b = { 0 };
-	CURL *c = NULL;
-	CURLcode rc;
-	int ret = 2;
+	struct http_client *c = NULL;
+	struct dynbuf b;
+	int ret = 2, r;
 
 	*body = NULL;
-	token[0] = '\0';
+	token[0] = auth[0] = '\0';
+	dynbuf_init(&b, LIMIT_OPERATOR_RESPONSE);
 	if (o->token_file && read_token(o->token_file, token, sizeof(token)))
 		return 2;
 	if (snprintf(url, sizeof(url), "%s%s", o->url, path) >= (int)sizeof(url)) {
 		fprintf(stderr, "attestctl: URL too long\n");
 		goto out;
 	}
-	c = curl_easy_init();
+	c = http_client_new(&opts);
 	if (!c)
 		goto out;
-	if (token[0]) {
+	if (token[0])
 		snprintf(auth, sizeof(auth), "Authorization: Bearer %s", token);
-		hdrs = curl_slist_append(hdrs, auth);
-		OPENSSL_cleanse(auth, sizeof(auth));
-	}
-	hdrs = curl_slist_append(hdrs, "Accept: application/json");
-	curl_easy_setopt(c, CURLOPT_URL, url);
-	curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdrs);
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
-	curl_easy_setopt(c, CURLOPT_WRITEDATA, &b);
-	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "https,http");
-	curl_easy_setopt(c, CURLOPT_SSLVERSION, (long)CURL_SSLVERSION_TLSv1_2);
-	curl_easy_setopt(c, CURLOPT_TIMEOUT, 30L);
-	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-	if (o->ca)
-		curl_easy_setopt(c, CURLOPT_CAINFO, o->ca);
-	if (!strcmp(method, "POST") || !strcmp(method, "PUT")) {
-		curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
-		curl_easy_setopt(c, CURLOPT_POSTFIELDS, send ? send : "");
-		curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, (long)(send ? strlen(send) : 0));
-		hdrs = curl_slist_append(hdrs, "Content-Type: application/json");
-	}
-	rc = curl_easy_perform(c);
-	if (rc != CURLE_OK) {
-		fprintf(stderr, "attestctl: %s %s: %s\n", method, url,
-			b.overflow ? "response too large" : curl_easy_strerror(rc));
+	r = http_client_request(c, method, url, auth[0] ? auth : NULL, send,
+				send ? strlen(send) : 0, status, &b);
+	if (r < 0) {
+		fprintf(stderr, "attestctl: %s %s: %s\n", http_method_name(method), url,
+			r == -EFBIG ? "response too large" : http_client_error(c));
 		goto out;
 	}
-	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, status);
-	*body = b.data ? b.data : strdup("");
-	b.data = NULL;
+	*body = dynbuf_take(&b, NULL);
 	ret = *body ? 0 : 2;
 out:
 	OPENSSL_cleanse(token, sizeof(token));
-	free(b.data);
-	curl_slist_free_all(hdrs);
-	curl_easy_cleanup(c);
+	OPENSSL_cleanse(auth, sizeof(auth));
+	dynbuf_release(&b);
+	http_client_free(c);
 	return ret;
 }
 
@@ -230,7 +201,7 @@ static json_int_t num(json_t *o, const char *key)
 }
 
 /* Runs the request and handles the common parts: transport errors, API errors, --json. */
-int online_fetch(const struct online_opts *o, const char *method, const char *path,
+int online_fetch(const struct online_opts *o, enum http_method method, const char *path,
 		 const char *send, json_t **out)
 {
 	char *body = NULL;
@@ -294,7 +265,7 @@ int cmd_agents(int argc, char **argv)
 		online_usage("agents");
 		return 2;
 	}
-	if ((ret = online_fetch(&o, "GET", "/v1/agents", NULL, &j)) || !j)
+	if ((ret = online_fetch(&o, HTTP_GET, "/v1/agents", NULL, &j)) || !j)
 		return ret;
 	arr = json_object_get(j, "agents");
 	printf("%-24s %-8s %-12s %-10s %-21s %6s %8s %6s\n", "AGENT", "STATE", "POLICY", "VERDICT",
@@ -320,7 +291,7 @@ int cmd_agent(int argc, char **argv)
 		return 2;
 	}
 	snprintf(path, sizeof(path), "/v1/agents/%s", pos);
-	if ((ret = online_fetch(&o, "GET", path, NULL, &j)) || !j)
+	if ((ret = online_fetch(&o, HTTP_GET, path, NULL, &j)) || !j)
 		return ret;
 	fmt_time(num(j, "created_at"), t1, sizeof(t1));
 	fmt_time(num(j, "activated_at"), t2, sizeof(t2));
@@ -355,7 +326,7 @@ int cmd_verdicts(int argc, char **argv)
 	}
 	snprintf(path, sizeof(path), "/v1/agents/%s/verdicts%s%s", pos, o.limit ? "?limit=" : "",
 		 o.limit ? o.limit : "");
-	if ((ret = online_fetch(&o, "GET", path, NULL, &j)) || !j)
+	if ((ret = online_fetch(&o, HTTP_GET, path, NULL, &j)) || !j)
 		return ret;
 	printf("%-8s %-21s %-10s %5s %8s  %s\n", "ID", "TIME", "VERDICT", "BOOT", "NEXT", "REASONS");
 	json_array_foreach(json_object_get(j, "verdicts"), i, v) {
@@ -397,7 +368,7 @@ int cmd_violations(int argc, char **argv)
 	snprintf(path, sizeof(path), "/v1/violations?%s%s%s%s", o.state ? "state=" : "",
 		 o.state ? o.state : "", o.agent ? (o.state ? "&agent=" : "agent=") : "",
 		 o.agent ? o.agent : "");
-	if ((ret = online_fetch(&o, "GET", path, NULL, &j)) || !j)
+	if ((ret = online_fetch(&o, HTTP_GET, path, NULL, &j)) || !j)
 		return ret;
 	printf("%-6s %-16s %-9s %-16s %-5s %-21s %s\n", "ID", "AGENT", "STATE", "REASON", "COUNT",
 	       "LAST SEEN", "PATH / DIGEST");
@@ -429,7 +400,7 @@ static int set_violation(int argc, char **argv, const char *action)
 		return 2;
 	}
 	snprintf(path, sizeof(path), "/v1/violations/%s/%s", pos, action);
-	if ((ret = online_fetch(&o, "POST", path, NULL, &j)) || !j)
+	if ((ret = online_fetch(&o, HTTP_POST, path, NULL, &j)) || !j)
 		return ret;
 	printf("violation %s: %s\n", pos, str(j, "state"));
 	json_decref(j);

@@ -13,10 +13,11 @@
 
 #include <jansson.h>
 
+#include "common/file.h"
+#include "proto/dynbuf.h"
 #include "proto/limits.h"
 #include "verifier/attestctl/commands.h"
 #include "verifier/attestctl/online.h"
-#include "verifier/attestctl/util.h"
 
 static const char usage_text[] =
 	"usage: attestctl policy get NAME | put NAME FILE | assign AGENT NAME | diff OLD NEW\n"
@@ -25,21 +26,14 @@ static const char usage_text[] =
 
 static char *read_text(const char *path)
 {
-	const uint8_t *buf = NULL;
-	size_t len = 0;
+	struct dynbuf b;
 	char *out;
 
-	if (attestctl_map_file(path, &buf, &len) < 0 || len > LIMIT_POLICY_BYTES) {
-		attestctl_unmap_file(buf, len);
+	dynbuf_init(&b, LIMIT_POLICY_BYTES);
+	out = file_read(path, &b) == 0 ? dynbuf_take(&b, NULL) : NULL;
+	if (!out)
 		fprintf(stderr, "attestctl: cannot read \"%s\"\n", path);
-		return NULL;
-	}
-	out = malloc(len + 1);
-	if (out) {
-		memcpy(out, buf, len);
-		out[len] = '\0';
-	}
-	attestctl_unmap_file(buf, len);
+	dynbuf_release(&b);
 	return out;
 }
 
@@ -55,7 +49,7 @@ static json_t *load_policy(const struct online_opts *o, const char *what)
 
 		quiet.json = false;
 		snprintf(path, sizeof(path), "/v1/policies/%s", what + 1);
-		if (online_fetch(&quiet, "GET", path, NULL, &j))
+		if (online_fetch(&quiet, HTTP_GET, path, NULL, &j))
 			return NULL;
 		return j;
 	}
@@ -185,7 +179,7 @@ int cmd_policy(int argc, char **argv)
 	if (!strcmp(verb, "get") && nargs == 2) {
 		o.json = false;
 		snprintf(path, sizeof(path), "/v1/policies/%s", args[1]);
-		if ((ret = online_fetch(&o, "GET", path, NULL, &j)))
+		if ((ret = online_fetch(&o, HTTP_GET, path, NULL, &j)))
 			return ret;
 		char *s = json_dumps(j, JSON_INDENT(2) | JSON_SORT_KEYS);
 		if (s)
@@ -200,7 +194,7 @@ int cmd_policy(int argc, char **argv)
 			return 2;
 		o.json = false;
 		snprintf(path, sizeof(path), "/v1/policies/%s", args[1]);
-		ret = online_fetch(&o, "PUT", path, text, &j);
+		ret = online_fetch(&o, HTTP_PUT, path, text, &j);
 		free(text);
 		if (ret)
 			return ret;
@@ -217,7 +211,7 @@ int cmd_policy(int argc, char **argv)
 			return 2;
 		o.json = false;
 		snprintf(path, sizeof(path), "/v1/agents/%s/policy", args[1]);
-		ret = online_fetch(&o, "PUT", path, text, &j);
+		ret = online_fetch(&o, HTTP_PUT, path, text, &j);
 		free(text);
 		if (ret)
 			return ret;

@@ -11,9 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/file.h"
 #include "proto/encoding.h"
 #include "verifier/attestctl/commands.h"
-#include "verifier/attestctl/util.h"
 #include "verifier/policy.h"
 
 static const char usage_text[] = "usage: attestctl policy-check POLICY [PATH ALG:HEX]\n";
@@ -35,7 +35,7 @@ int cmd_policy_check(int argc, char **argv)
 		fputs(usage_text, stderr);
 		return 2;
 	}
-	r = attestctl_map_file(argv[1], &buf, &len);
+	r = file_map(argv[1], &buf, &len);
 	if (r < 0) {
 		fprintf(stderr, "attestctl: cannot read \"%s\": %s\n", argv[1], strerror(-r));
 		return 2;
@@ -77,6 +77,6 @@ int cmd_policy_check(int argc, char **argv)
 out:
 	free(path);
 	policy_free(pol);
-	attestctl_unmap_file(buf, len);
+	file_unmap(buf, len);
 	return rc;
 }

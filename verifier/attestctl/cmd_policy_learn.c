@@ -11,10 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/file.h"
 #include "proto/imalog.h"
 #include "proto/limits.h"
 #include "verifier/attestctl/commands.h"
-#include "verifier/attestctl/util.h"
 #include "verifier/policy.h"
 
 static const char usage_text[] = "usage: attestctl policy-learn LIST [--out FILE]\n";
@@ -46,7 +46,7 @@ int cmd_policy_learn(int argc, char **argv)
 		fputs(usage_text, stderr);
 		return 2;
 	}
-	if ((r = attestctl_map_file(list, &buf, &len)) < 0) {
+	if ((r = file_map(list, &buf, &len)) < 0) {
 		fprintf(stderr, "attestctl: cannot read \"%s\": %s\n", list, strerror(-r));
 		return 2;
 	}
@@ -95,6 +95,6 @@ out:
 	free(json);
 	policy_free(pol);
 	imalog_free(log);
-	attestctl_unmap_file(buf, len);
+	file_unmap(buf, len);
 	return rc;
 }

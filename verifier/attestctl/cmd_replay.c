@@ -13,12 +13,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/file.h"
 #include "proto/encoding.h"
 #include "proto/imalog.h"
 #include "proto/pcrs.h"
 #include "proto/replay.h"
 #include "verifier/attestctl/commands.h"
-#include "verifier/attestctl/util.h"
 
 static const char usage_text[] = "usage: attestctl replay [--bank sha1|sha256|sha384|sha512|all] LIST\n";
 
@@ -113,7 +113,7 @@ int cmd_replay(int argc, char **argv)
 		fputs(usage_text, stderr);
 		return 2;
 	}
-	r = attestctl_map_file(path, &buf, &len);
+	r = file_map(path, &buf, &len);
 	if (r < 0) {
 		fprintf(stderr, "attestctl replay: cannot read \"%s\": %s\n", path, strerror(-r));
 		return 2;
@@ -158,6 +158,6 @@ int cmd_replay(int argc, char **argv)
 	       (unsigned long long)a.st.violations);
 	ret = fflush(stdout) == 0 ? 0 : 2;
 cleanup:
-	attestctl_unmap_file(buf, len);
+	file_unmap(buf, len);
 	return ret;
 }

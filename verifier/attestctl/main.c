@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/log.h"
 #include "verifier/attestctl/commands.h"
 
 static const struct command {
@@ -35,6 +36,7 @@ static int usage(FILE *f)
 
 int main(int argc, char **argv)
 {
+	log_init("attestctl", LOG_LVL_INFO);
 	if (argc < 2)
 		return usage(stderr);
 	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {

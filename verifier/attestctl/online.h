@@ -1,5 +1,6 @@
 /*
- * The HTTPS client attestctl's online subcommands share (implemented in cmd_online.c).
+ * The HTTPS client attestctl's online subcommands share (implemented in cmd_online.c, on
+ * common/http_client.h).
  *
  * online_parse_opts(): common options --verifier URL --ca FILE --token-file FILE --json
  *   (--open --state --agent --limit for listings); defaults from $ATTEST_VERIFIER, $ATTEST_CA,
@@ -16,6 +17,8 @@
 #include <stdbool.h>
 #include <jansson.h>
 
+#include "common/http_client.h"
+
 struct online_opts {
 	const char *url;
 	const char *ca;
@@ -28,9 +31,9 @@ struct online_opts {
 
 void online_usage(const char *cmd);
 int online_parse_opts(int argc, char **argv, struct online_opts *o, const char **pos);
-int online_request(const struct online_opts *o, const char *method, const char *path,
+int online_request(const struct online_opts *o, enum http_method method, const char *path,
 		   const char *send, long *status, char **body);
-int online_fetch(const struct online_opts *o, const char *method, const char *path,
+int online_fetch(const struct online_opts *o, enum http_method method, const char *path,
 		 const char *send, json_t **out);
 
 #endif

@@ -1,5 +1,7 @@
-#include "verifier/log.h"
+/* One-line stderr logging; the contract is in log.h. */
+#include "common/log.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -7,7 +9,16 @@
 
 #include <openssl/err.h>
 
+#define LOG_LINE_MAX 1024
+
+static const char *log_program;
 static enum log_level log_level = LOG_LVL_INFO;
+
+void log_init(const char *program, enum log_level lvl)
+{
+	log_program = program;
+	log_level = lvl;
+}
 
 void log_set_level(enum log_level lvl)
 {
@@ -27,13 +38,14 @@ static const char *level_name(enum log_level lvl)
 
 void log_msg(enum log_level lvl, const char *fmt, ...)
 {
-	char line[1024];
+	char line[LOG_LINE_MAX];
 	va_list ap;
 	int n, m;
 
 	if (lvl > log_level)
 		return;
-	n = snprintf(line, sizeof(line), "verifier: %s: ", level_name(lvl));
+	n = snprintf(line, sizeof(line), "%s: %s: ",
+		     log_program ? log_program : program_invocation_short_name, level_name(lvl));
 	if (n < 0 || (size_t)n >= sizeof(line))
 		return;
 	va_start(ap, fmt);

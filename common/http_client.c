@@ -1,0 +1,181 @@
+/* The libcurl client; the contract is in http_client.h. */
+#include "common/http_client.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <curl/curl.h>
+#include <openssl/crypto.h>
+
+struct http_client {
+	CURL *curl;
+	CURLcode last;
+	char errbuf[CURL_ERROR_SIZE];
+};
+
+const char *http_method_name(enum http_method m)
+{
+	switch (m) {
+	case HTTP_GET: return "GET";
+	case HTTP_POST: return "POST";
+	case HTTP_PUT: return "PUT";
+	}
+	return "?";
+}
+
+/* Appends to the caller's dynbuf; a body past its cap fails the transfer (returning != n). */
+static size_t on_data(char *ptr, size_t size, size_t nmemb, void *userdata)
+{
+	struct dynbuf *b = userdata;
+	size_t n = size * nmemb;
+
+	if (dynbuf_add(b, ptr, n) < 0)
+		return 0;
+	return n;
+}
+
+struct http_client *http_client_new(const struct http_client_opts *o)
+{
+	static bool global_done;
+	struct http_client *c;
+	CURL *h;
+
+	if (!global_done) {
+		if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
+			return NULL;
+		global_done = true;
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return NULL;
+	h = c->curl = curl_easy_init();
+	if (!h)
+		goto fail;
+	/* Fixed for the life of the handle; verification is not configurable on purpose. */
+	if ((o->ca_file && curl_easy_setopt(h, CURLOPT_CAINFO, o->ca_file) != CURLE_OK) ||
+	    (o->ca_only && curl_easy_setopt(h, CURLOPT_CAPATH, NULL) != CURLE_OK) ||
+	    curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 1L) != CURLE_OK ||
+	    curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 2L) != CURLE_OK ||
+	    curl_easy_setopt(h, CURLOPT_SSLVERSION, (long)CURL_SSLVERSION_TLSv1_2) != CURLE_OK ||
+	    curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, o->allow_http ? "https,http" : "https") !=
+		    CURLE_OK ||
+	    curl_easy_setopt(h, CURLOPT_REDIR_PROTOCOLS_STR, "https") != CURLE_OK ||
+	    curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L) != CURLE_OK ||
+	    (o->connect_timeout &&
+	     curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, o->connect_timeout) != CURLE_OK) ||
+	    curl_easy_setopt(h, CURLOPT_TIMEOUT, o->total_timeout) != CURLE_OK ||
+	    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L) != CURLE_OK ||
+	    curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L) != CURLE_OK ||
+	    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data) != CURLE_OK ||
+	    curl_easy_setopt(h, CURLOPT_ERRORBUFFER, c->errbuf) != CURLE_OK ||
+	    (o->user_agent && curl_easy_setopt(h, CURLOPT_USERAGENT, o->user_agent) != CURLE_OK))
+		goto fail;
+	return c;
+fail:
+	http_client_free(c);
+	return NULL;
+}
+
+void http_client_free(struct http_client *c)
+{
+	if (!c)
+		return;
+	if (c->curl)
+		curl_easy_cleanup(c->curl);
+	free(c);
+}
+
+static int curl_errno(CURLcode cc)
+{
+	switch (cc) {
+	case CURLE_COULDNT_CONNECT:
+		return -ECONNREFUSED;
+	case CURLE_OPERATION_TIMEDOUT:
+		return -ETIMEDOUT;
+	case CURLE_COULDNT_RESOLVE_HOST:
+		return -EHOSTUNREACH;
+	default:
+		return -EIO;
+	}
+}
+
+/* Frees the header list, wiping each line first: one may carry a bearer token. */
+static void headers_free(struct curl_slist *l)
+{
+	for (struct curl_slist *i = l; i; i = i->next)
+		OPENSSL_cleanse(i->data, strlen(i->data));
+	curl_slist_free_all(l);
+}
+
+int http_client_request(struct http_client *c, enum http_method method, const char *url,
+			const char *header, const char *body, size_t body_len, long *status,
+			struct dynbuf *resp)
+{
+	bool sends = method == HTTP_POST || method == HTTP_PUT;
+	struct curl_slist *hdrs = NULL, *next;
+	CURL *h = c->curl;
+	CURLcode cc;
+	int ret;
+
+	*status = 0;
+	c->errbuf[0] = '\0';
+	c->last = CURLE_OK;
+	if (header) {
+		if (!(next = curl_slist_append(hdrs, header)))
+			goto nomem;
+		hdrs = next;
+	}
+	if (sends) {
+		if (!(next = curl_slist_append(hdrs, "Content-Type: application/json")))
+			goto nomem;
+		hdrs = next;
+	}
+	if (!(next = curl_slist_append(hdrs, "Accept: application/json")))
+		goto nomem;
+	hdrs = next;
+
+	curl_easy_setopt(h, CURLOPT_URL, url);
+	curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
+	curl_easy_setopt(h, CURLOPT_WRITEDATA, resp);
+	if (sends) {
+		curl_easy_setopt(h, CURLOPT_POST, 1L);
+		curl_easy_setopt(h, CURLOPT_POSTFIELDS, body ? body : "");
+		curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)(body ? body_len : 0));
+	} else {
+		curl_easy_setopt(h, CURLOPT_HTTPGET, 1L);
+	}
+	curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method == HTTP_PUT ? "PUT" : NULL);
+	cc = curl_easy_perform(h);
+	/* The handle outlives the list: it must not keep a pointer to it. */
+	curl_easy_setopt(h, CURLOPT_HTTPHEADER, NULL);
+	c->last = cc;
+	if (cc != CURLE_OK) {
+		if (dynbuf_error(resp) == -E2BIG)
+			ret = -EFBIG;
+		else if (dynbuf_error(resp))
+			ret = dynbuf_error(resp);
+		else
+			ret = curl_errno(cc);
+		goto out;
+	}
+	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, status);
+	ret = 0;
+out:
+	headers_free(hdrs);
+	return ret;
+nomem:
+	c->last = CURLE_OUT_OF_MEMORY;
+	ret = -ENOMEM;
+	goto out;
+}
+
+const char *http_client_error(const struct http_client *c)
+{
+	return curl_easy_strerror(c->last);
+}
+
+const char *http_client_error_detail(const struct http_client *c)
+{
+	return c->errbuf;
+}
