@@ -325,6 +325,7 @@ void handle_evidence(const struct http_request *req, struct http_response *resp)
 	struct attest_request ar;
 	struct attest_result res;
 	struct store_round round;
+	struct store_round_violation *sviol = NULL;
 	struct policy *policy = NULL;
 	EVP_PKEY *ak = NULL;
 	struct timespec t0;
@@ -433,13 +434,26 @@ void handle_evidence(const struct http_request *req, struct http_response *resp)
 		http_reply_error(resp, 500, "internal", "out of memory");
 		goto out;
 	}
+	if (res.nviolations) {
+		sviol = calloc(res.nviolations, sizeof(*sviol));
+		if (!sviol) {
+			http_reply_error(resp, 500, "internal", "out of memory");
+			goto out;
+		}
+	}
+	for (size_t i = 0; i < res.nviolations; i++) {
+		const struct attest_violation *v = &res.violations[i];
+
+		sviol[i] = (struct store_round_violation){ .entry = v->entry, .reason = v->reason,
+			.path = v->path, .digest = v->digest, .template_name = v->template_name };
+	}
 	memset(&round, 0, sizeof(round));
 	round.agent = id;
 	round.next = &res.next;
 	round.trusted = res.verdict.trusted;
 	round.reasons_json = reasons;
 	round.next_offset = res.verdict.next_offset;
-	round.violations = res.violations;
+	round.violations = sviol;
 	round.nviolations = res.nviolations;
 	round.now = now;
 	/* Durable before acknowledged: the agent may act on this verdict. */
@@ -466,6 +480,7 @@ refused:
 out:
 	if (have_result)
 		attest_result_release(&res);
+	free(sviol);
 	free(reasons);
 	policy_unref(policy);
 	EVP_PKEY_free(ak);
