@@ -26,16 +26,7 @@
 
 struct policy;
 
-/* Per agent and boot: what the previous trusted-or-not rounds established. Plain data. */
-struct boot_state {
-	bool started;            /* false: no evidence yet for this agent */
-	uint32_t reset_count;
-	uint32_t restart_count;
-	uint64_t clock;
-	uint64_t boot_number;    /* 1 for the first boot seen, +1 on every reset */
-	uint64_t next_entry;     /* entries folded into `replay` (the matched prefix) */
-	struct replay_state replay;
-};
+#include "verifier/boot_state.h"
 
 struct attest_request {
 	EVP_PKEY *ak;

@@ -4,6 +4,9 @@
  *   verifier [--listen 127.0.0.1:8443] [--state-dir DIR] [--tls-cert FILE --tls-key FILE]
  *            [--tls-san NAME]... [--ek-ca FILE]... [--policy FILE]
  *            [--operator-token-file FILE] [--threads N] [--nonce-ttl SECONDS] [--verbose]
+ *            [--store URI]
+ *
+ * --store names the database (store.h): sqlite:PATH, by default sqlite:STATE_DIR/verifier.db.
  *
  * Prints `listening on https://ADDR:PORT` on stdout when ready. SIGTERM/SIGINT stop it cleanly.
  */
@@ -41,6 +44,7 @@
 struct options {
 	const char *listen;
 	const char *state_dir;
+	const char *store; /* NULL: sqlite:STATE_DIR/verifier.db */
 	const char *tls_cert, *tls_key;
 	const char *sans[MAX_SANS];
 	size_t nsans;
@@ -58,7 +62,8 @@ static void usage(FILE *f)
 		"usage: verifier [--listen ADDR:PORT] [--state-dir DIR]\n"
 		"                [--tls-cert FILE --tls-key FILE] [--tls-san NAME]...\n"
 		"                [--ek-ca FILE]... [--policy FILE] [--operator-token-file FILE]\n"
-		"                [--threads N] [--nonce-ttl SECONDS] [--verbose]\n");
+		"                [--threads N] [--nonce-ttl SECONDS] [--verbose]\n"
+		"                [--store sqlite:PATH]\n");
 }
 
 static int parse_uint(const char *s, unsigned long max, unsigned long *out)
@@ -79,6 +84,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 	static const struct option longopts[] = {
 		{ "listen", required_argument, NULL, 'l' },
 		{ "state-dir", required_argument, NULL, 's' },
+		{ "store", required_argument, NULL, 'S' },
 		{ "tls-cert", required_argument, NULL, 'c' },
 		{ "tls-key", required_argument, NULL, 'k' },
 		{ "tls-san", required_argument, NULL, 'N' },
@@ -105,6 +111,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		switch (c) {
 		case 'l': o->listen = optarg; break;
 		case 's': o->state_dir = optarg; break;
+		case 'S': o->store = optarg; break;
 		case 'c': o->tls_cert = optarg; break;
 		case 'k': o->tls_key = optarg; break;
 		case 'N':
@@ -282,9 +289,9 @@ int main(int argc, char **argv)
 		log_error("cannot create state directory \"%s\": %s", o.state_dir, strerror(errno));
 		goto out;
 	}
-	snprintf(path, sizeof(path), "%s/verifier.db", o.state_dir);
-	if ((ret = store_open(path, &app.store))) {
-		log_error("cannot open the store \"%s\"", path);
+	snprintf(path, sizeof(path), "sqlite:%s/verifier.db", o.state_dir);
+	if ((ret = store_open(o.store ? o.store : path, &app.store))) {
+		log_error("cannot open the store \"%s\"", o.store ? o.store : path);
 		goto out;
 	}
 	if (setup_token(&o, app.token_digest))

@@ -146,28 +146,48 @@ static enum round_status spend_nonce(struct app *app, const char *id, const stru
 static enum round_status commit(struct app *app, const char *id, int64_t now,
 				struct attest_result *res)
 {
+	struct store_round_violation *viol = NULL;
 	struct store_round round;
 	int64_t verdict_id = 0;
+	enum round_status st = ROUND_INTERNAL;
 	char *reasons = reasons_json(&res->verdict);
 
 	if (!reasons)
 		return ROUND_INTERNAL;
+	/* The store borrows the strings for the call; reasons go as their wire names. */
+	if (res->nviolations) {
+		viol = calloc(res->nviolations, sizeof(*viol));
+		if (!viol)
+			goto out;
+	}
+	for (size_t i = 0; i < res->nviolations; i++) {
+		const struct attest_violation *v = &res->violations[i];
+
+		viol[i].entry = v->entry;
+		viol[i].reason = reason_name(v->reason);
+		viol[i].path = v->path;
+		viol[i].digest = v->digest;
+		viol[i].template_name = v->template_name;
+	}
 	memset(&round, 0, sizeof(round));
 	round.agent = id;
 	round.next = &res->next;
 	round.trusted = res->verdict.trusted;
 	round.reasons_json = reasons;
 	round.next_offset = res->verdict.next_offset;
-	round.violations = res->violations;
+	round.violations = viol;
 	round.nviolations = res->nviolations;
 	round.now = now;
 	if (store_round_commit(app->store, &round, &verdict_id)) {
-		free(reasons);
-		return ROUND_STORE_FAILED;
+		st = ROUND_STORE_FAILED;
+		goto out;
 	}
-	free(reasons);
 	res->verdict.verdict_id = verdict_id;
-	return ROUND_OK;
+	st = ROUND_OK;
+out:
+	free(viol);
+	free(reasons);
+	return st;
 }
 
 enum round_status round_evidence(struct app *app, const char *id, const struct evidence *ev,

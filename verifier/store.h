@@ -1,7 +1,12 @@
 /*
  * store: the verifier's durable state behind one interface (agents, boot state, verdicts,
- * violations, policies; outstanding challenges need no durability and live in nonces.h). store_sqlite.c implements it on SQLite; another backend
- * implements the same functions in its own file.
+ * violations, policies; outstanding challenges need no durability and live in nonces.h).
+ *
+ * Backends: store_open() takes a URI and picks the backend by its scheme; "sqlite:PATH" is
+ * SQLite (store_sqlite.c). What every backend shares (the group commit, state names, the
+ * enrollment decision) is in store.c; a backend implements struct store_ops
+ * (store_backend.h) in its own file. A backend keeps a schema version and upgrades an older
+ * database when it opens it; it refuses one newer than itself.
  *
  * Durability: every function that changes state has committed (synchronous=FULL) when it
  * returns 0. The evidence path relies on this: store_round_commit() stores the new boot state,
@@ -26,10 +31,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "proto/evidence.h"
 #include "proto/limits.h"
-#include "proto/pcrs.h"
-#include "verifier/attest.h"
+#include "verifier/boot_state.h"
 
 #define STORE_CRED_DIGEST_LEN 32u /* SHA-256 of the MakeCredential secret */
 #define STORE_POLICY_NAME_MAX 64u
@@ -66,7 +69,13 @@ struct store_agent {
 };
 void store_agent_release(struct store_agent *a);
 
-int store_open(const char *path, struct store **out);
+/*
+ * Opens the store a URI names: "sqlite:PATH" (the file is created if missing). Upgrades the
+ * schema of an older database first. -EINVAL (logged) for a URI without a known scheme,
+ * -EPROTO for a database newer than this verifier, else what the backend returns.
+ */
+int store_open(const char *uri, struct store **out);
+/* NULL-safe. */
 void store_close(struct store *st);
 
 /* Agents ------------------------------------------------------------------------------- */
@@ -107,13 +116,22 @@ int store_agents_list(struct store *st, store_agent_cb cb, void *arg);
 /* The stored state, or a zeroed one (started = false) if the agent has none. */
 int store_boot_get(struct store *st, const char *agent, struct boot_state *out);
 
+/* A violation a round found (strings NUL-terminated, borrowed for the call). */
+struct store_round_violation {
+	uint64_t entry;
+	const char *reason;        /* its wire name: not_in_allowlist, violation_entry, ... */
+	const char *path;
+	const char *digest;        /* "alg:hex" */
+	const char *template_name;
+};
+
 struct store_round {
 	const char *agent;
 	const struct boot_state *next;
 	bool trusted;
 	const char *reasons_json; /* JSON array, as in verdict_response */
 	uint64_t next_offset;
-	const struct attest_violation *violations;
+	const struct store_round_violation *violations;
 	size_t nviolations;
 	int64_t now;
 };

@@ -1,14 +1,14 @@
 /*
- * store.h on SQLite: one connection in WAL mode, synchronous=FULL, serialized by a mutex.
+ * store_backend.h on SQLite ("sqlite:PATH"): one connection in WAL mode, synchronous=FULL,
+ * serialized by a mutex.
  *
  * One connection and one mutex keep it simple and correct: every read sees every committed
  * write, and a multi-statement decision (enroll, commit a round) runs inside BEGIN IMMEDIATE
- * so no other caller can interleave. Rounds are group-committed (store_round_commit): the
- * fsync, not the SQL, is what a round costs, and one fsync can cover every round in flight. SQLite errors are converted to -EIO here,
- * logged with SQLite's code and message.
+ * so no other caller can interleave. Rounds come in batches from store.c's group commit: the
+ * fsync, not the SQL, is what a round costs, and one fsync covers every round of a batch.
+ * The schema and its migrations are in store_sqlite_schema.c. SQLite errors are converted to
+ * -EIO here, logged with SQLite's code and message.
  */
-#include "verifier/store.h"
-
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
@@ -19,228 +19,236 @@
 #include <sqlite3.h>
 
 #include "common/log.h"
+#include "verifier/store_backend.h"
+#include "verifier/store_sqlite.h"
 
-/* Layout of the boot_state BLOB: u32 version, u32 sizeof(struct boot_state), the struct. */
-#define BOOT_STATE_LAYOUT 1u
+#define AGENT_SUMMARY_COLS                                                                  \
+	"a.id, a.state, a.ak_name, a.cred_digest, a.policy, a.created_at, a.activated_at,"    \
+	" COALESCE(b.boot_number, 0), COALESCE(b.next_entry, 0),"                              \
+	" COALESCE((SELECT time FROM verdicts v WHERE v.agent = a.id ORDER BY id DESC LIMIT 1), 0)," \
+	" COALESCE((SELECT trusted FROM verdicts v WHERE v.agent = a.id ORDER BY id DESC LIMIT 1), -1)," \
+	" (SELECT COUNT(*) FROM violations x WHERE x.agent = a.id AND x.state = 'open')"
 
-/* A round waiting in the commit queue; lives on its caller's stack. */
-struct round_waiter {
-	const struct store_round *r;
-	struct round_waiter *next;
-	int64_t verdict_id;
-	int ret;
-	bool done;
+#define VIOLATION_COLUMNS                                                                  \
+	"id, agent, boot_number, entry, path, digest, template, reason, first_seen, last_seen," \
+	" count, state"
+
+/*
+ * Every statement the store runs, prepared once when the store opens (compiling SQL was
+ * most of the store's CPU) and used by its name. A statement is used by one caller at a time
+ * (the lock) and goes back with finish().
+ */
+enum stmt {
+	STMT_BEGIN,
+	STMT_COMMIT,
+	STMT_ROLLBACK,
+	STMT_SAVEPOINT,
+	STMT_ROLLBACK_TO,
+	STMT_RELEASE,
+	STMT_AGENT_GET,
+	STMT_AGENT_REFRESH,
+	STMT_AGENT_INSERT,
+	STMT_AGENT_ACTIVATE,
+	STMT_AGENT_SET_POLICY,
+	STMT_AGENTS_LIST,
+	STMT_BOOT_GET,
+	STMT_BOOT_PUT,
+	STMT_VERDICT_INSERT,
+	STMT_VIOLATION_UPSERT,
+	STMT_VERDICTS_LIST,
+	STMT_VIOLATION_GET,
+	STMT_VIOLATIONS_OPEN_COUNT,
+	STMT_VIOLATIONS_LIST,
+	STMT_VIOLATION_SET_STATE,
+	STMT_POLICY_NEWEST,
+	STMT_POLICY_INSERT,
+	STMT_POLICY_VERSION,
+	STMT_COUNTS,
+	STMT_COUNT /* the number of statements */
 };
 
-#define STORE_STMT_CACHE 32u /* more distinct statements than the store has */
+static const char *const stmt_sql[STMT_COUNT] = {
+	[STMT_BEGIN] = "BEGIN IMMEDIATE",
+	[STMT_COMMIT] = "COMMIT",
+	[STMT_ROLLBACK] = "ROLLBACK",
+	[STMT_SAVEPOINT] = "SAVEPOINT round",
+	[STMT_ROLLBACK_TO] = "ROLLBACK TO round",
+	[STMT_RELEASE] = "RELEASE round",
+	[STMT_AGENT_GET] =
+		"SELECT " AGENT_SUMMARY_COLS ", a.ek_pub, a.ek_cert, a.ak_pub"
+		" FROM agents a LEFT JOIN boot_state b ON b.agent = a.id WHERE a.id = ?",
+	[STMT_AGENT_REFRESH] =
+		"UPDATE agents SET ek_cert = ?2, ak_pub = ?3, ak_name = ?4,"
+		" cred_digest = ?5 WHERE id = ?1 AND state = 'pending'",
+	[STMT_AGENT_INSERT] =
+		"INSERT INTO agents(id, ek_cert, ak_pub, ak_name, cred_digest, ek_pub,"
+		" policy, state, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7,"
+		" 'pending', ?8)",
+	[STMT_AGENT_ACTIVATE] =
+		"UPDATE agents SET state = 'active', activated_at = ?3"
+		" WHERE id = ?1 AND state = 'pending' AND cred_digest = ?2",
+	[STMT_AGENT_SET_POLICY] = "UPDATE agents SET policy = ?2 WHERE id = ?1",
+	[STMT_AGENTS_LIST] =
+		"SELECT " AGENT_SUMMARY_COLS
+		" FROM agents a LEFT JOIN boot_state b ON b.agent = a.id ORDER BY a.id",
+	[STMT_BOOT_GET] = "SELECT state FROM boot_state WHERE agent = ?1",
+	[STMT_BOOT_PUT] =
+		"INSERT INTO boot_state(agent, state, reset_count, restart_count,"
+		" boot_number, next_entry, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"
+		" ON CONFLICT(agent) DO UPDATE SET"
+		" state = excluded.state, reset_count = excluded.reset_count,"
+		" restart_count = excluded.restart_count, boot_number = excluded.boot_number,"
+		" next_entry = excluded.next_entry, updated_at = excluded.updated_at",
+	[STMT_VERDICT_INSERT] =
+		"INSERT INTO verdicts(agent, boot_number, time, trusted, reasons,"
+		" next_offset) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+	/* One row per (agent, digest, path): a file seen again bumps count and last_seen. */
+	[STMT_VIOLATION_UPSERT] =
+		"INSERT INTO violations(agent, boot_number, entry, path, digest, template,"
+		" reason, first_seen, last_seen) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?8)"
+		" ON CONFLICT(agent, digest, path) DO UPDATE SET"
+		" boot_number = excluded.boot_number, entry = excluded.entry,"
+		" reason = excluded.reason, last_seen = excluded.last_seen,"
+		" count = count + 1",
+	[STMT_VERDICTS_LIST] =
+		"SELECT id, agent, boot_number, time, trusted, reasons, next_offset"
+		" FROM verdicts WHERE agent = ?1 ORDER BY id DESC LIMIT ?2",
+	[STMT_VIOLATION_GET] = "SELECT " VIOLATION_COLUMNS " FROM violations WHERE id = ?1",
+	[STMT_VIOLATIONS_OPEN_COUNT] =
+		"SELECT COUNT(*) FROM violations WHERE agent = ?1 AND boot_number = ?2"
+		" AND state = 'open'",
+	[STMT_VIOLATIONS_LIST] =
+		"SELECT " VIOLATION_COLUMNS " FROM violations"
+		" WHERE (?1 IS NULL OR state = ?1) AND (?2 IS NULL OR agent = ?2)"
+		" ORDER BY last_seen DESC, id DESC LIMIT ?3",
+	[STMT_VIOLATION_SET_STATE] = "UPDATE violations SET state = ?2 WHERE id = ?1",
+	[STMT_POLICY_NEWEST] =
+		"SELECT version, json FROM policies WHERE name = ?1"
+		" ORDER BY version DESC LIMIT 1",
+	[STMT_POLICY_INSERT] =
+		"INSERT INTO policies(name, version, json, actor, time)"
+		" VALUES (?1, ?2, ?3, ?4, ?5)",
+	[STMT_POLICY_VERSION] = "SELECT max(version) FROM policies WHERE name = ?1",
+	[STMT_COUNTS] =
+		"SELECT (SELECT COUNT(*) FROM agents WHERE state = 'pending'),"
+		" (SELECT COUNT(*) FROM agents WHERE state = 'active'),"
+		" (SELECT COUNT(*) FROM violations WHERE state = 'open'),"
+		" (SELECT COUNT(*) FROM verdicts WHERE trusted = 1),"
+		" (SELECT COUNT(*) FROM verdicts WHERE trusted = 0)",
+};
 
-struct store {
+struct sqlite_store {
+	struct store_backend base; /* first: store.c holds a pointer to it */
 	sqlite3 *db;
-	pthread_mutex_t lock; /* the connection and the statement cache */
-	struct {
-		const char *sql;
-		sqlite3_stmt *stmt;
-	} stmts[STORE_STMT_CACHE];
-	unsigned nstmts;
-	/* Commit queue (store_round_commit): qlock guards the queue and `committing`. */
-	pthread_mutex_t qlock;
-	pthread_cond_t qcond;
-	struct round_waiter *qhead, **qtail;
-	bool committing;
+	pthread_mutex_t lock; /* the connection and the statements */
+	sqlite3_stmt *stmt[STMT_COUNT];
 };
 
-static const char schema[] =
-	"CREATE TABLE IF NOT EXISTS agents("
-	" id TEXT PRIMARY KEY,"
-	" ek_pub BLOB NOT NULL, ek_cert BLOB NOT NULL, ak_pub BLOB NOT NULL, ak_name BLOB NOT NULL,"
-	" state TEXT NOT NULL CHECK(state IN ('pending','active')),"
-	" cred_digest BLOB NOT NULL,"
-	" policy TEXT NOT NULL DEFAULT '',"
-	" created_at INTEGER NOT NULL, activated_at INTEGER NOT NULL DEFAULT 0);"
-	/* Challenges live in memory now (nonces.h); older stores had them here. */
-	"DROP TABLE IF EXISTS challenges;"
-	"CREATE TABLE IF NOT EXISTS boot_state("
-	" agent TEXT PRIMARY KEY, layout INTEGER NOT NULL, state BLOB NOT NULL,"
-	" reset_count INTEGER NOT NULL, restart_count INTEGER NOT NULL,"
-	" boot_number INTEGER NOT NULL, next_entry INTEGER NOT NULL, updated_at INTEGER NOT NULL);"
-	"CREATE TABLE IF NOT EXISTS verdicts("
-	" id INTEGER PRIMARY KEY AUTOINCREMENT, agent TEXT NOT NULL, boot_number INTEGER NOT NULL,"
-	" time INTEGER NOT NULL, trusted INTEGER NOT NULL, reasons TEXT NOT NULL,"
-	" next_offset INTEGER NOT NULL);"
-	"CREATE INDEX IF NOT EXISTS verdicts_agent ON verdicts(agent, id);"
-	"CREATE TABLE IF NOT EXISTS violations("
-	" id INTEGER PRIMARY KEY AUTOINCREMENT, agent TEXT NOT NULL, boot_number INTEGER NOT NULL,"
-	" entry INTEGER NOT NULL, path TEXT NOT NULL, digest TEXT NOT NULL, template TEXT NOT NULL,"
-	" reason TEXT NOT NULL, first_seen INTEGER NOT NULL, last_seen INTEGER NOT NULL,"
-	" count INTEGER NOT NULL DEFAULT 1,"
-	" state TEXT NOT NULL DEFAULT 'open' CHECK(state IN ('open','approved','dismissed')),"
-	" UNIQUE(agent, digest, path));"
-	"CREATE INDEX IF NOT EXISTS violations_state ON violations(state, last_seen);"
-	"CREATE TABLE IF NOT EXISTS policies("
-	" name TEXT NOT NULL, version INTEGER NOT NULL, json TEXT NOT NULL, actor TEXT NOT NULL,"
-	" time INTEGER NOT NULL, PRIMARY KEY(name, version));";
-
-const char *agent_state_str(enum agent_state s)
+static struct sqlite_store *sq(struct store_backend *b)
 {
-	return s == AGENT_ACTIVE ? "active" : "pending";
-}
-
-const char *violation_state_str(enum violation_state s)
-{
-	switch (s) {
-	case VIOLATION_OPEN: return "open";
-	case VIOLATION_APPROVED: return "approved";
-	case VIOLATION_DISMISSED: return "dismissed";
-	}
-	return "open";
-}
-
-int violation_state_from_str(const char *s)
-{
-	if (!s)
-		return -1;
-	if (!strcmp(s, "open"))
-		return VIOLATION_OPEN;
-	if (!strcmp(s, "approved"))
-		return VIOLATION_APPROVED;
-	if (!strcmp(s, "dismissed"))
-		return VIOLATION_DISMISSED;
-	return -1;
-}
-
-void store_agent_release(struct store_agent *a)
-{
-	if (!a)
-		return;
-	free(a->ek_pub);
-	free(a->ek_cert);
-	free(a->ak_pub);
-	a->ek_pub = a->ek_cert = a->ak_pub = NULL;
-	a->ek_pub_len = a->ek_cert_len = a->ak_pub_len = 0;
+	return (struct sqlite_store *)b;
 }
 
 /* Logs SQLite's own code and message, returns -EIO. */
-static int db_fail(struct store *st, int rc, const char *what)
+static int db_fail(struct sqlite_store *st, int rc, const char *what)
 {
 	log_error("store: %s failed: sqlite error %d \"%s\"", what, rc,
 		  st->db ? sqlite3_errmsg(st->db) : sqlite3_errstr(rc));
 	return -EIO;
 }
 
-static int exec(struct store *st, const char *sql)
+/* The prepared statement `id`, for one use; give it back with finish(). */
+static sqlite3_stmt *stmt(struct sqlite_store *st, enum stmt id)
 {
-	char *msg = NULL;
-	int rc = sqlite3_exec(st->db, sql, NULL, NULL, &msg);
-
-	if (rc != SQLITE_OK) {
-		log_error("store: \"%.60s\" failed: sqlite error %d \"%s\"", sql, rc,
-			  msg ? msg : sqlite3_errstr(rc));
-		sqlite3_free(msg);
-		return -EIO;
-	}
-	return 0;
+	return st->stmt[id];
 }
 
 /*
- * Statements are prepared once and kept (compiling SQL was most of the store's CPU). The cache
- * is keyed by the address of the SQL text: every caller passes a string literal. Caller holds
- * the lock; a statement from prepare() goes back with finish(), never sqlite3_finalize().
+ * Returns a statement: reset (which also ends its read transaction, so the next use sees the
+ * newest commit) and unbound (bindings may point into the caller's memory). NULL-safe.
  */
-static int prepare(struct store *st, const char *sql, sqlite3_stmt **stmt)
-{
-	bool keep = st->nstmts < STORE_STMT_CACHE;
-	int rc;
-
-	for (unsigned i = 0; i < st->nstmts; i++) {
-		if (st->stmts[i].sql == sql) {
-			*stmt = st->stmts[i].stmt;
-			return 0;
-		}
-	}
-	rc = sqlite3_prepare_v3(st->db, sql, -1, keep ? SQLITE_PREPARE_PERSISTENT : 0, stmt, NULL);
-	if (rc != SQLITE_OK)
-		return db_fail(st, rc, "prepare");
-	if (keep) {
-		st->stmts[st->nstmts].sql = sql;
-		st->stmts[st->nstmts].stmt = *stmt;
-		st->nstmts++;
-	}
-	return 0;
-}
-
-/*
- * Returns a statement to the cache: reset (which also ends its read transaction, so the next
- * use sees the newest commit) and unbound (bindings may point into the caller's memory).
- * NULL-safe; statements that did not fit the cache are finalized.
- */
-static void finish(struct store *st, sqlite3_stmt *s)
+static void finish(sqlite3_stmt *s)
 {
 	if (!s)
 		return;
-	for (unsigned i = 0; i < st->nstmts; i++) {
-		if (st->stmts[i].stmt == s) {
-			sqlite3_reset(s);
-			sqlite3_clear_bindings(s);
-			return;
-		}
-	}
-	sqlite3_finalize(s);
+	sqlite3_reset(s);
+	sqlite3_clear_bindings(s);
 }
 
-/* One cached statement without rows (BEGIN, COMMIT, SAVEPOINT ...): not re-parsed per round. */
-static int run(struct store *st, const char *sql)
+static int step_done(struct sqlite_store *st, sqlite3_stmt *s, const char *what)
 {
-	sqlite3_stmt *s = NULL;
-	int ret, rc;
+	int rc = sqlite3_step(s);
 
-	if ((ret = prepare(st, sql, &s)))
-		return ret;
-	rc = sqlite3_step(s);
-	if (rc != SQLITE_DONE)
-		ret = db_fail(st, rc, sql);
-	finish(st, s);
+	return rc == SQLITE_DONE ? 0 : db_fail(st, rc, what);
+}
+
+/* One statement without rows (BEGIN, COMMIT, SAVEPOINT ...). */
+static int run(struct sqlite_store *st, enum stmt id)
+{
+	sqlite3_stmt *s = stmt(st, id);
+	int ret = step_done(st, s, stmt_sql[id]);
+
+	finish(s);
 	return ret;
 }
 
-static void lock(struct store *st)
+static void lock(struct sqlite_store *st)
 {
 	pthread_mutex_lock(&st->lock);
 }
 
-static void unlock(struct store *st)
+static void unlock(struct sqlite_store *st)
 {
 	pthread_mutex_unlock(&st->lock);
 }
 
-static int begin(struct store *st)
+static int begin(struct sqlite_store *st)
 {
-	return run(st, "BEGIN IMMEDIATE");
+	return run(st, STMT_BEGIN);
 }
 
-static int commit(struct store *st)
+static int commit(struct sqlite_store *st)
 {
-	return run(st, "COMMIT");
+	return run(st, STMT_COMMIT);
 }
 
-static void rollback(struct store *st)
+static void rollback(struct sqlite_store *st)
 {
 	if (!sqlite3_get_autocommit(st->db))
-		run(st, "ROLLBACK");
+		run(st, STMT_ROLLBACK);
 }
 
-int store_open(const char *path, struct store **out)
+static void sq_close(struct store_backend *b)
 {
-	struct store *st;
+	struct sqlite_store *st = sq(b);
+
+	for (unsigned i = 0; i < STMT_COUNT; i++)
+		sqlite3_finalize(st->stmt[i]);
+	if (st->db) {
+		int rc = sqlite3_close(st->db);
+
+		if (rc != SQLITE_OK)
+			log_error("store: close failed: sqlite error %d", rc);
+	}
+	pthread_mutex_destroy(&st->lock);
+	free(st);
+}
+
+static int sq_open(const char *path, struct store_backend **out)
+{
+	struct sqlite_store *st;
 	int rc, ret;
 
 	*out = NULL;
+	if (!path[0]) {
+		log_error("store: \"sqlite:\" names no file: give sqlite:PATH");
+		return -EINVAL;
+	}
 	st = calloc(1, sizeof(*st));
 	if (!st)
 		return -ENOMEM;
+	st->base.ops = &store_sqlite_ops;
 	pthread_mutex_init(&st->lock, NULL);
-	pthread_mutex_init(&st->qlock, NULL);
-	pthread_cond_init(&st->qcond, NULL);
-	st->qtail = &st->qhead;
 	rc = sqlite3_open_v2(path, &st->db,
 			     SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, NULL);
 	if (rc != SQLITE_OK) {
@@ -249,34 +257,24 @@ int store_open(const char *path, struct store **out)
 	}
 	sqlite3_busy_timeout(st->db, 5000);
 	/* WAL: readers do not block the writer; FULL: a COMMIT is on disk when it returns. */
-	if ((ret = exec(st, "PRAGMA journal_mode=WAL")) ||
-	    (ret = exec(st, "PRAGMA synchronous=FULL")) ||
-	    (ret = exec(st, "PRAGMA foreign_keys=ON")) ||
-	    (ret = exec(st, schema)))
+	if ((ret = store_sqlite_exec(st->db, "PRAGMA journal_mode=WAL")) ||
+	    (ret = store_sqlite_exec(st->db, "PRAGMA synchronous=FULL")) ||
+	    (ret = store_sqlite_exec(st->db, "PRAGMA foreign_keys=ON")) ||
+	    (ret = store_sqlite_migrate(st->db, path)))
 		goto fail;
-	*out = st;
+	for (unsigned i = 0; i < STMT_COUNT; i++) {
+		rc = sqlite3_prepare_v3(st->db, stmt_sql[i], -1, SQLITE_PREPARE_PERSISTENT,
+					&st->stmt[i], NULL);
+		if (rc != SQLITE_OK) {
+			ret = db_fail(st, rc, "prepare");
+			goto fail;
+		}
+	}
+	*out = &st->base;
 	return 0;
 fail:
-	store_close(st);
+	sq_close(&st->base);
 	return ret;
-}
-
-void store_close(struct store *st)
-{
-	if (!st)
-		return;
-	for (unsigned i = 0; i < st->nstmts; i++)
-		sqlite3_finalize(st->stmts[i].stmt);
-	if (st->db) {
-		int rc = sqlite3_close(st->db);
-
-		if (rc != SQLITE_OK)
-			log_error("store: close failed: sqlite error %d", rc);
-	}
-	pthread_mutex_destroy(&st->lock);
-	pthread_mutex_destroy(&st->qlock);
-	pthread_cond_destroy(&st->qcond);
-	free(st);
 }
 
 /* Agents ------------------------------------------------------------------------------- */
@@ -304,13 +302,6 @@ static void text_copy(sqlite3_stmt *s, int col, char *out, size_t cap)
 
 	snprintf(out, cap, "%s", t ? (const char *)t : "");
 }
-
-#define AGENT_SUMMARY_COLS                                                                  \
-	"a.id, a.state, a.ak_name, a.cred_digest, a.policy, a.created_at, a.activated_at,"    \
-	" COALESCE(b.boot_number, 0), COALESCE(b.next_entry, 0),"                              \
-	" COALESCE((SELECT time FROM verdicts v WHERE v.agent = a.id ORDER BY id DESC LIMIT 1), 0)," \
-	" COALESCE((SELECT trusted FROM verdicts v WHERE v.agent = a.id ORDER BY id DESC LIMIT 1), -1)," \
-	" (SELECT COUNT(*) FROM violations x WHERE x.agent = a.id AND x.state = 'open')"
 
 static void agent_summary_row(sqlite3_stmt *s, struct store_agent *a)
 {
@@ -343,18 +334,12 @@ static void agent_summary_row(sqlite3_stmt *s, struct store_agent *a)
 }
 
 /* Caller holds the lock. */
-static int agent_get_locked(struct store *st, const char *id, struct store_agent *out)
+static int agent_get_locked(struct sqlite_store *st, const char *id, struct store_agent *out)
 {
-	sqlite3_stmt *s = NULL;
-	int rc, ret;
+	sqlite3_stmt *s = stmt(st, STMT_AGENT_GET);
+	int rc, ret = 0;
 
 	memset(out, 0, sizeof(*out));
-	ret = prepare(st,
-		      "SELECT " AGENT_SUMMARY_COLS ", a.ek_pub, a.ek_cert, a.ak_pub"
-		      " FROM agents a LEFT JOIN boot_state b ON b.agent = a.id WHERE a.id = ?",
-		      &s);
-	if (ret)
-		return ret;
 	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
 	rc = sqlite3_step(s);
 	if (rc == SQLITE_DONE) {
@@ -371,12 +356,13 @@ static int agent_get_locked(struct store *st, const char *id, struct store_agent
 	    (ret = blob_copy(s, 14, &out->ak_pub, &out->ak_pub_len)))
 		store_agent_release(out);
 out:
-	finish(st, s);
+	finish(s);
 	return ret;
 }
 
-int store_agent_get(struct store *st, const char *id, struct store_agent *out)
+static int sq_agent_get(struct store_backend *b, const char *id, struct store_agent *out)
 {
+	struct sqlite_store *st = sq(b);
 	int ret;
 
 	lock(st);
@@ -385,14 +371,10 @@ int store_agent_get(struct store *st, const char *id, struct store_agent *out)
 	return ret;
 }
 
-static bool same_blob(const uint8_t *a, size_t alen, const uint8_t *b, size_t blen)
+static int sq_agent_enroll(struct store_backend *b, const struct store_agent *a, int64_t now,
+			   enum store_enroll_result *result)
 {
-	return alen == blen && (alen == 0 || memcmp(a, b, alen) == 0);
-}
-
-int store_agent_enroll(struct store *st, const struct store_agent *a, int64_t now,
-		       enum store_enroll_result *result)
-{
+	struct sqlite_store *st = sq(b);
 	struct store_agent cur;
 	sqlite3_stmt *s = NULL;
 	int ret, rc;
@@ -406,35 +388,13 @@ int store_agent_enroll(struct store *st, const struct store_agent *a, int64_t no
 	if (ret && ret != -ENOENT)
 		goto out;
 	exists = ret == 0;
-	if (exists) {
-		bool same_ek = same_blob(cur.ek_pub, cur.ek_pub_len, a->ek_pub, a->ek_pub_len);
-		bool same_ak = same_blob(cur.ak_pub, cur.ak_pub_len, a->ak_pub, a->ak_pub_len);
-
+	ret = 0;
+	*result = store_enroll_decide(exists ? &cur : NULL, a);
+	if (exists)
 		store_agent_release(&cur);
-		/* The EK identifies the TPM: no other TPM may take over an id, pending or not. */
-		if (!same_ek || (cur.state == AGENT_ACTIVE && !same_ak)) {
-			*result = STORE_ENROLL_CONFLICT;
-			ret = 0;
-			goto out;
-		}
-		if (cur.state == AGENT_ACTIVE) {
-			*result = STORE_ENROLL_ALREADY;
-			ret = 0;
-			goto out;
-		}
-		ret = prepare(st,
-			      "UPDATE agents SET ek_cert = ?2, ak_pub = ?3, ak_name = ?4,"
-			      " cred_digest = ?5 WHERE id = ?1 AND state = 'pending'",
-			      &s);
-	} else {
-		ret = prepare(st,
-			      "INSERT INTO agents(id, ek_cert, ak_pub, ak_name, cred_digest, ek_pub,"
-			      " policy, state, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7,"
-			      " 'pending', ?8)",
-			      &s);
-	}
-	if (ret)
+	if (*result == STORE_ENROLL_CONFLICT || *result == STORE_ENROLL_ALREADY)
 		goto out;
+	s = stmt(st, exists ? STMT_AGENT_REFRESH : STMT_AGENT_INSERT);
 	sqlite3_bind_text(s, 1, a->id, -1, SQLITE_STATIC);
 	sqlite3_bind_blob(s, 2, a->ek_cert, (int)a->ek_cert_len, SQLITE_STATIC);
 	sqlite3_bind_blob(s, 3, a->ak_pub, (int)a->ak_pub_len, SQLITE_STATIC);
@@ -452,10 +412,10 @@ int store_agent_enroll(struct store *st, const struct store_agent *a, int64_t no
 	}
 	/* The old credential dies with the update: a pending activation with it now fails. */
 	ret = commit(st);
-	if (!ret)
-		*result = exists ? STORE_ENROLL_REFRESHED : STORE_ENROLL_NEW;
 out:
-	finish(st, s);
+	if (ret)
+		*result = STORE_ENROLL_CONFLICT;
+	finish(s);
 	if (ret || *result == STORE_ENROLL_ALREADY || *result == STORE_ENROLL_CONFLICT)
 		rollback(st);
 out_unlock:
@@ -463,43 +423,36 @@ out_unlock:
 	return ret;
 }
 
-int store_agent_activate(struct store *st, const char *id,
-			 const uint8_t digest[STORE_CRED_DIGEST_LEN], int64_t now)
+static int sq_agent_activate(struct store_backend *b, const char *id,
+			     const uint8_t digest[STORE_CRED_DIGEST_LEN], int64_t now)
 {
-	sqlite3_stmt *s = NULL;
-	int ret, rc;
+	struct sqlite_store *st = sq(b);
+	sqlite3_stmt *s;
+	int ret = 0, rc;
 
 	lock(st);
-	ret = prepare(st,
-		      "UPDATE agents SET state = 'active', activated_at = ?3"
-		      " WHERE id = ?1 AND state = 'pending' AND cred_digest = ?2",
-		      &s);
-	if (ret)
-		goto out;
+	s = stmt(st, STMT_AGENT_ACTIVATE);
 	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
 	sqlite3_bind_blob(s, 2, digest, STORE_CRED_DIGEST_LEN, SQLITE_STATIC);
 	sqlite3_bind_int64(s, 3, now);
 	rc = sqlite3_step(s);
-	if (rc != SQLITE_DONE) {
+	if (rc != SQLITE_DONE)
 		ret = db_fail(st, rc, "agent activate");
-		goto out;
-	}
-	if (sqlite3_changes(st->db) != 1)
+	else if (sqlite3_changes(st->db) != 1)
 		ret = -ESTALE;
-out:
-	finish(st, s);
+	finish(s);
 	unlock(st);
 	return ret;
 }
 
-int store_agent_set_policy(struct store *st, const char *id, const char *policy)
+static int sq_agent_set_policy(struct store_backend *b, const char *id, const char *policy)
 {
-	sqlite3_stmt *s = NULL;
-	int ret, rc;
+	struct sqlite_store *st = sq(b);
+	sqlite3_stmt *s;
+	int ret = 0, rc;
 
 	lock(st);
-	if ((ret = prepare(st, "UPDATE agents SET policy = ?2 WHERE id = ?1", &s)))
-		goto out;
+	s = stmt(st, STMT_AGENT_SET_POLICY);
 	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
 	sqlite3_bind_text(s, 2, policy, -1, SQLITE_STATIC);
 	rc = sqlite3_step(s);
@@ -507,25 +460,20 @@ int store_agent_set_policy(struct store *st, const char *id, const char *policy)
 		ret = db_fail(st, rc, "agent policy");
 	else if (sqlite3_changes(st->db) != 1)
 		ret = -ENOENT;
-out:
-	finish(st, s);
+	finish(s);
 	unlock(st);
 	return ret;
 }
 
-int store_agents_list(struct store *st, store_agent_cb cb, void *arg)
+static int sq_agents_list(struct store_backend *b, store_agent_cb cb, void *arg)
 {
-	sqlite3_stmt *s = NULL;
+	struct sqlite_store *st = sq(b);
+	sqlite3_stmt *s;
 	struct store_agent a;
-	int ret, rc;
+	int ret = 0, rc;
 
 	lock(st);
-	ret = prepare(st,
-		      "SELECT " AGENT_SUMMARY_COLS
-		      " FROM agents a LEFT JOIN boot_state b ON b.agent = a.id ORDER BY a.id",
-		      &s);
-	if (ret)
-		goto out;
+	s = stmt(st, STMT_AGENTS_LIST);
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		memset(&a, 0, sizeof(a));
 		agent_summary_row(s, &a);
@@ -535,22 +483,22 @@ int store_agents_list(struct store *st, store_agent_cb cb, void *arg)
 	if (rc != SQLITE_DONE)
 		ret = db_fail(st, rc, "agents list");
 out:
-	finish(st, s);
+	finish(s);
 	unlock(st);
 	return ret;
 }
 
 /* Boot state and rounds ------------------------------------------------------------------ */
 
-int store_boot_get(struct store *st, const char *agent, struct boot_state *out)
+static int sq_boot_get(struct store_backend *b, const char *agent, struct boot_state *out)
 {
-	sqlite3_stmt *s = NULL;
-	int ret, rc;
+	struct sqlite_store *st = sq(b);
+	sqlite3_stmt *s;
+	int ret = 0, rc;
 
 	memset(out, 0, sizeof(*out));
 	lock(st);
-	if ((ret = prepare(st, "SELECT layout, state FROM boot_state WHERE agent = ?1", &s)))
-		goto out;
+	s = stmt(st, STMT_BOOT_GET);
 	sqlite3_bind_text(s, 1, agent, -1, SQLITE_STATIC);
 	rc = sqlite3_step(s);
 	if (rc == SQLITE_DONE)
@@ -560,99 +508,61 @@ int store_boot_get(struct store *st, const char *agent, struct boot_state *out)
 		goto out;
 	}
 	{
-		const uint8_t *p = sqlite3_column_blob(s, 1);
-		int n = sqlite3_column_bytes(s, 1);
-		uint32_t hdr[2];
+		const uint8_t *p = sqlite3_column_blob(s, 0);
+		int n = sqlite3_column_bytes(s, 0);
 
-		if (sqlite3_column_int(s, 0) != BOOT_STATE_LAYOUT || !p ||
-		    n != (int)(sizeof(hdr) + sizeof(*out))) {
-			log_error("store: boot state of agent \"%s\" has layout %d, size %d;"
-				  " expected %u, %zu", agent, sqlite3_column_int(s, 0), n,
-				  BOOT_STATE_LAYOUT, sizeof(hdr) + sizeof(*out));
+		if (n < 0 || boot_state_decode(p, (size_t)n, out)) {
+			log_error("store: boot state of agent \"%s\" does not decode: %d bytes,"
+				  " version %d; expected %u bytes, version %u",
+				  agent, n, p && n > 0 ? p[0] : -1, BOOT_STATE_ENCODED_LEN,
+				  BOOT_STATE_VERSION);
 			ret = -EINVAL;
-			goto out;
 		}
-		memcpy(hdr, p, sizeof(hdr));
-		if (hdr[0] != BOOT_STATE_LAYOUT || hdr[1] != sizeof(*out)) {
-			ret = -EINVAL;
-			goto out;
-		}
-		memcpy(out, p + sizeof(hdr), sizeof(*out));
 	}
 out:
-	finish(st, s);
+	finish(s);
 	unlock(st);
 	return ret;
 }
 
-static int step_done(struct store *st, sqlite3_stmt *s, const char *what)
-{
-	int rc = sqlite3_step(s);
-
-	return rc == SQLITE_DONE ? 0 : db_fail(st, rc, what);
-}
-
 /* Writes one round inside the caller's transaction; the caller holds the lock. */
-static int round_write(struct store *st, const struct store_round *r, int64_t *verdict_id)
+static int round_write(struct sqlite_store *st, const struct store_round *r, int64_t *verdict_id)
 {
-	sqlite3_stmt *s = NULL;
-	uint8_t blob[2 * sizeof(uint32_t) + sizeof(struct boot_state)];
-	uint32_t hdr[2] = { BOOT_STATE_LAYOUT, sizeof(struct boot_state) };
+	uint8_t blob[BOOT_STATE_ENCODED_LEN];
+	sqlite3_stmt *s;
 	int ret;
 
-	memcpy(blob, hdr, sizeof(hdr));
-	memcpy(blob + sizeof(hdr), r->next, sizeof(*r->next));
-	if ((ret = prepare(st,
-			   "INSERT INTO boot_state(agent, layout, state, reset_count, restart_count,"
-			   " boot_number, next_entry, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"
-			   " ON CONFLICT(agent) DO UPDATE SET layout = excluded.layout,"
-			   " state = excluded.state, reset_count = excluded.reset_count,"
-			   " restart_count = excluded.restart_count, boot_number = excluded.boot_number,"
-			   " next_entry = excluded.next_entry, updated_at = excluded.updated_at",
-			   &s)))
-		goto out;
+	boot_state_encode(r->next, blob);
+	s = stmt(st, STMT_BOOT_PUT);
 	sqlite3_bind_text(s, 1, r->agent, -1, SQLITE_STATIC);
-	sqlite3_bind_int(s, 2, BOOT_STATE_LAYOUT);
-	sqlite3_bind_blob(s, 3, blob, (int)sizeof(blob), SQLITE_STATIC);
-	sqlite3_bind_int64(s, 4, r->next->reset_count);
-	sqlite3_bind_int64(s, 5, r->next->restart_count);
-	sqlite3_bind_int64(s, 6, (int64_t)r->next->boot_number);
-	sqlite3_bind_int64(s, 7, (int64_t)r->next->next_entry);
-	sqlite3_bind_int64(s, 8, r->now);
-	if ((ret = step_done(st, s, "boot state write")))
-		goto out;
-	finish(st, s);
-	s = NULL;
+	sqlite3_bind_blob(s, 2, blob, (int)sizeof(blob), SQLITE_STATIC);
+	sqlite3_bind_int64(s, 3, r->next->reset_count);
+	sqlite3_bind_int64(s, 4, r->next->restart_count);
+	sqlite3_bind_int64(s, 5, (int64_t)r->next->boot_number);
+	sqlite3_bind_int64(s, 6, (int64_t)r->next->next_entry);
+	sqlite3_bind_int64(s, 7, r->now);
+	ret = step_done(st, s, "boot state write");
+	finish(s);
+	if (ret)
+		return ret;
 
-	if ((ret = prepare(st,
-			   "INSERT INTO verdicts(agent, boot_number, time, trusted, reasons,"
-			   " next_offset) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-			   &s)))
-		goto out;
+	s = stmt(st, STMT_VERDICT_INSERT);
 	sqlite3_bind_text(s, 1, r->agent, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(s, 2, (int64_t)r->next->boot_number);
 	sqlite3_bind_int64(s, 3, r->now);
 	sqlite3_bind_int(s, 4, r->trusted ? 1 : 0);
 	sqlite3_bind_text(s, 5, r->reasons_json ? r->reasons_json : "[]", -1, SQLITE_STATIC);
 	sqlite3_bind_int64(s, 6, (int64_t)r->next_offset);
-	if ((ret = step_done(st, s, "verdict write")))
-		goto out;
-	*verdict_id = sqlite3_last_insert_rowid(st->db);
-	finish(st, s);
-	s = NULL;
+	ret = step_done(st, s, "verdict write");
+	if (!ret)
+		*verdict_id = sqlite3_last_insert_rowid(st->db);
+	finish(s);
+	if (ret)
+		return ret;
 
-	/* One row per (agent, digest, path): a file seen again bumps count and last_seen. */
-	if ((ret = prepare(st,
-			   "INSERT INTO violations(agent, boot_number, entry, path, digest, template,"
-			   " reason, first_seen, last_seen) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?8)"
-			   " ON CONFLICT(agent, digest, path) DO UPDATE SET"
-			   " boot_number = excluded.boot_number, entry = excluded.entry,"
-			   " reason = excluded.reason, last_seen = excluded.last_seen,"
-			   " count = count + 1",
-			   &s)))
-		goto out;
-	for (size_t i = 0; i < r->nviolations; i++) {
-		const struct attest_violation *v = &r->violations[i];
+	s = stmt(st, STMT_VIOLATION_UPSERT);
+	for (size_t i = 0; i < r->nviolations && !ret; i++) {
+		const struct store_round_violation *v = &r->violations[i];
 
 		sqlite3_reset(s);
 		sqlite3_bind_text(s, 1, r->agent, -1, SQLITE_STATIC);
@@ -661,27 +571,19 @@ static int round_write(struct store *st, const struct store_round *r, int64_t *v
 		sqlite3_bind_text(s, 4, v->path, -1, SQLITE_STATIC);
 		sqlite3_bind_text(s, 5, v->digest, -1, SQLITE_STATIC);
 		sqlite3_bind_text(s, 6, v->template_name, -1, SQLITE_STATIC);
-		sqlite3_bind_text(s, 7, reason_name(v->reason), -1, SQLITE_STATIC);
+		sqlite3_bind_text(s, 7, v->reason, -1, SQLITE_STATIC);
 		sqlite3_bind_int64(s, 8, r->now);
-		if ((ret = step_done(st, s, "violation write")))
-			goto out;
+		ret = step_done(st, s, "violation write");
 	}
-out:
-	finish(st, s);
+	finish(s);
 	return ret;
 }
 
-/*
- * Group commit. Every caller queues its round; whoever finds no commit running becomes the
- * leader: it takes everything queued, writes it in one transaction (one fsync for all), marks
- * each round done with its own result and wakes the others. Those whose round was not in that
- * batch elect the next leader among themselves. A round's failure (a constraint, a full disk
- * while writing) is confined to that round by its savepoint; a failed COMMIT fails the batch.
- * No caller returns before the transaction holding its round has committed or failed.
- */
-static void batch_commit(struct store *st, struct round_waiter *batch)
+/* store_backend.h: one transaction for the batch, a savepoint per round. */
+static void sq_commit_rounds(struct store_backend *b, struct store_pending_round *batch)
 {
-	struct round_waiter *w;
+	struct sqlite_store *st = sq(b);
+	struct store_pending_round *w;
 	int ret;
 
 	lock(st);
@@ -691,12 +593,12 @@ static void batch_commit(struct store *st, struct round_waiter *batch)
 			w->ret = ret;
 			continue;
 		}
-		if ((w->ret = run(st, "SAVEPOINT round")))
+		if ((w->ret = run(st, STMT_SAVEPOINT)))
 			continue;
 		w->ret = round_write(st, w->r, &w->verdict_id);
 		if (w->ret)
-			run(st, "ROLLBACK TO round");
-		run(st, "RELEASE round");
+			run(st, STMT_ROLLBACK_TO);
+		run(st, STMT_RELEASE);
 	}
 	if (!ret && (ret = commit(st)) != 0)
 		rollback(st);
@@ -706,54 +608,16 @@ static void batch_commit(struct store *st, struct round_waiter *batch)
 	unlock(st);
 }
 
-int store_round_commit(struct store *st, const struct store_round *r, int64_t *verdict_id)
+static int sq_verdicts_list(struct store_backend *b, const char *agent, unsigned limit,
+			    store_verdict_cb cb, void *arg)
 {
-	struct round_waiter me = { .r = r };
-
-	pthread_mutex_lock(&st->qlock);
-	*st->qtail = &me;
-	st->qtail = &me.next;
-	while (!me.done) {
-		struct round_waiter *batch, *w, *next;
-
-		if (st->committing) {
-			pthread_cond_wait(&st->qcond, &st->qlock);
-			continue;
-		}
-		st->committing = true;
-		batch = st->qhead;
-		st->qhead = NULL;
-		st->qtail = &st->qhead;
-		pthread_mutex_unlock(&st->qlock);
-		batch_commit(st, batch);
-		pthread_mutex_lock(&st->qlock);
-		/* After done is set a waiter may return and its `me` vanish: read next first. */
-		for (w = batch; w; w = next) {
-			next = w->next;
-			w->done = true;
-		}
-		st->committing = false;
-		pthread_cond_broadcast(&st->qcond);
-	}
-	pthread_mutex_unlock(&st->qlock);
-	if (!me.ret)
-		*verdict_id = me.verdict_id;
-	return me.ret;
-}
-
-int store_verdicts_list(struct store *st, const char *agent, unsigned limit,
-			store_verdict_cb cb, void *arg)
-{
-	sqlite3_stmt *s = NULL;
+	struct sqlite_store *st = sq(b);
+	sqlite3_stmt *s;
 	struct store_verdict v;
-	int ret, rc;
+	int ret = 0, rc;
 
 	lock(st);
-	if ((ret = prepare(st,
-			   "SELECT id, agent, boot_number, time, trusted, reasons, next_offset"
-			   " FROM verdicts WHERE agent = ?1 ORDER BY id DESC LIMIT ?2",
-			   &s)))
-		goto out;
+	s = stmt(st, STMT_VERDICTS_LIST);
 	sqlite3_bind_text(s, 1, agent, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(s, 2, limit);
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
@@ -771,7 +635,7 @@ int store_verdicts_list(struct store *st, const char *agent, unsigned limit,
 	if (rc != SQLITE_DONE)
 		ret = db_fail(st, rc, "verdicts list");
 out:
-	finish(st, s);
+	finish(s);
 	unlock(st);
 	return ret;
 }
@@ -784,10 +648,6 @@ static const char *col_text(sqlite3_stmt *s, int col)
 
 	return t ? (const char *)t : "";
 }
-
-#define VIOLATION_COLUMNS                                                                  \
-	"id, agent, boot_number, entry, path, digest, template, reason, first_seen, last_seen," \
-	" count, state"
 
 /* Reads a row selected with VIOLATION_COLUMNS; the strings live until the next step. */
 static void violation_from_row(sqlite3_stmt *s, struct store_violation *v)
@@ -810,15 +670,16 @@ static void violation_from_row(sqlite3_stmt *s, struct store_violation *v)
 	v->state = vs < 0 ? VIOLATION_OPEN : (enum violation_state)vs;
 }
 
-int store_violation_get(struct store *st, int64_t id, store_violation_cb cb, void *arg)
+static int sq_violation_get(struct store_backend *b, int64_t id, store_violation_cb cb,
+			    void *arg)
 {
-	sqlite3_stmt *s = NULL;
+	struct sqlite_store *st = sq(b);
+	sqlite3_stmt *s;
 	struct store_violation v;
 	int ret, rc;
 
 	lock(st);
-	if ((ret = prepare(st, "SELECT " VIOLATION_COLUMNS " FROM violations WHERE id = ?1", &s)))
-		goto out;
+	s = stmt(st, STMT_VIOLATION_GET);
 	sqlite3_bind_int64(s, 1, id);
 	rc = sqlite3_step(s);
 	if (rc == SQLITE_ROW) {
@@ -829,25 +690,21 @@ int store_violation_get(struct store *st, int64_t id, store_violation_cb cb, voi
 	} else {
 		ret = db_fail(st, rc, "violation get");
 	}
-out:
-	finish(st, s);
+	finish(s);
 	unlock(st);
 	return ret;
 }
 
-int store_violations_open_count(struct store *st, const char *agent, uint64_t boot_number,
-				uint64_t *count)
+static int sq_violations_open_count(struct store_backend *b, const char *agent,
+				    uint64_t boot_number, uint64_t *count)
 {
-	sqlite3_stmt *s = NULL;
-	int ret, rc;
+	struct sqlite_store *st = sq(b);
+	sqlite3_stmt *s;
+	int ret = 0, rc;
 
 	*count = 0;
 	lock(st);
-	if ((ret = prepare(st,
-			   "SELECT COUNT(*) FROM violations WHERE agent = ?1 AND boot_number = ?2"
-			   " AND state = 'open'",
-			   &s)))
-		goto out;
+	s = stmt(st, STMT_VIOLATIONS_OPEN_COUNT);
 	sqlite3_bind_text(s, 1, agent, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(s, 2, (sqlite3_int64)boot_number);
 	rc = sqlite3_step(s);
@@ -855,26 +712,21 @@ int store_violations_open_count(struct store *st, const char *agent, uint64_t bo
 		*count = (uint64_t)sqlite3_column_int64(s, 0);
 	else
 		ret = db_fail(st, rc, "open violations");
-out:
-	finish(st, s);
+	finish(s);
 	unlock(st);
 	return ret;
 }
 
-int store_violations_list(struct store *st, int state, const char *agent, unsigned limit,
-			  store_violation_cb cb, void *arg)
+static int sq_violations_list(struct store_backend *b, int state, const char *agent,
+			      unsigned limit, store_violation_cb cb, void *arg)
 {
-	sqlite3_stmt *s = NULL;
+	struct sqlite_store *st = sq(b);
+	sqlite3_stmt *s;
 	struct store_violation v;
-	int ret, rc;
+	int ret = 0, rc;
 
 	lock(st);
-	if ((ret = prepare(st,
-			   "SELECT " VIOLATION_COLUMNS " FROM violations"
-			   " WHERE (?1 IS NULL OR state = ?1) AND (?2 IS NULL OR agent = ?2)"
-			   " ORDER BY last_seen DESC, id DESC LIMIT ?3",
-			   &s)))
-		goto out;
+	s = stmt(st, STMT_VIOLATIONS_LIST);
 	if (state >= 0)
 		sqlite3_bind_text(s, 1, violation_state_str((enum violation_state)state), -1,
 				  SQLITE_STATIC);
@@ -889,36 +741,36 @@ int store_violations_list(struct store *st, int state, const char *agent, unsign
 	if (rc != SQLITE_DONE)
 		ret = db_fail(st, rc, "violations list");
 out:
-	finish(st, s);
+	finish(s);
 	unlock(st);
 	return ret;
 }
 
-int store_violation_set_state(struct store *st, int64_t id, enum violation_state state)
+static int sq_violation_set_state(struct store_backend *b, int64_t id,
+				  enum violation_state state)
 {
-	sqlite3_stmt *s = NULL;
+	struct sqlite_store *st = sq(b);
+	sqlite3_stmt *s;
 	int ret;
 
 	lock(st);
-	if ((ret = prepare(st, "UPDATE violations SET state = ?2 WHERE id = ?1", &s)))
-		goto out;
+	s = stmt(st, STMT_VIOLATION_SET_STATE);
 	sqlite3_bind_int64(s, 1, id);
 	sqlite3_bind_text(s, 2, violation_state_str(state), -1, SQLITE_STATIC);
-	if ((ret = step_done(st, s, "violation state")))
-		goto out;
-	if (sqlite3_changes(st->db) != 1)
+	ret = step_done(st, s, "violation state");
+	if (!ret && sqlite3_changes(st->db) != 1)
 		ret = -ENOENT;
-out:
-	finish(st, s);
+	finish(s);
 	unlock(st);
 	return ret;
 }
 
 /* Policies ------------------------------------------------------------------------------- */
 
-int store_policy_put(struct store *st, const char *name, const char *json, const char *actor,
-		     int64_t now, int64_t *version)
+static int sq_policy_put(struct store_backend *b, const char *name, const char *json,
+			 const char *actor, int64_t now, int64_t *version)
 {
+	struct sqlite_store *st = sq(b);
 	sqlite3_stmt *s = NULL;
 	int64_t cur = 0;
 	int ret, rc;
@@ -926,11 +778,7 @@ int store_policy_put(struct store *st, const char *name, const char *json, const
 	lock(st);
 	if ((ret = begin(st)))
 		goto out_unlock;
-	if ((ret = prepare(st,
-			   "SELECT version, json FROM policies WHERE name = ?1"
-			   " ORDER BY version DESC LIMIT 1",
-			   &s)))
-		goto out;
+	s = stmt(st, STMT_POLICY_NEWEST);
 	sqlite3_bind_text(s, 1, name, -1, SQLITE_STATIC);
 	rc = sqlite3_step(s);
 	if (rc == SQLITE_ROW) {
@@ -943,13 +791,8 @@ int store_policy_put(struct store *st, const char *name, const char *json, const
 		ret = db_fail(st, rc, "policy lookup");
 		goto out;
 	}
-	finish(st, s);
-	s = NULL;
-	if ((ret = prepare(st,
-			   "INSERT INTO policies(name, version, json, actor, time)"
-			   " VALUES (?1, ?2, ?3, ?4, ?5)",
-			   &s)))
-		goto out;
+	finish(s);
+	s = stmt(st, STMT_POLICY_INSERT);
 	sqlite3_bind_text(s, 1, name, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(s, 2, cur + 1);
 	sqlite3_bind_text(s, 3, json, -1, SQLITE_STATIC);
@@ -960,22 +803,22 @@ int store_policy_put(struct store *st, const char *name, const char *json, const
 	if (!(ret = commit(st)))
 		*version = cur + 1;
 out:
-	finish(st, s);
+	finish(s);
 	rollback(st);
 out_unlock:
 	unlock(st);
 	return ret;
 }
 
-int store_policy_version(struct store *st, const char *name, int64_t *version)
+static int sq_policy_version(struct store_backend *b, const char *name, int64_t *version)
 {
-	sqlite3_stmt *s = NULL;
-	int ret, rc;
+	struct sqlite_store *st = sq(b);
+	sqlite3_stmt *s;
+	int ret = 0, rc;
 
 	*version = 0;
 	lock(st);
-	if ((ret = prepare(st, "SELECT max(version) FROM policies WHERE name = ?1", &s)))
-		goto out;
+	s = stmt(st, STMT_POLICY_VERSION);
 	sqlite3_bind_text(s, 1, name, -1, SQLITE_STATIC);
 	rc = sqlite3_step(s);
 	if (rc != SQLITE_ROW)
@@ -984,24 +827,21 @@ int store_policy_version(struct store *st, const char *name, int64_t *version)
 		ret = -ENOENT;
 	else
 		*version = sqlite3_column_int64(s, 0);
-out:
-	finish(st, s);
+	finish(s);
 	unlock(st);
 	return ret;
 }
 
-int store_policy_get(struct store *st, const char *name, char **json, int64_t *version)
+static int sq_policy_get(struct store_backend *b, const char *name, char **json,
+			 int64_t *version)
 {
-	sqlite3_stmt *s = NULL;
-	int ret, rc;
+	struct sqlite_store *st = sq(b);
+	sqlite3_stmt *s;
+	int ret = 0, rc;
 
 	*json = NULL;
 	lock(st);
-	if ((ret = prepare(st,
-			   "SELECT version, json FROM policies WHERE name = ?1"
-			   " ORDER BY version DESC LIMIT 1",
-			   &s)))
-		goto out;
+	s = stmt(st, STMT_POLICY_NEWEST);
 	sqlite3_bind_text(s, 1, name, -1, SQLITE_STATIC);
 	rc = sqlite3_step(s);
 	if (rc == SQLITE_DONE) {
@@ -1017,28 +857,22 @@ int store_policy_get(struct store *st, const char *name, char **json, int64_t *v
 	if (!*json)
 		ret = -ENOMEM;
 out:
-	finish(st, s);
+	finish(s);
 	unlock(st);
 	return ret;
 }
 
 /* Metrics -------------------------------------------------------------------------------- */
 
-int store_counts(struct store *st, struct store_counts *out)
+static int sq_counts(struct store_backend *b, struct store_counts *out)
 {
-	sqlite3_stmt *s = NULL;
-	int ret, rc;
+	struct sqlite_store *st = sq(b);
+	sqlite3_stmt *s;
+	int ret = 0, rc;
 
 	memset(out, 0, sizeof(*out));
 	lock(st);
-	if ((ret = prepare(st,
-			   "SELECT (SELECT COUNT(*) FROM agents WHERE state = 'pending'),"
-			   " (SELECT COUNT(*) FROM agents WHERE state = 'active'),"
-			   " (SELECT COUNT(*) FROM violations WHERE state = 'open'),"
-			   " (SELECT COUNT(*) FROM verdicts WHERE trusted = 1),"
-			   " (SELECT COUNT(*) FROM verdicts WHERE trusted = 0)",
-			   &s)))
-		goto out;
+	s = stmt(st, STMT_COUNTS);
 	rc = sqlite3_step(s);
 	if (rc != SQLITE_ROW) {
 		ret = db_fail(st, rc, "counts");
@@ -1050,7 +884,29 @@ int store_counts(struct store *st, struct store_counts *out)
 	out->verdicts_trusted = (uint64_t)sqlite3_column_int64(s, 3);
 	out->verdicts_untrusted = (uint64_t)sqlite3_column_int64(s, 4);
 out:
-	finish(st, s);
+	finish(s);
 	unlock(st);
 	return ret;
 }
+
+const struct store_ops store_sqlite_ops = {
+	.scheme = "sqlite",
+	.open = sq_open,
+	.close = sq_close,
+	.agent_enroll = sq_agent_enroll,
+	.agent_get = sq_agent_get,
+	.agent_activate = sq_agent_activate,
+	.agent_set_policy = sq_agent_set_policy,
+	.agents_list = sq_agents_list,
+	.boot_get = sq_boot_get,
+	.commit_rounds = sq_commit_rounds,
+	.verdicts_list = sq_verdicts_list,
+	.violations_list = sq_violations_list,
+	.violation_get = sq_violation_get,
+	.violations_open_count = sq_violations_open_count,
+	.violation_set_state = sq_violation_set_state,
+	.policy_put = sq_policy_put,
+	.policy_version = sq_policy_version,
+	.policy_get = sq_policy_get,
+	.counts = sq_counts,
+};

@@ -39,7 +39,8 @@ static int collect(void *arg, const struct store_violation *v)
 static int seed(struct store *st)
 {
 	static uint8_t key[8] = { 1 }, digest[32];
-	struct attest_violation v[4];
+	static char hex[7 + 64 + 1];
+	struct store_round_violation v[4];
 	struct store_agent a;
 	struct store_round r;
 	struct boot_state bs;
@@ -55,25 +56,14 @@ static int seed(struct store *st)
 	a.ak_name_len = 34;
 	if (store_agent_enroll(st, &a, 100, &er) || store_agent_activate(st, "web-01", a.cred_digest, 101))
 		return -1;
-	memset(v, 0, sizeof(v));
 	memset(digest, 0xab, sizeof(digest));
-	v[0].entry = 1;
-	v[0].reason = REASON_NOT_IN_ALLOWLIST;
-	snprintf(v[0].path, sizeof(v[0].path), "/usr/bin/new");
-	snprintf(v[0].digest, sizeof(v[0].digest), "sha256:");
-	hex_encode(digest, 32, v[0].digest + 7);
-	snprintf(v[0].template_name, sizeof(v[0].template_name), "ima-ng");
-	v[1] = v[0];
-	v[1].entry = 2;
-	v[1].reason = REASON_VIOLATION_ENTRY;
-	snprintf(v[1].path, sizeof(v[1].path), "/var/log/x");
-	v[2] = v[0];
-	v[2].entry = 3;
-	snprintf(v[2].path, sizeof(v[2].path), "/usr/bin/other");
-	v[3] = v[0];
-	v[3].entry = 4;
-	snprintf(v[3].path, sizeof(v[3].path), "/usr/bin/nodigest");
-	snprintf(v[3].digest, sizeof(v[3].digest), "sha256:zz");
+	snprintf(hex, sizeof(hex), "sha256:");
+	hex_encode(digest, 32, hex + 7);
+	v[0] = (struct store_round_violation){ 1, "not_in_allowlist", "/usr/bin/new", hex, "ima-ng" };
+	v[1] = (struct store_round_violation){ 2, "violation_entry", "/var/log/x", hex, "ima-ng" };
+	v[2] = (struct store_round_violation){ 3, "not_in_allowlist", "/usr/bin/other", hex, "ima-ng" };
+	v[3] = (struct store_round_violation){ 4, "not_in_allowlist", "/usr/bin/nodigest", "sha256:zz",
+					       "ima-ng" };
 	memset(&bs, 0, sizeof(bs));
 	bs.started = true;
 	bs.boot_number = 1;
@@ -109,7 +99,7 @@ static bool policy_allows(struct store *st, const char *path, int64_t *version)
 
 int main(void)
 {
-	char dir[] = "/tmp/test_review.XXXXXX", path[256];
+	char dir[] = "/tmp/test_review.XXXXXX", path[256], uri[300];
 	struct app app;
 	struct review_result r;
 	struct found f = { 0 };
@@ -120,7 +110,8 @@ int main(void)
 	if (!mkdtemp(dir))
 		return 1;
 	snprintf(path, sizeof(path), "%s/state.db", dir);
-	CHECK(store_open(path, &app.store) == 0 && seed(app.store) == 0, "store with 4 violations");
+	snprintf(uri, sizeof(uri), "sqlite:%s", path);
+	CHECK(store_open(uri, &app.store) == 0 && seed(app.store) == 0, "store with 4 violations");
 	CHECK(store_violations_list(app.store, -1, "web-01", 10, collect, &f) == 0 && f.n == 4,
 	      "4 violations listed (%d)", f.n);
 	if (f.n != 4)

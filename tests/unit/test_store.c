@@ -1,10 +1,17 @@
-/* store_sqlite.c: enrollment decisions, nonce consumption, rounds, violation dedup, policies. */
+/*
+ * store.c and store_sqlite.c: enrollment decisions, rounds, violation dedup, policies; store
+ * URIs; the boot state encoding (boot_state.c); schema versions a build refuses.
+ */
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include <sqlite3.h>
+
 #include "tests/unit/check.h"
+#include "verifier/boot_state.h"
 #include "verifier/store.h"
 
 static void make_agent(struct store_agent *a, const char *id, uint8_t ek, uint8_t ak, uint8_t cred)
@@ -116,7 +123,7 @@ static void test_agents(struct store *st)
 static void test_rounds(struct store *st)
 {
 	struct boot_state bs, got;
-	struct attest_violation v[2];
+	struct store_round_violation v[2];
 	struct store_round r;
 	struct viol_seen seen = { 0 };
 	struct store_counts counts;
@@ -132,10 +139,10 @@ static void test_rounds(struct store *st)
 	bs.replay.entries = 42;
 	memset(bs.replay.sha256, 0x5a, sizeof(bs.replay.sha256));
 	memset(v, 0, sizeof(v));
-	snprintf(v[0].path, sizeof(v[0].path), "/usr/bin/evil");
-	snprintf(v[0].digest, sizeof(v[0].digest), "sha256:abcd");
-	v[0].reason = REASON_NOT_IN_ALLOWLIST;
-	snprintf(v[0].template_name, sizeof(v[0].template_name), "ima-ng");
+	v[0].path = "/usr/bin/evil";
+	v[0].digest = "sha256:abcd";
+	v[0].reason = "not_in_allowlist";
+	v[0].template_name = "ima-ng";
 	v[1] = v[0];
 	v[1].entry = 9;
 	memset(&r, 0, sizeof(r));
@@ -189,6 +196,267 @@ static void test_policies(struct store *st)
 	free(json);
 }
 
+/* A round that fails inside its batch (a NOT NULL column) changes nothing and says so. */
+static void test_failed_round(struct store *st)
+{
+	struct store_round_violation v = { .entry = 1, .reason = "not_in_allowlist",
+					   .path = NULL, .digest = "sha256:00",
+					   .template_name = "ima-ng" };
+	struct boot_state before, bs, got;
+	struct store_round r;
+	struct store_counts c0, c1;
+	int64_t id = 0;
+
+	CHECK(store_boot_get(st, "web-01", &before) == 0 && before.started, "boot state before");
+	CHECK(store_counts(st, &c0) == 0, "counts before");
+	bs = before;
+	bs.next_entry = before.next_entry + 7;
+	memset(&r, 0, sizeof(r));
+	r.agent = "web-01";
+	r.next = &bs;
+	r.reasons_json = "[]";
+	r.violations = &v;
+	r.nviolations = 1;
+	r.now = 3000;
+	CHECK(store_round_commit(st, &r, &id) == -EIO && id == 0, "round with a NULL path fails");
+	CHECK(store_boot_get(st, "web-01", &got) == 0 && got.next_entry == before.next_entry,
+	      "its boot state was rolled back");
+	CHECK(store_counts(st, &c1) == 0 &&
+		      c1.verdicts_trusted + c1.verdicts_untrusted ==
+			      c0.verdicts_trusted + c0.verdicts_untrusted,
+	      "and no verdict was stored");
+}
+
+#define GC_THREADS 8
+#define GC_ROUNDS 40
+
+struct gc_arg {
+	struct store *st;
+	int n;
+	int64_t ids[GC_ROUNDS];
+	int fails;
+};
+
+/* Thread 0 sends rounds that fail (a NULL path): they must not fail the others' batches. */
+static void *gc_thread(void *p)
+{
+	struct gc_arg *g = p;
+	struct store_round_violation bad = { .reason = "not_in_allowlist", .digest = "sha256:00",
+					     .template_name = "ima-ng" };
+	char agent[16];
+	struct boot_state bs;
+	struct store_round r;
+
+	snprintf(agent, sizeof(agent), "gc-%d", g->n);
+	memset(&bs, 0, sizeof(bs));
+	bs.started = true;
+	bs.boot_number = 1;
+	for (int i = 0; i < GC_ROUNDS; i++) {
+		bs.next_entry = (uint64_t)i + 1;
+		memset(&r, 0, sizeof(r));
+		r.agent = agent;
+		r.next = &bs;
+		r.trusted = true;
+		r.reasons_json = "[]";
+		r.now = 4000 + i;
+		if (g->n == 0) {
+			r.violations = &bad;
+			r.nviolations = 1;
+		}
+		if (store_round_commit(g->st, &r, &g->ids[i]))
+			g->fails++;
+	}
+	return NULL;
+}
+
+static int int64_cmp(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Rounds from many threads at once: each committed once, with its own verdict id. */
+static void test_group_commit(struct store *st)
+{
+	static struct gc_arg g[GC_THREADS];
+	static int64_t all[GC_THREADS * GC_ROUNDS];
+	pthread_t t[GC_THREADS];
+	bool created[GC_THREADS];
+	struct boot_state got;
+	int fails = 0, dups = 0, started = 0, good = 0;
+
+	for (int i = 0; i < GC_THREADS; i++) {
+		g[i] = (struct gc_arg){ .st = st, .n = i };
+		created[i] = pthread_create(&t[i], NULL, gc_thread, &g[i]) == 0;
+		if (created[i])
+			started++;
+		else
+			g[i].fails = GC_ROUNDS;
+	}
+	for (int i = 0; i < GC_THREADS; i++) {
+		if (created[i])
+			pthread_join(t[i], NULL);
+		if (i == 0)
+			continue;
+		fails += g[i].fails;
+		memcpy(&all[good], g[i].ids, sizeof(g[i].ids));
+		good += GC_ROUNDS;
+	}
+	CHECK(started == GC_THREADS && fails == 0, "%d threads x %d rounds committed (%d failed)",
+	      GC_THREADS - 1, GC_ROUNDS, fails);
+	CHECK(g[0].fails == GC_ROUNDS, "every failing round failed alone (%d of %d)", g[0].fails,
+	      GC_ROUNDS);
+	CHECK(store_boot_get(st, "gc-0", &got) == 0 && !got.started,
+	      "and stored nothing");
+	qsort(all, (size_t)good, sizeof(all[0]), int64_cmp);
+	for (int i = 1; i < good; i++)
+		dups += all[i] == all[i - 1] || all[i] <= 0;
+	CHECK(dups == 0, "every round has its own verdict id (%d shared)", dups);
+	CHECK(store_boot_get(st, "gc-3", &got) == 0 && got.next_entry == GC_ROUNDS,
+	      "each agent's last round is its boot state");
+}
+
+/* boot_state.c: the layout byte for byte, and everything else refused. */
+static void test_boot_state_encoding(void)
+{
+	static const char expect_hex[] =
+		"01" "01" "01020304" "05060708" "1112131415161718" "2122232425262728"
+		"3132333435363738" "00000003" "4142434445464748" "5152535455565758"
+		"6162636465666768";
+	uint8_t enc[BOOT_STATE_ENCODED_LEN], bad[BOOT_STATE_ENCODED_LEN + 1];
+	struct boot_state bs, got;
+	char hex[2 * sizeof(enc) + 1];
+	size_t fixed = (sizeof(expect_hex) - 1) / 2;
+	int refused = 0;
+
+	CHECK(BOOT_STATE_ENCODED_LEN == 226, "encoded size %u", BOOT_STATE_ENCODED_LEN);
+	memset(&bs, 0, sizeof(bs));
+	bs.started = true;
+	bs.reset_count = 0x01020304;
+	bs.restart_count = 0x05060708;
+	bs.clock = 0x1112131415161718;
+	bs.boot_number = 0x2122232425262728;
+	bs.next_entry = 0x3132333435363738;
+	bs.replay.banks = REPLAY_SHA1 | REPLAY_SHA256;
+	bs.replay.entries = 0x4142434445464748;
+	bs.replay.violations = 0x5152535455565758;
+	bs.replay.other_pcr = 0x6162636465666768;
+	memset(bs.replay.sha1, 0xa1, sizeof(bs.replay.sha1));
+	memset(bs.replay.sha256, 0xa2, sizeof(bs.replay.sha256));
+	memset(bs.replay.sha384, 0xa3, sizeof(bs.replay.sha384));
+	memset(bs.replay.sha512, 0xa4, sizeof(bs.replay.sha512));
+	boot_state_encode(&bs, enc);
+	for (size_t i = 0; i < sizeof(enc); i++)
+		snprintf(hex + 2 * i, 3, "%02x", enc[i]);
+	CHECK(!strncmp(hex, expect_hex, 2 * fixed), "fixed fields big-endian: %.*s",
+	      (int)(2 * fixed), hex);
+	CHECK(enc[fixed] == 0xa1 && enc[fixed + 19] == 0xa1 && enc[fixed + 20] == 0xa2 &&
+		      enc[fixed + 52] == 0xa3 && enc[fixed + 100] == 0xa4 &&
+		      enc[sizeof(enc) - 1] == 0xa4,
+	      "digests follow in bank order");
+	CHECK(boot_state_decode(enc, sizeof(enc), &got) == 0, "decode");
+	CHECK(got.started && got.reset_count == bs.reset_count &&
+		      got.restart_count == bs.restart_count && got.clock == bs.clock &&
+		      got.boot_number == bs.boot_number && got.next_entry == bs.next_entry &&
+		      !memcmp(&got.replay, &bs.replay, sizeof(bs.replay)),
+	      "round trip");
+
+	for (size_t n = 0; n <= sizeof(bad); n++) {
+		memset(bad, 0, sizeof(bad));
+		memcpy(bad, enc, n < sizeof(enc) ? n : sizeof(enc));
+		if (n != sizeof(enc))
+			refused += boot_state_decode(bad, n, &got) == -EINVAL && !got.started;
+	}
+	CHECK(refused == (int)sizeof(bad), "every other length refused (%d of %zu)", refused,
+	      sizeof(bad));
+	CHECK(boot_state_decode(NULL, sizeof(enc), &got) == -EINVAL, "NULL refused");
+	memcpy(bad, enc, sizeof(enc));
+	bad[0] = 0;
+	CHECK(boot_state_decode(bad, sizeof(enc), &got) == -EINVAL, "version 0 refused");
+	bad[0] = 2;
+	CHECK(boot_state_decode(bad, sizeof(enc), &got) == -EINVAL && !got.started &&
+		      got.clock == 0,
+	      "version 2 refused, out zeroed");
+	memcpy(bad, enc, sizeof(enc));
+	bad[1] = 2;
+	CHECK(boot_state_decode(bad, sizeof(enc), &got) == -EINVAL, "started = 2 refused");
+	memcpy(bad, enc, sizeof(enc));
+	bad[37] |= 0x10; /* replay banks, lowest byte: an unknown bank */
+	CHECK(boot_state_decode(bad, sizeof(enc), &got) == -EINVAL, "unknown bank refused");
+	bs.started = false;
+	boot_state_encode(&bs, enc);
+	CHECK(boot_state_decode(enc, sizeof(enc), &got) == 0 && !got.started, "started = 0");
+}
+
+static int sql_int(const char *path, const char *sql, int *v)
+{
+	sqlite3 *db = NULL;
+	sqlite3_stmt *s = NULL;
+	int ok = sqlite3_open(path, &db) == SQLITE_OK &&
+		 sqlite3_prepare_v2(db, sql, -1, &s, NULL) == SQLITE_OK &&
+		 sqlite3_step(s) == SQLITE_ROW;
+
+	if (ok)
+		*v = sqlite3_column_int(s, 0);
+	sqlite3_finalize(s);
+	sqlite3_close(db);
+	return ok ? 0 : -1;
+}
+
+static int sql_exec(const char *path, const char *sql)
+{
+	sqlite3 *db = NULL;
+	int rc = sqlite3_open(path, &db);
+
+	if (rc == SQLITE_OK)
+		rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
+	sqlite3_close(db);
+	return rc == SQLITE_OK ? 0 : -1;
+}
+
+/* URIs, schema versions, rows that fail their checks. */
+static void test_open(const char *dir)
+{
+	char path[256], uri[300];
+	struct store *st = (struct store *)&st;
+	struct boot_state bs;
+	int v = -1;
+
+	CHECK(store_open("nosuch:/tmp/x.db", &st) == -EINVAL && !st, "unknown scheme refused");
+	st = (struct store *)&st;
+	CHECK(store_open("/tmp/x.db", &st) == -EINVAL && !st, "a bare path is not a URI");
+	CHECK(store_open("sqlite:", &st) == -EINVAL && !st, "sqlite: without a path");
+	CHECK(store_open(":x", &st) == -EINVAL && !st, "empty scheme");
+	CHECK(store_open("SQLite:/tmp/x.db", &st) == -EINVAL && !st, "schemes are lowercase");
+
+	snprintf(path, sizeof(path), "%s/versions.db", dir);
+	snprintf(uri, sizeof(uri), "sqlite:%s", path);
+	CHECK(store_open(uri, &st) == 0, "new database");
+	store_close(st);
+	CHECK(sql_int(path, "PRAGMA user_version", &v) == 0 && v == 2,
+	      "a new database is at schema version 2 (%d)", v);
+	CHECK(store_open(uri, &st) == 0, "reopen at the current version");
+	store_close(st);
+
+	/* A boot state that does not decode: refused when read, not trusted. */
+	CHECK(sql_exec(path, "INSERT INTO boot_state VALUES ('x', x'01', 0, 0, 1, 0, 0)") == 0,
+	      "plant a short boot state");
+	CHECK(store_open(uri, &st) == 0, "open");
+	if (st) {
+		CHECK(store_boot_get(st, "x", &bs) == -EINVAL && !bs.started,
+		      "undecodable boot state refused");
+		store_close(st);
+	}
+
+	CHECK(sql_exec(path, "PRAGMA user_version = 3") == 0, "pretend a newer verifier wrote it");
+	st = (struct store *)&st;
+	CHECK(store_open(uri, &st) == -EPROTO && !st, "newer database refused");
+	CHECK(sql_int(path, "PRAGMA user_version", &v) == 0 && v == 3, "and left alone");
+	CHECK(sql_exec(path, "PRAGMA user_version = -1") == 0, "a negative version");
+	CHECK(store_open(uri, &st) == -EPROTO && !st, "negative version refused");
+}
+
 int main(void)
 {
 	char dir[] = "/tmp/test_store.XXXXXX", path[256];
@@ -197,12 +465,16 @@ int main(void)
 
 	if (!mkdtemp(dir))
 		return 1;
-	snprintf(path, sizeof(path), "%s/state.db", dir);
+	test_boot_state_encoding();
+	test_open(dir);
+	snprintf(path, sizeof(path), "sqlite:%s/state.db", dir);
 	CHECK(store_open(path, &st) == 0, "open");
 	if (st) {
 		test_agents(st);
 		test_rounds(st);
 		test_policies(st);
+		test_failed_round(st);
+		test_group_commit(st);
 		store_close(st);
 	}
 	/* Reopen: everything committed is there. */

@@ -1,0 +1,340 @@
+/*
+ * store_sqlite_schema.c: a database written by the verifier before schema versions
+ * (tests/data/store-v0.db, made by tests/data/store-v0.sh) opens, is upgraded, and keeps its
+ * agents, verdicts, boot states (decoded from the old raw struct copies), violations and
+ * policies. A row the upgrade cannot read stops it and leaves the boot states as they were.
+ *
+ * The expected values are what store-v0.sh printed when it made the file: the software
+ * agents' clock files and `attestctl replay --bank all` of their lists.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <sqlite3.h>
+
+#include "tests/unit/check.h"
+#include "verifier/boot_state.h"
+#include "verifier/store.h"
+
+#define ALPHA_SHA1 "7ed93b5cd790b68552c4f7b76742834c06d724f9"
+#define ALPHA_SHA256 "bca70250e3a690a23364d8b799465d4756cb994153c71395d3f09d829485ea5c"
+#define GAMMA_SHA1 "afeec47155b1c62abfd8ba91243c00e8c537dc53"
+#define GAMMA_SHA256 "19c26d23b373ebb54bb73a9027d41e874ed8cffb1e6072a4c07e5d020baf1053"
+
+static char *hex(const uint8_t *p, size_t n)
+{
+	static char buf[2][129];
+	static int which;
+	char *out = buf[which ^= 1];
+
+	for (size_t i = 0; i < n && i < 64; i++)
+		snprintf(out + 2 * i, 3, "%02x", p[i]);
+	return out;
+}
+
+static bool all_zero(const uint8_t *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i])
+			return false;
+	return true;
+}
+
+static int copy_file(const char *from, const char *to)
+{
+	FILE *in = fopen(from, "rb"), *out = in ? fopen(to, "wb") : NULL;
+	char buf[8192];
+	size_t n;
+	int ret = in && out ? 0 : -1;
+
+	while (!ret && (n = fread(buf, 1, sizeof(buf), in)) > 0)
+		if (fwrite(buf, 1, n, out) != n)
+			ret = -1;
+	if (in && ferror(in))
+		ret = -1;
+	if (out && fclose(out))
+		ret = -1;
+	if (in)
+		fclose(in);
+	return ret;
+}
+
+static int sql_int(const char *path, const char *sql, int *v)
+{
+	sqlite3 *db = NULL;
+	sqlite3_stmt *s = NULL;
+	int ok = sqlite3_open(path, &db) == SQLITE_OK &&
+		 sqlite3_prepare_v2(db, sql, -1, &s, NULL) == SQLITE_OK &&
+		 sqlite3_step(s) == SQLITE_ROW;
+
+	if (ok)
+		*v = sqlite3_column_int(s, 0);
+	sqlite3_finalize(s);
+	sqlite3_close(db);
+	return ok ? 0 : -1;
+}
+
+static int sql_exec(const char *path, const char *sql)
+{
+	sqlite3 *db = NULL;
+	int rc = sqlite3_open(path, &db);
+
+	if (rc == SQLITE_OK)
+		rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
+	sqlite3_close(db);
+	return rc == SQLITE_OK ? 0 : -1;
+}
+
+struct agents_seen {
+	int n;
+	struct store_agent a[4];
+};
+
+static int agent_cb(void *arg, const struct store_agent *a)
+{
+	struct agents_seen *s = arg;
+
+	if (s->n < 4)
+		s->a[s->n] = *a;
+	s->n++;
+	return 0;
+}
+
+struct verdicts_seen {
+	int n, trusted;
+	bool named; /* a verdict names not_in_allowlist for /usr/bin/evil */
+};
+
+static int verdict_cb(void *arg, const struct store_verdict *v)
+{
+	struct verdicts_seen *s = arg;
+
+	s->n++;
+	s->trusted += v->trusted;
+	if (!v->trusted && strstr(v->reasons_json, "\"not_in_allowlist\"") &&
+	    strstr(v->reasons_json, "/usr/bin/evil"))
+		s->named = true;
+	return 0;
+}
+
+struct violations_seen {
+	int n;
+	char path[2][32];
+	enum violation_state state[2];
+	uint64_t boot[2];
+};
+
+static int violation_cb(void *arg, const struct store_violation *v)
+{
+	struct violations_seen *s = arg;
+
+	if (s->n < 2) {
+		snprintf(s->path[s->n], sizeof(s->path[0]), "%s", v->path);
+		s->state[s->n] = v->state;
+		s->boot[s->n] = v->boot_number;
+	}
+	s->n++;
+	return 0;
+}
+
+static void check_agents(struct store *st)
+{
+	struct agents_seen s = { 0 };
+	struct store_agent a;
+
+	CHECK(store_agents_list(st, agent_cb, &s) == 0 && s.n == 3, "three agents (%d)", s.n);
+	if (s.n != 3)
+		return;
+	CHECK(!strcmp(s.a[0].id, "alpha") && s.a[0].state == AGENT_ACTIVE && !s.a[0].policy[0] &&
+		      s.a[0].boot_number == 1 && s.a[0].next_entry == 5 &&
+		      s.a[0].last_trusted == 0 && s.a[0].open_violations == 1 &&
+		      s.a[0].activated_at >= s.a[0].created_at && s.a[0].created_at > 0,
+	      "alpha: active, boot 1, next entry 5, last untrusted, one open violation");
+	CHECK(!strcmp(s.a[1].id, "beta") && s.a[1].state == AGENT_PENDING &&
+		      s.a[1].boot_number == 0 && s.a[1].last_trusted == -1,
+	      "beta: pending, no evidence");
+	CHECK(!strcmp(s.a[2].id, "gamma") && s.a[2].state == AGENT_ACTIVE &&
+		      !strcmp(s.a[2].policy, "strict") && s.a[2].boot_number == 2 &&
+		      s.a[2].next_entry == 2 && s.a[2].last_trusted == 1,
+	      "gamma: active, policy strict, second boot, trusted");
+	CHECK(store_agent_get(st, "alpha", &a) == 0 && a.ek_pub_len > 0 && a.ek_cert_len > 0 &&
+		      a.ak_pub_len > 0 && a.ak_name_len == 34 && !all_zero(a.cred_digest, 32),
+	      "alpha keeps its EK, EK certificate, AK and credential digest");
+	store_agent_release(&a);
+}
+
+static void check_boot_states(struct store *st)
+{
+	struct boot_state bs;
+
+	CHECK(store_boot_get(st, "alpha", &bs) == 0, "alpha's boot state reads");
+	CHECK(bs.started && bs.reset_count == 3 && bs.restart_count == 2 && bs.clock == 7000 &&
+		      bs.boot_number == 1 && bs.next_entry == 5,
+	      "alpha: reset 3, restart 2, clock 7000, boot 1, next 5 (got %u %u %llu %llu %llu)",
+	      bs.reset_count, bs.restart_count, (unsigned long long)bs.clock,
+	      (unsigned long long)bs.boot_number, (unsigned long long)bs.next_entry);
+	CHECK(bs.replay.banks == (REPLAY_SHA1 | REPLAY_SHA256) && bs.replay.entries == 5 &&
+		      bs.replay.violations == 0 && bs.replay.other_pcr == 0,
+	      "alpha: replay follows sha1+sha256 over 5 entries");
+	CHECK(!strcmp(hex(bs.replay.sha1, 20), ALPHA_SHA1) &&
+		      !strcmp(hex(bs.replay.sha256, 32), ALPHA_SHA256),
+	      "alpha: replayed PCR 10 kept (sha1 %s, sha256 %s)", hex(bs.replay.sha1, 20),
+	      hex(bs.replay.sha256, 32));
+	CHECK(all_zero(bs.replay.sha384, 48) && all_zero(bs.replay.sha512, 64),
+	      "alpha: banks not followed stay zero");
+
+	CHECK(store_boot_get(st, "gamma", &bs) == 0 && bs.started && bs.reset_count == 4 &&
+		      bs.restart_count == 0 && bs.clock == 2000 && bs.boot_number == 2 &&
+		      bs.next_entry == 2 && bs.replay.entries == 2,
+	      "gamma: reset 4, clock 2000, boot 2, next 2");
+	CHECK(!strcmp(hex(bs.replay.sha1, 20), GAMMA_SHA1) &&
+		      !strcmp(hex(bs.replay.sha256, 32), GAMMA_SHA256),
+	      "gamma: replayed PCR 10 of its second boot kept");
+	CHECK(store_boot_get(st, "beta", &bs) == 0 && !bs.started, "beta: no boot state");
+}
+
+static void check_verdicts_violations_policies(struct store *st)
+{
+	struct verdicts_seen va = { 0 }, vg = { 0 };
+	struct violations_seen open = { 0 }, all = { 0 };
+	struct store_counts c;
+	uint64_t n = 0;
+	int64_t ver = 0;
+	char *json = NULL;
+
+	CHECK(store_verdicts_list(st, "alpha", 100, verdict_cb, &va) == 0 && va.n == 6 &&
+		      va.trusted == 3 && va.named,
+	      "alpha: 6 verdicts, 3 trusted, one naming /usr/bin/evil (%d, %d)", va.n,
+	      va.trusted);
+	CHECK(store_verdicts_list(st, "gamma", 100, verdict_cb, &vg) == 0 && vg.n == 2 &&
+		      vg.trusted == 2,
+	      "gamma: 2 trusted verdicts");
+	CHECK(store_violations_list(st, VIOLATION_OPEN, NULL, 100, violation_cb, &open) == 0 &&
+		      open.n == 1 && !strcmp(open.path[0], "/usr/bin/evil") && open.boot[0] == 1,
+	      "the open violation: /usr/bin/evil");
+	CHECK(store_violations_list(st, -1, "alpha", 100, violation_cb, &all) == 0 && all.n == 2,
+	      "alpha has 2 violations");
+	CHECK((!strcmp(all.path[0], "/usr/bin/worse") && all.state[0] == VIOLATION_APPROVED) ||
+		      (!strcmp(all.path[1], "/usr/bin/worse") && all.state[1] == VIOLATION_APPROVED),
+	      "/usr/bin/worse stays approved");
+	CHECK(store_violations_open_count(st, "alpha", 1, &n) == 0 && n == 1,
+	      "open count of alpha's boot 1");
+	CHECK(store_policy_version(st, "default", &ver) == 0 && ver == 2, "default at version 2");
+	CHECK(store_policy_get(st, "default", &json, &ver) == 0 && ver == 2 &&
+		      strstr(json, "/usr/bin/worse") && strstr(json, "/usr/bin/app2"),
+	      "default v2 holds the approved file");
+	free(json);
+	json = NULL;
+	CHECK(store_policy_get(st, "strict", &json, &ver) == 0 && ver == 1 &&
+		      strstr(json, "/usr/bin/app1") && !strstr(json, "/usr/bin/app2"),
+	      "the uploaded policy strict, version 1");
+	free(json);
+	CHECK(store_counts(st, &c) == 0 && c.agents_pending == 1 && c.agents_active == 2 &&
+		      c.violations_open == 1 && c.verdicts_trusted == 5 &&
+		      c.verdicts_untrusted == 3,
+	      "counts");
+}
+
+/* The upgraded database goes on: a new round of alpha continues from the migrated state. */
+static void check_next_round(struct store *st)
+{
+	struct boot_state bs, got;
+	struct store_round r;
+	int64_t id = 0;
+
+	CHECK(store_boot_get(st, "alpha", &bs) == 0, "alpha's state");
+	bs.next_entry = 6;
+	bs.replay.entries = 6;
+	bs.clock = 8000;
+	memset(&r, 0, sizeof(r));
+	r.agent = "alpha";
+	r.next = &bs;
+	r.reasons_json = "[]";
+	r.next_offset = 6;
+	r.now = 1;
+	CHECK(store_round_commit(st, &r, &id) == 0 && id > 8, "a round after the upgrade (%lld)",
+	      (long long)id);
+	CHECK(store_boot_get(st, "alpha", &got) == 0 && got.clock == 8000 &&
+		      got.next_entry == 6 && !memcmp(&got.replay, &bs.replay, sizeof(bs.replay)),
+	      "stored and read back in the new encoding");
+}
+
+/* A copy whose boot state row is broken as `sql` breaks it: the upgrade stops, nothing changes. */
+static void check_refused(const char *src, const char *dir, const char *what, const char *sql)
+{
+	char path[256], uri[300];
+	struct store *st = NULL;
+	int v = -1, layout = -1;
+
+	snprintf(path, sizeof(path), "%s/broken.db", dir);
+	unlink(path);
+	CHECK(copy_file(src, path) == 0 && sql_exec(path, sql) == 0, "%s: prepared", what);
+	snprintf(uri, sizeof(uri), "sqlite:%s", path);
+	CHECK(store_open(uri, &st) == -EINVAL && !st, "%s: upgrade refused", what);
+	store_close(st);
+	/* Version 1 is the tables as they were: only the failed step 2 was rolled back. */
+	CHECK(sql_int(path, "PRAGMA user_version", &v) == 0 && v == 1 &&
+		      sql_int(path, "SELECT count(layout) FROM boot_state", &layout) == 0 &&
+		      layout == 2,
+	      "%s: the boot states are left as they were (version %d, %d old rows)", what, v,
+	      layout);
+}
+
+int main(void)
+{
+	char dir[] = "/tmp/test_store_migrate.XXXXXX", path[256], uri[300], src[256];
+	const char *data = getenv("STORE_TEST_DATA");
+	struct store *st = NULL;
+	int v = -1, layout = -1;
+
+	snprintf(src, sizeof(src), "%s/store-v0.db", data ? data : "tests/data");
+	if (access(src, R_OK)) {
+		fprintf(stderr, "cannot read %s (run from the top of the tree)\n", src);
+		return 2;
+	}
+	if (!mkdtemp(dir))
+		return 2;
+	snprintf(path, sizeof(path), "%s/verifier.db", dir);
+	CHECK(copy_file(src, path) == 0, "copy of %s", src);
+	CHECK(sql_int(path, "PRAGMA user_version", &v) == 0 && v == 0 &&
+		      sql_int(path, "SELECT count(*) FROM boot_state WHERE layout = 1", &layout) == 0 &&
+		      layout == 2,
+	      "the fixture is from before versions (version %d, %d raw boot states)", v, layout);
+
+	snprintf(uri, sizeof(uri), "sqlite:%s", path);
+	CHECK(store_open(uri, &st) == 0, "the old database opens");
+	if (st) {
+		check_agents(st);
+		check_boot_states(st);
+		check_verdicts_violations_policies(st);
+		store_close(st);
+	}
+	CHECK(sql_int(path, "PRAGMA user_version", &v) == 0 && v == 2, "now at version 2 (%d)", v);
+	CHECK(sql_int(path, "SELECT count(*) FROM pragma_table_info('boot_state')"
+			    " WHERE name = 'layout'", &layout) == 0 && layout == 0,
+	      "boot_state has no layout column any more");
+	st = NULL;
+	CHECK(store_open(uri, &st) == 0, "reopens at version 2");
+	if (st) {
+		check_boot_states(st);
+		check_next_round(st);
+		store_close(st);
+	}
+
+	check_refused(src, dir, "a boot state of another size",
+		      "UPDATE boot_state SET state = substr(state, 1, 240) WHERE agent = 'gamma'");
+	check_refused(src, dir, "a boot state of another layout",
+		      "UPDATE boot_state SET layout = 2 WHERE agent = 'gamma'");
+	check_refused(src, dir, "a big-endian header",
+		      "UPDATE boot_state SET state = x'00000001000000f0' || substr(state, 9)"
+		      " WHERE agent = 'alpha'");
+	check_refused(src, dir, "a blob that disagrees with its columns",
+		      "UPDATE boot_state SET next_entry = 4 WHERE agent = 'alpha'");
+
+	snprintf(path, sizeof(path), "rm -rf %s", dir);
+	if (system(path) != 0)
+		fprintf(stderr, "cleanup of %s failed\n", dir);
+	return check_finish();
+}

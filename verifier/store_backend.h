@@ -1,0 +1,84 @@
+/*
+ * store_backend: what a store backend implements, for store.c alone (callers use store.h).
+ *
+ * A backend is a `struct store_ops` with a URI scheme. store_open() finds the ops by the
+ * scheme and calls open() with the rest of the URI; every other store.h function is
+ * store.c's: it calls the op of the same name with the backend handle (same arguments, same
+ * returns and contracts as in store.h). A backend serializes the calls on its handle itself
+ * and may be called from any thread.
+ *
+ * Each backend embeds `struct store_backend` as the first member of its own state and
+ * returns a pointer to it from open(); close() frees it (NULL is never passed).
+ *
+ * Group commit is store.c's: it queues the rounds of concurrent store_round_commit() callers
+ * and hands a batch to commit_rounds(), which writes all of them in one transaction. Each
+ * round's failure is confined to that round (a savepoint or equivalent): its `ret` gets the
+ * error, the others still commit. A failed commit sets `ret` of every round of the batch.
+ * It sets `verdict_id` of every round that succeeded, and leaves `next` and `done` alone.
+ */
+#ifndef VERIFIER_STORE_BACKEND_H
+#define VERIFIER_STORE_BACKEND_H
+
+#include "verifier/store.h"
+
+struct store_backend {
+	const struct store_ops *ops;
+};
+
+/* A round waiting in the commit queue; lives on its caller's stack. */
+struct store_pending_round {
+	const struct store_round *r;
+	struct store_pending_round *next;
+	int64_t verdict_id;
+	int ret;
+	bool done; /* store.c's: set once the batch holding it is over */
+};
+
+struct store_ops {
+	const char *scheme; /* "sqlite" in "sqlite:PATH" */
+	/* location: the URI after "SCHEME:". */
+	int (*open)(const char *location, struct store_backend **out);
+	void (*close)(struct store_backend *b);
+
+	int (*agent_enroll)(struct store_backend *b, const struct store_agent *a, int64_t now,
+			    enum store_enroll_result *result);
+	int (*agent_get)(struct store_backend *b, const char *id, struct store_agent *out);
+	int (*agent_activate)(struct store_backend *b, const char *id,
+			      const uint8_t digest[STORE_CRED_DIGEST_LEN], int64_t now);
+	int (*agent_set_policy)(struct store_backend *b, const char *id, const char *policy);
+	int (*agents_list)(struct store_backend *b, store_agent_cb cb, void *arg);
+
+	int (*boot_get)(struct store_backend *b, const char *agent, struct boot_state *out);
+	void (*commit_rounds)(struct store_backend *b, struct store_pending_round *batch);
+	int (*verdicts_list)(struct store_backend *b, const char *agent, unsigned limit,
+			     store_verdict_cb cb, void *arg);
+
+	int (*violations_list)(struct store_backend *b, int state, const char *agent,
+			       unsigned limit, store_violation_cb cb, void *arg);
+	int (*violation_get)(struct store_backend *b, int64_t id, store_violation_cb cb,
+			     void *arg);
+	int (*violations_open_count)(struct store_backend *b, const char *agent,
+				     uint64_t boot_number, uint64_t *count);
+	int (*violation_set_state)(struct store_backend *b, int64_t id,
+				   enum violation_state state);
+
+	int (*policy_put)(struct store_backend *b, const char *name, const char *json,
+			  const char *actor, int64_t now, int64_t *version);
+	int (*policy_version)(struct store_backend *b, const char *name, int64_t *version);
+	int (*policy_get)(struct store_backend *b, const char *name, char **json,
+			  int64_t *version);
+
+	int (*counts)(struct store_backend *b, struct store_counts *out);
+};
+
+/* The backends store_open() knows. */
+extern const struct store_ops store_sqlite_ops;
+
+/*
+ * The enrollment rule every backend applies inside its transaction: what enrolling `a` does
+ * given the agent stored under its id (`cur`, NULL if none).
+ */
+enum store_enroll_result store_enroll_decide(const struct store_agent *cur,
+					     const struct store_agent *a);
+
+#endif

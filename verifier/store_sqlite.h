@@ -1,0 +1,23 @@
+/*
+ * store_sqlite: private to the SQLite backend (store_sqlite.c, store_sqlite_schema.c).
+ */
+#ifndef VERIFIER_STORE_SQLITE_H
+#define VERIFIER_STORE_SQLITE_H
+
+#include <sqlite3.h>
+
+/* The schema version this build writes (PRAGMA user_version): the number of migrations. */
+#define STORE_SQLITE_SCHEMA_VERSION 2
+
+/* Runs SQL without rows; 0, or -EIO logged with SQLite's code and message. */
+int store_sqlite_exec(sqlite3 *db, const char *sql);
+
+/*
+ * Brings the database to STORE_SQLITE_SCHEMA_VERSION: applies each missing migration in
+ * order, each in its own transaction with the version it reaches. 0; -EPROTO (logged) if the
+ * database is newer than this build; -EIO or -EINVAL (logged, that migration rolled back) if
+ * a migration fails. `path` is for messages.
+ */
+int store_sqlite_migrate(sqlite3 *db, const char *path);
+
+#endif
