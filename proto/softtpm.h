@@ -26,9 +26,10 @@
 #define SOFTTPM_SIG_MAX 1024u
 
 /*
- * TPM2B_PUBLIC for key (RSA-2048 -> RSASSA-SHA256, EC P-256 -> ECDSA-SHA256) with the AK
- * attributes restricted|sign|fixedTPM|fixedParent|sensitiveDataOrigin|userWithAuth.
- * `attributes` 0 means those; pass others to build a bad AK for tests.
+ * TPM2B_PUBLIC for key (RSA-2048 -> RSASSA-SHA256, EC P-256 -> ECDSA-SHA256): the AK template
+ * (tpmkey_ak_template()) with the key as its unique, as a TPM returns it. `attributes` 0 keeps
+ * the template's (restricted|sign|fixedTPM|fixedParent|sensitiveDataOrigin|userWithAuth);
+ * pass others to build a bad AK for tests.
  */
 int softtpm_ak_public(EVP_PKEY *key, uint32_t attributes, uint8_t *out, size_t cap, size_t *outlen);
 
@@ -62,9 +63,8 @@ ssize_t softtpm_ima_ng_entry(uint8_t *out, size_t cap, const char *alg, const ui
 			     size_t digest_len, const char *path, size_t path_len, bool violation);
 
 /*
- * A software EK: TPM2B_PUBLIC of an RSA-2048 key under the TCG default EK template (L-1:
- * fixedTPM|fixedParent|sensitiveDataOrigin|adminWithPolicy|restricted|decrypt, the
- * PolicySecret(TPM_RH_ENDORSEMENT) authPolicy, AES-128-CFB, sha256 nameAlg).
+ * A software EK: TPM2B_PUBLIC of an RSA-2048 key under the TCG default EK template L-1
+ * (tpmkey_ek_template()), the modulus as its unique.
  */
 int softtpm_ek_public(EVP_PKEY *rsa2048, uint8_t *out, size_t cap, size_t *outlen);
 

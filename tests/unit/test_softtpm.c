@@ -19,6 +19,19 @@
 #include "proto/quote.h"
 #include "proto/tpmkey.h"
 
+/* pub is tmpl with a key in its unique: what a TPM returns for a key made from tmpl. */
+static bool from_template(const TPMT_PUBLIC *pub, const TPM2B_PUBLIC *tmpl)
+{
+	TPMT_PUBLIC bare = *pub;
+	uint8_t a[sizeof(TPM2B_PUBLIC)], b[sizeof(TPM2B_PUBLIC)];
+	size_t al = 0, bl = 0;
+
+	bare.unique = tmpl->publicArea.unique;
+	return tpmkey_marshal_public(&bare, a, sizeof(a), &al) == 0 &&
+	       tpmkey_marshal_public(&tmpl->publicArea, b, sizeof(b), &bl) == 0 && al == bl &&
+	       memcmp(a, b, al) == 0;
+}
+
 int main(void)
 {
 	EVP_PKEY *ek = EVP_PKEY_Q_keygen(NULL, NULL, "RSA", (size_t)2048);
@@ -38,6 +51,21 @@ int main(void)
 	      tpmkey_parse_public(buf, len, &ak_pub) == 0, "AK public marshals and parses");
 	CHECK(tpmkey_check_ak(&ak_pub) == TPMKEY_OK, "AK public has the AK attributes");
 	CHECK(tpmkey_name(&ak_pub, name, &name_len) == 0, "AK name");
+	{
+		TPM2B_PUBLIC tmpl;
+		TPMT_PUBLIC ec_pub;
+
+		tpmkey_ek_template(&tmpl, TPMKEY_RSA2048);
+		CHECK(from_template(&ek_pub, &tmpl), "EK public is the EK template with a key");
+		tpmkey_ak_template(&tmpl, TPMKEY_RSA2048);
+		CHECK(from_template(&ak_pub, &tmpl), "RSA AK public is the AK template with a key");
+		CHECK(softtpm_ak_public(ak_ec, 0, buf, sizeof(buf), &len) == 0 &&
+			      tpmkey_parse_public(buf, len, &ec_pub) == 0 &&
+			      tpmkey_check_ak(&ec_pub) == TPMKEY_OK,
+		      "P-256 AK public marshals, parses and passes the AK check");
+		tpmkey_ak_template(&tmpl, TPMKEY_ECC_P256);
+		CHECK(from_template(&ec_pub, &tmpl), "P-256 AK public is the AK template with a key");
+	}
 	CHECK(softtpm_ak_public(ak, TPMA_OBJECT_SIGN_ENCRYPT | TPMA_OBJECT_USERWITHAUTH, buf,
 				sizeof(buf), &len) == 0 &&
 	      tpmkey_parse_public(buf, len, &ak_pub) == 0 && tpmkey_check_ak(&ak_pub) != TPMKEY_OK,
