@@ -25,7 +25,7 @@
 #include "bench/bench.h"
 #include "proto/imalog.h"
 #include "proto/replay.h"
-#include "proto/softtpm.h"
+#include "tests/lib/softtpm.h"
 #include "verifier/attest.h"
 #include "verifier/policy.h"
 

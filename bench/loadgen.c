@@ -56,7 +56,7 @@
 #include "proto/evidence.h"
 #include "proto/imalog.h"
 #include "proto/replay.h"
-#include "proto/softtpm.h"
+#include "tests/lib/softtpm.h"
 #include "proto/tpmkey.h"
 
 #define LOADGEN_FILES 1000u

@@ -49,7 +49,7 @@
 #include "proto/evidence.h"
 #include "proto/imalog.h"
 #include "proto/replay.h"
-#include "proto/softtpm.h"
+#include "tests/lib/softtpm.h"
 #include "proto/tpmkey.h"
 
 #define SA_MAX_APPEND 64

@@ -4,7 +4,7 @@
  * credential made by proto/credential activates only for the right AK name, EK certificates
  * chain to the test CA, and quotes verify with quote_verify.
  */
-#include "proto/softtpm.h"
+#include "tests/lib/softtpm.h"
 #include "tests/unit/check.h"
 
 #include <errno.h>

@@ -1,5 +1,5 @@
 /* softtpm: AK publics and quotes made in software (see softtpm.h). */
-#include "proto/softtpm.h"
+#include "tests/lib/softtpm.h"
 
 #include <errno.h>
 #include <string.h>

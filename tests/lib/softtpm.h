@@ -1,16 +1,17 @@
 /*
  * softtpm: a TPM's attestation outputs made in software, for tests and the load generator.
  *
- * Not used by attestd or the verifier. It builds, with OpenSSL keys the caller holds, the same
- * bytes a TPM would send: an AK's TPM2B_PUBLIC with the AK attributes, and a quote
+ * Lives in the tests' own library (tests/lib -> libtesthelp.a), linked into unit tests, test
+ * tools, fuzz targets and benchmarks only, never into attestd, the verifier or attestctl. It
+ * builds, with OpenSSL keys the caller holds, the same bytes a TPM would send: an AK's TPM2B_PUBLIC with the AK attributes, and a quote
  * (TPMS_ATTEST + TPMT_SIGNATURE) over given PCR values. This lets tests and benchmarks drive
  * the real verifier without a TPM, and lets tests forge quotes a real TPM would refuse to make
  * (another nonce, a clock going back, a PCR value that lies).
  *
  * Ownership: outputs go into caller buffers; functions return 0 or -errno.
  */
-#ifndef PROTO_SOFTTPM_H
-#define PROTO_SOFTTPM_H
+#ifndef TESTS_LIB_SOFTTPM_H
+#define TESTS_LIB_SOFTTPM_H
 
 #include <stdbool.h>
 #include <stddef.h>
