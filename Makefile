@@ -7,6 +7,7 @@
 #   verifier/*.c              -> $(B)/libverifier.a + verifier (main in verifier/main.c)
 #   verifier/attestctl/*.c    -> attestctl
 #   attestd/*.c               -> $(B)/libattestd.a + attestd (main in attestd/main.c)
+#   tests/lib/*.c             -> $(B)/libtesthelp.a       (test doubles: unit tests, tools, bench)
 #   tests/unit/test_*.c       -> one test program each
 #   tests/tools/*.c           -> one helper program each (list generator, load tools)
 #   tests/fuzz/fuzz_*.c       -> libFuzzer targets (clang), `make fuzz`
@@ -49,6 +50,7 @@ COMMON_SRC := $(wildcard common/*.c)
 VERIFIER_LIB_SRC := $(filter-out verifier/main.c,$(wildcard verifier/*.c))
 ATTESTCTL_SRC := $(wildcard verifier/attestctl/*.c)
 ATTESTD_LIB_SRC := $(filter-out attestd/main.c,$(wildcard attestd/*.c))
+TESTLIB_SRC := $(wildcard tests/lib/*.c)
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 TOOL_SRC := $(wildcard tests/tools/*.c)
 BENCH_SRC := $(wildcard bench/*.c)
@@ -60,6 +62,7 @@ PROTO_LIB := $(B)/libproto.a
 COMMON_LIB := $(B)/libcommon.a
 VERIFIER_LIB := $(B)/libverifier.a
 ATTESTD_LIB := $(B)/libattestd.a
+TESTLIB := $(B)/libtesthelp.a
 BINS := $(if $(wildcard verifier/main.c),$(B)/verifier) \
 	$(if $(ATTESTCTL_SRC),$(B)/attestctl) \
 	$(if $(wildcard attestd/main.c),$(B)/attestd)
@@ -105,6 +108,11 @@ $(ATTESTD_LIB): $(call obj,$(ATTESTD_LIB_SRC))
 	@mkdir -p $(dir $@)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
+# Never linked into verifier, attestd or attestctl.
+$(TESTLIB): $(call obj,$(TESTLIB_SRC))
+	@mkdir -p $(dir $@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
 $(B)/verifier: $(call obj,verifier/main.c) $(VERIFIER_LIB) $(COMMON_LIB) $(PROTO_LIB)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
@@ -118,27 +126,27 @@ $(B)/attestd: $(call obj,attestd/main.c) $(ATTESTD_LIB) $(COMMON_LIB) $(PROTO_LI
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
 
 # Unit tests may use any library module; the archives keep unused objects out.
-$(B)/tests/%: $(call obj,tests/unit/%.c) $(VERIFIER_LIB) $(ATTESTD_LIB) $(COMMON_LIB) $(PROTO_LIB)
+$(B)/tests/%: $(call obj,tests/unit/%.c) $(TESTLIB) $(VERIFIER_LIB) $(ATTESTD_LIB) $(COMMON_LIB) $(PROTO_LIB)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
 
-$(B)/tools/%: $(call obj,tests/tools/%.c) $(VERIFIER_LIB) $(ATTESTD_LIB) $(COMMON_LIB) $(PROTO_LIB)
+$(B)/tools/%: $(call obj,tests/tools/%.c) $(TESTLIB) $(VERIFIER_LIB) $(ATTESTD_LIB) $(COMMON_LIB) $(PROTO_LIB)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
 
-$(B)/bench/%: $(call obj,bench/%.c) $(VERIFIER_LIB) $(ATTESTD_LIB) $(COMMON_LIB) $(PROTO_LIB)
+$(B)/bench/%: $(call obj,bench/%.c) $(TESTLIB) $(VERIFIER_LIB) $(ATTESTD_LIB) $(COMMON_LIB) $(PROTO_LIB)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
 
 # --- fuzzing (clang + libFuzzer, always with ASan/UBSan) ----------------------
 FUZZ_FLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -I. $(PKG_CFLAGS) -D_GNU_SOURCE -std=c11
-$(BUILD)/fuzz/%: tests/fuzz/%.c $(PROTO_SRC) $(wildcard proto/*.h verifier/*.c verifier/*.h)
+$(BUILD)/fuzz/%: tests/fuzz/%.c $(PROTO_SRC) $(TESTLIB_SRC) $(wildcard proto/*.h verifier/*.c verifier/*.h tests/lib/*.h)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  FUZZ    $@")
-	$(Q)$(CLANG) $(FUZZ_FLAGS) -o $@ $< $(PROTO_SRC) $(PKG_LIBS)
+	$(Q)$(CLANG) $(FUZZ_FLAGS) -o $@ $< $(PROTO_SRC) $(TESTLIB_SRC) $(PKG_LIBS)
 
 fuzz-build: $(FUZZ_BINS)
 

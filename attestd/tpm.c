@@ -19,6 +19,7 @@
 #include "common/file.h"
 #include "common/log.h"
 #include "proto/dynbuf.h"
+#include "proto/tpmkey.h"
 
 #define QUOTE_TRIES 5
 #define NV_CHUNK_DEFAULT 512u /* every TPM 2.0 takes this much per NV_Read */
@@ -32,20 +33,6 @@ struct tpm {
 	ESYS_TR ak;
 	TPM2B_PUBLIC ak_pub;
 };
-
-/* PolicySecret(TPM_RH_ENDORSEMENT), the authPolicy of the standard EK template. */
-static const uint8_t ek_auth_policy[32] = {
-	0x83, 0x71, 0x97, 0x67, 0x44, 0x84, 0xb3, 0xf8, 0x1a, 0x90, 0xcc,
-	0x8d, 0x46, 0xa5, 0xd7, 0x24, 0xfd, 0x52, 0xd7, 0x6e, 0x06, 0x52,
-	0x0b, 0x64, 0xf2, 0xa1, 0xda, 0x1b, 0x33, 0x14, 0x69, 0xaa,
-};
-
-#define EK_ATTRS                                                                            \
-	(TPMA_OBJECT_FIXEDTPM | TPMA_OBJECT_FIXEDPARENT | TPMA_OBJECT_SENSITIVEDATAORIGIN | \
-	 TPMA_OBJECT_ADMINWITHPOLICY | TPMA_OBJECT_RESTRICTED | TPMA_OBJECT_DECRYPT)
-#define AK_ATTRS                                                                            \
-	(TPMA_OBJECT_RESTRICTED | TPMA_OBJECT_SIGN_ENCRYPT | TPMA_OBJECT_FIXEDTPM |          \
-	 TPMA_OBJECT_FIXEDPARENT | TPMA_OBJECT_SENSITIVEDATAORIGIN | TPMA_OBJECT_USERWITHAUTH)
 
 /* Logs a TSS2_RC decoded and maps it to -errno. */
 static int rc_fail(const char *what, TSS2_RC rc)
@@ -101,34 +88,14 @@ void tpm_close(struct tpm *t)
 	free(t);
 }
 
-/* The standard RSA-2048 EK template (TCG EK Credential Profile, template L-1). */
-static void ek_template(TPM2B_PUBLIC *pub)
-{
-	memset(pub, 0, sizeof(*pub));
-	pub->publicArea.type = TPM2_ALG_RSA;
-	pub->publicArea.nameAlg = TPM2_ALG_SHA256;
-	pub->publicArea.objectAttributes = EK_ATTRS;
-	pub->publicArea.authPolicy.size = sizeof(ek_auth_policy);
-	memcpy(pub->publicArea.authPolicy.buffer, ek_auth_policy, sizeof(ek_auth_policy));
-	pub->publicArea.parameters.rsaDetail.symmetric.algorithm = TPM2_ALG_AES;
-	pub->publicArea.parameters.rsaDetail.symmetric.keyBits.aes = 128;
-	pub->publicArea.parameters.rsaDetail.symmetric.mode.aes = TPM2_ALG_CFB;
-	pub->publicArea.parameters.rsaDetail.scheme.scheme = TPM2_ALG_NULL;
-	pub->publicArea.parameters.rsaDetail.keyBits = 2048;
-	pub->publicArea.parameters.rsaDetail.exponent = 0;
-	pub->publicArea.unique.rsa.size = 256; /* 256 zero bytes */
-}
-
+/*
+ * The persistent EK is used when it is an RSA EK that tpmkey_check_ek() accepts, i.e. the
+ * standard template the verifier checks against; any other key there is not the one the EK
+ * certificate was made for.
+ */
 static bool ek_public_is_standard(const TPMT_PUBLIC *p)
 {
-	const TPMS_RSA_PARMS *r = &p->parameters.rsaDetail;
-
-	return p->type == TPM2_ALG_RSA && p->nameAlg == TPM2_ALG_SHA256 &&
-	       p->objectAttributes == EK_ATTRS && p->authPolicy.size == sizeof(ek_auth_policy) &&
-	       memcmp(p->authPolicy.buffer, ek_auth_policy, sizeof(ek_auth_policy)) == 0 &&
-	       r->symmetric.algorithm == TPM2_ALG_AES && r->symmetric.keyBits.aes == 128 &&
-	       r->symmetric.mode.aes == TPM2_ALG_CFB && r->keyBits == 2048 &&
-	       (r->exponent == 0 || r->exponent == 65537);
+	return p->type == TPM2_ALG_RSA && tpmkey_check_ek(p) == TPMKEY_OK;
 }
 
 int tpm_ek_load(struct tpm *t)
@@ -166,7 +133,7 @@ int tpm_ek_load(struct tpm *t)
 	}
 
 	/* Same template, same endorsement seed: the same key the certificate was made for. */
-	ek_template(&tmpl);
+	tpmkey_ek_template(&tmpl, TPMKEY_RSA2048);
 	rc = Esys_CreatePrimary(t->ctx, ESYS_TR_RH_ENDORSEMENT, ESYS_TR_PASSWORD, ESYS_TR_NONE,
 				ESYS_TR_NONE, &sens, &tmpl, &outside, &creation_pcr, &h, NULL,
 				NULL, NULL, NULL);
@@ -331,30 +298,9 @@ static void session_flush(struct tpm *t, ESYS_TR *session)
 	*session = ESYS_TR_NONE;
 }
 
-static void ak_template(TPM2B_PUBLIC *pub, enum attestd_ak_alg alg)
+static enum tpmkey_kind ak_kind(enum attestd_ak_alg alg)
 {
-	memset(pub, 0, sizeof(*pub));
-	pub->publicArea.nameAlg = TPM2_ALG_SHA256;
-	pub->publicArea.objectAttributes = AK_ATTRS;
-	if (alg == ATTESTD_AK_ECC) {
-		TPMS_ECC_PARMS *e = &pub->publicArea.parameters.eccDetail;
-
-		pub->publicArea.type = TPM2_ALG_ECC;
-		e->symmetric.algorithm = TPM2_ALG_NULL;
-		e->scheme.scheme = TPM2_ALG_ECDSA;
-		e->scheme.details.ecdsa.hashAlg = TPM2_ALG_SHA256;
-		e->curveID = TPM2_ECC_NIST_P256;
-		e->kdf.scheme = TPM2_ALG_NULL;
-	} else {
-		TPMS_RSA_PARMS *r = &pub->publicArea.parameters.rsaDetail;
-
-		pub->publicArea.type = TPM2_ALG_RSA;
-		r->symmetric.algorithm = TPM2_ALG_NULL;
-		r->scheme.scheme = TPM2_ALG_RSASSA;
-		r->scheme.details.rsassa.hashAlg = TPM2_ALG_SHA256;
-		r->keyBits = 2048;
-		r->exponent = 0;
-	}
+	return alg == ATTESTD_AK_ECC ? TPMKEY_ECC_P256 : TPMKEY_RSA2048;
 }
 
 static int path_join(char *out, size_t cap, const char *dir, const char *name)
@@ -410,7 +356,7 @@ static int ak_load_saved(struct tpm *t, const char *dir)
 	char path[PATH_MAX];
 	uint8_t buf[BLOB_FILE_MAX];
 	size_t len = 0, off = 0;
-	TPM2B_PUBLIC pub = { 0 };
+	TPM2B_PUBLIC pub = { 0 }, tmpl;
 	TPM2B_PRIVATE priv = { 0 };
 	ESYS_TR session = ESYS_TR_NONE;
 	TSS2_RC rc;
@@ -439,7 +385,9 @@ static int ak_load_saved(struct tpm *t, const char *dir)
 		ret = -EINVAL;
 		goto out;
 	}
-	if (pub.publicArea.objectAttributes != AK_ATTRS) {
+	tpmkey_ak_template(&tmpl, pub.publicArea.type == TPM2_ALG_ECC ? TPMKEY_ECC_P256
+								      : TPMKEY_RSA2048);
+	if (pub.publicArea.objectAttributes != tmpl.publicArea.objectAttributes) {
 		log_warn("saved ak has unexpected attributes 0x%x; creating a new ak",
 			 (unsigned)pub.publicArea.objectAttributes);
 		ret = -EINVAL;
@@ -477,7 +425,7 @@ static int ak_create(struct tpm *t, const char *dir, enum attestd_ak_alg alg)
 	TSS2_RC rc;
 	int ret;
 
-	ak_template(&tmpl, alg);
+	tpmkey_ak_template(&tmpl, ak_kind(alg));
 	ret = ek_session(t, &session);
 	if (ret < 0)
 		return ret;

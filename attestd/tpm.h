@@ -3,11 +3,13 @@
  *
  * Keys:
  *  - EK: the RSA-2048 endorsement key at the persistent handle 0x81010001 when that holds a
- *    key with the standard EK template's shape; otherwise a transient one made by CreatePrimary
- *    from that template (the TPM derives the same key from the endorsement seed every time).
+ *    key with the standard EK template's shape (tpmkey_ek_template(), the one the verifier
+ *    checks against); otherwise a transient one made by CreatePrimary from that template (the
+ *    TPM derives the same key from the endorsement seed every time).
  *    Its certificate is read from NV index 0x01C00002.
  *  - AK: a restricted signing key created under the EK (so quotes carry clear resetCount /
- *    restartCount), RSA-2048 RSASSA-SHA256 or P-256 ECDSA-SHA256. Its public and private blobs
+ *    restartCount) from tpmkey_ak_template(), RSA-2048 RSASSA-SHA256 or P-256 ECDSA-SHA256.
+ *    Its public and private blobs
  *    are kept in the state dir (ak.pub = TPM2B_PUBLIC, ak.priv = TPM2B_PRIVATE, marshalled)
  *    and loaded again on later starts, so the enrolled AK survives restarts.
  *

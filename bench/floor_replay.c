@@ -22,6 +22,7 @@
 #include <tss2/tss2_tpm2_types.h>
 
 #include "bench/bench.h"
+#include "proto/dynbuf.h"
 #include "proto/encoding.h"
 #include "proto/imalog.h"
 #include "proto/replay.h"
@@ -44,12 +45,13 @@ static uint32_t le32(const uint8_t *p)
 /* Locates each entry's template data. Trusts the file: this is setup for the floor, not a parser. */
 static int index_list(const uint8_t *buf, size_t len, struct rec **out, size_t *n)
 {
-	size_t cap = 1024, cnt = 0, off = 0;
-	struct rec *r = malloc(cap * sizeof(*r));
+	size_t cnt = 0, off = 0;
+	struct dynbuf recs;
+	struct rec *r;
 	static const uint8_t zero[20];
 
-	if (!r)
-		return -ENOMEM;
+	/* Every record is at least 32 bytes: len / 32 of them at most. */
+	dynbuf_init(&recs, len / 32 * sizeof(*r));
 	while (off + 32 <= len) {
 		uint32_t nlen = le32(buf + off + 24), dlen;
 
@@ -58,30 +60,25 @@ static int index_list(const uint8_t *buf, size_t len, struct rec **out, size_t *
 		dlen = le32(buf + off + 28 + nlen);
 		if (off + 32 + nlen + dlen > len)
 			break;
-		if (cnt == cap) {
-			struct rec *nr = realloc(r, 2 * cap * sizeof(*r));
-
-			if (!nr) {
-				free(r);
-				return -ENOMEM;
-			}
-			r = nr;
-			cap *= 2;
+		r = dynbuf_grow(&recs, sizeof(*r));
+		if (!r) {
+			dynbuf_release(&recs);
+			return -ENOMEM;
 		}
-		r[cnt].hash = buf + off + 4;
-		r[cnt].data = buf + off + 32 + nlen;
-		r[cnt].len = dlen;
-		r[cnt].violation = !memcmp(buf + off + 4, zero, 20);
+		r->hash = buf + off + 4;
+		r->data = buf + off + 32 + nlen;
+		r->len = dlen;
+		r->violation = !memcmp(buf + off + 4, zero, 20);
 		cnt++;
 		off += 32 + nlen + dlen;
 	}
 	if (off != len) {
-		free(r);
+		dynbuf_release(&recs);
 		return -EBADMSG;
 	}
-	*out = r;
+	*out = (struct rec *)dynbuf_take(&recs, NULL);
 	*n = cnt;
-	return 0;
+	return *out ? 0 : -ENOMEM;
 }
 
 static int floor_lowlevel(const struct rec *r, size_t n, uint8_t p1[20], uint8_t p256[32])

@@ -23,9 +23,11 @@
 #include <tss2/tss2_tpm2_types.h>
 
 #include "bench/bench.h"
+#include "proto/dynbuf.h"
 #include "proto/imalog.h"
+#include "proto/limits.h"
 #include "proto/replay.h"
-#include "proto/softtpm.h"
+#include "tests/lib/softtpm.h"
 #include "verifier/attest.h"
 #include "verifier/policy.h"
 
@@ -39,8 +41,7 @@ struct machine {
 	struct replay_ctx *rc;
 	struct imalog *log;
 	struct softtpm_clock clk;
-	uint8_t *buf; /* entries not yet sent */
-	size_t len, cap;
+	struct dynbuf buf; /* entries not yet sent: one evidence body's worth at most */
 	uint64_t measured;
 };
 
@@ -52,27 +53,14 @@ static void file_path(uint64_t i, char *out, size_t cap)
 static int append(struct machine *m, const char *alg, const uint8_t *digest, size_t dlen,
 		  const char *path)
 {
-	size_t need = m->len + softtpm_ima_ng_size(alg, dlen, strlen(path));
+	size_t need = softtpm_ima_ng_size(alg, dlen, strlen(path));
+	uint8_t *rec = dynbuf_grow(&m->buf, need);
 	ssize_t n;
 
-	if (need > m->cap) {
-		size_t cap = m->cap ? m->cap * 2 : 65536;
-		uint8_t *np;
-
-		while (cap < need)
-			cap *= 2;
-		np = realloc(m->buf, cap);
-		if (!np)
-			return -ENOMEM;
-		m->buf = np;
-		m->cap = cap;
-	}
-	n = softtpm_ima_ng_entry(m->buf + m->len, m->cap - m->len, alg, digest, dlen, path,
-				 strlen(path), false);
-	if (n < 0)
-		return (int)n;
-	m->len += (size_t)n;
-	return 0;
+	if (!rec)
+		return dynbuf_error(&m->buf);
+	n = softtpm_ima_ng_entry(rec, need, alg, digest, dlen, path, strlen(path), false);
+	return n < 0 ? (int)n : 0;
 }
 
 /* Measures k entries (boot_aggregate first) into m->buf and extends PCR 10 over them. */
@@ -102,7 +90,7 @@ static int measure(struct machine *m, uint64_t k)
 		if (append(m, "sha256", d, 32, path) != 0)
 			return -ENOMEM;
 	}
-	imalog_reset(m->log, m->buf, m->len, first);
+	imalog_reset(m->log, (const uint8_t *)m->buf.buf, m->buf.len, first);
 	while ((r = imalog_next(m->log, &e, NULL)) == 1)
 		if (replay_extend(m->rc, &m->pcr10, &e) != 0)
 			return -EIO;
@@ -116,6 +104,7 @@ static int measure(struct machine *m, uint64_t k)
 static int machine_init(struct machine *m)
 {
 	memset(m, 0, sizeof(*m));
+	dynbuf_init(&m->buf, LIMIT_REQUEST_BODY);
 	m->ak = EVP_PKEY_Q_keygen(NULL, NULL, "EC", "P-256");
 	m->rc = replay_ctx_new(REPLAY_SHA1 | REPLAY_SHA256);
 	m->log = imalog_new();
@@ -142,7 +131,7 @@ static void machine_release(struct machine *m)
 	EVP_PKEY_free(m->ak);
 	replay_ctx_free(m->rc);
 	imalog_free(m->log);
-	free(m->buf);
+	dynbuf_release(&m->buf);
 }
 
 static int run_length(const struct policy *pol, uint64_t length, unsigned rounds, unsigned k,
@@ -159,7 +148,7 @@ static int run_length(const struct policy *pol, uint64_t length, unsigned rounds
 	while (m.measured < length) {
 		uint64_t n = length - m.measured < INCR_CHUNK ? length - m.measured : INCR_CHUNK;
 
-		m.len = 0;
+		dynbuf_reset(&m.buf);
 		if (measure(&m, n) != 0)
 			goto cleanup;
 	}
@@ -179,7 +168,7 @@ static int run_length(const struct policy *pol, uint64_t length, unsigned rounds
 		double t0;
 		int rc;
 
-		m.len = 0;
+		dynbuf_reset(&m.buf);
 		if (measure(&m, k) != 0 || RAND_bytes(nonce, sizeof(nonce)) != 1)
 			goto cleanup;
 		m.clk.clock += 2000;
@@ -193,8 +182,8 @@ static int run_length(const struct policy *pol, uint64_t length, unsigned rounds
 		ev.signature = sig;
 		ev.pcrs = m.pcrs;
 		ev.log_offset = st.next_entry;
-		ev.log = m.buf;
-		ev.log_len = m.len;
+		ev.log = (uint8_t *)m.buf.buf;
+		ev.log_len = m.buf.len;
 		memset(&req, 0, sizeof(req));
 		req.ak = m.ak;
 		req.nonce = nonce;

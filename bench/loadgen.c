@@ -52,11 +52,13 @@
 
 #include "bench/bench.h"
 #include "proto/credential.h"
+#include "proto/dynbuf.h"
 #include "proto/encoding.h"
 #include "proto/evidence.h"
 #include "proto/imalog.h"
+#include "proto/limits.h"
 #include "proto/replay.h"
-#include "proto/softtpm.h"
+#include "tests/lib/softtpm.h"
 #include "proto/tpmkey.h"
 
 #define LOADGEN_FILES 1000u
@@ -91,10 +93,10 @@ struct agent {
 	struct pcr_set pcrs;
 	struct replay_state pcr10;
 	struct softtpm_clock clk;
-	uint8_t *list;   /* the agent's whole IMA list */
-	size_t list_len, list_cap;
-	size_t *entry_off; /* byte offset of each entry */
-	size_t nentries, entry_cap;
+	/* The agent's whole IMA list: it may all go in one round (a verifier that lost state). */
+	struct dynbuf list;      /* at most LIMIT_REQUEST_BODY */
+	struct dynbuf entry_off; /* size_t byte offset of each entry, LIMIT_IMA_ENTRIES_PER_ROUND */
+	size_t nentries;
 	unsigned files_next;
 };
 
@@ -130,50 +132,49 @@ struct buf {
 	size_t len;
 };
 
+static void agent_init(struct agent *a)
+{
+	dynbuf_init(&a->list, LIMIT_REQUEST_BODY);
+	dynbuf_init(&a->entry_off, (size_t)LIMIT_IMA_ENTRIES_PER_ROUND * sizeof(size_t));
+}
+
+static size_t entry_off(const struct agent *a, size_t i)
+{
+	return ((const size_t *)a->entry_off.buf)[i];
+}
+
 static size_t on_data(char *ptr, size_t size, size_t n, void *arg)
 {
-	struct buf *b = arg;
+	struct dynbuf *b = arg; /* capped at LOADGEN_RESP_MAX */
 	size_t add = size * n;
-	char *np;
 
-	if (b->len + add + 1 > LOADGEN_RESP_MAX)
-		return 0;
-	np = realloc(b->p, b->len + add + 1);
-	if (!np)
-		return 0;
-	b->p = np;
-	memcpy(b->p + b->len, ptr, add);
-	b->len += add;
-	b->p[b->len] = '\0';
-	return add;
+	return dynbuf_add(b, ptr, add) ? 0 : add;
 }
 
 /* POST json to the base URL plus path; 0 and *status, *out (caller frees out->p), or -EIO. */
 static int post(struct worker *w, const char *path, const char *json, long *status, struct buf *out)
 {
 	char url[512];
+	struct dynbuf body;
 
 	out->p = NULL;
 	out->len = 0;
+	dynbuf_init(&body, LOADGEN_RESP_MAX);
 	if ((size_t)snprintf(url, sizeof(url), "%s%s", w->o->url, path) >= sizeof(url))
 		return -EINVAL;
 	if (curl_easy_setopt(w->curl, CURLOPT_URL, url) != CURLE_OK ||
 	    curl_easy_setopt(w->curl, CURLOPT_POSTFIELDS, json) != CURLE_OK ||
 	    curl_easy_setopt(w->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(json)) != CURLE_OK ||
-	    curl_easy_setopt(w->curl, CURLOPT_WRITEDATA, out) != CURLE_OK)
+	    curl_easy_setopt(w->curl, CURLOPT_WRITEDATA, &body) != CURLE_OK)
 		return -EIO;
 	if (curl_easy_perform(w->curl) != CURLE_OK ||
 	    curl_easy_getinfo(w->curl, CURLINFO_RESPONSE_CODE, status) != CURLE_OK) {
-		free(out->p);
-		out->p = NULL;
+		dynbuf_release(&body);
 		return -EIO;
 	}
-	if (!out->p) {
-		out->p = strdup("");
-		if (!out->p)
-			return -ENOMEM;
-	}
-	return 0;
+	/* "" for an empty body: never NULL. */
+	out->p = dynbuf_take(&body, &out->len);
+	return out->p ? 0 : -ENOMEM;
 }
 
 /* --- EK, certificates, CA ------------------------------------------------------------------ */
@@ -311,43 +312,26 @@ cleanup:
 static int list_append(struct agent *a, const char *alg, const uint8_t *digest, size_t dlen,
 		       const char *path)
 {
-	size_t need = a->list_len + softtpm_ima_ng_size(alg, dlen, strlen(path));
+	size_t need = softtpm_ima_ng_size(alg, dlen, strlen(path)), at = a->list.len;
+	uint8_t *rec;
 	ssize_t n;
 
-	if (need > a->list_cap) {
-		size_t cap = a->list_cap ? 2 * a->list_cap : 4096;
-		uint8_t *np;
-
-		while (cap < need)
-			cap *= 2;
-		np = realloc(a->list, cap);
-		if (!np)
-			return -ENOMEM;
-		a->list = np;
-		a->list_cap = cap;
-	}
-	if (a->nentries == a->entry_cap) {
-		size_t cap = a->entry_cap ? 2 * a->entry_cap : 64;
-		size_t *np = realloc(a->entry_off, cap * sizeof(*np));
-
-		if (!np)
-			return -ENOMEM;
-		a->entry_off = np;
-		a->entry_cap = cap;
-	}
-	n = softtpm_ima_ng_entry(a->list + a->list_len, a->list_cap - a->list_len, alg, digest,
-				 dlen, path, strlen(path), false);
+	if (dynbuf_add(&a->entry_off, &at, sizeof(at)))
+		return dynbuf_error(&a->entry_off);
+	rec = dynbuf_grow(&a->list, need);
+	if (!rec)
+		return dynbuf_error(&a->list);
+	n = softtpm_ima_ng_entry(rec, need, alg, digest, dlen, path, strlen(path), false);
 	if (n < 0)
 		return (int)n;
-	a->entry_off[a->nentries++] = a->list_len;
-	a->list_len += (size_t)n;
+	a->nentries++;
 	return 0;
 }
 
 /* Appends k entries (boot_aggregate first on an empty list) and extends PCR 10 over them. */
 static int agent_measure(struct worker *w, struct agent *a, unsigned k)
 {
-	size_t start = a->list_len, first = a->nentries;
+	size_t start = a->list.len, first = a->nentries;
 	struct ima_entry e;
 	int r;
 
@@ -372,7 +356,7 @@ static int agent_measure(struct worker *w, struct agent *a, unsigned k)
 		if (list_append(a, "sha256", d, 32, p) != 0)
 			return -ENOMEM;
 	}
-	imalog_reset(w->log, a->list + start, a->list_len - start, first);
+	imalog_reset(w->log, (const uint8_t *)a->list.buf + start, a->list.len - start, first);
 	while ((r = imalog_next(w->log, &e, NULL)) == 1)
 		if (replay_extend(w->rc, &a->pcr10, &e) != 0)
 			return -EIO;
@@ -549,10 +533,10 @@ static int agent_round(struct worker *w, struct agent *a, bool *trusted)
 	ev.pcrs = a->pcrs;
 	ev.log_offset = ch.log_offset;
 	{
-		size_t from = ch.log_offset < a->nentries ? a->entry_off[ch.log_offset] : a->list_len;
+		size_t from = ch.log_offset < a->nentries ? entry_off(a, ch.log_offset) : a->list.len;
 
-		ev.log = a->list + from;
-		ev.log_len = a->list_len - from;
+		ev.log = (uint8_t *)a->list.buf + from;
+		ev.log_len = a->list.len - from;
 	}
 	json = evidence_encode(&ev);
 	snprintf(path, sizeof(path), "/v1/agents/%s/evidence", a->id);
@@ -865,6 +849,8 @@ int main(int argc, char **argv)
 		return 1;
 	agents = calloc(o.agents, sizeof(*agents));
 	ws = calloc(o.threads, sizeof(*ws));
+	for (unsigned i = 0; agents && i < o.agents; i++)
+		agent_init(&agents[i]);
 	if (!agents || !ws || load_ca(o.dir, &ca, &ca_key) != 0 ||
 	    setup_agents(&o, agents, pool, ca, ca_key) != 0) {
 		fprintf(stderr, "loadgen: setup failed\n");
@@ -936,8 +922,8 @@ cleanup:
 		for (unsigned i = 0; i < o.agents; i++) {
 			EVP_PKEY_free(agents[i].ak);
 			OPENSSL_free(agents[i].cert);
-			free(agents[i].list);
-			free(agents[i].entry_off);
+			dynbuf_release(&agents[i].list);
+			dynbuf_release(&agents[i].entry_off);
 		}
 	free(agents);
 	for (unsigned i = 0; i < LOADGEN_EK_POOL; i++)

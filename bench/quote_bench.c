@@ -25,7 +25,7 @@
 #include "bench/bench.h"
 #include "proto/encoding.h"
 #include "proto/quote.h"
-#include "proto/softtpm.h"
+#include "tests/lib/softtpm.h"
 #include "proto/tpmkey.h"
 
 struct sample {

@@ -32,4 +32,13 @@
 #define LIMIT_POLICY_BYTES (512u * 1024u * 1024u)
 #define LIMIT_POLICY_DIGESTS_PER_PATH 256u
 
+/*
+ * Growable buffers (issue 11, item 6): caps for buffers that had none. A policy entry (a path
+ * or a digest_only digest) takes at least 40 bytes of JSON (a SHA-1 digest in hex), so no
+ * policy within LIMIT_POLICY_BYTES reaches LIMIT_POLICY_ENTRIES; excludes are run one after
+ * another on every unknown path, and real policies have tens of them.
+ */
+#define LIMIT_POLICY_ENTRIES (LIMIT_POLICY_BYTES / 32u) /* per table: paths, digest_only */
+#define LIMIT_POLICY_EXCLUDES 4096u
+
 #endif

@@ -11,10 +11,13 @@
 #include <tss2/tss2_mu.h>
 
 /* PolicySecret(TPM_RH_ENDORSEMENT) with sha256 (TCG EK Credential Profile, templates L-1/L-2). */
-static const uint8_t ek_policy_sha256[32] = {
-	0x83, 0x71, 0x97, 0x67, 0x44, 0x84, 0xb3, 0xf8, 0x1a, 0x90, 0xcc, 0x8d, 0x46, 0xa5, 0xd7, 0x24,
-	0xfd, 0x52, 0xd7, 0x6e, 0x06, 0x52, 0x0b, 0x64, 0xf2, 0xa1, 0xda, 0x1b, 0x33, 0x14, 0x69, 0xaa,
-};
+#define EK_POLICY_SHA256                                                                     \
+	{                                                                                    \
+		.size = 32,                                                                  \
+		.buffer = { 0x83, 0x71, 0x97, 0x67, 0x44, 0x84, 0xb3, 0xf8, 0x1a, 0x90, 0xcc,  \
+			    0x8d, 0x46, 0xa5, 0xd7, 0x24, 0xfd, 0x52, 0xd7, 0x6e, 0x06, 0x52,  \
+			    0x0b, 0x64, 0xf2, 0xa1, 0xda, 0x1b, 0x33, 0x14, 0x69, 0xaa },      \
+	}
 
 #define AK_REQUIRED_ATTRS                                                                    \
 	(TPMA_OBJECT_RESTRICTED | TPMA_OBJECT_SIGN_ENCRYPT | TPMA_OBJECT_FIXEDTPM |          \
@@ -229,40 +232,120 @@ enum tpmkey_check tpmkey_check_ak(const TPMT_PUBLIC *pub)
 	return TPMKEY_OK;
 }
 
-static bool sym_is_aes128_cfb(const TPMT_SYM_DEF_OBJECT *s)
+/* --- templates --------------------------------------------------------------------------- */
+
+/* EK Credential Profile L-1. The unique is 256 zero bytes: only its size is set. */
+static const TPMT_PUBLIC ek_rsa2048 = {
+	.type = TPM2_ALG_RSA,
+	.nameAlg = TPM2_ALG_SHA256,
+	.objectAttributes = EK_ATTRS,
+	.authPolicy = EK_POLICY_SHA256,
+	.parameters.rsaDetail = {
+		.symmetric = { .algorithm = TPM2_ALG_AES, .keyBits.aes = 128, .mode.aes = TPM2_ALG_CFB },
+		.scheme = { .scheme = TPM2_ALG_NULL },
+		.keyBits = 2048,
+		.exponent = 0,
+	},
+	.unique.rsa = { .size = 256 },
+};
+
+/* EK Credential Profile L-2: x and y are 32 zero bytes each. */
+static const TPMT_PUBLIC ek_p256 = {
+	.type = TPM2_ALG_ECC,
+	.nameAlg = TPM2_ALG_SHA256,
+	.objectAttributes = EK_ATTRS,
+	.authPolicy = EK_POLICY_SHA256,
+	.parameters.eccDetail = {
+		.symmetric = { .algorithm = TPM2_ALG_AES, .keyBits.aes = 128, .mode.aes = TPM2_ALG_CFB },
+		.scheme = { .scheme = TPM2_ALG_NULL },
+		.curveID = TPM2_ECC_NIST_P256,
+		.kdf = { .scheme = TPM2_ALG_NULL },
+	},
+	.unique.ecc = { .x = { .size = 32 }, .y = { .size = 32 } },
+};
+
+static const TPMT_PUBLIC ak_rsa2048 = {
+	.type = TPM2_ALG_RSA,
+	.nameAlg = TPM2_ALG_SHA256,
+	.objectAttributes = AK_REQUIRED_ATTRS,
+	.parameters.rsaDetail = {
+		.symmetric = { .algorithm = TPM2_ALG_NULL },
+		.scheme = { .scheme = TPM2_ALG_RSASSA, .details.rsassa.hashAlg = TPM2_ALG_SHA256 },
+		.keyBits = 2048,
+		.exponent = 0,
+	},
+};
+
+static const TPMT_PUBLIC ak_p256 = {
+	.type = TPM2_ALG_ECC,
+	.nameAlg = TPM2_ALG_SHA256,
+	.objectAttributes = AK_REQUIRED_ATTRS,
+	.parameters.eccDetail = {
+		.symmetric = { .algorithm = TPM2_ALG_NULL },
+		.scheme = { .scheme = TPM2_ALG_ECDSA, .details.ecdsa.hashAlg = TPM2_ALG_SHA256 },
+		.curveID = TPM2_ECC_NIST_P256,
+		.kdf = { .scheme = TPM2_ALG_NULL },
+	},
+};
+
+void tpmkey_ek_template(TPM2B_PUBLIC *out, enum tpmkey_kind kind)
 {
-	return s->algorithm == TPM2_ALG_AES && s->keyBits.aes == 128 && s->mode.aes == TPM2_ALG_CFB;
+	memset(out, 0, sizeof(*out));
+	out->publicArea = kind == TPMKEY_ECC_P256 ? ek_p256 : ek_rsa2048;
+}
+
+void tpmkey_ak_template(TPM2B_PUBLIC *out, enum tpmkey_kind kind)
+{
+	memset(out, 0, sizeof(*out));
+	out->publicArea = kind == TPMKEY_ECC_P256 ? ak_p256 : ak_rsa2048;
+}
+
+/* --- the EK check: the template, field for field --------------------------------------- */
+
+static bool sym_is(const TPMT_SYM_DEF_OBJECT *s, const TPMT_SYM_DEF_OBJECT *want)
+{
+	return s->algorithm == want->algorithm && s->keyBits.sym == want->keyBits.sym &&
+	       s->mode.sym == want->mode.sym;
 }
 
 enum tpmkey_check tpmkey_check_ek(const TPMT_PUBLIC *pub)
 {
+	const TPMT_PUBLIC *t;
+
 	if (pub->type == TPM2_ALG_RSA) {
 		const TPMS_RSA_PARMS *p = &pub->parameters.rsaDetail;
-		if (p->keyBits != 2048 || (p->exponent != 0 && p->exponent != 65537) ||
-		    pub->unique.rsa.size != 256)
+		const TPMS_RSA_PARMS *w = &ek_rsa2048.parameters.rsaDetail;
+
+		t = &ek_rsa2048;
+		/* An exponent of 0 means 65537; a TPM may also write it out. */
+		if (p->keyBits != w->keyBits || (p->exponent != w->exponent && p->exponent != 65537) ||
+		    pub->unique.rsa.size != t->unique.rsa.size)
 			return TPMKEY_BAD_TYPE;
-		if (!sym_is_aes128_cfb(&p->symmetric))
+		if (!sym_is(&p->symmetric, &w->symmetric))
 			return TPMKEY_BAD_SYMMETRIC;
-		if (p->scheme.scheme != TPM2_ALG_NULL)
+		if (p->scheme.scheme != w->scheme.scheme)
 			return TPMKEY_BAD_SCHEME;
 	} else if (pub->type == TPM2_ALG_ECC) {
 		const TPMS_ECC_PARMS *p = &pub->parameters.eccDetail;
-		if (p->curveID != TPM2_ECC_NIST_P256 || pub->unique.ecc.x.size != 32 ||
-		    pub->unique.ecc.y.size != 32)
+		const TPMS_ECC_PARMS *w = &ek_p256.parameters.eccDetail;
+
+		t = &ek_p256;
+		if (p->curveID != w->curveID || pub->unique.ecc.x.size != t->unique.ecc.x.size ||
+		    pub->unique.ecc.y.size != t->unique.ecc.y.size)
 			return TPMKEY_BAD_TYPE;
-		if (!sym_is_aes128_cfb(&p->symmetric))
+		if (!sym_is(&p->symmetric, &w->symmetric))
 			return TPMKEY_BAD_SYMMETRIC;
-		if (p->scheme.scheme != TPM2_ALG_NULL || p->kdf.scheme != TPM2_ALG_NULL)
+		if (p->scheme.scheme != w->scheme.scheme || p->kdf.scheme != w->kdf.scheme)
 			return TPMKEY_BAD_SCHEME;
 	} else {
 		return TPMKEY_BAD_TYPE;
 	}
-	if (pub->nameAlg != TPM2_ALG_SHA256)
+	if (pub->nameAlg != t->nameAlg)
 		return TPMKEY_BAD_NAME_ALG;
-	if (pub->objectAttributes != EK_ATTRS)
+	if (pub->objectAttributes != t->objectAttributes)
 		return TPMKEY_BAD_ATTRIBUTES;
-	if (pub->authPolicy.size != sizeof(ek_policy_sha256) ||
-	    CRYPTO_memcmp(pub->authPolicy.buffer, ek_policy_sha256, sizeof(ek_policy_sha256)) != 0)
+	if (pub->authPolicy.size != t->authPolicy.size ||
+	    CRYPTO_memcmp(pub->authPolicy.buffer, t->authPolicy.buffer, t->authPolicy.size) != 0)
 		return TPMKEY_BAD_POLICY;
 	{
 		EVP_PKEY *pkey = tpmkey_to_evp(pub);

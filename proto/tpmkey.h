@@ -1,7 +1,7 @@
 /*
  * TPM 2.0 public keys: TPM2B_PUBLIC bytes -> TPMT_PUBLIC -> OpenSSL EVP_PKEY, object names, and
- * the attribute checks that decide whether a key may serve as an attestation key (AK) or an
- * endorsement key (EK).
+ * the EK and AK templates, and the checks, written against those templates, that decide whether
+ * a key may serve as an attestation key (AK) or an endorsement key (EK).
  *
  * Input bytes are untrusted. tpmkey_parse_public() accepts only a canonical TPM2B_PUBLIC that
  * fills its buffer exactly, so the name computed from the parsed structure is the name of the
@@ -57,18 +57,45 @@ enum tpmkey_check {
 const char *tpmkey_check_str(enum tpmkey_check c);
 
 /*
- * An AK must be restricted|sign|fixedTPM|fixedParent|sensitiveDataOrigin|userWithAuth and not
- * decrypt (so it only signs TPM-generated structures and never leaves the TPM), with a scheme
- * of RSASSA, RSAPSS (RSA) or ECDSA (ECC) over sha256/384/512.
+ * An AK must have every attribute of the AK template below (restricted|sign|fixedTPM|
+ * fixedParent|sensitiveDataOrigin|userWithAuth) and not decrypt (so it only signs
+ * TPM-generated structures and never leaves the TPM), with a scheme of RSASSA, RSAPSS (RSA) or
+ * ECDSA (ECC) over sha256/384/512: wider than the template, for AKs made by other tools.
  */
 enum tpmkey_check tpmkey_check_ak(const TPMT_PUBLIC *pub);
 
 /*
- * An EK must match the TCG default low-range template for RSA-2048 or ECC NIST P-256 (EK
- * Credential Profile templates L-1 and L-2): nameAlg sha256, attributes exactly
- * fixedTPM|fixedParent|sensitiveDataOrigin|adminWithPolicy|restricted|decrypt, the
- * PolicySecret(TPM_RH_ENDORSEMENT) authPolicy, AES-128-CFB, no scheme.
+ * An EK must be the EK template below for its type, RSA-2048 or ECC NIST P-256, field for
+ * field (an RSA exponent of 65537 is the template's 0 spelled out), with a unique of the
+ * template's size that is a valid public key.
  */
 enum tpmkey_check tpmkey_check_ek(const TPMT_PUBLIC *pub);
+
+/*
+ * Key templates, written once: attestd creates its EK and AK from them, the checks above are
+ * written against them, and the tests' software TPM builds its publics from them.
+ */
+enum tpmkey_kind {
+	TPMKEY_RSA2048,  /* AK: RSASSA-SHA256, exponent 0 (65537) */
+	TPMKEY_ECC_P256, /* AK: ECDSA-SHA256, no KDF */
+};
+
+/*
+ * The TCG default low-range EK template (EK Credential Profile L-1 for RSA-2048, L-2 for ECC
+ * NIST P-256): nameAlg sha256, attributes fixedTPM|fixedParent|sensitiveDataOrigin|
+ * adminWithPolicy|restricted|decrypt, authPolicy PolicySecret(TPM_RH_ENDORSEMENT), AES-128-CFB,
+ * no scheme, and a zero-filled unique of the key's size (RSA: 256 bytes; ECC: x and y of 32),
+ * as the profile requires: CreatePrimary with it derives the key the EK certificate names.
+ * Fills all of *out (size 0: marshalling computes it).
+ */
+void tpmkey_ek_template(TPM2B_PUBLIC *out, enum tpmkey_kind kind);
+
+/*
+ * The AK template attestd creates under the EK: nameAlg sha256, attributes
+ * restricted|sign|fixedTPM|fixedParent|sensitiveDataOrigin|userWithAuth, no symmetric
+ * algorithm, the scheme named in enum tpmkey_kind, and an empty unique (the TPM fills it).
+ * Fills all of *out (size 0: marshalling computes it).
+ */
+void tpmkey_ak_template(TPM2B_PUBLIC *out, enum tpmkey_kind kind);
 
 #endif

@@ -24,6 +24,7 @@
 #include <openssl/rand.h>
 #include <tss2/tss2_tpm2_types.h>
 
+#include "proto/dynbuf.h"
 #include "proto/siphash.h"
 #include "proto/encoding.h"
 #include "proto/limits.h"
@@ -77,44 +78,31 @@ size_t policy_alg_digest_size(uint16_t alg)
 }
 
 
-/* --- byte arena: offsets are u32, so one arena holds at most 4 GiB ------------------------ */
+/*
+ * --- byte arenas: dynbufs capped at LIMIT_POLICY_BYTES ------------------------------------
+ *
+ * A policy's stored bytes never outgrow its JSON (a path is stored with one NUL where the JSON
+ * has two quotes, a digest in binary where the JSON has hex), so the JSON's cap bounds each
+ * arena; it also keeps every offset within the u32 the tables store.
+ */
+_Static_assert(LIMIT_POLICY_BYTES <= UINT32_MAX, "arena offsets are u32");
 
-struct arena {
-	uint8_t *buf;
-	size_t len, cap;
-};
-
-static int arena_reserve(struct arena *a, size_t more)
+static uint8_t *arena_at(const struct dynbuf *a, size_t off)
 {
-	size_t need, cap;
-	uint8_t *nb;
-
-	if (more > UINT32_MAX - a->len)
-		return -E2BIG;
-	need = a->len + more;
-	if (need <= a->cap)
-		return 0;
-	cap = a->cap < 4096 ? 4096 : a->cap;
-	while (cap < need)
-		cap = cap > UINT32_MAX / 2 ? UINT32_MAX : cap * 2;
-	nb = realloc(a->buf, cap);
-	if (!nb)
-		return -ENOMEM;
-	a->buf = nb;
-	a->cap = cap;
-	return 0;
+	return (uint8_t *)a->buf + off;
 }
 
-static void arena_shrink(struct arena *a)
+/* Gives back the doubling slack once a load is done; the bytes stay where dynbuf keeps them. */
+static void arena_shrink(struct dynbuf *a)
 {
-	uint8_t *nb;
+	char *nb;
 
-	if (a->len == 0 || a->len == a->cap)
+	if (!a->buf || a->len + 1 == a->cap)
 		return;
-	nb = realloc(a->buf, a->len);
+	nb = realloc(a->buf, a->len + 1);
 	if (nb) {
 		a->buf = nb;
-		a->cap = a->len;
+		a->cap = a->len + 1;
 	}
 }
 
@@ -137,14 +125,20 @@ struct ktab {
 	struct kslot *slots;
 	uint32_t mask;     /* slot count - 1; slots == NULL when empty */
 	uint32_t count;
-	struct kentry *ents;
-	uint32_t ents_cap;
-	struct arena keys;
+	struct dynbuf ents; /* struct kentry[count], at most LIMIT_POLICY_ENTRIES */
+	struct dynbuf keys; /* arena */
 };
+
+static struct kentry *ktab_ent(const struct ktab *t, uint32_t i)
+{
+	return (struct kentry *)t->ents.buf + i;
+}
 
 static int ktab_init(struct ktab *t)
 {
 	memset(t, 0, sizeof(*t));
+	dynbuf_init(&t->ents, (size_t)LIMIT_POLICY_ENTRIES * sizeof(struct kentry));
+	dynbuf_init(&t->keys, LIMIT_POLICY_BYTES);
 	if (RAND_bytes((unsigned char *)t->key, sizeof(t->key)) != 1)
 		return -EIO;
 	return 0;
@@ -153,8 +147,8 @@ static int ktab_init(struct ktab *t)
 static void ktab_release(struct ktab *t)
 {
 	free(t->slots);
-	free(t->ents);
-	free(t->keys.buf);
+	dynbuf_release(&t->ents);
+	dynbuf_release(&t->keys);
 	OPENSSL_cleanse(t->key, sizeof(t->key));
 }
 
@@ -173,26 +167,14 @@ static void ktab_place(struct kslot *slots, uint32_t mask, uint64_t h, uint32_t 
 	slots[i].tag = (uint32_t)(h >> 32);
 }
 
-/* Makes room for n entries in total at a load factor of at most 0.7. */
+/* Makes room in the index for n entries in total at a load factor of at most 0.7. */
 static int ktab_reserve(struct ktab *t, size_t n)
 {
 	size_t nslots = 16;
 	struct kslot *ns;
-	struct kentry *ne;
 
-	if (n > UINT32_MAX / 2)
+	if (n > LIMIT_POLICY_ENTRIES)
 		return -E2BIG;
-	if (n > t->ents_cap) {
-		size_t cap = t->ents_cap ? t->ents_cap : 16;
-
-		while (cap < n)
-			cap *= 2;
-		ne = realloc(t->ents, cap * sizeof(*ne));
-		if (!ne)
-			return -ENOMEM;
-		t->ents = ne;
-		t->ents_cap = (uint32_t)cap;
-	}
 	while (nslots * 7 < n * 10)
 		nslots *= 2;
 	if (t->slots && nslots <= (size_t)t->mask + 1)
@@ -201,10 +183,10 @@ static int ktab_reserve(struct ktab *t, size_t n)
 	if (!ns)
 		return -ENOMEM;
 	for (uint32_t e = 0; e < t->count; e++) {
-		const struct kentry *ke = &t->ents[e];
+		const struct kentry *ke = ktab_ent(t, e);
 
 		ktab_place(ns, (uint32_t)(nslots - 1),
-			   ktab_hash(t, t->keys.buf + ke->key_off, ke->key_len), e);
+			   ktab_hash(t, arena_at(&t->keys, ke->key_off), ke->key_len), e);
 	}
 	free(t->slots);
 	t->slots = ns;
@@ -222,10 +204,10 @@ static long ktab_find(const struct ktab *t, const void *key, size_t len)
 	h = ktab_hash(t, key, len);
 	tag = (uint32_t)(h >> 32);
 	for (i = (uint32_t)h & t->mask; t->slots[i].idx; i = (i + 1) & t->mask) {
-		const struct kentry *e = &t->ents[t->slots[i].idx - 1];
+		const struct kentry *e = ktab_ent(t, t->slots[i].idx - 1);
 
 		if (t->slots[i].tag == tag && e->key_len == len &&
-		    memcmp(t->keys.buf + e->key_off, key, len) == 0)
+		    memcmp(arena_at(&t->keys, e->key_off), key, len) == 0)
 			return (long)t->slots[i].idx - 1;
 	}
 	return -1;
@@ -235,6 +217,7 @@ static long ktab_find(const struct ktab *t, const void *key, size_t len)
 static long ktab_insert(struct ktab *t, const void *key, size_t len)
 {
 	struct kentry *e;
+	uint8_t *k;
 	int rc;
 
 	if (len > UINT16_MAX)
@@ -242,18 +225,20 @@ static long ktab_insert(struct ktab *t, const void *key, size_t len)
 	rc = ktab_reserve(t, (size_t)t->count + 1);
 	if (rc)
 		return rc;
-	rc = arena_reserve(&t->keys, len + 1);
-	if (rc)
-		return rc;
-	e = &t->ents[t->count];
-	e->key_off = (uint32_t)t->keys.len;
+	/* The entry only after the key: a failure leaves ents holding exactly count entries. */
+	k = dynbuf_grow(&t->keys, len + 1);
+	if (!k)
+		return dynbuf_error(&t->keys);
+	e = dynbuf_grow(&t->ents, sizeof(*e));
+	if (!e)
+		return dynbuf_error(&t->ents);
+	e->key_off = (uint32_t)(k - arena_at(&t->keys, 0));
 	e->key_len = (uint16_t)len;
 	e->dig_off = 0;
 	e->ndig = 0;
-	memcpy(t->keys.buf + t->keys.len, key, len);
+	memcpy(k, key, len);
 	/* NUL after each key so a path can be handed to C string APIs when serialising. */
-	t->keys.buf[t->keys.len + len] = '\0';
-	t->keys.len += len + 1;
+	k[len] = '\0';
 	ktab_place(t->slots, t->mask, ktab_hash(t, key, len), t->count);
 	return (long)t->count++;
 }
@@ -278,12 +263,22 @@ struct policy {
 	char *description;
 	struct ktab paths;  /* path -> digests */
 	struct ktab donly;  /* [ai][digest] -> nothing: digest_only */
-	struct arena digs;  /* [ai][digest] records */
-	struct ba_value *ba;
+	struct dynbuf digs; /* arena of [ai][digest] records */
+	struct dynbuf ba;   /* struct ba_value[nba], at most LIMIT_POLICY_DIGESTS_PER_PATH */
 	size_t nba;
-	struct exclude *ex;
+	struct dynbuf ex;   /* struct exclude[nex], at most LIMIT_POLICY_EXCLUDES */
 	size_t nex;
 };
+
+static struct ba_value *ba_at(const struct policy *p, size_t i)
+{
+	return (struct ba_value *)p->ba.buf + i;
+}
+
+static struct exclude *ex_at(const struct policy *p, size_t i)
+{
+	return (struct exclude *)p->ex.buf + i;
+}
 
 struct policy *policy_new(void)
 {
@@ -292,6 +287,9 @@ struct policy *policy_new(void)
 	if (!p)
 		return NULL;
 	atomic_init(&p->refs, 1);
+	dynbuf_init(&p->digs, LIMIT_POLICY_BYTES);
+	dynbuf_init(&p->ba, (size_t)LIMIT_POLICY_DIGESTS_PER_PATH * sizeof(struct ba_value));
+	dynbuf_init(&p->ex, (size_t)LIMIT_POLICY_EXCLUDES * sizeof(struct exclude));
 	p->ba_mode = POLICY_BOOT_AGGREGATE_MATCHING_PCRS;
 	if (ktab_init(&p->paths) || ktab_init(&p->donly)) {
 		free(p);
@@ -304,13 +302,13 @@ static void policy_destroy(struct policy *p)
 {
 	ktab_release(&p->paths);
 	ktab_release(&p->donly);
-	free(p->digs.buf);
-	free(p->ba);
+	dynbuf_release(&p->digs);
+	dynbuf_release(&p->ba);
 	for (size_t i = 0; i < p->nex; i++) {
-		regfree(&p->ex[i].re);
-		free(p->ex[i].src);
+		regfree(&ex_at(p, i)->re);
+		free(ex_at(p, i)->src);
 	}
-	free(p->ex);
+	dynbuf_release(&p->ex);
 	free(p->description);
 	free(p);
 }
@@ -341,7 +339,7 @@ static bool policy_shared(const struct policy *p)
 static bool records_contain(const struct policy *p, const struct kentry *e, int ai,
 			    const uint8_t *d)
 {
-	const uint8_t *r = p->digs.buf + e->dig_off;
+	const uint8_t *r = arena_at(&p->digs, e->dig_off);
 
 	for (uint16_t n = 0; n < e->ndig; n++) {
 		size_t sz = algs[r[0]].size;
@@ -358,7 +356,7 @@ static size_t records_len(const struct policy *p, const struct kentry *e)
 	size_t len = 0;
 
 	for (uint16_t n = 0; n < e->ndig; n++)
-		len += 1 + algs[p->digs.buf[e->dig_off + len]].size;
+		len += 1 + algs[*arena_at(&p->digs, e->dig_off + len)].size;
 	return len;
 }
 
@@ -368,29 +366,28 @@ static size_t records_len(const struct policy *p, const struct kentry *e)
  */
 static int entry_add_digest(struct policy *p, uint32_t ei, int ai, const uint8_t *d)
 {
-	struct kentry *e = &p->paths.ents[ei];
+	struct kentry *e = ktab_ent(&p->paths, ei);
 	size_t old = records_len(p, e), sz = algs[ai].size;
-	int rc;
+	uint8_t *at;
 
 	if (records_contain(p, e, ai, d))
 		return 0;
 	if (e->ndig >= LIMIT_POLICY_DIGESTS_PER_PATH)
 		return -E2BIG;
 	if (e->ndig && (size_t)e->dig_off + old == p->digs.len) {
-		rc = arena_reserve(&p->digs, 1 + sz);
-		if (rc)
-			return rc;
+		at = dynbuf_grow(&p->digs, 1 + sz);
+		if (!at)
+			return dynbuf_error(&p->digs);
 	} else {
-		rc = arena_reserve(&p->digs, old + 1 + sz);
-		if (rc)
-			return rc;
-		memmove(p->digs.buf + p->digs.len, p->digs.buf + e->dig_off, old);
-		e->dig_off = (uint32_t)p->digs.len;
-		p->digs.len += old;
+		at = dynbuf_grow(&p->digs, old + 1 + sz);
+		if (!at)
+			return dynbuf_error(&p->digs);
+		memmove(at, arena_at(&p->digs, e->dig_off), old);
+		e->dig_off = (uint32_t)(at - arena_at(&p->digs, 0));
+		at += old;
 	}
-	p->digs.buf[p->digs.len] = (uint8_t)ai;
-	memcpy(p->digs.buf + p->digs.len + 1, d, sz);
-	p->digs.len += 1 + sz;
+	at[0] = (uint8_t)ai;
+	memcpy(at + 1, d, sz);
 	e->ndig++;
 	return 0;
 }
@@ -421,17 +418,16 @@ static int ba_add(struct policy *p, int ai, const uint8_t *d)
 	struct ba_value *nb;
 
 	for (size_t i = 0; i < p->nba; i++)
-		if (p->ba[i].ai == ai && memcmp(p->ba[i].d, d, algs[ai].size) == 0)
+		if (ba_at(p, i)->ai == ai && memcmp(ba_at(p, i)->d, d, algs[ai].size) == 0)
 			return 0;
 	if (p->nba >= LIMIT_POLICY_DIGESTS_PER_PATH)
 		return -E2BIG;
-	nb = realloc(p->ba, (p->nba + 1) * sizeof(*nb));
+	nb = dynbuf_grow(&p->ba, sizeof(*nb));
 	if (!nb)
-		return -ENOMEM;
-	p->ba = nb;
-	memset(&nb[p->nba], 0, sizeof(nb[p->nba]));
-	nb[p->nba].ai = (uint8_t)ai;
-	memcpy(nb[p->nba].d, d, algs[ai].size);
+		return dynbuf_error(&p->ba);
+	memset(nb, 0, sizeof(*nb));
+	nb->ai = (uint8_t)ai;
+	memcpy(nb->d, d, algs[ai].size);
 	p->nba++;
 	p->ba_mode = POLICY_BOOT_AGGREGATE_LIST;
 	return 0;
@@ -551,20 +547,29 @@ static int exclude_compile(const char *src, regex_t *re, char *why, size_t whyle
 
 static int exclude_add(struct policy *p, const char *src, char *why, size_t whylen)
 {
-	struct exclude *ne;
+	struct exclude ne;
 	int rc;
 
-	ne = realloc(p->ex, (p->nex + 1) * sizeof(*ne));
-	if (!ne)
+	if (p->nex >= LIMIT_POLICY_EXCLUDES) {
+		snprintf(why, whylen, "more than LIMIT_POLICY_EXCLUDES (%u) excludes",
+			 LIMIT_POLICY_EXCLUDES);
+		return -E2BIG;
+	}
+	ne.src = strdup(src);
+	if (!ne.src)
 		return -ENOMEM;
-	p->ex = ne;
-	ne[p->nex].src = strdup(src);
-	if (!ne[p->nex].src)
-		return -ENOMEM;
-	rc = exclude_compile(src, &ne[p->nex].re, why, whylen);
+	rc = exclude_compile(src, &ne.re, why, whylen);
 	if (rc) {
-		free(ne[p->nex].src);
+		free(ne.src);
 		return rc == REG_ESPACE ? -ENOMEM : -EINVAL;
+	}
+	/* A compiled regex_t moves like any struct: the array was always grown by realloc. */
+	rc = dynbuf_add(&p->ex, &ne, sizeof(ne));
+	if (rc) {
+		regfree(&ne.re);
+		free(ne.src);
+		snprintf(why, whylen, "%s", strerror(-rc));
+		return rc;
 	}
 	p->nex++;
 	return 0;
@@ -595,7 +600,7 @@ static bool path_excluded(const struct policy *p, const char *path, size_t len)
 	memcpy(buf, path, len);
 	buf[len] = '\0';
 	for (size_t i = 0; i < p->nex; i++)
-		if (regexec(&p->ex[i].re, buf, 0, NULL, 0) == 0)
+		if (regexec(&ex_at(p, i)->re, buf, 0, NULL, 0) == 0)
 			return true;
 	return false;
 }
@@ -612,7 +617,7 @@ enum policy_decision policy_check(const struct policy *p, const char *path, size
 	if (path_len <= LIMIT_IMA_PATH) {
 		ei = ktab_find(&p->paths, path, path_len);
 		if (ei >= 0)
-			return okdig && records_contain(p, &p->paths.ents[ei], ai, digest)
+			return okdig && records_contain(p, ktab_ent(&p->paths, (uint32_t)ei), ai, digest)
 				       ? POLICY_ALLOWED
 				       : POLICY_DIGEST_MISMATCH;
 	}
@@ -663,7 +668,7 @@ bool policy_boot_aggregate_accepts(const struct policy *p, uint16_t alg, const u
 	    len != algs[ai].size)
 		return false;
 	for (size_t i = 0; i < p->nba; i++)
-		if (p->ba[i].ai == ai && memcmp(p->ba[i].d, digest, len) == 0)
+		if (ba_at(p, i)->ai == ai && memcmp(ba_at(p, i)->d, digest, len) == 0)
 			return true;
 	return false;
 }
@@ -1040,6 +1045,11 @@ static int load_excludes(struct policy *p, const json_t *list, bool keylime, cha
 		seterr(err, errlen, "\"excludes\" must be a list of regular expressions");
 		return -EINVAL;
 	}
+	if (json_array_size(list) > LIMIT_POLICY_EXCLUDES - p->nex) {
+		seterr(err, errlen, "\"excludes\": more than LIMIT_POLICY_EXCLUDES (%u)",
+		       LIMIT_POLICY_EXCLUDES);
+		return -E2BIG;
+	}
 	json_array_foreach(list, i, v) {
 		const char *src, *why = NULL;
 		char *conv = NULL;
@@ -1299,17 +1309,17 @@ char *policy_to_json(const struct policy *p)
 		if (json_object_set_new(root, "boot_aggregate", ba))
 			goto out;
 		for (size_t i = 0; i < p->nba; i++)
-			if (json_array_append_new(ba, digest_json(p->ba[i].ai, p->ba[i].d)))
+			if (json_array_append_new(ba, digest_json(ba_at(p, i)->ai, ba_at(p, i)->d)))
 				goto out;
 	} else if (json_object_set_new(root, "boot_aggregate", json_string(POLICY_MODE_PCRS_NAME))) {
 		goto out;
 	}
 	for (uint32_t e = 0; e < p->paths.count; e++) {
-		const struct kentry *ke = &p->paths.ents[e];
-		const uint8_t *r = p->digs.buf + ke->dig_off;
+		const struct kentry *ke = ktab_ent(&p->paths, e);
+		const uint8_t *r = arena_at(&p->digs, ke->dig_off);
 
 		list = json_array();
-		if (json_object_setn_new(digs, (const char *)p->paths.keys.buf + ke->key_off,
+		if (json_object_setn_new(digs, (const char *)arena_at(&p->paths.keys, ke->key_off),
 					 ke->key_len, list))
 			goto out;
 		for (uint16_t n = 0; n < ke->ndig; n++) {
@@ -1319,14 +1329,14 @@ char *policy_to_json(const struct policy *p)
 		}
 	}
 	for (size_t i = 0; i < p->nex; i++)
-		if (json_array_append_new(ex, json_string(p->ex[i].src)))
+		if (json_array_append_new(ex, json_string(ex_at(p, i)->src)))
 			goto out;
 	if (p->donly.count) {
 		list = json_array();
 		if (json_object_set_new(root, "digest_only", list))
 			goto out;
 		for (uint32_t e = 0; e < p->donly.count; e++) {
-			const uint8_t *k = p->donly.keys.buf + p->donly.ents[e].key_off;
+			const uint8_t *k = arena_at(&p->donly.keys, ktab_ent(&p->donly, e)->key_off);
 
 			if (json_array_append_new(list, digest_json(k[0], k + 1)))
 				goto out;

@@ -14,6 +14,7 @@
 #include <microhttpd.h>
 #include <openssl/crypto.h>
 
+#include "proto/dynbuf.h"
 #include "proto/evidence.h"
 #include "common/log.h"
 
@@ -38,8 +39,7 @@ struct conn_state {
 	struct http_request req;
 	const struct http_route *route;
 	struct timespec t0;
-	char *body;
-	size_t len, cap;
+	struct dynbuf body; /* capped at the route's body_cap once the route is known */
 	uint64_t received;
 	bool too_large;
 	bool replied;
@@ -196,6 +196,7 @@ static enum MHD_Result start_request(struct http_server *srv, struct conn_state 
 				  : reply_error(srv, cs, 404, "not_found", "no such endpoint");
 	}
 	cs->route = rt;
+	dynbuf_init(&cs->body, rt->body_cap);
 	if (rt->operator_only && (!srv->cfg.authorize || !srv->cfg.authorize(srv->cfg.app, &cs->req)))
 		return reply_error(srv, cs, 401, "unauthorized",
 				   "operator calls need Authorization: Bearer TOKEN");
@@ -221,38 +222,13 @@ static enum MHD_Result start_request(struct http_server *srv, struct conn_state 
 /* Appends an upload chunk, growing up to the route's cap. */
 static void append_body(struct conn_state *cs, const char *data, size_t n)
 {
-	size_t cap = cs->route->body_cap;
-
 	if (cs->too_large)
 		return;
-	if (n > cap || cs->len > cap - n) {
+	if (dynbuf_add(&cs->body, data, n)) {
+		/* Past the cap, or out of memory: refused, nothing half-read is used. */
 		cs->too_large = true;
-		free(cs->body);
-		cs->body = NULL;
-		cs->len = cs->cap = 0;
-		return;
+		dynbuf_release(&cs->body);
 	}
-	if (cs->len + n + 1 > cs->cap) {
-		size_t ncap = cs->cap ? cs->cap : 4096;
-		char *nb;
-
-		while (ncap < cs->len + n + 1)
-			ncap = ncap > (cap + 1) / 2 ? cap + 1 : ncap * 2;
-		nb = realloc(cs->body, ncap);
-		if (!nb) {
-			/* Treated like an oversized body: refused, nothing half-read is used. */
-			cs->too_large = true;
-			free(cs->body);
-			cs->body = NULL;
-			cs->len = cs->cap = 0;
-			return;
-		}
-		cs->body = nb;
-		cs->cap = ncap;
-	}
-	memcpy(cs->body + cs->len, data, n);
-	cs->len += n;
-	cs->body[cs->len] = '\0';
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
@@ -269,6 +245,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		if (!cs)
 			return MHD_NO;
 		*con_cls = cs;
+		dynbuf_init(&cs->body, 0); /* nothing is accepted before a route is chosen */
 		clock_gettime(CLOCK_MONOTONIC, &cs->t0);
 		cs->req.conn = conn;
 		cs->req.method = method;
@@ -291,8 +268,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	if (cs->too_large)
 		return reply_error(srv, cs, 413, "body_too_large",
 				   "request body exceeds the limit for this endpoint");
-	cs->req.body = cs->body ? cs->body : "";
-	cs->req.body_len = cs->len;
+	cs->req.body = dynbuf_str(&cs->body);
+	cs->req.body_len = cs->body.len;
 	cs->route->fn(&cs->req, &resp);
 	if (!resp.status) {
 		free(resp.body);
@@ -312,11 +289,10 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 	(void)toe;
 	if (!cs)
 		return;
-	if (cs->body) {
-		/* Bodies carry enrollment secrets (activate): wipe before free. */
-		OPENSSL_cleanse(cs->body, cs->cap);
-		free(cs->body);
-	}
+	/* Bodies carry enrollment secrets (activate): wipe before free. */
+	if (cs->body.buf)
+		OPENSSL_cleanse(cs->body.buf, cs->body.cap);
+	dynbuf_release(&cs->body);
 	free(cs);
 	*con_cls = NULL;
 }

@@ -10,7 +10,7 @@
  * length, signature (all lengths big-endian), then reported PCRs up to the end: per bank u16
  * alg, 3 mask bytes (PCR 0 first), then the value of each selected PCR in ascending order.
  *
- * The signed quotes are rebuilt at start-up with proto/softtpm.c (attests are deterministic,
+ * The signed quotes are rebuilt at start-up with tests/lib/softtpm.c (attests are deterministic,
  * only ECDSA signatures vary). With FUZZ_QUOTE_SEEDS=DIR set, the start-up also writes one
  * input per signed quote into DIR: that is how tests/fuzz/corpus/fuzz_quote_verify/ was made.
  *
@@ -27,7 +27,7 @@
 #include <tss2/tss2_mu.h>
 
 #include "proto/quote.h"
-#include "proto/softtpm.h"
+#include "tests/lib/softtpm.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

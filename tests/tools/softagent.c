@@ -45,16 +45,17 @@
 #include <openssl/x509.h>
 #include <tss2/tss2_tpm2_types.h>
 
+#include "proto/dynbuf.h"
 #include "proto/encoding.h"
 #include "proto/evidence.h"
 #include "proto/imalog.h"
 #include "proto/replay.h"
-#include "proto/softtpm.h"
+#include "tests/lib/softtpm.h"
 #include "proto/tpmkey.h"
 
 #define SA_MAX_APPEND 64
 #define SA_RESPONSE_MAX (1024u * 1024u)
-#define SA_LIST_MAX (64u * 1024u * 1024u)
+#define SA_LIST_MAX LIMIT_REQUEST_BODY /* every buffer here: what one evidence body carries */
 #define SA_DEEP_JSON 100000u
 
 struct sa_clock {
@@ -64,50 +65,16 @@ struct sa_clock {
 	unsigned rebooted;
 };
 
-struct buf {
-	uint8_t *p;
-	size_t len, cap;
-	bool failed; /* sticky: every append after a failure is a no-op */
-};
-
-static void buf_add(struct buf *b, const void *data, size_t len)
-{
-	if (b->failed)
-		return;
-	if (len > SA_LIST_MAX || b->len > SA_LIST_MAX - len) {
-		b->failed = true;
-		return;
-	}
-	if (b->len + len > b->cap) {
-		size_t cap = b->cap ? b->cap : 4096;
-		uint8_t *np;
-
-		while (cap < b->len + len)
-			cap *= 2;
-		np = realloc(b->p, cap);
-		if (!np) {
-			b->failed = true;
-			return;
-		}
-		b->p = np;
-		b->cap = cap;
-	}
-	if (len)
-		memcpy(b->p + b->len, data, len);
-	b->len += len;
-}
-
-static void buf_u32(struct buf *b, uint32_t v)
+static void buf_u32(struct dynbuf *b, uint32_t v)
 {
 	uint8_t le[4] = { (uint8_t)v, (uint8_t)(v >> 8), (uint8_t)(v >> 16), (uint8_t)(v >> 24) };
 
-	buf_add(b, le, 4);
+	dynbuf_add(b, le, 4);
 }
 
-static void buf_release(struct buf *b)
+static const uint8_t *bytes(const struct dynbuf *b)
 {
-	free(b->p);
-	memset(b, 0, sizeof(*b));
+	return (const uint8_t *)dynbuf_str(b);
 }
 
 /* Files ---------------------------------------------------------------------------------------- */
@@ -121,7 +88,8 @@ static char *path_in(const char *dir, const char *name)
 	return p;
 }
 
-static int read_file(const char *dir, const char *name, struct buf *out)
+/* Initialises out (capped at SA_LIST_MAX) and fills it; released again on failure. */
+static int read_file(const char *dir, const char *name, struct dynbuf *out)
 {
 	char *p = path_in(dir, name);
 	FILE *f = p ? fopen(p, "rb") : NULL;
@@ -129,17 +97,17 @@ static int read_file(const char *dir, const char *name, struct buf *out)
 	size_t n;
 	int ret = 0;
 
-	memset(out, 0, sizeof(*out));
+	dynbuf_init(out, SA_LIST_MAX);
 	if (!f) {
 		fprintf(stderr, "softagent: cannot read %s/%s\n", dir, name);
 		ret = -ENOENT;
 		goto out;
 	}
 	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
-		buf_add(out, chunk, n);
-	if (ferror(f) || out->failed) {
+		dynbuf_add(out, chunk, n);
+	if (ferror(f) || dynbuf_error(out)) {
 		fprintf(stderr, "softagent: cannot read %s/%s\n", dir, name);
-		buf_release(out);
+		dynbuf_release(out);
 		ret = -EIO;
 	}
 out:
@@ -185,15 +153,17 @@ out:
 /* A one-line text file, without its newline, into a malloc'd string. */
 static char *read_line(const char *dir, const char *name)
 {
-	struct buf b;
+	struct dynbuf b;
+	size_t len;
 	char *s;
 
 	if (read_file(dir, name, &b))
 		return NULL;
-	while (b.len && (b.p[b.len - 1] == '\n' || b.p[b.len - 1] == '\r'))
-		b.len--;
-	s = strndup(b.p ? (const char *)b.p : "", b.len);
-	buf_release(&b);
+	len = b.len;
+	while (len && (b.buf[len - 1] == '\n' || b.buf[len - 1] == '\r'))
+		len--;
+	s = strndup(dynbuf_str(&b), len);
+	dynbuf_release(&b);
 	return s;
 }
 
@@ -286,18 +256,18 @@ static int save_clock(const char *dir, const struct sa_clock *c)
  * One ima-ng entry for PCR 10: sha256 digest, path (no NUL inside), violation or not. Without
  * fix_hash the template hash is left zero, as an attacker who edits an entry but not its hash.
  */
-static void ima_ng_entry(struct buf *out, const char *path, size_t path_len,
-			 const uint8_t digest[32], bool violation, bool fix_hash)
+static int ima_ng_entry(struct dynbuf *out, const char *path, size_t path_len,
+			const uint8_t digest[32], bool violation, bool fix_hash)
 {
 	size_t need = softtpm_ima_ng_size("sha256", 32, path_len);
 	uint8_t *rec = need <= SA_LIST_MAX ? malloc(need) : NULL;
+	int ret = -ENOMEM;
 
 	if (rec && softtpm_ima_ng_entry(rec, need, "sha256", digest, 32, path, path_len,
 					violation || !fix_hash) == (ssize_t)need)
-		buf_add(out, rec, need);
-	else
-		out->failed = true;
+		ret = dynbuf_add(out, rec, need);
 	free(rec);
+	return ret;
 }
 
 /* PCR 0-9 of the simulated machine: zero, as after a reset with no firmware measurements. */
@@ -308,7 +278,7 @@ static void boot_pcrs(struct pcr_set *s)
 	pcr_set_add_bank(s, TPM2_ALG_SHA256)->mask = 0x3ff;
 }
 
-static int boot_aggregate_entry(struct buf *out)
+static int boot_aggregate_entry(struct dynbuf *out)
 {
 	struct pcr_set s;
 	uint8_t ba[PCR_MAX_DIGEST];
@@ -317,8 +287,7 @@ static int boot_aggregate_entry(struct buf *out)
 	boot_pcrs(&s);
 	if (replay_boot_aggregate(TPM2_ALG_SHA256, &s, ba, &ba_len) || ba_len != 32)
 		return -EINVAL;
-	ima_ng_entry(out, "boot_aggregate", 14, ba, false, true);
-	return out->failed ? -ENOMEM : 0;
+	return ima_ng_entry(out, "boot_aggregate", 14, ba, false, true) ? -ENOMEM : 0;
 }
 
 struct span {
@@ -329,34 +298,32 @@ struct span {
  * Decodes list.bin: entry spans into *spans (malloc'd, *n set) and the replayed PCR 10 into st.
  * The list was written by this tool, so any decode error is a bug or a damaged state dir.
  */
-static int list_scan(const struct buf *list, struct span **spans, size_t *n,
+static int list_scan(const struct dynbuf *list, struct span **spans, size_t *n,
 		     struct replay_state *st)
 {
 	struct imalog *log = imalog_new();
 	struct replay_ctx *rc = replay_ctx_new(REPLAY_SHA1 | REPLAY_SHA256);
 	struct ima_entry e;
 	struct ima_error err;
-	size_t cap = 0;
+	/* The whole list may go in one round (a reboot, a verifier that lost state). */
+	struct dynbuf sp;
+	struct span *one;
 	int r, ret = -ENOMEM;
 
+	dynbuf_init(&sp, (size_t)LIMIT_IMA_ENTRIES_PER_ROUND * sizeof(struct span));
 	*spans = NULL;
 	*n = 0;
 	if (!log || !rc)
 		goto out;
 	replay_state_init(st, REPLAY_SHA1 | REPLAY_SHA256);
-	imalog_reset(log, list->p, list->len, 0);
+	imalog_reset(log, bytes(list), list->len, 0);
 	while ((r = imalog_next(log, &e, &err)) == 1) {
-		if (*n == cap) {
-			size_t nc = cap ? cap * 2 : 64;
-			struct span *ns = realloc(*spans, nc * sizeof(*ns));
-
-			if (!ns)
-				goto out;
-			*spans = ns;
-			cap = nc;
-		}
-		(*spans)[*n].start = e.offset;
-		(*spans)[(*n)++].end = e.end;
+		one = dynbuf_grow(&sp, sizeof(*one));
+		if (!one)
+			goto out;
+		one->start = e.offset;
+		one->end = e.end;
+		(*n)++;
 		if (replay_extend(rc, st, &e)) {
 			ret = -EINVAL;
 			goto out;
@@ -368,12 +335,12 @@ static int list_scan(const struct buf *list, struct span **spans, size_t *n,
 		ret = -EINVAL;
 		goto out;
 	}
-	ret = 0;
+	*spans = (struct span *)dynbuf_take(&sp, NULL);
+	ret = *spans ? 0 : -ENOMEM;
 out:
-	if (ret) {
-		free(*spans);
-		*spans = NULL;
-	}
+	if (ret)
+		*n = 0;
+	dynbuf_release(&sp);
 	imalog_free(log);
 	replay_ctx_free(rc);
 	return ret;
@@ -405,7 +372,7 @@ static bool unescape_path(const char *in, size_t in_len, char *out, size_t cap, 
 }
 
 /* PATH:HEX (the last ':' splits) appended to list; a violation entry when hex is NULL. */
-static int append_spec(struct buf *list, const char *spec, bool violation)
+static int append_spec(struct dynbuf *list, const char *spec, bool violation)
 {
 	char path[LIMIT_IMA_PATH + 1];
 	uint8_t digest[32] = { 0 };
@@ -420,21 +387,17 @@ static int append_spec(struct buf *list, const char *spec, bool violation)
 		fprintf(stderr, "softagent: bad path in \"%s\"\n", spec);
 		return -EINVAL;
 	}
-	ima_ng_entry(list, path, n, digest, violation, true);
-	return list->failed ? -ENOMEM : 0;
+	return ima_ng_entry(list, path, n, digest, violation, true) ? -ENOMEM : 0;
 }
 
 /* HTTP ----------------------------------------------------------------------------------------- */
 
 static size_t on_data(char *p, size_t size, size_t nmemb, void *arg)
 {
-	struct buf *b = arg;
+	struct dynbuf *b = arg; /* capped at SA_RESPONSE_MAX */
 	size_t n = size * nmemb;
 
-	if (b->len + n > SA_RESPONSE_MAX)
-		return 0;
-	buf_add(b, p, n);
-	return b->failed ? 0 : n;
+	return dynbuf_add(b, p, n) ? 0 : n;
 }
 
 /*
@@ -446,11 +409,13 @@ static int http_post(const char *base, const char *cacert, const char *path, con
 {
 	CURL *c = curl_easy_init();
 	struct curl_slist *h = NULL;
-	struct buf b = { 0 };
-	char *url = NULL;
+	struct dynbuf b;
+	char *url = NULL, *text;
+	size_t len;
 	CURLcode cr;
 	int ret = -EIO;
 
+	dynbuf_init(&b, SA_RESPONSE_MAX);
 	*status = 0;
 	if (answer)
 		*answer = NULL;
@@ -479,21 +444,20 @@ static int http_post(const char *base, const char *cacert, const char *path, con
 	}
 	if (curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, status) != CURLE_OK)
 		goto out;
-	buf_add(&b, "", 1);
-	if (b.failed)
+	text = dynbuf_take(&b, &len);
+	if (!text)
 		goto out;
-	b.len--;
-	while (b.len && (b.p[b.len - 1] == '\n' || b.p[b.len - 1] == '\r'))
-		b.p[--b.len] = '\0';
-	printf("%s %ld %s\n", name, *status, (char *)b.p);
+	while (len && (text[len - 1] == '\n' || text[len - 1] == '\r'))
+		text[--len] = '\0';
+	printf("%s %ld %s\n", name, *status, text);
 	fflush(stdout);
-	if (answer) {
-		*answer = (char *)b.p;
-		b.p = NULL;
-	}
+	if (answer)
+		*answer = text;
+	else
+		free(text);
 	ret = 0;
 out:
-	buf_release(&b);
+	dynbuf_release(&b);
 	free(url);
 	curl_slist_free_all(h);
 	if (c)
@@ -543,10 +507,11 @@ static int cmd_init(const char *dir, const char *ca_key_path, const char *ca_cer
 	uint8_t *der = NULL;
 	size_t der_len = 0;
 	uint64_t serial = 0;
-	struct buf list = { 0 };
+	struct dynbuf list;
 	struct sa_clock clk = { .clock = 1000, .reset_count = 3, .restart_count = 2 };
 	int ret = 2;
 
+	dynbuf_init(&list, SA_LIST_MAX);
 	if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
 		fprintf(stderr, "softagent: mkdir %s: %s\n", dir, strerror(errno));
 		return 2;
@@ -576,11 +541,11 @@ static int cmd_init(const char *dir, const char *ca_key_path, const char *ca_cer
 		goto out;
 	if (save_key(dir, "ek.pem", ek) || save_key(dir, "ak.pem", ak) ||
 	    write_file(dir, "ek.der", der, der_len, 0644) ||
-	    write_file(dir, "list.bin", list.p, list.len, 0644) || save_clock(dir, &clk))
+	    write_file(dir, "list.bin", list.buf, list.len, 0644) || save_clock(dir, &clk))
 		goto out;
 	ret = 0;
 out:
-	buf_release(&list);
+	dynbuf_release(&list);
 	free(der);
 	EVP_PKEY_free(ek);
 	EVP_PKEY_free(ak);
@@ -592,21 +557,22 @@ out:
 static int cmd_reboot(const char *dir)
 {
 	struct sa_clock clk;
-	struct buf list = { 0 };
+	struct dynbuf list;
 	int ret = 2;
 
 	if (load_clock(dir, &clk))
 		return 2;
+	dynbuf_init(&list, SA_LIST_MAX);
 	clk.reset_count++;
 	clk.restart_count = 0;
 	clk.clock = 1000;
 	clk.rebooted = 1;
-	if (boot_aggregate_entry(&list) || write_file(dir, "list.bin", list.p, list.len, 0644) ||
+	if (boot_aggregate_entry(&list) || write_file(dir, "list.bin", list.buf, list.len, 0644) ||
 	    save_clock(dir, &clk))
 		goto out;
 	ret = 0;
 out:
-	buf_release(&list);
+	dynbuf_release(&list);
 	return ret;
 }
 
@@ -630,7 +596,7 @@ struct enroll_opts {
 static int cmd_enroll(const char *dir, const struct enroll_opts *o)
 {
 	EVP_PKEY *ek = NULL, *ak = NULL;
-	struct buf ekcert = { 0 };
+	struct dynbuf ekcert;
 	struct enroll_request er;
 	struct enroll_response eresp;
 	struct activate_request act;
@@ -644,6 +610,7 @@ static int cmd_enroll(const char *dir, const struct enroll_opts *o)
 	long status = 0;
 	int ret = 2;
 
+	dynbuf_init(&ekcert, SA_LIST_MAX);
 	memset(&er, 0, sizeof(er));
 	memset(&eresp, 0, sizeof(eresp));
 	memset(&act, 0, sizeof(act));
@@ -677,7 +644,7 @@ static int cmd_enroll(const char *dir, const struct enroll_opts *o)
 	memcpy(er.agent_id, o->id, strlen(o->id) + 1);
 	er.ek_pub = ekpub;
 	er.ek_pub_len = ekpub_len;
-	er.ek_cert = ekcert.p;
+	er.ek_cert = (uint8_t *)ekcert.buf;
 	er.ek_cert_len = ekcert.len;
 	er.ak_pub = akpub;
 	er.ak_pub_len = akpub_len;
@@ -725,7 +692,7 @@ out:
 	free(answer);
 	free(path);
 	enroll_response_release(&eresp);
-	buf_release(&ekcert);
+	dynbuf_release(&ekcert);
 	EVP_PKEY_free(ek);
 	EVP_PKEY_free(ak);
 	return ret;
@@ -827,8 +794,8 @@ out:
 }
 
 /* The spans of entries sent, mutated as the attack says, concatenated into *log. */
-static int build_log(const struct buf *list, const struct span *all, size_t nall, size_t from,
-		     const struct round_opts *o, struct buf *log)
+static int build_log(const struct dynbuf *list, const struct span *all, size_t nall, size_t from,
+		     const struct round_opts *o, struct dynbuf *log)
 {
 	size_t n = from < nall ? nall - from : 0;
 	const struct span *s = all + (from < nall ? from : nall);
@@ -836,7 +803,7 @@ static int build_log(const struct buf *list, const struct span *all, size_t nall
 	struct span *v = NULL;
 	int ret = -EINVAL;
 
-	memset(log, 0, sizeof(*log));
+	dynbuf_init(log, SA_LIST_MAX);
 	v = calloc(n ? n : 1, sizeof(*v));
 	if (!v)
 		return -ENOMEM;
@@ -859,7 +826,7 @@ static int build_log(const struct buf *list, const struct span *all, size_t nall
 	}
 	for (size_t i = 0; i < n; i++) {
 		bool last = i + 1 == n;
-		const uint8_t *e = list->p + v[i].start;
+		const uint8_t *e = bytes(list) + v[i].start;
 		size_t elen = v[i].end - v[i].start;
 
 		if (last && (attack_is(o, "edit") || attack_is(o, "edit-raw"))) {
@@ -878,15 +845,18 @@ static int build_log(const struct buf *list, const struct span *all, size_t nall
 			}
 			memcpy(d, ent.digest, 32);
 			d[0] ^= 0x01;
-			ima_ng_entry(log, ent.path, ent.path_len, d, false, attack_is(o, "edit"));
-			if (attack_is(o, "edit-raw") && !log->failed) {
+			if (ima_ng_entry(log, ent.path, ent.path_len, d, false, attack_is(o, "edit"))) {
+				imalog_free(cur);
+				goto out;
+			}
+			if (attack_is(o, "edit-raw")) {
 				/* keep the original template hash: the entry no longer matches it */
-				memcpy(log->p + log->len - elen + 4, ent.template_hash, 20);
+				memcpy(log->buf + log->len - elen + 4, ent.template_hash, 20);
 			}
 			imalog_free(cur);
 			continue;
 		}
-		buf_add(log, e, elen);
+		dynbuf_add(log, e, elen);
 	}
 	if (attack_is(o, "record-len-overflow") || attack_is(o, "name-len-overflow") ||
 	    attack_is(o, "field-len-overflow")) {
@@ -895,42 +865,43 @@ static int build_log(const struct buf *list, const struct span *all, size_t nall
 		buf_u32(log, PCR_IMA);
 		if (attack_is(o, "field-len-overflow")) {
 			/* template data length is honest; the d-ng field inside claims 4 GiB */
-			struct buf data = { 0 };
+			struct dynbuf data;
 
+			dynbuf_init(&data, 64);
 			buf_u32(&data, 0xffffffffu);
-			buf_add(&data, "sha256:", 8);
-			if (data.failed) {
-				buf_release(&data);
+			dynbuf_add(&data, "sha256:", 8);
+			if (dynbuf_error(&data)) {
+				dynbuf_release(&data);
 				goto out;
 			}
-			SHA1(data.p, data.len, th);
-			buf_add(log, th, 20);
+			SHA1(bytes(&data), data.len, th);
+			dynbuf_add(log, th, 20);
 			buf_u32(log, 6);
-			buf_add(log, "ima-ng", 6);
+			dynbuf_add(log, "ima-ng", 6);
 			buf_u32(log, (uint32_t)data.len);
-			buf_add(log, data.p, data.len);
-			buf_release(&data);
+			dynbuf_add(log, data.buf, data.len);
+			dynbuf_release(&data);
 		} else {
-			buf_add(log, th, 20);
+			dynbuf_add(log, th, 20);
 			if (attack_is(o, "name-len-overflow")) {
 				buf_u32(log, 0xffffffffu);
-				buf_add(log, "ima-ng", 6);
+				dynbuf_add(log, "ima-ng", 6);
 			} else {
 				buf_u32(log, 6);
-				buf_add(log, "ima-ng", 6);
+				dynbuf_add(log, "ima-ng", 6);
 				buf_u32(log, 0xffffffffu);
-				buf_add(log, "sha256:", 8);
+				dynbuf_add(log, "sha256:", 8);
 			}
 		}
 	}
-	ret = log->failed ? -ENOMEM : 0;
+	ret = dynbuf_error(log) ? -ENOMEM : 0;
 	goto out;
 need:
 	fprintf(stderr, "softagent: --attack %s needs more new entries (use --append)\n", o->attack);
 out:
 	free(v);
 	if (ret)
-		buf_release(log);
+		dynbuf_release(log);
 	return ret;
 }
 
@@ -983,7 +954,7 @@ static int cmd_round(const char *dir, const struct round_opts *o)
 	EVP_PKEY *ak = NULL, *signer = NULL;
 	struct sa_clock clk;
 	struct softtpm_clock qclk;
-	struct buf list = { 0 }, log = { 0 };
+	struct dynbuf list, log;
 	struct span *spans = NULL;
 	size_t nspans = 0, body_len = 0, attest_len = 0, sig_len = 0;
 	struct replay_state st;
@@ -995,6 +966,8 @@ static int cmd_round(const char *dir, const struct round_opts *o)
 	long status = 0;
 	int ret = 2;
 
+	dynbuf_init(&list, SA_LIST_MAX);
+	dynbuf_init(&log, SA_LIST_MAX);
 	memset(&ev, 0, sizeof(ev));
 	if (o->attack) {
 		bool known = false;
@@ -1022,7 +995,8 @@ static int cmd_round(const char *dir, const struct round_opts *o)
 
 		if (RAND_bytes(d, sizeof(d)) != 1)
 			goto out;
-		ima_ng_entry(&list, "/usr/bin/fabricated", 19, d, false, true);
+		if (ima_ng_entry(&list, "/usr/bin/fabricated", 19, d, false, true))
+			goto out;
 	} else if (attack_is(o, "boot-aggregate-middle")) {
 		if (boot_aggregate_entry(&list))
 			goto out;
@@ -1034,15 +1008,15 @@ static int cmd_round(const char *dir, const struct round_opts *o)
 
 		SHA1(data, sizeof(data), th);
 		buf_u32(&list, PCR_IMA);
-		buf_add(&list, th, sizeof(th));
+		dynbuf_add(&list, th, sizeof(th));
 		buf_u32(&list, (uint32_t)(sizeof(name) - 1));
-		buf_add(&list, name, sizeof(name) - 1);
+		dynbuf_add(&list, name, sizeof(name) - 1);
 		buf_u32(&list, (uint32_t)sizeof(data));
-		buf_add(&list, data, sizeof(data));
+		dynbuf_add(&list, data, sizeof(data));
 	}
-	if (list.failed || list_scan(&list, &spans, &nspans, &st))
+	if (dynbuf_error(&list) || list_scan(&list, &spans, &nspans, &st))
 		goto out;
-	if (write_file(dir, "list.bin", list.p, list.len, 0644))
+	if (write_file(dir, "list.bin", list.buf, list.len, 0644))
 		goto out;
 
 	if (get_challenge(url, cacert, id, &ch, &status)) {
@@ -1129,7 +1103,7 @@ static int cmd_round(const char *dir, const struct round_opts *o)
 	ev.signature_len = sig_len;
 	ev.pcrs = pcrs;
 	ev.log_offset = from + (attack_is(o, "offset-ahead") ? 5 : 0);
-	ev.log = log.p;
+	ev.log = (uint8_t *)log.buf;
 	ev.log_len = log.len;
 	json = evidence_encode(&ev);
 	if (!json)
@@ -1176,8 +1150,8 @@ out:
 		EVP_PKEY_free(signer);
 	EVP_PKEY_free(ak);
 	free(spans);
-	buf_release(&list);
-	buf_release(&log);
+	dynbuf_release(&list);
+	dynbuf_release(&log);
 	free(json);
 	free(body);
 	free(path);

@@ -1,5 +1,5 @@
 /*
- * The verifier's decision logic (verifier/attest.c) on quotes made in software (proto/softtpm)
+ * The verifier's decision logic (verifier/attest.c) on quotes made in software (tests/lib/softtpm)
  * over hand-built ima-ng lists: trusted rounds, incremental rounds, prefix matches, and every
  * way the evidence can lie.
  */
@@ -12,7 +12,7 @@
 #include <openssl/sha.h>
 #include <tss2/tss2_tpm2_types.h>
 
-#include "proto/softtpm.h"
+#include "tests/lib/softtpm.h"
 #include "verifier/policy.h"
 
 struct list {

@@ -8,28 +8,41 @@
 #include <unistd.h>
 
 #include "attestd/imalist.h"
+#include "proto/dynbuf.h"
 #include "proto/limits.h"
 #include "tests/unit/check.h"
 
 #define NENTRIES 300u
 
 struct list {
-	uint8_t *buf;
-	size_t len, cap;
+	struct dynbuf d;          /* the list, at most what one evidence body carries */
+	uint8_t *buf;             /* d's bytes and length, as put() leaves them */
+	size_t len;
 	size_t off[NENTRIES + 1]; /* off[i]: start of entry i; off[n]: end */
 	unsigned n;
 };
 
+static struct list list_new(void)
+{
+	struct list l = { .buf = NULL };
+
+	dynbuf_init(&l.d, LIMIT_REQUEST_BODY);
+	return l;
+}
+
+static void list_release(struct list *l)
+{
+	dynbuf_release(&l->d);
+	l->buf = NULL;
+	l->len = 0;
+}
+
 static void put(struct list *l, const void *p, size_t n)
 {
-	if (l->len + n > l->cap) {
-		l->cap = (l->len + n) * 2;
-		l->buf = realloc(l->buf, l->cap);
-		if (!l->buf)
-			exit(2);
-	}
-	memcpy(l->buf + l->len, p, n);
-	l->len += n;
+	if (dynbuf_add(&l->d, p, n))
+		exit(2);
+	l->buf = (uint8_t *)l->d.buf;
+	l->len = l->d.len;
 }
 
 static void put_u32(struct list *l, uint32_t v)
@@ -95,7 +108,7 @@ static bool chunk_is(const struct imalist_chunk *c, const struct list *l, unsign
 
 static void test_record_len(void)
 {
-	struct list l = { 0 };
+	struct list l = list_new();
 	size_t len;
 	uint8_t bad[64];
 
@@ -138,12 +151,12 @@ static void test_record_len(void)
 		memcpy(bad + 51, &nl, 4);
 		CHECK(imalist_record_len(bad, sizeof(bad), &len) == -E2BIG, "legacy name too long");
 	}
-	free(l.buf);
+	list_release(&l);
 }
 
 static void test_read(void)
 {
-	struct list l = { 0 };
+	struct list l = list_new();
 	struct imalist_chunk c;
 	struct imalist *il;
 	char *path;
@@ -220,7 +233,7 @@ static void test_read(void)
 
 	/* Corrupt record 150: reading past it fails, reading before it works. */
 	{
-		struct list bad = { 0 };
+		struct list bad = list_new();
 		uint32_t junk = 0x7fffffff;
 
 		put(&bad, l.buf, l.len);
@@ -232,7 +245,7 @@ static void test_read(void)
 		CHECK(ret == -E2BIG && c.data == NULL && c.count == 0, "corrupt record: %d", ret);
 		ret = imalist_read(il, 140, 0, &c);
 		CHECK(ret == -E2BIG, "corrupt record inside the payload: %d", ret);
-		free(bad.buf);
+		list_release(&bad);
 	}
 
 	/* Missing file. */
@@ -242,13 +255,13 @@ static void test_read(void)
 	CHECK(ret == -ENOENT, "missing list -> -ENOENT (%d)", ret);
 	imalist_free(il);
 	imalist_free(NULL);
-	free(l.buf);
+	list_release(&l);
 }
 
 /* Stale map: the file changes in place under the same inode; the reader must recover. */
 static void test_stale_offsets(void)
 {
-	struct list a = { 0 }, b = { 0 };
+	struct list a = list_new(), b = list_new();
 	struct imalist_chunk c;
 	struct imalist *il;
 	char *path;
@@ -270,8 +283,8 @@ static void test_stale_offsets(void)
 	CHECK(ret == 0 && chunk_is(&c, &b, 45, 5), "rewritten list from 45 (ret %d)", ret);
 	free(c.data);
 	imalist_free(il);
-	free(a.buf);
-	free(b.buf);
+	list_release(&a);
+	list_release(&b);
 }
 
 int main(void)

@@ -4,7 +4,7 @@
  * credential made by proto/credential activates only for the right AK name, EK certificates
  * chain to the test CA, and quotes verify with quote_verify.
  */
-#include "proto/softtpm.h"
+#include "tests/lib/softtpm.h"
 #include "tests/unit/check.h"
 
 #include <errno.h>
@@ -18,6 +18,19 @@
 #include "proto/imalog.h"
 #include "proto/quote.h"
 #include "proto/tpmkey.h"
+
+/* pub is tmpl with a key in its unique: what a TPM returns for a key made from tmpl. */
+static bool from_template(const TPMT_PUBLIC *pub, const TPM2B_PUBLIC *tmpl)
+{
+	TPMT_PUBLIC bare = *pub;
+	uint8_t a[sizeof(TPM2B_PUBLIC)], b[sizeof(TPM2B_PUBLIC)];
+	size_t al = 0, bl = 0;
+
+	bare.unique = tmpl->publicArea.unique;
+	return tpmkey_marshal_public(&bare, a, sizeof(a), &al) == 0 &&
+	       tpmkey_marshal_public(&tmpl->publicArea, b, sizeof(b), &bl) == 0 && al == bl &&
+	       memcmp(a, b, al) == 0;
+}
 
 int main(void)
 {
@@ -38,6 +51,21 @@ int main(void)
 	      tpmkey_parse_public(buf, len, &ak_pub) == 0, "AK public marshals and parses");
 	CHECK(tpmkey_check_ak(&ak_pub) == TPMKEY_OK, "AK public has the AK attributes");
 	CHECK(tpmkey_name(&ak_pub, name, &name_len) == 0, "AK name");
+	{
+		TPM2B_PUBLIC tmpl;
+		TPMT_PUBLIC ec_pub;
+
+		tpmkey_ek_template(&tmpl, TPMKEY_RSA2048);
+		CHECK(from_template(&ek_pub, &tmpl), "EK public is the EK template with a key");
+		tpmkey_ak_template(&tmpl, TPMKEY_RSA2048);
+		CHECK(from_template(&ak_pub, &tmpl), "RSA AK public is the AK template with a key");
+		CHECK(softtpm_ak_public(ak_ec, 0, buf, sizeof(buf), &len) == 0 &&
+			      tpmkey_parse_public(buf, len, &ec_pub) == 0 &&
+			      tpmkey_check_ak(&ec_pub) == TPMKEY_OK,
+		      "P-256 AK public marshals, parses and passes the AK check");
+		tpmkey_ak_template(&tmpl, TPMKEY_ECC_P256);
+		CHECK(from_template(&ec_pub, &tmpl), "P-256 AK public is the AK template with a key");
+	}
 	CHECK(softtpm_ak_public(ak, TPMA_OBJECT_SIGN_ENCRYPT | TPMA_OBJECT_USERWITHAUTH, buf,
 				sizeof(buf), &len) == 0 &&
 	      tpmkey_parse_public(buf, len, &ak_pub) == 0 && tpmkey_check_ak(&ak_pub) != TPMKEY_OK,

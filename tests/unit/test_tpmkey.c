@@ -2,14 +2,20 @@
  * TPM2B_PUBLIC parsing, names, EVP conversion and AK/EK checks on keys captured from swtpm
  * (tests/data/tpm/): the RSA-2048 EK (tpm2_createek -G rsa), its certificate from NV
  * 0x01C00002, swtpm's P-384 high-range EK, and AKs from tpm2_createak with their .name files.
+ * The EK and AK templates: the bytes attestd has always created from, the keys tpm2-tools
+ * makes, and exactly what the checks accept.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <openssl/bn.h>
+#include <openssl/core_names.h>
 #include <openssl/x509.h>
+#include <tss2/tss2_mu.h>
 
+#include "proto/encoding.h"
 #include "proto/tpmkey.h"
 #include "tests/unit/check.h"
 #include "tests/unit/testdata.h"
@@ -164,11 +170,204 @@ static void test_ek(void)
 	free(e.p);
 }
 
+/* --- templates ------------------------------------------------------------------------- */
+
+#define EK_POLICY_HEX "837197674484b3f81a90cc8d46a5d724fd52d76e06520b64f2a1da1b331469aa"
+#define ZEROS32_HEX "0000000000000000000000000000000000000000000000000000000000000000"
+
+/*
+ * Marshalled templates. RSA EK and both AKs: the bytes attestd/tpm.c created from before the
+ * templates moved to proto/tpmkey (CreatePrimary derives the EK from them: a changed byte is
+ * another key than the certificate's). ECC EK: TCG EK Credential Profile template L-2.
+ */
+static const struct {
+	const char *what;
+	bool ek;
+	enum tpmkey_kind kind;
+	const char *head; /* followed by `zeros` zero bytes (the unique), then the end */
+	size_t zeros;
+} golden[] = {
+	{ "EK RSA-2048 (L-1)", true, TPMKEY_RSA2048,
+	  "013a0001000b000300b20020" EK_POLICY_HEX "00060080004300100800000000000100", 256 },
+	{ "EK P-256 (L-2)", true, TPMKEY_ECC_P256,
+	  "007a0023000b000300b20020" EK_POLICY_HEX "0006008000430010000300100020" ZEROS32_HEX
+	  "0020", 32 },
+	{ "AK RSA-2048", false, TPMKEY_RSA2048, "00180001000b00050072000000100014000b0800000000000000", 0 },
+	{ "AK P-256", false, TPMKEY_ECC_P256, "00180023000b00050072000000100018000b0003001000000000", 0 },
+};
+
+static void template_of(bool ek, enum tpmkey_kind kind, TPM2B_PUBLIC *t)
+{
+	if (ek)
+		tpmkey_ek_template(t, kind);
+	else
+		tpmkey_ak_template(t, kind);
+}
+
+static bool template_bytes(const TPMT_PUBLIC *pub, uint8_t *buf, size_t cap, size_t *len)
+{
+	return tpmkey_marshal_public(pub, buf, cap, len) == 0;
+}
+
+/* The key's public part as the TPM writes it into the template's unique. */
+static bool put_unique(TPMT_PUBLIC *pub, EVP_PKEY *k)
+{
+	BIGNUM *a = NULL, *b = NULL;
+	bool ok;
+
+	if (pub->type == TPM2_ALG_RSA) {
+		ok = EVP_PKEY_get_bn_param(k, OSSL_PKEY_PARAM_RSA_N, &a) &&
+		     BN_bn2binpad(a, pub->unique.rsa.buffer, 256) == 256;
+		pub->unique.rsa.size = 256;
+	} else {
+		ok = EVP_PKEY_get_bn_param(k, OSSL_PKEY_PARAM_EC_PUB_X, &a) &&
+		     EVP_PKEY_get_bn_param(k, OSSL_PKEY_PARAM_EC_PUB_Y, &b) &&
+		     BN_bn2binpad(a, pub->unique.ecc.x.buffer, 32) == 32 &&
+		     BN_bn2binpad(b, pub->unique.ecc.y.buffer, 32) == 32;
+		pub->unique.ecc.x.size = 32;
+		pub->unique.ecc.y.size = 32;
+	}
+	BN_free(a);
+	BN_free(b);
+	return ok;
+}
+
+static void test_template_bytes(void)
+{
+	for (size_t g = 0; g < sizeof(golden) / sizeof(golden[0]); g++) {
+		uint8_t want[sizeof(TPM2B_PUBLIC)], got[sizeof(TPM2B_PUBLIC)];
+		size_t hl = strlen(golden[g].head), wl = hl / 2 + golden[g].zeros, gl = 0;
+		TPM2B_PUBLIC t;
+
+		memset(want, 0, sizeof(want));
+		CHECK(hex_decode(golden[g].head, hl, want, sizeof(want)) == (ssize_t)(hl / 2),
+		      "%s: golden hex", golden[g].what);
+		template_of(golden[g].ek, golden[g].kind, &t);
+		CHECK(t.size == 0, "%s: size left to marshalling", golden[g].what);
+		CHECK(template_bytes(&t.publicArea, got, sizeof(got), &gl) && gl == wl &&
+			      memcmp(got, want, wl) == 0,
+		      "%s: template bytes unchanged (%zu bytes, want %zu)", golden[g].what, gl, wl);
+	}
+}
+
+/* What tpm2_createek -G rsa and tpm2_createak made on swtpm is our template plus a unique. */
+static void test_template_is_tpm2_tools(const char *file, bool ek, enum tpmkey_kind kind)
+{
+	struct blob p = load(file);
+	TPMT_PUBLIC pub;
+	TPM2B_PUBLIC t;
+	uint8_t a[sizeof(TPM2B_PUBLIC)], b[sizeof(TPM2B_PUBLIC)];
+	size_t al = 0, bl = 0;
+
+	CHECK(tpmkey_parse_public(p.p, p.n, &pub) == 0, "%s parses", file);
+	template_of(ek, kind, &t);
+	pub.unique = t.publicArea.unique;
+	CHECK(template_bytes(&pub, a, sizeof(a), &al) &&
+		      template_bytes(&t.publicArea, b, sizeof(b), &bl) && al == bl &&
+		      memcmp(a, b, al) == 0,
+	      "%s without its unique is the %s template", file, ek ? "EK" : "AK");
+	free(p.p);
+}
+
+/* The checks accept each template holding a real key, and reject any change to a field. */
+static void test_template_is_checked(bool ek, enum tpmkey_kind kind)
+{
+	const char *what = ek ? (kind == TPMKEY_RSA2048 ? "EK rsa" : "EK p256")
+			      : (kind == TPMKEY_RSA2048 ? "AK rsa" : "AK p256");
+	EVP_PKEY *k = kind == TPMKEY_RSA2048 ? EVP_PKEY_Q_keygen(NULL, NULL, "RSA", (size_t)2048)
+					     : EVP_PKEY_Q_keygen(NULL, NULL, "EC", "P-256");
+	enum tpmkey_check (*check)(const TPMT_PUBLIC *) = ek ? tpmkey_check_ek : tpmkey_check_ak;
+	TPM2B_PUBLIC t;
+	TPMT_PUBLIC pub, mod;
+	EVP_PKEY *back;
+	int bad = 0;
+
+	template_of(ek, kind, &t);
+	pub = t.publicArea;
+	CHECK(check(&pub) == TPMKEY_BAD_TYPE, "%s: the bare template holds no key", what);
+	CHECK(k && put_unique(&pub, k), "%s: key into the template", what);
+	CHECK(check(&pub) == TPMKEY_OK, "%s: the template with a key passes the check", what);
+	CHECK((ek ? tpmkey_check_ak : tpmkey_check_ek)(&pub) != TPMKEY_OK,
+	      "%s: and not the other role's", what);
+	back = tpmkey_to_evp(&pub);
+	CHECK(back && EVP_PKEY_eq(back, k) == 1, "%s: the key comes back out", what);
+	EVP_PKEY_free(back);
+
+	/* Every attribute the template sets is required; an EK's must match exactly. */
+	for (unsigned bit = 0; bit < 32; bit++) {
+		TPMA_OBJECT m = (TPMA_OBJECT)1u << bit;
+
+		mod = pub;
+		mod.objectAttributes ^= m;
+		if ((pub.objectAttributes & m) || ek) {
+			if (check(&mod) != TPMKEY_BAD_ATTRIBUTES)
+				bad++;
+		}
+	}
+	CHECK(bad == 0, "%s: %d attribute flips accepted", what, bad);
+	mod = pub;
+	mod.nameAlg = TPM2_ALG_SHA1;
+	CHECK(check(&mod) == TPMKEY_BAD_NAME_ALG, "%s: sha1 nameAlg", what);
+	if (ek) {
+		mod = pub;
+		mod.authPolicy.buffer[0] ^= 0x80;
+		CHECK(check(&mod) == TPMKEY_BAD_POLICY, "%s: policy byte", what);
+		mod = pub;
+		if (kind == TPMKEY_RSA2048)
+			mod.parameters.rsaDetail.symmetric.mode.aes = TPM2_ALG_CBC;
+		else
+			mod.parameters.eccDetail.symmetric.mode.aes = TPM2_ALG_CBC;
+		CHECK(check(&mod) == TPMKEY_BAD_SYMMETRIC, "%s: AES-CBC", what);
+		mod = pub;
+		if (kind == TPMKEY_RSA2048) {
+			mod.parameters.rsaDetail.exponent = 65537;
+			CHECK(check(&mod) == TPMKEY_OK, "%s: exponent 65537 spelled out", what);
+			mod.parameters.rsaDetail.exponent = 3;
+			CHECK(check(&mod) == TPMKEY_BAD_TYPE, "%s: exponent 3", what);
+			mod = pub;
+			mod.parameters.rsaDetail.scheme.scheme = TPM2_ALG_OAEP;
+		} else {
+			mod.parameters.eccDetail.kdf.scheme = TPM2_ALG_KDF1_SP800_56A;
+		}
+		CHECK(check(&mod) == TPMKEY_BAD_SCHEME, "%s: a scheme or KDF set", what);
+	} else {
+		mod = pub;
+		if (kind == TPMKEY_RSA2048)
+			mod.parameters.rsaDetail.symmetric.algorithm = TPM2_ALG_AES;
+		else
+			mod.parameters.eccDetail.symmetric.algorithm = TPM2_ALG_AES;
+		CHECK(check(&mod) == TPMKEY_BAD_SYMMETRIC, "%s: a symmetric algorithm", what);
+	}
+	EVP_PKEY_free(k);
+}
+
+static void test_templates(void)
+{
+	TPM2B_PUBLIC a, b;
+
+	test_template_bytes();
+	test_template_is_tpm2_tools("ek.pub", true, TPMKEY_RSA2048);
+	test_template_is_tpm2_tools("ak_rsassa.pub", false, TPMKEY_RSA2048);
+	test_template_is_tpm2_tools("ak_ecdsa.pub", false, TPMKEY_ECC_P256);
+	test_template_is_checked(true, TPMKEY_RSA2048);
+	test_template_is_checked(true, TPMKEY_ECC_P256);
+	test_template_is_checked(false, TPMKEY_RSA2048);
+	test_template_is_checked(false, TPMKEY_ECC_P256);
+	/* Both AK kinds require the same attributes, and an EK's differ from them. */
+	tpmkey_ak_template(&a, TPMKEY_RSA2048);
+	tpmkey_ak_template(&b, TPMKEY_ECC_P256);
+	CHECK(a.publicArea.objectAttributes == b.publicArea.objectAttributes,
+	      "AK attributes do not depend on the kind");
+	tpmkey_ek_template(&b, TPMKEY_ECC_P256);
+	CHECK(a.publicArea.objectAttributes != b.publicArea.objectAttributes, "EK attributes differ");
+}
+
 int main(void)
 {
 	test_ak("ak_rsassa");
 	test_ak("ak_rsapss");
 	test_ak("ak_ecdsa");
 	test_ek();
+	test_templates();
 	return check_finish();
 }

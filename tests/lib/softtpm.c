@@ -1,5 +1,5 @@
 /* softtpm: AK publics and quotes made in software (see softtpm.h). */
-#include "proto/softtpm.h"
+#include "tests/lib/softtpm.h"
 
 #include <errno.h>
 #include <string.h>
@@ -14,10 +14,7 @@
 
 #include "proto/credential.h"
 #include "proto/quote.h"
-
-#define AK_ATTRS                                                                            \
-	(TPMA_OBJECT_RESTRICTED | TPMA_OBJECT_SIGN_ENCRYPT | TPMA_OBJECT_FIXEDTPM |          \
-	 TPMA_OBJECT_FIXEDPARENT | TPMA_OBJECT_SENSITIVEDATAORIGIN | TPMA_OBJECT_USERWITHAUTH)
+#include "proto/tpmkey.h"
 
 static int bn_param(EVP_PKEY *key, const char *name, uint8_t *out, size_t len)
 {
@@ -32,31 +29,20 @@ static int bn_param(EVP_PKEY *key, const char *name, uint8_t *out, size_t len)
 
 int softtpm_ak_public(EVP_PKEY *key, uint32_t attributes, uint8_t *out, size_t cap, size_t *outlen)
 {
-	TPM2B_PUBLIC pub = {0};
+	TPM2B_PUBLIC pub;
 	TPMT_PUBLIC *t = &pub.publicArea;
 	size_t off = 0;
 
-	t->nameAlg = TPM2_ALG_SHA256;
-	t->objectAttributes = attributes ? attributes : AK_ATTRS;
+	/* What a TPM returns for the AK template: the template with the key in unique. */
 	if (EVP_PKEY_get_base_id(key) == EVP_PKEY_RSA) {
 		if (EVP_PKEY_get_bits(key) != 2048)
 			return -EINVAL;
-		t->type = TPM2_ALG_RSA;
-		t->parameters.rsaDetail.symmetric.algorithm = TPM2_ALG_NULL;
-		t->parameters.rsaDetail.scheme.scheme = TPM2_ALG_RSASSA;
-		t->parameters.rsaDetail.scheme.details.rsassa.hashAlg = TPM2_ALG_SHA256;
-		t->parameters.rsaDetail.keyBits = 2048;
-		t->parameters.rsaDetail.exponent = 0;
+		tpmkey_ak_template(&pub, TPMKEY_RSA2048);
 		t->unique.rsa.size = 256;
 		if (bn_param(key, OSSL_PKEY_PARAM_RSA_N, t->unique.rsa.buffer, 256))
 			return -EINVAL;
 	} else if (EVP_PKEY_get_base_id(key) == EVP_PKEY_EC) {
-		t->type = TPM2_ALG_ECC;
-		t->parameters.eccDetail.symmetric.algorithm = TPM2_ALG_NULL;
-		t->parameters.eccDetail.scheme.scheme = TPM2_ALG_ECDSA;
-		t->parameters.eccDetail.scheme.details.ecdsa.hashAlg = TPM2_ALG_SHA256;
-		t->parameters.eccDetail.curveID = TPM2_ECC_NIST_P256;
-		t->parameters.eccDetail.kdf.scheme = TPM2_ALG_NULL;
+		tpmkey_ak_template(&pub, TPMKEY_ECC_P256);
 		t->unique.ecc.x.size = 32;
 		t->unique.ecc.y.size = 32;
 		if (bn_param(key, OSSL_PKEY_PARAM_EC_PUB_X, t->unique.ecc.x.buffer, 32) ||
@@ -65,6 +51,8 @@ int softtpm_ak_public(EVP_PKEY *key, uint32_t attributes, uint8_t *out, size_t c
 	} else {
 		return -EINVAL;
 	}
+	if (attributes)
+		t->objectAttributes = attributes;
 	if (Tss2_MU_TPM2B_PUBLIC_Marshal(&pub, out, cap, &off) != TSS2_RC_SUCCESS)
 		return -ENOSPC;
 	*outlen = off;
@@ -213,33 +201,16 @@ ssize_t softtpm_ima_ng_entry(uint8_t *out, size_t cap, const char *alg, const ui
 
 /* --- software EK ----------------------------------------------------------------------- */
 
-/* PolicySecret(TPM_RH_ENDORSEMENT), the EK template's authPolicy. */
-static const uint8_t ek_auth_policy[32] = {
-	0x83, 0x71, 0x97, 0x67, 0x44, 0x84, 0xb3, 0xf8, 0x1a, 0x90, 0xcc, 0x8d, 0x46, 0xa5, 0xd7, 0x24,
-	0xfd, 0x52, 0xd7, 0x6e, 0x06, 0x52, 0x0b, 0x64, 0xf2, 0xa1, 0xda, 0x1b, 0x33, 0x14, 0x69, 0xaa,
-};
-
 int softtpm_ek_public(EVP_PKEY *rsa2048, uint8_t *out, size_t cap, size_t *outlen)
 {
-	TPM2B_PUBLIC pub = {0};
+	TPM2B_PUBLIC pub;
 	TPMT_PUBLIC *t = &pub.publicArea;
 	size_t off = 0;
 
 	if (EVP_PKEY_get_base_id(rsa2048) != EVP_PKEY_RSA || EVP_PKEY_get_bits(rsa2048) != 2048)
 		return -EINVAL;
-	t->type = TPM2_ALG_RSA;
-	t->nameAlg = TPM2_ALG_SHA256;
-	t->objectAttributes = TPMA_OBJECT_FIXEDTPM | TPMA_OBJECT_FIXEDPARENT |
-			      TPMA_OBJECT_SENSITIVEDATAORIGIN | TPMA_OBJECT_ADMINWITHPOLICY |
-			      TPMA_OBJECT_RESTRICTED | TPMA_OBJECT_DECRYPT;
-	t->authPolicy.size = sizeof(ek_auth_policy);
-	memcpy(t->authPolicy.buffer, ek_auth_policy, sizeof(ek_auth_policy));
-	t->parameters.rsaDetail.symmetric.algorithm = TPM2_ALG_AES;
-	t->parameters.rsaDetail.symmetric.keyBits.aes = 128;
-	t->parameters.rsaDetail.symmetric.mode.aes = TPM2_ALG_CFB;
-	t->parameters.rsaDetail.scheme.scheme = TPM2_ALG_NULL;
-	t->parameters.rsaDetail.keyBits = 2048;
-	t->unique.rsa.size = 256;
+	/* The template's unique is 256 zero bytes; CreatePrimary puts the modulus there. */
+	tpmkey_ek_template(&pub, TPMKEY_RSA2048);
 	if (bn_param(rsa2048, OSSL_PKEY_PARAM_RSA_N, t->unique.rsa.buffer, 256))
 		return -EINVAL;
 	if (Tss2_MU_TPM2B_PUBLIC_Marshal(&pub, out, cap, &off) != TSS2_RC_SUCCESS)

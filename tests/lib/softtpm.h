@@ -1,16 +1,17 @@
 /*
  * softtpm: a TPM's attestation outputs made in software, for tests and the load generator.
  *
- * Not used by attestd or the verifier. It builds, with OpenSSL keys the caller holds, the same
- * bytes a TPM would send: an AK's TPM2B_PUBLIC with the AK attributes, and a quote
+ * Lives in the tests' own library (tests/lib -> libtesthelp.a), linked into unit tests, test
+ * tools, fuzz targets and benchmarks only, never into attestd, the verifier or attestctl. It
+ * builds, with OpenSSL keys the caller holds, the same bytes a TPM would send: an AK's TPM2B_PUBLIC with the AK attributes, and a quote
  * (TPMS_ATTEST + TPMT_SIGNATURE) over given PCR values. This lets tests and benchmarks drive
  * the real verifier without a TPM, and lets tests forge quotes a real TPM would refuse to make
  * (another nonce, a clock going back, a PCR value that lies).
  *
  * Ownership: outputs go into caller buffers; functions return 0 or -errno.
  */
-#ifndef PROTO_SOFTTPM_H
-#define PROTO_SOFTTPM_H
+#ifndef TESTS_LIB_SOFTTPM_H
+#define TESTS_LIB_SOFTTPM_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -26,9 +27,10 @@
 #define SOFTTPM_SIG_MAX 1024u
 
 /*
- * TPM2B_PUBLIC for key (RSA-2048 -> RSASSA-SHA256, EC P-256 -> ECDSA-SHA256) with the AK
- * attributes restricted|sign|fixedTPM|fixedParent|sensitiveDataOrigin|userWithAuth.
- * `attributes` 0 means those; pass others to build a bad AK for tests.
+ * TPM2B_PUBLIC for key (RSA-2048 -> RSASSA-SHA256, EC P-256 -> ECDSA-SHA256): the AK template
+ * (tpmkey_ak_template()) with the key as its unique, as a TPM returns it. `attributes` 0 keeps
+ * the template's (restricted|sign|fixedTPM|fixedParent|sensitiveDataOrigin|userWithAuth);
+ * pass others to build a bad AK for tests.
  */
 int softtpm_ak_public(EVP_PKEY *key, uint32_t attributes, uint8_t *out, size_t cap, size_t *outlen);
 
@@ -62,9 +64,8 @@ ssize_t softtpm_ima_ng_entry(uint8_t *out, size_t cap, const char *alg, const ui
 			     size_t digest_len, const char *path, size_t path_len, bool violation);
 
 /*
- * A software EK: TPM2B_PUBLIC of an RSA-2048 key under the TCG default EK template (L-1:
- * fixedTPM|fixedParent|sensitiveDataOrigin|adminWithPolicy|restricted|decrypt, the
- * PolicySecret(TPM_RH_ENDORSEMENT) authPolicy, AES-128-CFB, sha256 nameAlg).
+ * A software EK: TPM2B_PUBLIC of an RSA-2048 key under the TCG default EK template L-1
+ * (tpmkey_ek_template()), the modulus as its unique.
  */
 int softtpm_ek_public(EVP_PKEY *rsa2048, uint8_t *out, size_t cap, size_t *outlen);
 
