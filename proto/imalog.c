@@ -18,6 +18,7 @@
 #include <openssl/sha.h>
 #include <tss2/tss2_tpm2_types.h>
 
+#include "proto/alg.h"
 #include "proto/limits.h"
 #include "proto/pcrs.h"
 
@@ -72,24 +73,23 @@ static const struct {
 	{"evm-sig", "d-ng|n-ng|evmsig|xattrnames|xattrlengths|xattrvalues|iuid|igid|imode"},
 };
 
-/* Known file digest algorithms and sizes, so a wrong digest length is caught at parse time. */
+/*
+ * Kernel hash names (linux:crypto/hash_info.c hash_algo_name) that have no TPM id here, with
+ * their sizes, so a wrong digest length is caught at parse time. The algorithms with a TPM id
+ * come from proto/alg (ALG_USE_IMA).
+ */
 static const struct {
 	const char *name;
 	uint32_t size;
-	uint16_t tpm_alg;
-} digest_algs[] = {
-	{"md5", 16, 0},
-	{"sha1", 20, TPM2_ALG_SHA1},
-	{"rmd160", 20, 0},
-	{"sha224", 28, 0},
-	{"sha256", 32, TPM2_ALG_SHA256},
-	{"sha384", 48, TPM2_ALG_SHA384},
-	{"sha512", 64, TPM2_ALG_SHA512},
-	{"wp512", 64, 0},
-	{"sm3", 32, 0},
-	{"sm3-256", 32, 0},
-	{"streebog256", 32, 0},
-	{"streebog512", 64, 0},
+} other_digest_algs[] = {
+	{"md5", 16},
+	{"rmd160", 20},
+	{"sha224", 28},
+	{"wp512", 64},
+	{"sm3", 32},
+	{"sm3-256", 32},
+	{"streebog256", 32},
+	{"streebog512", 64},
 };
 
 static const uint8_t zeros[IMA_LEGACY_NAME_MAX + 1];
@@ -258,6 +258,7 @@ static unsigned template_fields(const char *name, size_t len, enum field_id *fie
 static const char *parse_digest_ng(struct ima_entry *e, const uint8_t *p, uint32_t len, bool v2)
 {
 	const uint8_t *nul = memchr(p, '\0', len);
+	const struct alg *a;
 	const char *alg;
 	size_t alglen;
 
@@ -285,14 +286,20 @@ static const char *parse_digest_ng(struct ima_entry *e, const uint8_t *p, uint32
 	e->digest_alg_name_len = (uint32_t)alglen;
 	e->digest = nul + 1;
 	e->digest_len = len - (uint32_t)(nul + 1 - p);
-	if (e->digest_len == 0 || e->digest_len > IMA_DIGEST_MAX)
+	if (e->digest_len == 0 || e->digest_len > LIMIT_DIGEST)
 		return "file digest length out of range";
-	for (size_t i = 0; i < sizeof(digest_algs) / sizeof(digest_algs[0]); i++) {
-		if (strlen(digest_algs[i].name) == alglen &&
-		    memcmp(digest_algs[i].name, alg, alglen) == 0) {
-			if (digest_algs[i].size != e->digest_len)
+	a = alg_by_name_len(alg, alglen);
+	if (alg_allows(a, ALG_USE_IMA)) {
+		if (a->size != e->digest_len)
+			return "file digest length does not match its algorithm";
+		e->digest_alg = a->id;
+		return NULL;
+	}
+	for (size_t i = 0; i < sizeof(other_digest_algs) / sizeof(other_digest_algs[0]); i++) {
+		if (strlen(other_digest_algs[i].name) == alglen &&
+		    memcmp(other_digest_algs[i].name, alg, alglen) == 0) {
+			if (other_digest_algs[i].size != e->digest_len)
 				return "file digest length does not match its algorithm";
-			e->digest_alg = digest_algs[i].tpm_alg;
 			break;
 		}
 	}

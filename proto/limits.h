@@ -7,6 +7,16 @@
 #ifndef PROTO_LIMITS_H
 #define PROTO_LIMITS_H
 
+/*
+ * A cap that a static message spells (a parser's `why` string) is a plain decimal literal, so
+ * LIMIT_STR() turns it into text: "at most " LIMIT_STR(LIMIT_EK_CERT) " bytes".
+ */
+#define LIMIT_STR_(x) #x
+#define LIMIT_STR(x) LIMIT_STR_(x)
+
+/* Digests */
+#define LIMIT_DIGEST 64u /* largest digest of any algorithm (sha512; see proto/alg) */
+
 /* IMA measurement list */
 #define LIMIT_IMA_TEMPLATE_NAME 32u        /* longest template name accepted ("ima-modsig" is 10) */
 #define LIMIT_IMA_TEMPLATE_DATA (1u << 20) /* one entry's template data (ima-buf can carry keys) */

@@ -24,6 +24,7 @@
 #include <openssl/rand.h>
 #include <tss2/tss2_tpm2_types.h>
 
+#include "proto/alg.h"
 #include "proto/siphash.h"
 #include "proto/encoding.h"
 #include "proto/limits.h"
@@ -32,34 +33,23 @@
 #define POLICY_MAX_DIGEST 64u
 #define POLICY_MODE_PCRS_NAME "any-matching-pcrs"
 
-/* --- algorithms ------------------------------------------------------------------------- */
+/* --- algorithms: the rows of proto/alg that allow ALG_USE_POLICY; a record stores the row -- */
 
-static const struct policy_alg {
-	uint16_t id;
-	const char *name;
-	size_t size;
-} algs[] = {
-	{ TPM2_ALG_SHA1, "sha1", 20 },
-	{ TPM2_ALG_SHA256, "sha256", 32 },
-	{ TPM2_ALG_SHA384, "sha384", 48 },
-	{ TPM2_ALG_SHA512, "sha512", 64 },
-};
-#define NALGS (sizeof(algs) / sizeof(algs[0]))
+static const struct alg *const algs = alg_table;
+#define NALGS ALG_COUNT
 
 static int alg_index(uint16_t id)
 {
-	for (size_t i = 0; i < NALGS; i++)
-		if (algs[i].id == id)
-			return (int)i;
-	return -1;
+	const struct alg *a = alg_for_use(id, ALG_USE_POLICY);
+
+	return a ? (int)(a - alg_table) : -1;
 }
 
 uint16_t policy_alg_from_name(const char *name, size_t len)
 {
-	for (size_t i = 0; i < NALGS; i++)
-		if (strlen(algs[i].name) == len && memcmp(algs[i].name, name, len) == 0)
-			return algs[i].id;
-	return 0;
+	const struct alg *a = alg_by_name_len(name, len);
+
+	return alg_allows(a, ALG_USE_POLICY) ? a->id : 0;
 }
 
 const char *policy_alg_name(uint16_t alg)
@@ -766,7 +756,7 @@ static int parse_keylime_digest(const json_t *v, uint8_t *out, const char **why)
 	s = json_string_value(v);
 	len = json_string_length(v);
 	for (size_t ai = 0; ai < NALGS; ai++) {
-		if (len == 2 * algs[ai].size) {
+		if (alg_allows(&algs[ai], ALG_USE_POLICY) && len == 2 * algs[ai].size) {
 			if (hex_decode(s, len, out, POLICY_MAX_DIGEST) != (ssize_t)algs[ai].size) {
 				*why = "not hex";
 				return -1;
