@@ -92,7 +92,7 @@ static const struct {
 	{"streebog512", 64},
 };
 
-static const uint8_t zeros[IMA_LEGACY_NAME_MAX + 1];
+static const uint8_t zeros[LIMIT_IMA_LEGACY_NAME + 1];
 
 struct imalog *imalog_new(void)
 {
@@ -406,7 +406,7 @@ static int parse_fields(struct ima_entry *e, const enum field_id *fields, unsign
 				return -EBADMSG;
 			}
 			rc = parse_name(e, f, flen,
-					fields[n - 1] == F_N ? IMA_LEGACY_NAME_MAX : LIMIT_IMA_PATH, msg);
+					fields[n - 1] == F_N ? LIMIT_IMA_LEGACY_NAME : LIMIT_IMA_PATH, msg);
 			if (rc < 0)
 				return rc;
 			break;
@@ -429,13 +429,90 @@ static int parse_fields(struct ima_entry *e, const enum field_id *fields, unsign
 	return 0;
 }
 
+/* Each length is checked before the bytes it counts are touched; a cut record returns 0. */
+int imalog_record(const uint8_t *p, size_t avail, struct ima_record *rec, const char **msg)
+{
+	size_t need = 4 + IMA_TEMPLATE_HASH_LEN + 4;
+	uint32_t namelen, n;
+
+	memset(rec, 0, sizeof(*rec));
+	/* u32 pcr | u8 template_hash[20] | u32 name_len | name */
+	rec->len = need;
+	if (avail < need) {
+		*msg = "truncated entry header";
+		return 0;
+	}
+	rec->pcr = get_u32le(p);
+	if (rec->pcr >= PCR_COUNT) {
+		*msg = "PCR index out of range";
+		return -EBADMSG;
+	}
+	rec->template_hash = p + 4;
+	namelen = get_u32le(p + 4 + IMA_TEMPLATE_HASH_LEN);
+	if (namelen == 0) {
+		*msg = "empty template name";
+		return -EBADMSG;
+	}
+	if (namelen > LIMIT_IMA_TEMPLATE_NAME) {
+		*msg = "template name longer than the limit";
+		return -E2BIG;
+	}
+	need += namelen;
+	rec->len = need;
+	if (avail < need) {
+		*msg = "truncated template name";
+		return 0;
+	}
+	rec->template_name = (const char *)p + 4 + IMA_TEMPLATE_HASH_LEN + 4;
+	rec->template_name_len = namelen;
+	rec->data = p + need;
+	if (namelen == 3 && memcmp(rec->template_name, "ima", 3) == 0) {
+		/* Legacy template: d[20] | u32 n_len | n, no data length, n without its NUL. */
+		rec->legacy = true;
+		rec->len = need + IMA_TEMPLATE_HASH_LEN + 4;
+		if (avail - need < IMA_TEMPLATE_HASH_LEN + 4) {
+			*msg = "truncated ima template data";
+			return 0;
+		}
+		n = get_u32le(rec->data + IMA_TEMPLATE_HASH_LEN);
+		if (n > LIMIT_IMA_LEGACY_NAME) {
+			*msg = "ima template name longer than " LIMIT_STR(LIMIT_IMA_LEGACY_NAME) " bytes";
+			return -E2BIG;
+		}
+		rec->data_len = IMA_TEMPLATE_HASH_LEN + 4 + n;
+		rec->len = need + rec->data_len;
+		if (avail - need - IMA_TEMPLATE_HASH_LEN - 4 < n) {
+			*msg = "truncated ima template file name";
+			return 0;
+		}
+		return 1;
+	}
+	rec->len = need + 4;
+	if (avail - need < 4) {
+		*msg = "truncated template data length";
+		return 0;
+	}
+	n = get_u32le(p + need);
+	need += 4;
+	if (n > LIMIT_IMA_TEMPLATE_DATA) {
+		*msg = "template data longer than the limit";
+		return -E2BIG;
+	}
+	rec->data = p + need;
+	rec->data_len = n;
+	rec->len = need + n;
+	if (avail - need < n) {
+		*msg = "truncated template data";
+		return 0;
+	}
+	return 1;
+}
+
 int imalog_next(struct imalog *log, struct ima_entry *e, struct ima_error *err)
 {
 	enum field_id fields[LIMIT_IMA_FIELDS];
 	unsigned nfields = 0;
-	const uint8_t *p;
-	size_t left, need;
-	uint32_t namelen, datalen;
+	struct ima_record rec;
 	const char *msg = NULL;
 	uint8_t md[IMA_TEMPLATE_HASH_LEN];
 	int rc;
@@ -448,67 +525,34 @@ int imalog_next(struct imalog *log, struct ima_entry *e, struct ima_error *err)
 	if (log->off == log->len)
 		return 0;
 	memset(e, 0, sizeof(*e));
-	p = log->buf + log->off;
-	left = log->len - log->off;
 	e->index = log->index;
 	e->offset = log->off;
 
-	/* u32 pcr | u8 template_hash[20] | u32 name_len | name */
-	if (left < 4 + IMA_TEMPLATE_HASH_LEN + 4)
-		return fail(log, err, -EBADMSG, "truncated entry header");
-	e->pcr = get_u32le(p);
-	if (e->pcr >= PCR_COUNT)
-		return fail(log, err, -EBADMSG, "PCR index out of range");
-	e->template_hash = p + 4;
+	/* A record cut short is an error here: the agent sends whole entries. */
+	rc = imalog_record(log->buf + log->off, log->len - log->off, &rec, &msg);
+	if (rc <= 0)
+		return fail(log, err, rc == 0 ? -EBADMSG : rc, msg);
+	e->pcr = rec.pcr;
+	e->template_hash = rec.template_hash;
 	e->violation = all_zero(e->template_hash, IMA_TEMPLATE_HASH_LEN);
-	namelen = get_u32le(p + 4 + IMA_TEMPLATE_HASH_LEN);
-	if (namelen == 0)
-		return fail(log, err, -EBADMSG, "empty template name");
-	if (namelen > LIMIT_IMA_TEMPLATE_NAME)
-		return fail(log, err, -E2BIG, "template name longer than the limit");
-	need = 4 + IMA_TEMPLATE_HASH_LEN + 4 + (size_t)namelen;
-	if (left < need)
-		return fail(log, err, -EBADMSG, "truncated template name");
-	e->template_name = (const char *)p + 28;
-	e->template_name_len = namelen;
+	e->template_name = rec.template_name;
+	e->template_name_len = rec.template_name_len;
+	e->data = rec.data;
+	e->data_len = rec.data_len;
 
-	if (namelen == 3 && memcmp(e->template_name, "ima", 3) == 0) {
-		/* Legacy template: d[20] | u32 n_len | n, no data length, n without its NUL. */
-		uint32_t nlen;
-
+	if (rec.legacy) {
 		e->kind = IMA_TEMPLATE_IMA;
-		if (left - need < IMA_TEMPLATE_HASH_LEN + 4)
-			return fail(log, err, -EBADMSG, "truncated ima template data");
-		e->data = p + need;
-		nlen = get_u32le(e->data + IMA_TEMPLATE_HASH_LEN);
-		if (nlen > IMA_LEGACY_NAME_MAX)
-			return fail(log, err, -E2BIG, "ima template name longer than 255 bytes");
-		if (left - need - IMA_TEMPLATE_HASH_LEN - 4 < nlen)
-			return fail(log, err, -EBADMSG, "truncated ima template file name");
-		e->data_len = IMA_TEMPLATE_HASH_LEN + 4 + nlen;
 		e->path = (const char *)e->data + IMA_TEMPLATE_HASH_LEN + 4;
-		e->path_len = nlen;
-		if (memchr(e->path, '\0', nlen))
+		e->path_len = e->data_len - IMA_TEMPLATE_HASH_LEN - 4;
+		if (memchr(e->path, '\0', e->path_len))
 			return fail(log, err, -EBADMSG, "file name contains a NUL byte");
 		e->digest_alg_name = "sha1";
 		e->digest_alg_name_len = 4;
 		e->digest_alg = TPM2_ALG_SHA1;
 		e->digest = e->data;
 		e->digest_len = IMA_TEMPLATE_HASH_LEN;
-		need += e->data_len;
 	} else {
-		if (left - need < 4)
-			return fail(log, err, -EBADMSG, "truncated template data length");
-		datalen = get_u32le(p + need);
-		need += 4;
-		if (datalen > LIMIT_IMA_TEMPLATE_DATA)
-			return fail(log, err, -E2BIG, "template data longer than the limit");
-		if (left - need < datalen)
-			return fail(log, err, -EBADMSG, "truncated template data");
-		e->data = p + need;
-		e->data_len = datalen;
-		need += datalen;
-		nfields = template_fields(e->template_name, namelen, fields);
+		nfields = template_fields(e->template_name, e->template_name_len, fields);
 		e->kind = nfields ? IMA_TEMPLATE_FIELDS : IMA_TEMPLATE_UNKNOWN;
 		rc = parse_fields(e, fields, nfields, &msg);
 		if (rc < 0)
@@ -517,7 +561,7 @@ int imalog_next(struct imalog *log, struct ima_entry *e, struct ima_error *err)
 					    ? "unknown template and its data is not a field list"
 					    : msg);
 	}
-	e->end = log->off + need;
+	e->end = log->off + rec.len;
 
 	if (!e->violation && !log->skip_hash_check) {
 		(void)imalog_template_digest(TPM2_ALG_SHA1, e, md);

@@ -22,7 +22,10 @@
 #define LIMIT_IMA_TEMPLATE_DATA (1u << 20) /* one entry's template data (ima-buf can carry keys) */
 #define LIMIT_IMA_FIELDS 16u               /* fields in one template */
 #define LIMIT_IMA_PATH 4096u               /* n-ng names are unbounded in the kernel; PATH_MAX here */
+#define LIMIT_IMA_LEGACY_NAME 255          /* IMA_EVENT_NAME_LEN_MAX: template `ima` pads n to 256 */
 #define LIMIT_IMA_ENTRIES_PER_ROUND 2000000u
+/* One whole record: u32 pcr | hash[20] | u32 name_len | name | u32 data_len | data */
+#define LIMIT_IMA_RECORD (4u + 20u + 4u + LIMIT_IMA_TEMPLATE_NAME + 4u + LIMIT_IMA_TEMPLATE_DATA)
 
 /* TPM */
 #define LIMIT_NONCE_BYTES 64u   /* TPM2B_DATA extraData holds at most sizeof(TPMT_HA) = 66 */
