@@ -223,7 +223,7 @@ enum quote_result quote_verify(EVP_PKEY *ak, const uint8_t *attest, size_t attes
 	TPMS_ATTEST a;
 	enum quote_result r;
 	const TPM2B_DIGEST *qd;
-	uint8_t digest[PCR_MAX_DIGEST];
+	uint8_t digest[LIMIT_DIGEST];
 	size_t dlen = 0;
 
 	memset(out, 0, sizeof(*out));

@@ -30,7 +30,6 @@
 #include "proto/limits.h"
 
 #define POLICY_FORMAT_VERSION 1
-#define POLICY_MAX_DIGEST 64u
 #define POLICY_MODE_PCRS_NAME "any-matching-pcrs"
 
 /* --- algorithms: the rows of proto/alg that allow ALG_USE_POLICY; a record stores the row -- */
@@ -252,7 +251,7 @@ static long ktab_insert(struct ktab *t, const void *key, size_t len)
 
 struct ba_value {
 	uint8_t ai;  /* index into algs */
-	uint8_t d[POLICY_MAX_DIGEST];
+	uint8_t d[LIMIT_DIGEST];
 };
 
 struct exclude {
@@ -394,7 +393,7 @@ static long path_entry(struct policy *p, const char *path, size_t len)
 
 static int donly_add(struct policy *p, int ai, const uint8_t *d)
 {
-	uint8_t key[1 + POLICY_MAX_DIGEST];
+	uint8_t key[1 + LIMIT_DIGEST];
 	size_t klen = 1 + algs[ai].size;
 	long rc;
 
@@ -607,7 +606,7 @@ enum policy_decision policy_check(const struct policy *p, const char *path, size
 				       : POLICY_DIGEST_MISMATCH;
 	}
 	if (okdig && p->donly.count) {
-		uint8_t key[1 + POLICY_MAX_DIGEST];
+		uint8_t key[1 + LIMIT_DIGEST];
 
 		key[0] = (uint8_t)ai;
 		memcpy(key + 1, digest, digest_len);
@@ -739,7 +738,7 @@ static int parse_alg_digest(const json_t *v, uint8_t *out, const char **why)
 		*why = "digest length does not match the algorithm";
 		return -1;
 	}
-	hex_decode(s, len, out, POLICY_MAX_DIGEST);
+	hex_decode(s, len, out, LIMIT_DIGEST);
 	return ai;
 }
 
@@ -757,7 +756,7 @@ static int parse_keylime_digest(const json_t *v, uint8_t *out, const char **why)
 	len = json_string_length(v);
 	for (size_t ai = 0; ai < NALGS; ai++) {
 		if (alg_allows(&algs[ai], ALG_USE_POLICY) && len == 2 * algs[ai].size) {
-			if (hex_decode(s, len, out, POLICY_MAX_DIGEST) != (ssize_t)algs[ai].size) {
+			if (hex_decode(s, len, out, LIMIT_DIGEST) != (ssize_t)algs[ai].size) {
 				*why = "not hex";
 				return -1;
 			}
@@ -771,7 +770,7 @@ static int parse_keylime_digest(const json_t *v, uint8_t *out, const char **why)
 static int load_digests(struct policy *p, const json_t *digests, bool keylime, char *err,
 			size_t errlen)
 {
-	uint8_t d[POLICY_MAX_DIGEST];
+	uint8_t d[LIMIT_DIGEST];
 	const char *key, *why;
 	char *fixed = NULL;
 	json_t *list, *v;
@@ -1065,7 +1064,7 @@ static int load_digest_list(const json_t *list, const char *key, struct policy *
 			    int (*add)(struct policy *, int, const uint8_t *), char *err,
 			    size_t errlen)
 {
-	uint8_t d[POLICY_MAX_DIGEST];
+	uint8_t d[LIMIT_DIGEST];
 	const char *why;
 	json_t *v;
 	size_t i;
@@ -1254,7 +1253,7 @@ fail:
 
 static json_t *digest_json(int ai, const uint8_t *d)
 {
-	char buf[8 + 2 * POLICY_MAX_DIGEST + 1];
+	char buf[8 + 2 * LIMIT_DIGEST + 1];
 	size_t nl = strlen(algs[ai].name);
 
 	memcpy(buf, algs[ai].name, nl);
