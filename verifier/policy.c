@@ -32,7 +32,7 @@
 #define POLICY_FORMAT_VERSION 1
 #define POLICY_MODE_PCRS_NAME "any-matching-pcrs"
 
-/* --- algorithms: the rows of proto/alg that allow ALG_USE_POLICY; a record stores the row -- */
+/* --- algorithms: proto/alg rows that allow ALG_USE_POLICY; records store the row index --- */
 
 static const struct alg *const algs = alg_table;
 #define NALGS ALG_COUNT
