@@ -24,6 +24,7 @@
 #define LIMIT_IMA_PATH 4096u               /* n-ng names are unbounded in the kernel; PATH_MAX here */
 #define LIMIT_IMA_LEGACY_NAME 255          /* IMA_EVENT_NAME_LEN_MAX: template `ima` pads n to 256 */
 #define LIMIT_IMA_ENTRIES_PER_ROUND 2000000u
+#define LIMIT_IMA_VIOLATIONS 100000u       /* violation entries recorded one by one per round */
 /* One whole record: u32 pcr | hash[20] | u32 name_len | name | u32 data_len | data */
 #define LIMIT_IMA_RECORD (4u + 20u + 4u + LIMIT_IMA_TEMPLATE_NAME + 4u + LIMIT_IMA_TEMPLATE_DATA)
 
@@ -31,7 +32,7 @@
 #define LIMIT_NONCE_BYTES 64    /* TPM2B_DATA extraData holds at most sizeof(TPMT_HA) = 66 */
 #define LIMIT_NONCE_MIN_BYTES 16
 #define LIMIT_PCR_BANKS 4u      /* sha1, sha256, sha384, sha512 */
-#define LIMIT_TPM2B_PUBLIC 1024 /* a marshalled TPM2B_PUBLIC (EK or AK; RSA-4096 is < 700) */
+#define LIMIT_TPM2B_PUBLIC 1024 /* a marshalled TPM2B_PUBLIC (an EK or an AK) */
 #define LIMIT_ID_OBJECT 512     /* MakeCredential's TPM2B_ID_OBJECT */
 #define LIMIT_ENC_SECRET 1024   /* MakeCredential's TPM2B_ENCRYPTED_SECRET */
 #define LIMIT_ATTEST 1024       /* a marshalled TPMS_ATTEST (sizeof in tss2 is < 1024) */
