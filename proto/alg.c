@@ -1,7 +1,19 @@
-/* The hash algorithm table; the contract is in alg.h. */
+/*
+ * The hash algorithm table; the contract is in alg.h.
+ *
+ * alg_digest3() uses OpenSSL's low-level SHA functions, not EVP: in OpenSSL 3.0 every
+ * EVP_DigestInit_ex2() frees and reallocates the provider context and queries the engine table
+ * (~130 ns), which is most of the cost of hashing a ~100-byte IMA entry; a replay does four such
+ * digests per entry and has to beat `evmctl ima_measurement` tenfold on a million entries.
+ * Measured on this project's CI machine: 0.69 s (EVP) against 0.39 s (low-level) for 1M entries.
+ */
+#define OPENSSL_SUPPRESS_DEPRECATED /* SHA*_Init/Update/Final: see above */
 #include "proto/alg.h"
 
+#include <errno.h>
 #include <string.h>
+
+#include <openssl/sha.h>
 #include <tss2/tss2_tpm2_types.h>
 
 #include "proto/replay.h"
@@ -55,4 +67,50 @@ const struct alg *alg_for_use(uint16_t id, enum alg_use use)
 const EVP_MD *alg_evp_md(const struct alg *a)
 {
 	return a ? a->evp() : NULL;
+}
+
+int alg_digest3(const struct alg *alg, const void *a, size_t alen, const void *b, size_t blen,
+		const void *c, size_t clen, uint8_t *out)
+{
+	union {
+		SHA_CTX s1;
+		SHA256_CTX s256;
+		SHA512_CTX s512;
+	} u;
+
+	if (!alg)
+		return -EINVAL;
+	switch (alg->id) {
+	case TPM2_ALG_SHA1:
+		SHA1_Init(&u.s1);
+		SHA1_Update(&u.s1, a, alen);
+		SHA1_Update(&u.s1, b, blen);
+		SHA1_Update(&u.s1, c, clen);
+		SHA1_Final(out, &u.s1);
+		break;
+	case TPM2_ALG_SHA256:
+		SHA256_Init(&u.s256);
+		SHA256_Update(&u.s256, a, alen);
+		SHA256_Update(&u.s256, b, blen);
+		SHA256_Update(&u.s256, c, clen);
+		SHA256_Final(out, &u.s256);
+		break;
+	case TPM2_ALG_SHA384:
+		SHA384_Init(&u.s512);
+		SHA384_Update(&u.s512, a, alen);
+		SHA384_Update(&u.s512, b, blen);
+		SHA384_Update(&u.s512, c, clen);
+		SHA384_Final(out, &u.s512);
+		break;
+	case TPM2_ALG_SHA512:
+		SHA512_Init(&u.s512);
+		SHA512_Update(&u.s512, a, alen);
+		SHA512_Update(&u.s512, b, blen);
+		SHA512_Update(&u.s512, c, clen);
+		SHA512_Final(out, &u.s512);
+		break;
+	default:
+		return -EINVAL;
+	}
+	return 0;
 }

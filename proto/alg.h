@@ -56,6 +56,14 @@ const struct alg *alg_for_use(uint16_t id, enum alg_use use);
 /* True when a is not NULL and use accepts it. */
 bool alg_allows(const struct alg *a, enum alg_use use);
 
+/*
+ * out = H_alg(a || b || c) (alg->size bytes; a piece may be NULL with length 0) through
+ * OpenSSL's low-level functions: no allocation, no EVP context, for the per-entry digests of
+ * the IMA cursor and the replay. 0, or -EINVAL for NULL or an algorithm it has no code for.
+ */
+int alg_digest3(const struct alg *alg, const void *a, size_t alen, const void *b, size_t blen,
+		const void *c, size_t clen, uint8_t *out);
+
 /* OpenSSL's digest for a (a static object: never free it); NULL for NULL. */
 const EVP_MD *alg_evp_md(const struct alg *a);
 

@@ -1,8 +1,7 @@
 /*
  * PCR 10 replay: one extend per bank per entry, no allocation after replay_ctx_new().
- * Per-entry digests use OpenSSL's low-level SHA functions for speed; imalog.c says why.
+ * Per-entry digests use alg_digest3() (OpenSSL's low-level SHA functions); proto/alg.c says why.
  */
-#define OPENSSL_SUPPRESS_DEPRECATED
 #include "proto/replay.h"
 
 #include <errno.h>
@@ -10,7 +9,6 @@
 #include <string.h>
 
 #include <openssl/evp.h>
-#include <openssl/sha.h>
 #include <tss2/tss2_tpm2_types.h>
 
 #include "proto/alg.h"
@@ -84,39 +82,13 @@ void replay_state_init(struct replay_state *st, uint32_t mask)
 }
 
 /* pcr = H(pcr || d); pcr || d is at most two SHA-512 blocks, hashed in one update. */
-static void extend(uint16_t alg, uint8_t *pcr, size_t size, const uint8_t *d)
+static void extend(const struct alg *a, uint8_t *pcr, const uint8_t *d)
 {
 	uint8_t in[2 * LIMIT_DIGEST];
-	union {
-		SHA_CTX s1;
-		SHA256_CTX s256;
-		SHA512_CTX s512;
-	} u;
 
-	memcpy(in, pcr, size);
-	memcpy(in + size, d, size);
-	switch (alg) {
-	case TPM2_ALG_SHA1:
-		SHA1_Init(&u.s1);
-		SHA1_Update(&u.s1, in, 2 * size);
-		SHA1_Final(pcr, &u.s1);
-		break;
-	case TPM2_ALG_SHA256:
-		SHA256_Init(&u.s256);
-		SHA256_Update(&u.s256, in, 2 * size);
-		SHA256_Final(pcr, &u.s256);
-		break;
-	case TPM2_ALG_SHA384:
-		SHA384_Init(&u.s512);
-		SHA384_Update(&u.s512, in, 2 * size);
-		SHA384_Final(pcr, &u.s512);
-		break;
-	default:
-		SHA512_Init(&u.s512);
-		SHA512_Update(&u.s512, in, 2 * size);
-		SHA512_Final(pcr, &u.s512);
-		break;
-	}
+	memcpy(in, pcr, a->size);
+	memcpy(in + a->size, d, a->size);
+	(void)alg_digest3(a, in, 2 * a->size, NULL, 0, NULL, 0, pcr); /* a is a table row */
 }
 
 int replay_extend(struct replay_ctx *rc, struct replay_state *st, const struct ima_entry *e)
@@ -147,7 +119,7 @@ int replay_extend(struct replay_ctx *rc, struct replay_state *st, const struct i
 				return -EINVAL;
 			digest = d;
 		}
-		extend(a->id, bank_value(st, a->replay_bank), a->size, digest);
+		extend(a, bank_value(st, a->replay_bank), digest);
 	}
 	return 0;
 }

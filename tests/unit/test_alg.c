@@ -112,6 +112,33 @@ static void test_uses(void)
 	CHECK(alg_for_use(0x0012, ALG_USE_PCR) == NULL, "unknown id for a use");
 }
 
+/* The low-level digest equals OpenSSL's EVP one over the same three pieces. */
+static void test_digest3(void)
+{
+	static const uint8_t a[] = "first piece ", b[] = "second, longer than one block? no", c[300] = { 7 };
+	uint8_t got[LIMIT_DIGEST], want_md[EVP_MAX_MD_SIZE];
+
+	for (size_t i = 0; i < ALG_COUNT; i++) {
+		const struct alg *al = &alg_table[i];
+		EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+		unsigned int n = 0;
+		int ok = ctx && EVP_DigestInit_ex(ctx, alg_evp_md(al), NULL) &&
+			 EVP_DigestUpdate(ctx, a, sizeof(a)) && EVP_DigestUpdate(ctx, b, sizeof(b)) &&
+			 EVP_DigestUpdate(ctx, c, sizeof(c)) && EVP_DigestFinal_ex(ctx, want_md, &n);
+
+		EVP_MD_CTX_free(ctx);
+		memset(got, 0, sizeof(got));
+		CHECK(ok && n == al->size && alg_digest3(al, a, sizeof(a), b, sizeof(b), c, sizeof(c),
+							 got) == 0 && memcmp(got, want_md, n) == 0,
+		      "%s: three pieces", al->name);
+		ok = EVP_Digest(a, sizeof(a), want_md, &n, alg_evp_md(al), NULL);
+		CHECK(ok && alg_digest3(al, a, sizeof(a), NULL, 0, NULL, 0, got) == 0 &&
+			      memcmp(got, want_md, n) == 0,
+		      "%s: one piece", al->name);
+	}
+	CHECK(alg_digest3(NULL, a, 1, NULL, 0, NULL, 0, got) == -EINVAL, "NULL alg");
+}
+
 /* Each module answers as the table says. */
 static void test_modules(void)
 {
@@ -155,6 +182,7 @@ int main(void)
 	test_rows();
 	test_lookup();
 	test_uses();
+	test_digest3();
 	test_modules();
 	return check_finish();
 }
