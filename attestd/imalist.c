@@ -9,13 +9,15 @@
 #include <unistd.h>
 
 #include "common/log.h"
+#include "proto/dynbuf.h"
 #include "proto/imalog.h"
 #include "proto/limits.h"
 
 #define READ_CHUNK (64u * 1024u)
-#define HEADER_LEN (4u + IMA_TEMPLATE_HASH_LEN + 4u)
-/* The largest record we accept; the window grows up to this. */
-#define RECORD_MAX (HEADER_LEN + LIMIT_IMA_TEMPLATE_NAME + 4u + LIMIT_IMA_TEMPLATE_DATA)
+
+/* base64 of a full round, with room for the JSON around it, is one evidence request. */
+_Static_assert(IMALIST_ROUND_MAX / 3u * 4u + 4u + LIMIT_SMALL_BODY <= LIMIT_REQUEST_BODY,
+	       "a round of IMALIST_ROUND_MAX bytes fits LIMIT_REQUEST_BODY");
 
 struct checkpoint {
 	uint64_t index;
@@ -32,48 +34,18 @@ struct imalist {
 	uint64_t last_bytes_read;
 };
 
-/* The kernel writes native-endian u32s and attestd runs on that kernel. */
-static uint32_t get_u32(const uint8_t *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
+/*
+ * The framing is proto's (imalog_record(), little-endian as on the x86 kernels attestd runs on),
+ * so attestd refuses exactly the records the verifier's cursor refuses.
+ */
 int imalist_record_len(const uint8_t *p, size_t avail, size_t *len)
 {
-	uint32_t name_len, n;
-	size_t need = HEADER_LEN;
+	struct ima_record rec;
+	const char *msg;
+	int r = imalog_record(p, avail, &rec, &msg);
 
-	*len = need;
-	if (avail < need)
-		return 0;
-	name_len = get_u32(p + 4 + IMA_TEMPLATE_HASH_LEN);
-	if (name_len > LIMIT_IMA_TEMPLATE_NAME)
-		return -E2BIG;
-	need += name_len;
-	if (name_len == 3 && memcmp(p + HEADER_LEN, "ima", 3) == 0) {
-		/* legacy "ima": d[20] | u32 n_len | n, no data length field */
-		need += IMA_TEMPLATE_HASH_LEN + 4;
-		*len = need;
-		if (avail < need)
-			return 0;
-		n = get_u32(p + need - 4);
-		if (n > IMA_LEGACY_NAME_MAX)
-			return -E2BIG;
-	} else {
-		need += 4;
-		*len = need;
-		if (avail < need)
-			return 0;
-		n = get_u32(p + need - 4);
-		if (n > LIMIT_IMA_TEMPLATE_DATA)
-			return -E2BIG;
-	}
-	need += n;
-	*len = need;
-	return avail < need ? 0 : 1;
+	*len = rec.len;
+	return r;
 }
 
 struct imalist *imalist_new(const char *path)
@@ -146,41 +118,53 @@ static void cp_add(struct imalist *l, uint64_t index, uint64_t offset)
 	l->ncp++;
 }
 
-/* A sliding window over the file; win[0] is at file offset base. */
+/*
+ * A sliding window over the file; byte 0 of b is at file offset base. It holds the payload being
+ * collected (at most max(max_bytes, LIMIT_IMA_RECORD)), the record being framed (at most
+ * LIMIT_IMA_RECORD) and one read ahead (READ_CHUNK): window_cap() is that sum, fixed at init.
+ */
 struct window {
 	int fd;
-	uint8_t *buf;
-	size_t cap, len, pos;
+	struct dynbuf b;
+	size_t pos;
 	uint64_t base;
 	bool eof;
 	uint64_t *bytes_read;
 };
+
+static size_t window_cap(size_t max_bytes)
+{
+	size_t fixed = 2 * (size_t)LIMIT_IMA_RECORD + READ_CHUNK;
+
+	return max_bytes > SIZE_MAX - fixed ? SIZE_MAX - 1 : max_bytes + fixed;
+}
+
+static const uint8_t *window_at(const struct window *w, size_t pos)
+{
+	return (const uint8_t *)dynbuf_str(&w->b) + pos;
+}
 
 /* Makes at least `need` bytes available at pos, unless the file ends first. */
 static int window_fill(struct window *w, size_t need, size_t keep_from)
 {
 	/* Drop what no longer matters, keeping win[keep_from..] (the payload being collected). */
 	if (keep_from > 0) {
-		memmove(w->buf, w->buf + keep_from, w->len - keep_from);
-		w->len -= keep_from;
+		dynbuf_tail(&w->b, w->b.len - keep_from);
 		w->pos -= keep_from;
 		w->base += keep_from;
 	}
-	while (!w->eof && w->len - w->pos < need) {
-		size_t want = w->len + READ_CHUNK;
+	while (!w->eof && w->b.len - w->pos < need) {
+		size_t len = w->b.len, want = READ_CHUNK;
+		uint8_t *at;
 		ssize_t n;
 
-		if (want < w->pos + need)
-			want = w->pos + need;
-		if (want > w->cap) {
-			uint8_t *nb = realloc(w->buf, want);
-
-			if (!nb)
-				return -ENOMEM;
-			w->buf = nb;
-			w->cap = want;
-		}
-		n = pread(w->fd, w->buf + w->len, w->cap - w->len, (off_t)(w->base + w->len));
+		if (want < w->pos + need - len)
+			want = w->pos + need - len;
+		at = dynbuf_grow(&w->b, want);
+		if (!at)
+			return dynbuf_error(&w->b);
+		n = pread(w->fd, at, want, (off_t)(w->base + len));
+		dynbuf_setlen(&w->b, len + (n > 0 ? (size_t)n : 0));
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
@@ -188,7 +172,6 @@ static int window_fill(struct window *w, size_t need, size_t keep_from)
 		}
 		if (n == 0)
 			w->eof = true;
-		w->len += (size_t)n;
 		*w->bytes_read += (uint64_t)n;
 	}
 	return 0;
@@ -205,8 +188,11 @@ static int walk(struct imalist *l, int fd, uint64_t from, size_t max_bytes,
 	bool collecting = false;
 	int ret;
 
+	dynbuf_init(&w.b, window_cap(max_bytes));
 	for (;;) {
-		size_t rec_len = 0;
+		struct ima_record rec;
+		const char *why = NULL;
+		size_t rec_len;
 		int r;
 
 		if (!collecting && index == from) {
@@ -214,7 +200,8 @@ static int walk(struct imalist *l, int fd, uint64_t from, size_t max_bytes,
 			collect_start = w.pos;
 			cp_add(l, index, w.base + w.pos);
 		}
-		r = imalist_record_len(w.buf ? w.buf + w.pos : NULL, w.len - w.pos, &rec_len);
+		r = imalog_record(window_at(&w, w.pos), w.b.len - w.pos, &rec, &why);
+		rec_len = rec.len;
 		if (r == 0) {
 			size_t keep = collecting ? collect_start : w.pos;
 
@@ -227,9 +214,9 @@ static int walk(struct imalist *l, int fd, uint64_t from, size_t max_bytes,
 			continue;
 		}
 		if (r < 0) {
-			log_warn("bad ima list record %llu at byte %llu in '%s'",
+			log_warn("bad ima list record %llu at byte %llu in '%s': %s",
 				 (unsigned long long)index, (unsigned long long)(w.base + w.pos),
-				 l->path);
+				 l->path, why);
 			ret = r;
 			goto fail;
 		}
@@ -245,22 +232,22 @@ static int walk(struct imalist *l, int fd, uint64_t from, size_t max_bytes,
 	}
 	if (!collecting) {
 		out->short_list = true;
-		free(w.buf);
+		dynbuf_release(&w.b);
 		return 0;
 	}
 	cp_add(l, index, w.base + w.pos);
 	out->len = w.pos - collect_start;
 	if (out->len == 0) {
-		free(w.buf);
+		dynbuf_release(&w.b);
 		return 0;
 	}
 	/* Hand the payload over without a copy when it starts the buffer. */
-	if (collect_start > 0)
-		memmove(w.buf, w.buf + collect_start, out->len);
-	out->data = w.buf;
-	return 0;
+	dynbuf_setlen(&w.b, w.pos);
+	dynbuf_tail(&w.b, out->len);
+	out->data = (uint8_t *)dynbuf_take(&w.b, NULL);
+	return out->data ? 0 : -ENOMEM;
 fail:
-	free(w.buf);
+	dynbuf_release(&w.b);
 	return ret;
 }
 

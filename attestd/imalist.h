@@ -5,7 +5,10 @@
  * cost more as the list grows, so the reader remembers where entries start (a small map from
  * entry index to byte offset, learned while reading) and resumes from the nearest known entry
  * at or before N, walking records by their length fields only (it does not hash or decode
- * fields; the verifier does). Every length is checked against proto/limits.h before use. If
+ * fields; the verifier does). The framing is proto's imalog_record(), the first step of the
+ * verifier's cursor, so attestd refuses the records the verifier would; every length is
+ * checked against proto/limits.h before use, and the read window is a dynbuf whose cap is set
+ * from max_bytes and LIMIT_IMA_RECORD. If
  * the verifier asks for an index before every remembered one but 0 (it lost state, or the list
  * was replaced) the walk restarts from 0; if a resumed walk finds garbage, the map is dropped
  * and the walk is redone from 0 once.
@@ -52,7 +55,7 @@ uint64_t imalist_last_bytes_read(const struct imalist *l);
 /*
  * Length of the record at p if avail holds all of it: returns 1 and sets *len; 0 if more bytes
  * are needed (*len then holds a lower bound of the record size); -EBADMSG or -E2BIG for a bad
- * record. Exposed for the unit tests.
+ * record (imalog_record()). Exposed for the unit tests.
  */
 int imalist_record_len(const uint8_t *p, size_t avail, size_t *len);
 

@@ -13,16 +13,12 @@
 #include <openssl/rsa.h>
 #include <tss2/tss2_mu.h>
 
+#include "proto/alg.h"
 #include "proto/tpmkey.h"
 
 static const EVP_MD *md_for(TPMI_ALG_HASH alg)
 {
-	switch (alg) {
-	case TPM2_ALG_SHA256: return EVP_sha256();
-	case TPM2_ALG_SHA384: return EVP_sha384();
-	case TPM2_ALG_SHA512: return EVP_sha512();
-	default: return NULL;
-	}
+	return alg_evp_md(alg_for_use(alg, ALG_USE_CREDENTIAL));
 }
 
 static void be32(uint8_t *p, uint32_t v)

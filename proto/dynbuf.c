@@ -148,6 +148,25 @@ char *dynbuf_take(struct dynbuf *b, size_t *len)
 	return p;
 }
 
+int dynbuf_setlen(struct dynbuf *b, size_t len)
+{
+	if (len > b->len)
+		return -EINVAL;
+	b->len = len;
+	if (b->buf)
+		b->buf[len] = '\0';
+	return 0;
+}
+
+int dynbuf_tail(struct dynbuf *b, size_t n)
+{
+	if (n > b->len)
+		return -EINVAL;
+	if (n < b->len)
+		memmove(b->buf, b->buf + (b->len - n), n);
+	return dynbuf_setlen(b, n);
+}
+
 void dynbuf_reset(struct dynbuf *b)
 {
 	b->len = 0;

@@ -56,6 +56,19 @@ const char *dynbuf_str(const struct dynbuf *b);
  */
 char *dynbuf_take(struct dynbuf *b, size_t *len);
 
+/*
+ * Shrinks the held bytes to the first len (curl's Curl_dyn_setlen), e.g. to give back what
+ * dynbuf_grow() reserved and a read did not fill. 0, or -EINVAL if len is more than is held.
+ * The allocation and the sticky error are kept.
+ */
+int dynbuf_setlen(struct dynbuf *b, size_t len);
+
+/*
+ * Keeps only the last n held bytes, moved to the start (curl's Curl_dyn_tail): a window that
+ * drops what it has consumed. 0, or -EINVAL if n is more than is held.
+ */
+int dynbuf_tail(struct dynbuf *b, size_t n);
+
 /* Drops the bytes and clears the error, keeping the allocation and the cap. */
 void dynbuf_reset(struct dynbuf *b);
 

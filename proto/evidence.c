@@ -16,6 +16,11 @@
 #include <openssl/crypto.h>
 
 #include "proto/encoding.h"
+#include "proto/limits.h"
+
+#define NONCE_WHY                                                                        \
+	"nonce must be hex of " LIMIT_STR(LIMIT_NONCE_MIN_BYTES) "-" LIMIT_STR(LIMIT_NONCE_BYTES) \
+	" bytes"
 
 bool agent_id_valid(const char *id)
 {
@@ -143,7 +148,7 @@ static int get_agent_id(json_t *obj, char *out, const char **why)
 	if (!json_is_string(v) || json_string_length(v) > LIMIT_AGENT_ID ||
 	    strlen(json_string_value(v)) != json_string_length(v) ||
 	    !agent_id_valid(json_string_value(v))) {
-		*why = "agent_id missing or invalid (1-128 of [A-Za-z0-9._-])";
+		*why = "agent_id missing or invalid (1-" LIMIT_STR(LIMIT_AGENT_ID) " of [A-Za-z0-9._-])";
 		return -EINVAL;
 	}
 	strcpy(out, json_string_value(v));
@@ -180,8 +185,6 @@ static json_t *hex_value(const uint8_t *buf, size_t len)
 
 /* ---- enrollment ------------------------------------------------------------------------- */
 
-#define TPM2B_PUBLIC_MAX 1024u
-
 int enroll_request_parse(const char *json, size_t len, struct enroll_request *out, const char **why)
 {
 	memset(out, 0, sizeof(*out));
@@ -191,12 +194,15 @@ int enroll_request_parse(const char *json, size_t len, struct enroll_request *ou
 	if (!root)
 		return -EINVAL;
 	if (get_agent_id(root, out->agent_id, why) ||
-	    get_b64(root, "ek_pub", TPM2B_PUBLIC_MAX, false, &out->ek_pub, &out->ek_pub_len, why,
-		    "ek_pub missing", "ek_pub is not valid base64 of at most 1024 bytes") ||
+	    get_b64(root, "ek_pub", LIMIT_TPM2B_PUBLIC, false, &out->ek_pub, &out->ek_pub_len, why,
+		    "ek_pub missing",
+		    "ek_pub is not valid base64 of at most " LIMIT_STR(LIMIT_TPM2B_PUBLIC) " bytes") ||
 	    get_b64(root, "ek_cert", LIMIT_EK_CERT, true, &out->ek_cert, &out->ek_cert_len, why,
-		    "ek_cert missing", "ek_cert is not valid base64 of at most 8192 bytes") ||
-	    get_b64(root, "ak_pub", TPM2B_PUBLIC_MAX, false, &out->ak_pub, &out->ak_pub_len, why,
-		    "ak_pub missing", "ak_pub is not valid base64 of at most 1024 bytes"))
+		    "ek_cert missing",
+		    "ek_cert is not valid base64 of at most " LIMIT_STR(LIMIT_EK_CERT) " bytes") ||
+	    get_b64(root, "ak_pub", LIMIT_TPM2B_PUBLIC, false, &out->ak_pub, &out->ak_pub_len, why,
+		    "ak_pub missing",
+		    "ak_pub is not valid base64 of at most " LIMIT_STR(LIMIT_TPM2B_PUBLIC) " bytes"))
 		goto out;
 	rc = 0;
 out:
@@ -225,9 +231,6 @@ void enroll_request_release(struct enroll_request *req)
 	req->ek_pub_len = req->ek_cert_len = req->ak_pub_len = 0;
 }
 
-#define ID_OBJECT_MAX 512u
-#define ENC_SECRET_MAX 1024u
-
 int enroll_response_parse(const char *json, size_t len, struct enroll_response *out, const char **why)
 {
 	memset(out, 0, sizeof(*out));
@@ -237,12 +240,14 @@ int enroll_response_parse(const char *json, size_t len, struct enroll_response *
 	if (!root)
 		return -EINVAL;
 	if (get_agent_id(root, out->agent_id, why) ||
-	    get_b64(root, "credential_blob", ID_OBJECT_MAX, false, &out->credential_blob,
+	    get_b64(root, "credential_blob", LIMIT_ID_OBJECT, false, &out->credential_blob,
 		    &out->credential_blob_len, why, "credential_blob missing",
-		    "credential_blob is not valid base64 of at most 512 bytes") ||
-	    get_b64(root, "encrypted_secret", ENC_SECRET_MAX, false, &out->encrypted_secret,
+		    "credential_blob is not valid base64 of at most " LIMIT_STR(LIMIT_ID_OBJECT)
+		    " bytes") ||
+	    get_b64(root, "encrypted_secret", LIMIT_ENC_SECRET, false, &out->encrypted_secret,
 		    &out->encrypted_secret_len, why, "encrypted_secret missing",
-		    "encrypted_secret is not valid base64 of at most 1024 bytes"))
+		    "encrypted_secret is not valid base64 of at most " LIMIT_STR(LIMIT_ENC_SECRET)
+		    " bytes"))
 		goto out;
 	rc = 0;
 out:
@@ -281,7 +286,7 @@ int activate_request_parse(const char *json, size_t len, struct activate_request
 	if (!root)
 		return -EINVAL;
 	rc = get_b64(root, "secret", sizeof(out->secret), false, &buf, &n, why, "secret missing",
-		     "secret is not valid base64 of 1-64 bytes");
+		     "secret is not valid base64 of 1-" LIMIT_STR(LIMIT_DIGEST) " bytes");
 	if (!rc) {
 		memcpy(out->secret, buf, n);
 		out->secret_len = n;
@@ -413,7 +418,7 @@ int challenge_parse(const char *json, size_t len, struct challenge *out, const c
 	if (!root)
 		return -EINVAL;
 	if (get_hex_fixed(root, "nonce", out->nonce, sizeof(out->nonce), LIMIT_NONCE_MIN_BYTES,
-			  &out->nonce_len, why, "nonce must be hex of 16-64 bytes") ||
+			  &out->nonce_len, why, NONCE_WHY) ||
 	    get_u64(root, "expires_at", &exp, why, "expires_at must be a non-negative integer") ||
 	    get_u64(root, "log_offset", &out->log_offset, why,
 		    "log_offset must be a non-negative integer") ||
@@ -435,9 +440,6 @@ char *challenge_encode(const struct challenge *c)
 				       selection_value(&c->selection)));
 }
 
-#define ATTEST_MAX 1024u    /* sizeof(TPMS_ATTEST) in tss2 is < 1024 */
-#define SIGNATURE_MAX 1024u /* TPMT_SIGNATURE: RSA-4096 is 4+2+512 */
-
 int evidence_parse(const char *json, size_t len, struct evidence *out, const char **why)
 {
 	memset(out, 0, sizeof(*out));
@@ -447,11 +449,13 @@ int evidence_parse(const char *json, size_t len, struct evidence *out, const cha
 	if (!root)
 		return -EINVAL;
 	if (get_hex_fixed(root, "nonce", out->nonce, sizeof(out->nonce), LIMIT_NONCE_MIN_BYTES,
-			  &out->nonce_len, why, "nonce must be hex of 16-64 bytes") ||
-	    get_b64(root, "attest", ATTEST_MAX, false, &out->attest, &out->attest_len, why,
-		    "attest missing", "attest is not valid base64 of at most 1024 bytes") ||
-	    get_b64(root, "signature", SIGNATURE_MAX, false, &out->signature, &out->signature_len,
-		    why, "signature missing", "signature is not valid base64 of at most 1024 bytes") ||
+			  &out->nonce_len, why, NONCE_WHY) ||
+	    get_b64(root, "attest", LIMIT_ATTEST, false, &out->attest, &out->attest_len, why,
+		    "attest missing",
+		    "attest is not valid base64 of at most " LIMIT_STR(LIMIT_ATTEST) " bytes") ||
+	    get_b64(root, "signature", LIMIT_SIGNATURE, false, &out->signature,
+		    &out->signature_len, why, "signature missing",
+		    "signature is not valid base64 of at most " LIMIT_STR(LIMIT_SIGNATURE) " bytes") ||
 	    pcr_values_parse(json_object_get(root, "pcrs"), &out->pcrs, why) ||
 	    get_u64(root, "log_offset", &out->log_offset, why,
 		    "log_offset must be a non-negative integer") ||
@@ -521,8 +525,8 @@ int verdict_response_parse(const char *json, size_t len, struct verdict_response
 		goto out;
 	out->verdict_id = (int64_t)id;
 	reasons = json_object_get(root, "reasons");
-	if (!json_is_array(reasons) || json_array_size(reasons) > VERDICT_MAX_REASONS) {
-		*why = "reasons must be an array of at most 64";
+	if (!json_is_array(reasons) || json_array_size(reasons) > LIMIT_VERDICT_REASONS) {
+		*why = "reasons must be an array of at most " LIMIT_STR(LIMIT_VERDICT_REASONS);
 		goto out;
 	}
 	json_array_foreach(reasons, i, r) {
@@ -553,7 +557,7 @@ char *verdict_response_encode(const struct verdict_response *v)
 {
 	json_t *reasons = json_array();
 
-	for (unsigned i = 0; reasons && i < v->nreasons && i < VERDICT_MAX_REASONS; i++) {
+	for (unsigned i = 0; reasons && i < v->nreasons && i < LIMIT_VERDICT_REASONS; i++) {
 		const struct verdict_reason *r = &v->reason[i];
 		json_t *o = json_pack("{s:s, s:s}", "code", r->code, "detail", r->detail);
 		if (o && r->entry >= 0)

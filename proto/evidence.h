@@ -66,7 +66,7 @@ char *enroll_response_encode(const struct enroll_response *resp);
 void enroll_response_release(struct enroll_response *resp);
 
 struct activate_request {
-	uint8_t secret[PCR_MAX_DIGEST];
+	uint8_t secret[LIMIT_DIGEST];
 	size_t secret_len;
 };
 int activate_request_parse(const char *json, size_t len, struct activate_request *out, const char **why);
@@ -98,12 +98,13 @@ int evidence_parse(const char *json, size_t len, struct evidence *out, const cha
 char *evidence_encode(const struct evidence *ev);
 void evidence_release(struct evidence *ev);
 
-#define VERDICT_MAX_REASONS 64u
-#define VERDICT_DETAIL_MAX 512u
+/* Old names of LIMIT_VERDICT_REASONS and LIMIT_VERDICT_DETAIL, kept until attest.c switches. */
+#define VERDICT_MAX_REASONS LIMIT_VERDICT_REASONS
+#define VERDICT_DETAIL_MAX LIMIT_VERDICT_DETAIL
 
 struct verdict_reason {
 	char code[32];
-	char detail[VERDICT_DETAIL_MAX];
+	char detail[LIMIT_VERDICT_DETAIL];
 	int64_t entry; /* IMA entry index, -1 if none */
 };
 
@@ -112,7 +113,7 @@ struct verdict_response {
 	int64_t verdict_id;
 	uint64_t next_offset;
 	unsigned nreasons;
-	struct verdict_reason reason[VERDICT_MAX_REASONS];
+	struct verdict_reason reason[LIMIT_VERDICT_REASONS];
 };
 int verdict_response_parse(const char *json, size_t len, struct verdict_response *out, const char **why);
 char *verdict_response_encode(const struct verdict_response *v);

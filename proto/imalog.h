@@ -22,9 +22,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "proto/limits.h"
+
 #define IMA_TEMPLATE_HASH_LEN 20u /* SHA-1, the only template hash in the 6.1 binary list */
-#define IMA_LEGACY_NAME_MAX 255u  /* IMA_EVENT_NAME_LEN_MAX: template `ima` pads n to 256 bytes */
-#define IMA_DIGEST_MAX 64u        /* largest file digest we accept (sha512) */
+/* Old name of LIMIT_DIGEST, kept until verifier/attest.c switches. */
+#define IMA_DIGEST_MAX LIMIT_DIGEST
 
 /* How the template data is laid out and hashed. */
 enum ima_template_kind {
@@ -84,6 +86,32 @@ struct ima_error {
 	int err; /* the -errno imalog_next() returned */
 	const char *msg;
 };
+
+/*
+ * One record framed but not decoded: the header read, the template name and data located, every
+ * length checked against what is there and against proto/limits.h. This is the first step of
+ * imalog_next(), exposed for readers that only need record boundaries (attestd walks the
+ * kernel's file by it); both therefore accept and reject the same framing.
+ */
+struct ima_record {
+	uint32_t pcr;                 /* < PCR_COUNT */
+	const uint8_t *template_hash; /* IMA_TEMPLATE_HASH_LEN bytes, not checked */
+	const char *template_name;    /* 1..LIMIT_IMA_TEMPLATE_NAME bytes, not NUL-terminated */
+	uint32_t template_name_len;
+	bool legacy;                  /* template "ima": d[20] | u32 n_len | n, no data length */
+	const uint8_t *data;          /* template data (legacy: d[20] | u32 n_len | n) */
+	uint32_t data_len;
+	size_t len;                   /* bytes of the whole record */
+};
+
+/*
+ * Frames the record at p[0..avail). Returns 1 with *rec filled; 0 if avail ends inside the
+ * record (rec->len then holds a lower bound of the record size and *msg says what is cut); or
+ * -EBADMSG (malformed) or -E2BIG (a length past a proto/limits.h cap) with *msg set. *msg is a
+ * static string. Reads nothing at or past p + avail; p may be NULL when avail is 0. Little-endian
+ * u32s, as imalog_next().
+ */
+int imalog_record(const uint8_t *p, size_t avail, struct ima_record *rec, const char **msg);
 
 struct imalog;
 

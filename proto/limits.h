@@ -7,24 +7,45 @@
 #ifndef PROTO_LIMITS_H
 #define PROTO_LIMITS_H
 
+/*
+ * A cap that a static message spells (a parser's `why` string) is a plain decimal literal, so
+ * LIMIT_STR() turns it into text: "at most " LIMIT_STR(LIMIT_EK_CERT) " bytes".
+ */
+#define LIMIT_STR_(x) #x
+#define LIMIT_STR(x) LIMIT_STR_(x)
+
+/* Digests */
+#define LIMIT_DIGEST 64 /* largest digest of any algorithm (sha512; see proto/alg) */
+
 /* IMA measurement list */
 #define LIMIT_IMA_TEMPLATE_NAME 32u        /* longest template name accepted ("ima-modsig" is 10) */
 #define LIMIT_IMA_TEMPLATE_DATA (1u << 20) /* one entry's template data (ima-buf can carry keys) */
 #define LIMIT_IMA_FIELDS 16u               /* fields in one template */
 #define LIMIT_IMA_PATH 4096u               /* n-ng names are unbounded in the kernel; PATH_MAX here */
+#define LIMIT_IMA_LEGACY_NAME 255          /* IMA_EVENT_NAME_LEN_MAX: template `ima` pads n to 256 */
 #define LIMIT_IMA_ENTRIES_PER_ROUND 2000000u
+#define LIMIT_IMA_VIOLATIONS 100000u       /* violation entries recorded one by one per round */
+/* One whole record: u32 pcr | hash[20] | u32 name_len | name | u32 data_len | data */
+#define LIMIT_IMA_RECORD (4u + 20u + 4u + LIMIT_IMA_TEMPLATE_NAME + 4u + LIMIT_IMA_TEMPLATE_DATA)
 
 /* TPM */
-#define LIMIT_NONCE_BYTES 64u   /* TPM2B_DATA extraData holds at most sizeof(TPMT_HA) = 66 */
-#define LIMIT_NONCE_MIN_BYTES 16u
+#define LIMIT_NONCE_BYTES 64    /* TPM2B_DATA extraData holds at most sizeof(TPMT_HA) = 66 */
+#define LIMIT_NONCE_MIN_BYTES 16
 #define LIMIT_PCR_BANKS 4u      /* sha1, sha256, sha384, sha512 */
+#define LIMIT_TPM2B_PUBLIC 1024 /* a marshalled TPM2B_PUBLIC (an EK or an AK) */
+#define LIMIT_ID_OBJECT 512     /* MakeCredential's TPM2B_ID_OBJECT */
+#define LIMIT_ENC_SECRET 1024   /* MakeCredential's TPM2B_ENCRYPTED_SECRET */
+#define LIMIT_ATTEST 1024       /* a marshalled TPMS_ATTEST (sizeof in tss2 is < 1024) */
+#define LIMIT_SIGNATURE 1024    /* a marshalled TPMT_SIGNATURE: RSA-4096 is 4+2+512 */
 
 /* Protocol */
-#define LIMIT_AGENT_ID 128u                     /* bytes; [A-Za-z0-9._-] */
+#define LIMIT_AGENT_ID 128                      /* bytes; [A-Za-z0-9._-] */
 #define LIMIT_REQUEST_BODY (64u * 1024u * 1024u) /* evidence with a full first-boot list */
 #define LIMIT_SMALL_BODY (64u * 1024u)          /* every request other than evidence */
 #define LIMIT_JSON_DEPTH 16u
-#define LIMIT_EK_CERT 8192u
+#define LIMIT_EK_CERT 8192
+#define LIMIT_VERDICT_REASONS 64                /* reasons in one verdict */
+#define LIMIT_VERDICT_DETAIL 512u               /* bytes of one reason's detail, NUL included */
 #define LIMIT_AGENT_RESPONSE (1024u * 1024u)            /* a verifier answer read by attestd */
 #define LIMIT_OPERATOR_RESPONSE (64u * 1024u * 1024u)  /* a verifier answer read by attestctl */
 

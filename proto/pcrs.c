@@ -1,42 +1,30 @@
-/* PCR bank helpers: algorithm table and selection comparison. */
+/* PCR bank helpers: bank algorithms (from proto/alg) and selection comparison. */
 #include "proto/pcrs.h"
 
 #include <string.h>
-#include <tss2/tss2_tpm2_types.h>
 
-static const struct {
-	uint16_t alg;
-	const char *name;
-	size_t size;
-} algs[] = {
-	{TPM2_ALG_SHA1, "sha1", 20},
-	{TPM2_ALG_SHA256, "sha256", 32},
-	{TPM2_ALG_SHA384, "sha384", 48},
-	{TPM2_ALG_SHA512, "sha512", 64},
-};
+#include "proto/alg.h"
 
+/* Banks are the algorithms of proto/alg that ALG_USE_PCR accepts. */
 size_t pcr_alg_digest_size(uint16_t alg)
 {
-	for (size_t i = 0; i < sizeof(algs) / sizeof(algs[0]); i++)
-		if (algs[i].alg == alg)
-			return algs[i].size;
-	return 0;
+	const struct alg *a = alg_for_use(alg, ALG_USE_PCR);
+
+	return a ? a->size : 0;
 }
 
 const char *pcr_alg_name(uint16_t alg)
 {
-	for (size_t i = 0; i < sizeof(algs) / sizeof(algs[0]); i++)
-		if (algs[i].alg == alg)
-			return algs[i].name;
-	return NULL;
+	const struct alg *a = alg_for_use(alg, ALG_USE_PCR);
+
+	return a ? a->name : NULL;
 }
 
 uint16_t pcr_alg_from_name(const char *name)
 {
-	for (size_t i = 0; i < sizeof(algs) / sizeof(algs[0]); i++)
-		if (strcmp(algs[i].name, name) == 0)
-			return algs[i].alg;
-	return 0;
+	const struct alg *a = alg_by_name(name);
+
+	return alg_allows(a, ALG_USE_PCR) ? a->id : 0;
 }
 
 struct pcr_bank *pcr_set_bank(struct pcr_set *set, uint16_t alg)

@@ -3,7 +3,8 @@
  *
  * A `struct pcr_set` holds, per bank, a selection mask (bit n = PCR n) and the values of the
  * selected PCRs. It is plain data (no pointers): copy it, store it, compare it with memcmp.
- * Bank ids are TPM2_ALG_ID values (TPM2_ALG_SHA1 = 0x0004, TPM2_ALG_SHA256 = 0x000B, ...).
+ * Bank ids are TPM2_ALG_ID values (TPM2_ALG_SHA1 = 0x0004, TPM2_ALG_SHA256 = 0x000B, ...); the
+ * banks accepted are the algorithms of proto/alg.h that allow ALG_USE_PCR.
  */
 #ifndef PROTO_PCRS_H
 #define PROTO_PCRS_H
@@ -15,13 +16,14 @@
 #include "proto/limits.h"
 
 #define PCR_COUNT 24u
-#define PCR_MAX_DIGEST 64u
+/* Old name of LIMIT_DIGEST, kept until its last users (verifier/attest.*, tools) switch. */
+#define PCR_MAX_DIGEST LIMIT_DIGEST
 #define PCR_IMA 10u
 
 struct pcr_bank {
 	uint16_t alg;     /* TPM2_ALG_ID */
 	uint32_t mask;    /* bit n set: PCR n selected / present */
-	uint8_t value[PCR_COUNT][PCR_MAX_DIGEST];
+	uint8_t value[PCR_COUNT][LIMIT_DIGEST];
 };
 
 struct pcr_set {

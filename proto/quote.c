@@ -10,6 +10,8 @@
 #include <openssl/rsa.h>
 #include <tss2/tss2_mu.h>
 
+#include "proto/alg.h"
+
 const char *quote_result_str(enum quote_result r)
 {
 	switch (r) {
@@ -27,15 +29,10 @@ const char *quote_result_str(enum quote_result r)
 	return "unknown";
 }
 
-/* sha1 is refused: a quote is only as strong as its hash, and no current TPM needs it. */
+/* ALG_USE_QUOTE refuses sha1: a quote is only as strong as its hash, and no current TPM needs it. */
 static const EVP_MD *sig_md(uint16_t alg)
 {
-	switch (alg) {
-	case TPM2_ALG_SHA256: return EVP_sha256();
-	case TPM2_ALG_SHA384: return EVP_sha384();
-	case TPM2_ALG_SHA512: return EVP_sha512();
-	default: return NULL;
-	}
+	return alg_evp_md(alg_for_use(alg, ALG_USE_QUOTE));
 }
 
 enum quote_result quote_parse_signature(const uint8_t *buf, size_t len, TPMT_SIGNATURE *out)
@@ -226,7 +223,7 @@ enum quote_result quote_verify(EVP_PKEY *ak, const uint8_t *attest, size_t attes
 	TPMS_ATTEST a;
 	enum quote_result r;
 	const TPM2B_DIGEST *qd;
-	uint8_t digest[PCR_MAX_DIGEST];
+	uint8_t digest[LIMIT_DIGEST];
 	size_t dlen = 0;
 
 	memset(out, 0, sizeof(*out));

@@ -22,6 +22,7 @@
 #include <openssl/evp.h>
 #include <tss2/tss2_tpm2_types.h>
 
+#include "proto/limits.h"
 #include "proto/pcrs.h"
 
 enum quote_result {
@@ -49,7 +50,7 @@ struct quote_info {
 	uint16_t sig_alg;          /* TPM2_ALG_RSASSA / RSAPSS / ECDSA */
 	uint16_t sig_hash;         /* TPM2_ALG_SHA256 / 384 / 512 */
 	struct pcr_set selection;  /* quoted banks and masks; values unused */
-	uint8_t pcr_digest[PCR_MAX_DIGEST];
+	uint8_t pcr_digest[LIMIT_DIGEST];
 	size_t pcr_digest_len;
 };
 
@@ -75,7 +76,7 @@ enum quote_result quote_parse_signature(const uint8_t *buf, size_t len, TPMT_SIG
  */
 bool quote_selection_to_pcr_set(const TPML_PCR_SELECTION *sel, struct pcr_set *out);
 
-/* H(values of pcrs in its bank order, PCRs ascending). 0 or -EINVAL. out holds PCR_MAX_DIGEST. */
+/* H(values of pcrs in its bank order, PCRs ascending). 0 or -EINVAL. out holds LIMIT_DIGEST. */
 int quote_pcr_digest(uint16_t hash_alg, const struct pcr_set *pcrs, uint8_t *out, size_t *outlen);
 
 /*

@@ -1,8 +1,7 @@
 /*
  * PCR 10 replay: one extend per bank per entry, no allocation after replay_ctx_new().
- * Per-entry digests use OpenSSL's low-level SHA functions for speed; imalog.c says why.
+ * Per-entry digests use alg_digest3() (OpenSSL's low-level SHA functions); proto/alg.c says why.
  */
-#define OPENSSL_SUPPRESS_DEPRECATED
 #include "proto/replay.h"
 
 #include <errno.h>
@@ -10,30 +9,36 @@
 #include <string.h>
 
 #include <openssl/evp.h>
-#include <openssl/sha.h>
 #include <tss2/tss2_tpm2_types.h>
 
-#define NBANKS 4u
+#include "proto/alg.h"
 
-static const struct {
-	uint32_t bit;
-	uint16_t alg;
-	const char *evp_name;
-	size_t size;
-	size_t offset; /* of the running value in struct replay_state */
-} banks[NBANKS] = {
-	{REPLAY_SHA1, TPM2_ALG_SHA1, "SHA1", 20, offsetof(struct replay_state, sha1)},
-	{REPLAY_SHA256, TPM2_ALG_SHA256, "SHA256", 32, offsetof(struct replay_state, sha256)},
-	{REPLAY_SHA384, TPM2_ALG_SHA384, "SHA384", 48, offsetof(struct replay_state, sha384)},
-	{REPLAY_SHA512, TPM2_ALG_SHA512, "SHA512", 64, offsetof(struct replay_state, sha512)},
-};
+/* The running value of one bank in a state (the layout is stored: one field per bank). */
+static uint8_t *bank_value(struct replay_state *st, uint32_t bank)
+{
+	switch (bank) {
+	case REPLAY_SHA1: return st->sha1;
+	case REPLAY_SHA256: return st->sha256;
+	case REPLAY_SHA384: return st->sha384;
+	case REPLAY_SHA512: return st->sha512;
+	default: return NULL;
+	}
+}
+
+/* Row i of proto/alg if it is a replay bank, else NULL. */
+static const struct alg *bank_at(unsigned i)
+{
+	const struct alg *a = &alg_table[i];
+
+	return alg_allows(a, ALG_USE_REPLAY) ? a : NULL;
+}
 
 /* Holds only the bank mask today; kept opaque so a faster digest backend can keep state here. */
 struct replay_ctx {
 	uint32_t banks;
 };
 
-static const uint8_t ff[64] = {
+static const uint8_t ff[LIMIT_DIGEST] = {
 	0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
 	0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
 	0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
@@ -42,10 +47,9 @@ static const uint8_t ff[64] = {
 
 uint32_t replay_bank_of_alg(uint16_t alg)
 {
-	for (unsigned i = 0; i < NBANKS; i++)
-		if (banks[i].alg == alg)
-			return banks[i].bit;
-	return 0;
+	const struct alg *a = alg_for_use(alg, ALG_USE_REPLAY);
+
+	return a ? a->replay_bank : 0;
 }
 
 struct replay_ctx *replay_ctx_new(uint32_t mask)
@@ -78,44 +82,18 @@ void replay_state_init(struct replay_state *st, uint32_t mask)
 }
 
 /* pcr = H(pcr || d); pcr || d is at most two SHA-512 blocks, hashed in one update. */
-static void extend(uint16_t alg, uint8_t *pcr, size_t size, const uint8_t *d)
+static void extend(const struct alg *a, uint8_t *pcr, const uint8_t *d)
 {
-	uint8_t in[2 * 64];
-	union {
-		SHA_CTX s1;
-		SHA256_CTX s256;
-		SHA512_CTX s512;
-	} u;
+	uint8_t in[2 * LIMIT_DIGEST];
 
-	memcpy(in, pcr, size);
-	memcpy(in + size, d, size);
-	switch (alg) {
-	case TPM2_ALG_SHA1:
-		SHA1_Init(&u.s1);
-		SHA1_Update(&u.s1, in, 2 * size);
-		SHA1_Final(pcr, &u.s1);
-		break;
-	case TPM2_ALG_SHA256:
-		SHA256_Init(&u.s256);
-		SHA256_Update(&u.s256, in, 2 * size);
-		SHA256_Final(pcr, &u.s256);
-		break;
-	case TPM2_ALG_SHA384:
-		SHA384_Init(&u.s512);
-		SHA384_Update(&u.s512, in, 2 * size);
-		SHA384_Final(pcr, &u.s512);
-		break;
-	default:
-		SHA512_Init(&u.s512);
-		SHA512_Update(&u.s512, in, 2 * size);
-		SHA512_Final(pcr, &u.s512);
-		break;
-	}
+	memcpy(in, pcr, a->size);
+	memcpy(in + a->size, d, a->size);
+	(void)alg_digest3(a, in, 2 * a->size, NULL, 0, NULL, 0, pcr); /* a is a table row */
 }
 
 int replay_extend(struct replay_ctx *rc, struct replay_state *st, const struct ima_entry *e)
 {
-	uint8_t d[64];
+	uint8_t d[LIMIT_DIGEST];
 
 	if ((st->banks & rc->banks) != st->banks)
 		return -EINVAL;
@@ -126,36 +104,35 @@ int replay_extend(struct replay_ctx *rc, struct replay_state *st, const struct i
 		st->other_pcr++;
 		return 0;
 	}
-	for (unsigned i = 0; i < NBANKS; i++) {
-		uint8_t *pcr = (uint8_t *)st + banks[i].offset;
+	for (unsigned i = 0; i < ALG_COUNT; i++) {
+		const struct alg *a = bank_at(i);
 		const uint8_t *digest;
 
-		if (!(st->banks & banks[i].bit))
+		if (!a || !(st->banks & a->replay_bank))
 			continue;
 		if (e->violation) {
 			digest = ff;
-		} else if (banks[i].alg == TPM2_ALG_SHA1) {
+		} else if (a->id == TPM2_ALG_SHA1) {
 			digest = e->template_hash; /* imalog_next() checked it against the data */
 		} else {
-			if (imalog_template_digest(banks[i].alg, e, d) < 0)
+			if (imalog_template_digest(a->id, e, d) < 0)
 				return -EINVAL;
 			digest = d;
 		}
-		extend(banks[i].alg, pcr, banks[i].size, digest);
+		extend(a, bank_value(st, a->replay_bank), digest);
 	}
 	return 0;
 }
 
 const uint8_t *replay_state_pcr(const struct replay_state *st, uint16_t alg, size_t *len)
 {
-	for (unsigned i = 0; i < NBANKS; i++) {
-		if (banks[i].alg == alg && (st->banks & banks[i].bit)) {
-			if (len)
-				*len = banks[i].size;
-			return (const uint8_t *)st + banks[i].offset;
-		}
-	}
-	return NULL;
+	const struct alg *a = alg_for_use(alg, ALG_USE_REPLAY);
+
+	if (!a || !(st->banks & a->replay_bank))
+		return NULL;
+	if (len)
+		*len = a->size;
+	return bank_value((struct replay_state *)st, a->replay_bank);
 }
 
 bool replay_state_matches(const struct replay_state *st, const struct pcr_set *quoted)
@@ -181,23 +158,18 @@ int replay_boot_aggregate(uint16_t alg, const struct pcr_set *pcrs, uint8_t *out
 			  size_t *outlen)
 {
 	const struct pcr_bank *bank = pcr_set_bank_const(pcrs, alg);
+	const struct alg *a = alg_for_use(alg, ALG_USE_REPLAY);
 	unsigned last = alg == TPM2_ALG_SHA1 ? 7 : 9;
 	uint32_t need = (1u << (last + 1)) - 1;
-	size_t size = 0;
-	const char *name = NULL;
+	size_t size;
 	EVP_MD_CTX *ctx = NULL;
-	EVP_MD *md = NULL;
+	const EVP_MD *md;
 	int rc = -ENOMEM;
 
-	for (unsigned i = 0; i < NBANKS; i++) {
-		if (banks[i].alg == alg) {
-			size = banks[i].size;
-			name = banks[i].evp_name;
-		}
-	}
-	if (!name || !bank || (bank->mask & need) != need)
+	if (!a || !bank || (bank->mask & need) != need)
 		return -EINVAL;
-	md = EVP_MD_fetch(NULL, name, NULL);
+	size = a->size;
+	md = alg_evp_md(a);
 	ctx = EVP_MD_CTX_new();
 	if (!md || !ctx || EVP_DigestInit_ex2(ctx, md, NULL) != 1)
 		goto cleanup;
@@ -210,6 +182,5 @@ int replay_boot_aggregate(uint16_t alg, const struct pcr_set *pcrs, uint8_t *out
 	rc = 0;
 cleanup:
 	EVP_MD_CTX_free(ctx);
-	EVP_MD_free(md);
 	return rc;
 }

@@ -10,6 +10,8 @@
 #include <openssl/param_build.h>
 #include <tss2/tss2_mu.h>
 
+#include "proto/alg.h"
+
 /* PolicySecret(TPM_RH_ENDORSEMENT) with sha256 (TCG EK Credential Profile, templates L-1/L-2). */
 #define EK_POLICY_SHA256                                                                     \
 	{                                                                                    \
@@ -26,14 +28,10 @@
 	(TPMA_OBJECT_FIXEDTPM | TPMA_OBJECT_FIXEDPARENT | TPMA_OBJECT_SENSITIVEDATAORIGIN |  \
 	 TPMA_OBJECT_ADMINWITHPOLICY | TPMA_OBJECT_RESTRICTED | TPMA_OBJECT_DECRYPT)
 
-static const EVP_MD *md_for(TPMI_ALG_HASH alg)
+/* A key's nameAlg, and the hash of an AK's signing scheme (the hash of its quotes). */
+static const EVP_MD *md_for(TPMI_ALG_HASH alg, enum alg_use use)
 {
-	switch (alg) {
-	case TPM2_ALG_SHA256: return EVP_sha256();
-	case TPM2_ALG_SHA384: return EVP_sha384();
-	case TPM2_ALG_SHA512: return EVP_sha512();
-	default: return NULL;
-	}
+	return alg_evp_md(alg_for_use(alg, use));
 }
 
 int tpmkey_parse_public(const uint8_t *buf, size_t len, TPMT_PUBLIC *out)
@@ -77,7 +75,7 @@ int tpmkey_name(const TPMT_PUBLIC *pub, uint8_t name[TPMKEY_NAME_MAX], size_t *n
 	uint8_t buf[sizeof(TPMT_PUBLIC)];
 	size_t off = 0;
 	unsigned int dlen = 0;
-	const EVP_MD *md = md_for(pub->nameAlg);
+	const EVP_MD *md = md_for(pub->nameAlg, ALG_USE_KEY_NAME);
 
 	if (!md || Tss2_MU_TPMT_PUBLIC_Marshal(pub, buf, sizeof(buf), &off) != TSS2_RC_SUCCESS)
 		return -EINVAL;
@@ -218,9 +216,9 @@ enum tpmkey_check tpmkey_check_ak(const TPMT_PUBLIC *pub)
 	} else {
 		return TPMKEY_BAD_TYPE;
 	}
-	if (!md_for(hash))
+	if (!md_for(hash, ALG_USE_QUOTE))
 		return TPMKEY_BAD_SCHEME;
-	if (!md_for(pub->nameAlg))
+	if (!md_for(pub->nameAlg, ALG_USE_KEY_NAME))
 		return TPMKEY_BAD_NAME_ALG;
 	if ((pub->objectAttributes & AK_REQUIRED_ATTRS) != AK_REQUIRED_ATTRS ||
 	    (pub->objectAttributes & TPMA_OBJECT_DECRYPT))

@@ -24,43 +24,32 @@
 #include <openssl/rand.h>
 #include <tss2/tss2_tpm2_types.h>
 
+#include "proto/alg.h"
 #include "proto/dynbuf.h"
 #include "proto/siphash.h"
 #include "proto/encoding.h"
 #include "proto/limits.h"
 
 #define POLICY_FORMAT_VERSION 1
-#define POLICY_MAX_DIGEST 64u
 #define POLICY_MODE_PCRS_NAME "any-matching-pcrs"
 
-/* --- algorithms ------------------------------------------------------------------------- */
+/* --- algorithms: proto/alg rows that allow ALG_USE_POLICY; records store the row index --- */
 
-static const struct policy_alg {
-	uint16_t id;
-	const char *name;
-	size_t size;
-} algs[] = {
-	{ TPM2_ALG_SHA1, "sha1", 20 },
-	{ TPM2_ALG_SHA256, "sha256", 32 },
-	{ TPM2_ALG_SHA384, "sha384", 48 },
-	{ TPM2_ALG_SHA512, "sha512", 64 },
-};
-#define NALGS (sizeof(algs) / sizeof(algs[0]))
+static const struct alg *const algs = alg_table;
+#define NALGS ALG_COUNT
 
 static int alg_index(uint16_t id)
 {
-	for (size_t i = 0; i < NALGS; i++)
-		if (algs[i].id == id)
-			return (int)i;
-	return -1;
+	const struct alg *a = alg_for_use(id, ALG_USE_POLICY);
+
+	return a ? (int)(a - alg_table) : -1;
 }
 
 uint16_t policy_alg_from_name(const char *name, size_t len)
 {
-	for (size_t i = 0; i < NALGS; i++)
-		if (strlen(algs[i].name) == len && memcmp(algs[i].name, name, len) == 0)
-			return algs[i].id;
-	return 0;
+	const struct alg *a = alg_by_name_len(name, len);
+
+	return alg_allows(a, ALG_USE_POLICY) ? a->id : 0;
 }
 
 const char *policy_alg_name(uint16_t alg)
@@ -247,7 +236,7 @@ static long ktab_insert(struct ktab *t, const void *key, size_t len)
 
 struct ba_value {
 	uint8_t ai;  /* index into algs */
-	uint8_t d[POLICY_MAX_DIGEST];
+	uint8_t d[LIMIT_DIGEST];
 };
 
 struct exclude {
@@ -401,7 +390,7 @@ static long path_entry(struct policy *p, const char *path, size_t len)
 
 static int donly_add(struct policy *p, int ai, const uint8_t *d)
 {
-	uint8_t key[1 + POLICY_MAX_DIGEST];
+	uint8_t key[1 + LIMIT_DIGEST];
 	size_t klen = 1 + algs[ai].size;
 	long rc;
 
@@ -622,7 +611,7 @@ enum policy_decision policy_check(const struct policy *p, const char *path, size
 				       : POLICY_DIGEST_MISMATCH;
 	}
 	if (okdig && p->donly.count) {
-		uint8_t key[1 + POLICY_MAX_DIGEST];
+		uint8_t key[1 + LIMIT_DIGEST];
 
 		key[0] = (uint8_t)ai;
 		memcpy(key + 1, digest, digest_len);
@@ -754,7 +743,7 @@ static int parse_alg_digest(const json_t *v, uint8_t *out, const char **why)
 		*why = "digest length does not match the algorithm";
 		return -1;
 	}
-	hex_decode(s, len, out, POLICY_MAX_DIGEST);
+	hex_decode(s, len, out, LIMIT_DIGEST);
 	return ai;
 }
 
@@ -771,8 +760,8 @@ static int parse_keylime_digest(const json_t *v, uint8_t *out, const char **why)
 	s = json_string_value(v);
 	len = json_string_length(v);
 	for (size_t ai = 0; ai < NALGS; ai++) {
-		if (len == 2 * algs[ai].size) {
-			if (hex_decode(s, len, out, POLICY_MAX_DIGEST) != (ssize_t)algs[ai].size) {
+		if (alg_allows(&algs[ai], ALG_USE_POLICY) && len == 2 * algs[ai].size) {
+			if (hex_decode(s, len, out, LIMIT_DIGEST) != (ssize_t)algs[ai].size) {
 				*why = "not hex";
 				return -1;
 			}
@@ -786,7 +775,7 @@ static int parse_keylime_digest(const json_t *v, uint8_t *out, const char **why)
 static int load_digests(struct policy *p, const json_t *digests, bool keylime, char *err,
 			size_t errlen)
 {
-	uint8_t d[POLICY_MAX_DIGEST];
+	uint8_t d[LIMIT_DIGEST];
 	const char *key, *why;
 	char *fixed = NULL;
 	json_t *list, *v;
@@ -1085,7 +1074,7 @@ static int load_digest_list(const json_t *list, const char *key, struct policy *
 			    int (*add)(struct policy *, int, const uint8_t *), char *err,
 			    size_t errlen)
 {
-	uint8_t d[POLICY_MAX_DIGEST];
+	uint8_t d[LIMIT_DIGEST];
 	const char *why;
 	json_t *v;
 	size_t i;
@@ -1274,7 +1263,7 @@ fail:
 
 static json_t *digest_json(int ai, const uint8_t *d)
 {
-	char buf[8 + 2 * POLICY_MAX_DIGEST + 1];
+	char buf[8 + 2 * LIMIT_DIGEST + 1];
 	size_t nl = strlen(algs[ai].name);
 
 	memcpy(buf, algs[ai].name, nl);

@@ -9,6 +9,7 @@
 
 #include "attestd/imalist.h"
 #include "proto/dynbuf.h"
+#include "proto/imalog.h"
 #include "proto/limits.h"
 #include "tests/unit/check.h"
 
@@ -287,6 +288,66 @@ static void test_stale_offsets(void)
 	list_release(&b);
 }
 
+/*
+ * The framing is imalog's: what the verifier's cursor refuses, attestd refuses too (a zero
+ * template-name length was accepted here before; the cursor never did).
+ */
+static void test_framing_as_imalog(void)
+{
+	struct list l = list_new();
+	struct imalist_chunk c;
+	struct imalist *il;
+	struct imalog *log = imalog_new();
+	struct ima_entry e;
+	uint8_t rec[64];
+	uint32_t v;
+	size_t len;
+	char *path;
+	int ret;
+
+	memset(rec, 0, sizeof(rec));
+	v = 10;
+	memcpy(rec, &v, 4);
+	memset(rec + 4, 0x5a, 20);
+	/* name_len 0, then a data length of 0: a whole record by length fields alone */
+	CHECK(imalist_record_len(rec, 32, &len) == -EBADMSG, "zero name length -> -EBADMSG");
+	imalog_reset(log, rec, 32, 0);
+	CHECK(imalog_next(log, &e, NULL) == -EBADMSG, "imalog refuses it too");
+
+	for (unsigned i = 0; i < 20; i++)
+		add_entry(&l, i, false);
+	put(&l, rec, 32);
+	path = write_file("zeroname", l.buf, l.len);
+	il = imalist_new(path);
+	ret = imalist_read(il, 0, 0, &c);
+	CHECK(ret == -EBADMSG && c.data == NULL && c.count == 0, "list with a zero name: %d", ret);
+	ret = imalist_read(il, 20, 0, &c);
+	CHECK(ret == -EBADMSG, "zero name at the requested entry: %d", ret);
+	imalist_free(il);
+
+	/* PCR index past the TPM's 24 */
+	v = 24;
+	memcpy(rec, &v, 4);
+	v = 6;
+	memcpy(rec + 24, &v, 4);
+	memcpy(rec + 28, "ima-ng", 6);
+	CHECK(imalist_record_len(rec, 38, &len) == -EBADMSG, "PCR 24 -> -EBADMSG");
+	imalog_reset(log, rec, 38, 0);
+	CHECK(imalog_next(log, &e, NULL) == -EBADMSG, "imalog refuses PCR 24 too");
+	v = 23;
+	memcpy(rec, &v, 4);
+	CHECK(imalist_record_len(rec, 38, &len) == 1 && len == 38, "PCR 23 frames");
+
+	/* Legacy "ima" cut inside its name: only what is there is read, and more is asked for. */
+	v = 3;
+	memcpy(rec + 24, &v, 4);
+	CHECK(imalist_record_len(rec, 28, &len) == 0 && len == 31, "legacy name cut: need %zu", len);
+	memcpy(rec + 28, "ima", 3);
+	CHECK(imalist_record_len(rec, 31, &len) == 0 && len == 55, "legacy d cut: need %zu", len);
+	imalog_free(log);
+	list_release(&l);
+}
+
 int main(void)
 {
 	char cmd[300];
@@ -296,6 +357,7 @@ int main(void)
 	test_record_len();
 	test_read();
 	test_stale_offsets();
+	test_framing_as_imalog();
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
 	if (system(cmd) != 0)
 		fprintf(stderr, "cannot remove %s\n", tmpdir);

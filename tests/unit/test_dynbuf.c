@@ -93,11 +93,39 @@ static void test_grow_fills(void)
 	dynbuf_release(&b);
 }
 
+static void test_setlen_and_tail(void)
+{
+	struct dynbuf b;
+	char *at;
+
+	dynbuf_init(&b, 16);
+	CHECK(dynbuf_setlen(&b, 0) == 0 && dynbuf_tail(&b, 0) == 0, "setlen/tail 0 on empty");
+	CHECK(dynbuf_setlen(&b, 1) == -EINVAL && dynbuf_tail(&b, 1) == -EINVAL, "past held on empty");
+	at = dynbuf_grow(&b, 10);
+	CHECK(at != NULL, "grow 10");
+	if (at)
+		memcpy(at, "abcdefghij", 3); /* a short read filled 3 of the 10 */
+	CHECK(dynbuf_setlen(&b, 3) == 0 && b.len == 3 && strcmp(dynbuf_str(&b), "abc") == 0,
+	      "setlen gives back the unfilled bytes: '%s'", dynbuf_str(&b));
+	CHECK(dynbuf_setlen(&b, 4) == -EINVAL && b.len == 3, "setlen cannot grow");
+	CHECK(dynbuf_adds(&b, "defg") == 0 && dynbuf_tail(&b, 3) == 0 &&
+		      strcmp(dynbuf_str(&b), "efg") == 0,
+	      "tail keeps the last bytes: '%s'", dynbuf_str(&b));
+	CHECK(dynbuf_tail(&b, 4) == -EINVAL && b.len == 3, "tail past held");
+	CHECK(dynbuf_tail(&b, 3) == 0 && strcmp(dynbuf_str(&b), "efg") == 0, "tail of all is a no-op");
+	CHECK(dynbuf_add(&b, "0123456789abcdef", 16) == -E2BIG, "cap still applies");
+	CHECK(dynbuf_setlen(&b, 1) == 0 && dynbuf_error(&b) == -E2BIG &&
+		      strcmp(dynbuf_str(&b), "e") == 0,
+	      "setlen keeps the sticky error");
+	dynbuf_release(&b);
+}
+
 int main(void)
 {
 	test_append_and_nul();
 	test_growth_past_first_alloc();
 	test_cap_is_sticky();
 	test_grow_fills();
+	test_setlen_and_tail();
 	return check_finish();
 }

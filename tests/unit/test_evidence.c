@@ -1,5 +1,6 @@
 /* Protocol JSON codecs: round trips of every message and rejection of malformed bodies. */
 #include "proto/evidence.h"
+#include "proto/limits.h"
 #include "tests/unit/check.h"
 
 #include <errno.h>
@@ -189,11 +190,46 @@ static void test_verdict_and_error(void)
 	free(json);
 }
 
+/* Each cap is enforced at its value, and the message spells that value (LIMIT_STR). */
+static void test_caps_in_messages(void)
+{
+	static uint8_t big[LIMIT_ATTEST + 1];
+	struct evidence ev, out;
+	const char *why = NULL;
+	char *json;
+	int rc;
+
+	CHECK(strtoul(LIMIT_STR(LIMIT_ATTEST), NULL, 10) == LIMIT_ATTEST &&
+		      strtoul(LIMIT_STR(LIMIT_SIGNATURE), NULL, 10) == LIMIT_SIGNATURE &&
+		      strtoul(LIMIT_STR(LIMIT_TPM2B_PUBLIC), NULL, 10) == LIMIT_TPM2B_PUBLIC &&
+		      strtoul(LIMIT_STR(LIMIT_EK_CERT), NULL, 10) == LIMIT_EK_CERT &&
+		      strtoul(LIMIT_STR(LIMIT_NONCE_BYTES), NULL, 10) == LIMIT_NONCE_BYTES,
+	      "LIMIT_STR spells the values");
+	for (size_t n = LIMIT_ATTEST; n <= LIMIT_ATTEST + 1; n++) {
+		fill_evidence(&ev);
+		ev.attest = big;
+		ev.attest_len = n;
+		json = evidence_encode(&ev);
+		why = NULL;
+		rc = json ? evidence_parse(json, strlen(json), &out, &why) : -ENOMEM;
+		if (n == LIMIT_ATTEST) {
+			CHECK(rc == 0 && out.attest_len == n, "attest of %zu bytes accepted: %d", n, rc);
+			evidence_release(&out);
+		} else {
+			CHECK(rc == -EINVAL && why &&
+				      strcmp(why, "attest is not valid base64 of at most 1024 bytes") == 0,
+			      "attest of %zu bytes refused: %s", n, why ? why : "(none)");
+		}
+		free(json);
+	}
+}
+
 int main(void)
 {
 	test_evidence_roundtrip();
 	test_evidence_rejects();
 	test_enroll_and_challenge();
 	test_verdict_and_error();
+	test_caps_in_messages();
 	return check_finish();
 }

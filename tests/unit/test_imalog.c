@@ -467,6 +467,38 @@ static void test_resume(struct imalog *log)
 	CHECK(imalog_next(log, &e, &err) == 0, "empty buffer is an empty list");
 }
 
+/*
+ * imalog_record(), the framing step that attestd shares: every prefix of every entry asks for
+ * more (and never for fewer bytes than it was given), every whole entry frames to its length.
+ */
+static void test_record_framing(void)
+{
+	static struct list l;
+	struct ima_record rec;
+	const char *msg;
+	unsigned short_ok = 0, whole_ok = 0, shorts = 0;
+
+	build_sample(&l);
+	for (unsigned i = 0; i < l.n; i++) {
+		size_t start = i ? l.ends[i - 1] : 0, size = l.ends[i] - start;
+
+		for (size_t cut = 0; cut < size; cut++) {
+			msg = NULL;
+			shorts++;
+			if (imalog_record(l.b + start, cut, &rec, &msg) == 0 && rec.len > cut &&
+			    rec.len <= size && msg && strncmp(msg, "truncated", 9) == 0)
+				short_ok++;
+		}
+		if (imalog_record(l.b + start, size, &rec, &msg) == 1 && rec.len == size &&
+		    rec.pcr == 10 && rec.legacy == (rec.template_name_len == 3) &&
+		    rec.data + rec.data_len == l.b + l.ends[i])
+			whole_ok++;
+	}
+	CHECK(short_ok == shorts, "every cut asks for more: %u of %u", short_ok, shorts);
+	CHECK(whole_ok == l.n, "every entry frames to its size: %u of %u", whole_ok, l.n);
+	CHECK(imalog_record(NULL, 0, &rec, &msg) == 0 && rec.len == 28, "empty input needs a header");
+}
+
 int main(void)
 {
 	struct imalog *log = imalog_new();
@@ -478,6 +510,7 @@ int main(void)
 	test_bad_entries(log);
 	test_truncation_and_flips(log);
 	test_resume(log);
+	test_record_framing();
 	imalog_free(log);
 	imalog_free(NULL);
 	return check_finish();

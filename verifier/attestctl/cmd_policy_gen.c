@@ -20,6 +20,7 @@
 
 #include <openssl/evp.h>
 
+#include "proto/alg.h"
 #include "proto/limits.h"
 #include "verifier/attestctl/commands.h"
 #include "verifier/policy.h"
@@ -166,7 +167,7 @@ int cmd_policy_gen(int argc, char **argv)
 		goto out;
 	}
 	gen.alg = policy_alg_from_name(hash, strlen(hash));
-	gen.md = gen.alg ? EVP_get_digestbyname(hash) : NULL;
+	gen.md = alg_evp_md(alg_by_id(gen.alg));
 	if (!gen.md) {
 		fprintf(stderr, "attestctl: --hash must be sha1, sha256, sha384 or sha512\n");
 		goto out;
