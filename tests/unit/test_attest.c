@@ -198,6 +198,7 @@ int main(void)
 	CHECK(m.ak && other_ak && pol && m.rc && m.log, "setup");
 	CHECK(lenient && policy_violations_allowed(lenient), "lenient policy has violations ignored");
 
+	CASE_BEGIN("first round of a boot");
 	/* 1. First round of a boot: boot_aggregate and two allowed files. */
 	machine_boot(&m, 1);
 	add_file(&m.list, "/bin/a");
@@ -211,6 +212,7 @@ int main(void)
 	st = r.res.next;
 	attest_result_release(&r.res);
 
+	CASE_BEGIN("incremental round, unknown program");
 	/* 2. Incremental: only the new entry is sent; an unknown program. */
 	add_file(&m.list, "/tmp/evil");
 	machine_extend(&m, 4);
@@ -224,6 +226,7 @@ int main(void)
 	st = r.res.next;
 	attest_result_release(&r.res);
 
+	CASE_BEGIN("a prefix of the list quoted");
 	/* 3. Prefix: two new entries read, PCR extended only for the first. */
 	add_file(&m.list, "/bin/c");
 	add_file(&m.list, "/usr/bin/tool");
@@ -240,11 +243,13 @@ int main(void)
 	st = r.res.next;
 	attest_result_release(&r.res);
 
+	CASE_BEGIN("nothing new");
 	/* 4. Nothing new: the stored state alone must match. */
 	CHECK(run_round(&m, &r, 6, 6, &st, pol, NULL) == 0 && r.res.verdict.trusted,
 	      "round without new entries trusted");
 	attest_result_release(&r.res);
 
+	CASE_BEGIN("stale nonce, other AK, lying PCR");
 	/* 5. A quote over another nonce, another AK, a lying PCR value. */
 	uint8_t stale[32] = {1};
 	CHECK(run_round(&m, &r, 6, 6, &st, pol, stale) == 0 && has_reason(&r.res, "nonce_mismatch") &&
@@ -271,6 +276,7 @@ int main(void)
 	      "reported PCR differs from quoted: pcr_digest_mismatch");
 	attest_result_release(&r.res);
 
+	CASE_BEGIN("edited entry");
 	/* 6. An edited entry whose template hash was recomputed: the replay exposes it. */
 	{
 		struct machine f2 = m;
@@ -298,11 +304,13 @@ int main(void)
 		attest_result_release(&r.res);
 	}
 
+	CASE_BEGIN("log offset mismatch");
 	/* 7. Evidence starting at another offset than the verifier expects. */
 	CHECK(run_round(&m, &r, 5, 6, &st, pol, NULL) == 0 && has_reason(&r.res, "log_offset_mismatch"),
 	      "resent old entries: log_offset_mismatch");
 	attest_result_release(&r.res);
 
+	CASE_BEGIN("clock rollbacks");
 	/* 8. Clock rollbacks. */
 	struct softtpm_clock saved = m.clk;
 	m.clk.clock = st.clock - 1;
@@ -316,6 +324,7 @@ int main(void)
 	attest_result_release(&r.res);
 	m.clk = saved;
 
+	CASE_BEGIN("violation entries");
 	/* 9. Violation entries: strict policy fails them, a lenient one accepts them. */
 	uint8_t zero[32] = {0};
 	add_entry(&m.list, "sha256", zero, 32, "/var/log/app.log", true);
@@ -328,6 +337,7 @@ int main(void)
 	st = r.res.next;
 	attest_result_release(&r.res);
 
+	CASE_BEGIN("reboot");
 	/* 10. Reboot: resetCount up; evidence from the old offset is told to start over. */
 	machine_boot(&m, 1);
 	add_file(&m.list, "/bin/a");
@@ -344,6 +354,7 @@ int main(void)
 	      "agent that starts from 0 after a reboot is trusted at once");
 	attest_result_release(&r.res);
 
+	CASE_BEGIN("boot_aggregate mismatch");
 	/* 11. boot_aggregate that does not match the quoted PCR 0-7. */
 	struct pcr_bank *b1 = pcr_set_bank(&m.pcrs, TPM2_ALG_SHA1);
 	b1->value[3][0] ^= 0x80;
@@ -351,6 +362,7 @@ int main(void)
 	      "firmware PCRs differ from boot_aggregate: boot_aggregate_mismatch");
 	attest_result_release(&r.res);
 
+	CASE_BEGIN("TPM bypass");
 	/* 12. IMA without a TPM (ima_tpm=7): zero boot_aggregate, PCR 10 never extended. */
 	machine_boot(&m, 1);
 	m.list.len = 0;
@@ -362,6 +374,7 @@ int main(void)
 	      "TPM bypass: tpm_bypass, nothing of the list is covered by PCR 10");
 	attest_result_release(&r.res);
 
+	CASE_BEGIN("no policy");
 	/* 13. No policy: every entry passes, only the cryptography is judged. */
 	machine_boot(&m, 2);
 	add_file(&m.list, "/opt/anything");

@@ -280,9 +280,9 @@ int main(void)
 
 	if (!mkdtemp(tmpdir))
 		return 2;
-	test_record_len();
-	test_read();
-	test_stale_offsets();
+	CASE(test_record_len);
+	CASE(test_read);
+	CASE(test_stale_offsets);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
 	if (system(cmd) != 0)
 		fprintf(stderr, "cannot remove %s\n", tmpdir);

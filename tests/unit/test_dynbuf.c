@@ -95,9 +95,9 @@ static void test_grow_fills(void)
 
 int main(void)
 {
-	test_append_and_nul();
-	test_growth_past_first_alloc();
-	test_cap_is_sticky();
-	test_grow_fills();
+	CASE(test_append_and_nul);
+	CASE(test_growth_past_first_alloc);
+	CASE(test_cap_is_sticky);
+	CASE(test_grow_fills);
 	return check_finish();
 }

@@ -191,9 +191,9 @@ static void test_verdict_and_error(void)
 
 int main(void)
 {
-	test_evidence_roundtrip();
-	test_evidence_rejects();
-	test_enroll_and_challenge();
-	test_verdict_and_error();
+	CASE(test_evidence_roundtrip);
+	CASE(test_evidence_rejects);
+	CASE(test_enroll_and_challenge);
+	CASE(test_verdict_and_error);
 	return check_finish();
 }

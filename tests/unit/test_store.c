@@ -200,9 +200,9 @@ int main(void)
 	snprintf(path, sizeof(path), "%s/state.db", dir);
 	CHECK(store_open(path, &st) == 0, "open");
 	if (st) {
-		test_agents(st);
-		test_rounds(st);
-		test_policies(st);
+		CHECK_CASE("agents", test_agents(st));
+		CHECK_CASE("rounds", test_rounds(st));
+		CHECK_CASE("policies", test_policies(st));
 		store_close(st);
 	}
 	/* Reopen: everything committed is there. */

@@ -166,9 +166,9 @@ static void test_ek(void)
 
 int main(void)
 {
-	test_ak("ak_rsassa");
-	test_ak("ak_rsapss");
-	test_ak("ak_ecdsa");
-	test_ek();
+	CHECK_CASE("ak rsassa", test_ak("ak_rsassa"));
+	CHECK_CASE("ak rsapss", test_ak("ak_rsapss"));
+	CHECK_CASE("ak ecdsa", test_ak("ak_ecdsa"));
+	CASE(test_ek);
 	return check_finish();
 }
