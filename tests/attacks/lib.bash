@@ -23,31 +23,9 @@ cat >"$W/policy.json" <<EOF
  "violations": "fail"}
 EOF
 
-# start_verifier NAME [ARGS...]: a verifier with its own state dir; sets URL, CA, VPID.
-start_verifier() {
-	local name=$1 port i
-	shift
-	for _ in 1 2 3; do # a free port can be taken before the bind
-		port=$(free_port) || return 1
-		"$VERIFIER" --listen "127.0.0.1:$port" --state-dir "$W/$name" --ek-ca "$W/ekca/ca.pem" \
-			--policy "$W/policy.json" --operator-token-file "$W/token" "$@" \
-			>"$W/$name.out" 2>"$W/$name.err" &
-		VPID=$!
-		track_pid "$VPID"
-		for ((i = 0; i < 100; i++)); do
-			if grep -q "^listening on https://127.0.0.1:$port" "$W/$name.out" 2>/dev/null; then
-				URL=https://127.0.0.1:$port
-				CA=$W/$name/ca.pem
-				return 0
-			fi
-			kill -0 "$VPID" 2>/dev/null || break
-			sleep 0.1
-		done
-		stop_pid "$VPID"
-	done
-	tail -n 5 "$W/$name.err" | sed 's/^/   verifier: /'
-	return 1
-}
+# The verifier of every attack: `start_verifier "$W/NAME" "${VARGS[@]}" [ARGS...]` (tests/lib.sh)
+# starts one with its own state directory and sets URL, CA, VPID.
+VARGS=(--ek-ca "$W/ekca/ca.pem" --policy "$W/policy.json" --operator-token-file "$W/token")
 
 # op PATH: an operator GET, body only.
 op() { curl -sS --cacert "$CA" -H "Authorization: Bearer $(cat "$W/token")" "$URL$1"; }
