@@ -211,7 +211,7 @@ static int setup_token(const struct options *o, uint8_t digest[32])
 				return -EIO;
 			hex_encode(raw, sizeof(raw), hex);
 			OPENSSL_cleanse(raw, sizeof(raw));
-			strcat(hex, "\n");
+			snprintf(hex + 2 * TOKEN_BYTES, sizeof(hex) - 2 * TOKEN_BYTES, "\n");
 			fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 			if (fd < 0 || write(fd, hex, strlen(hex)) != (ssize_t)strlen(hex) ||
 			    fsync(fd) < 0) {

@@ -170,8 +170,7 @@ static struct policy *make_policy(const char *violations)
 			char *buf = malloc(n + 8);
 			size_t pre = (size_t)(pos - json);
 			memcpy(buf, json, pre);
-			strcpy(buf + pre, "\"ignore\"");
-			strcat(buf, pos + 6);
+			snprintf(buf + pre, n + 8 - pre, "\"ignore\"%s", pos + 6);
 			q = policy_load(buf, strlen(buf), err, sizeof(err));
 			free(buf);
 		}
