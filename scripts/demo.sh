@@ -10,12 +10,13 @@
 # Environment: KEEP=1 leaves the verifier and guest running until Ctrl-C;
 #              DEMO_DIR (build/demo), B (build/out), DEMO_TIMEOUT seconds per wait (300).
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 TOP=$PWD
 B=${B:-build/out}
 D=$TOP/${DEMO_DIR:-build/demo}
 KEEP=${KEEP:-0}
 WAIT=${DEMO_TIMEOUT:-300}
+# shellcheck disable=SC2034 # read by vm_log (vm/lib.sh)
 VM_LOG_TAG=demo
 # The services are started as the tests start them (tests/lib.sh, which sources vm/lib.sh);
 # the demo keeps its own traps, set below, and its relative B.

@@ -15,6 +15,7 @@ W=$T_TMP
 D1=$(printf '11%.0s' {1..32})
 D2=$(printf '22%.0s' {1..32})
 APP1=/usr/bin/app1:$D1
+# shellcheck disable=SC2034 # used by the scripts that source this file
 APP2=/usr/bin/app2:$D2
 "$SA" mkca "$W/ekca" >/dev/null || { fail "softagent mkca"; finish; exit 1; }
 head -c 32 /dev/urandom | xxd -p -c 64 >"$W/token"
@@ -25,6 +26,7 @@ EOF
 
 # The verifier of every attack: `start_verifier "$W/NAME" "${VARGS[@]}" [ARGS...]` (tests/lib.sh)
 # starts one with its own state directory and sets URL, CA, VPID.
+# shellcheck disable=SC2034 # used by the scripts that source this file
 VARGS=(--ek-ca "$W/ekca/ca.pem" --policy "$W/policy.json" --operator-token-file "$W/token")
 
 # op PATH: an operator GET, body only.
@@ -45,6 +47,7 @@ state_plus_one() { local v=${1##*verdicts=}; printf '%sverdicts=%s' "${1%verdict
 sa() {
 	local out line
 	out=$("$SA" "$@" 2>>"$W/softagent.err")
+	# shellcheck disable=SC2034 # for the scripts that source this file
 	R_RC=$?
 	line=$(tail -n 1 <<<"$out")
 	R_STATUS=$(cut -d' ' -f2 <<<"$line")

@@ -114,6 +114,7 @@ if [[ -x $B/attestd ]]; then
 	openssl req -x509 -newkey rsa:2048 -nodes -keyout "$W/v.key" -out "$W/v.crt" -days 1 \
 		-subj /CN=127.0.0.1 >/dev/null 2>&1
 	VPORT=$(free_port) # nothing listens there: the verifier is down
+	# shellcheck disable=SC2034 # read by start_agent (tests/lib.sh)
 	URL=https://127.0.0.1:$VPORT CA=$W/v.crt
 	start_agent daemon-1 "$W/state" --foreground --ima-list /dev/null --interval 1
 	DPID=$APID

@@ -26,6 +26,7 @@ TPM1_TCTI=$TCTI TPM1_PID=$SWTPM_PID
 list() { "$IMAGEN" --entries "$1" --template ima-ng --hash sha256 --zero-boot-pcrs --seed 7 \
 	--out "$W/list$1" --tpm2-extend-script "$W/ext$1" >/dev/null; }
 # extend FROM TO: PCR 10 follows entries [FROM, TO) of the list, as the kernel would.
+# shellcheck disable=SC2046 # one PCR:alg=digest argument per word
 extend() { tpm2_pcrextend $(sed -n "$(($1 + 1)),$2p" "$W/ext$2") >/dev/null; }
 
 list 40

@@ -247,7 +247,7 @@ stop_pid "$VPID"
 TTL=60
 vstart || fail "restart"
 codes=""
-for i in $(seq 1 11); do codes+="$(status "$(c -X POST "$URL/v1/agents/web-01/challenges")") "; done
+for _ in $(seq 1 11); do codes+="$(status "$(c -X POST "$URL/v1/agents/web-01/challenges")") "; done
 check "11th challenge rate limited (429)" grep -q '429 $' <<<"$codes"
 
 # --- operator views ------------------------------------------------------------------------

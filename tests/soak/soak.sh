@@ -89,7 +89,7 @@ if [[ -n $first && $first != "$last" ]]; then
 	check "verifier RSS flat after warm-up: ${first#* } KiB at ${first% *}s -> ${last#* } KiB at ${last% *}s ($growth% < $PCT%)" \
 		awk -v g="$growth" -v p="$PCT" 'BEGIN { exit !(g < p) }'
 else
-	growth=?
+	growth='?'
 	fail "not enough RSS samples after the ${WARMUP}s warm-up ($nsamples samples)"
 fi
 
