@@ -115,6 +115,7 @@ static void utf8_trim_tail(char *s)
 	}
 }
 
+__attribute__((format(printf, 4, 5)))
 static void add_reason(struct eval *ev, const char *code, int64_t entry, const char *fmt, ...)
 {
 	struct verdict_response *v = &ev->out->verdict;
