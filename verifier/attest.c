@@ -18,6 +18,7 @@
 #include <string.h>
 #include <tss2/tss2_tpm2_types.h>
 
+#include "proto/dynbuf.h"
 #include "proto/encoding.h"
 #include "proto/imalog.h"
 #include "proto/quote.h"
@@ -31,7 +32,7 @@
 struct eval {
 	const struct attest_request *req;
 	struct attest_result *out;
-	size_t violations_cap;
+	struct dynbuf violations; /* out->violations grows here; out owns the bytes */
 	uint64_t suppressed; /* reasons not listed individually */
 	int err;             /* allocation failure while recording */
 };
@@ -115,8 +116,10 @@ static void utf8_trim_tail(char *s)
 	}
 }
 
-__attribute__((format(printf, 4, 5)))
-static void add_reason(struct eval *ev, const char *code, int64_t entry, const char *fmt, ...)
+static void add_reason(struct eval *ev, enum reason code, int64_t entry, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static void add_reason(struct eval *ev, enum reason code, int64_t entry, const char *fmt, ...)
 {
 	struct verdict_response *v = &ev->out->verdict;
 
@@ -126,7 +129,7 @@ static void add_reason(struct eval *ev, const char *code, int64_t entry, const c
 		return;
 	}
 	struct verdict_reason *r = &v->reason[v->nreasons++];
-	snprintf(r->code, sizeof(r->code), "%s", code);
+	snprintf(r->code, sizeof(r->code), "%s", reason_name(code));
 	r->entry = entry;
 	va_list ap;
 	va_start(ap, fmt);
@@ -158,7 +161,7 @@ static void copy_path(char *out, size_t cap, const struct ima_entry *e)
 	copy_text(out, cap, e->path, e->path ? e->path_len : 0);
 }
 
-static void record_violation(struct eval *ev, const struct ima_entry *e, const char *reason)
+static void record_violation(struct eval *ev, const struct ima_entry *e, enum reason reason)
 {
 	struct attest_result *out = ev->out;
 	char digest[sizeof(out->violations[0].digest)];
@@ -168,22 +171,18 @@ static void record_violation(struct eval *ev, const struct ima_entry *e, const c
 	copy_path(path, sizeof(path), e);
 	add_reason(ev, reason, (int64_t)e->index, "%s %s", path, digest);
 
-	if (out->nviolations >= ATTEST_MAX_VIOLATIONS)
-		return;
-	if (out->nviolations == ev->violations_cap) {
-		size_t cap = ev->violations_cap ? ev->violations_cap * 2 : 16;
-		struct attest_violation *nv = realloc(out->violations, cap * sizeof(*nv));
-		if (!nv) {
+	struct attest_violation *v = dynbuf_grow(&ev->violations, sizeof(*v));
+	if (!v) {
+		/* Past ATTEST_MAX_VIOLATIONS (a list this bad) entries are not recorded one by one. */
+		if (dynbuf_error(&ev->violations) == -ENOMEM)
 			ev->err = -ENOMEM;
-			return;
-		}
-		out->violations = nv;
-		ev->violations_cap = cap;
+		return;
 	}
-	struct attest_violation *v = &out->violations[out->nviolations++];
+	out->violations = (struct attest_violation *)ev->violations.buf;
+	out->nviolations++;
 	memset(v, 0, sizeof(*v));
 	v->entry = e->index;
-	snprintf(v->reason, sizeof(v->reason), "%s", reason);
+	v->reason = reason;
 	memcpy(v->path, path, sizeof(v->path));
 	memcpy(v->digest, digest, sizeof(v->digest));
 	copy_text(v->template_name, sizeof(v->template_name), e->template_name,
@@ -216,27 +215,27 @@ static void check_boot_aggregate(struct eval *ev, const struct ima_entry *e)
 	size_t want_len = 0;
 
 	if (!is_boot_aggregate(e) || !e->digest) {
-		add_reason(ev, "boot_aggregate_missing", (int64_t)e->index,
+		add_reason(ev, REASON_BOOT_AGGREGATE_MISSING, (int64_t)e->index,
 			   "the first entry of a boot must be boot_aggregate");
 		return;
 	}
 	if (all_zero(e->digest, e->digest_len)) {
-		add_reason(ev, "tpm_bypass", (int64_t)e->index,
+		add_reason(ev, REASON_TPM_BYPASS, (int64_t)e->index,
 			   "boot_aggregate is zero: IMA found no TPM at boot (check ima_tpm= and the TPM driver) and extends no PCR");
 		return;
 	}
 	if (pol && policy_boot_aggregate_mode(pol) == POLICY_BOOT_AGGREGATE_LIST) {
 		if (!policy_boot_aggregate_accepts(pol, e->digest_alg, e->digest, e->digest_len))
-			record_violation(ev, e, "boot_aggregate_not_allowed");
+			record_violation(ev, e, REASON_BOOT_AGGREGATE_NOT_ALLOWED);
 		return;
 	}
 	if (replay_boot_aggregate(e->digest_alg, &ev->req->ev->pcrs, want, &want_len) < 0) {
-		add_reason(ev, "boot_aggregate_unverified", (int64_t)e->index,
+		add_reason(ev, REASON_BOOT_AGGREGATE_UNVERIFIED, (int64_t)e->index,
 			   "the quote does not cover PCR 0-9 in the boot_aggregate's bank");
 		return;
 	}
 	if (want_len != e->digest_len || memcmp(want, e->digest, want_len) != 0)
-		record_violation(ev, e, "boot_aggregate_mismatch");
+		record_violation(ev, e, REASON_BOOT_AGGREGATE_MISMATCH);
 }
 
 static void judge_entry(struct eval *ev, const struct ima_entry *e)
@@ -249,13 +248,13 @@ static void judge_entry(struct eval *ev, const struct ima_entry *e)
 	}
 	if (e->violation) {
 		if (!pol || !policy_violations_allowed(pol))
-			record_violation(ev, e, "violation_entry");
+			record_violation(ev, e, REASON_VIOLATION_ENTRY);
 		return;
 	}
 	if (!pol)
 		return;
 	if (!e->path || !e->digest || !e->digest_alg) {
-		record_violation(ev, e, "unjudgeable_entry");
+		record_violation(ev, e, REASON_UNJUDGEABLE_ENTRY);
 		return;
 	}
 	switch (policy_check(pol, e->path, e->path_len, e->digest_alg, e->digest, e->digest_len)) {
@@ -263,10 +262,10 @@ static void judge_entry(struct eval *ev, const struct ima_entry *e)
 	case POLICY_EXCLUDED:
 		break;
 	case POLICY_NOT_IN_ALLOWLIST:
-		record_violation(ev, e, "not_in_allowlist");
+		record_violation(ev, e, REASON_NOT_IN_ALLOWLIST);
 		break;
 	case POLICY_DIGEST_MISMATCH:
-		record_violation(ev, e, "digest_mismatch");
+		record_violation(ev, e, REASON_DIGEST_MISMATCH);
 		break;
 	}
 }
@@ -293,19 +292,19 @@ static bool check_clock(struct eval *ev, const struct quote_info *qi)
 
 	if (prev && prev->started) {
 		if (qi->reset_count < prev->reset_count) {
-			add_reason(ev, "reset_count_rollback", -1, "TPM resetCount went from %u to %u",
+			add_reason(ev, REASON_RESET_COUNT_ROLLBACK, -1, "TPM resetCount went from %u to %u",
 				   prev->reset_count, qi->reset_count);
 			return false;
 		}
 		if (qi->reset_count == prev->reset_count) {
 			if (qi->restart_count < prev->restart_count) {
-				add_reason(ev, "restart_count_rollback", -1,
+				add_reason(ev, REASON_RESTART_COUNT_ROLLBACK, -1,
 					   "TPM restartCount went from %u to %u", prev->restart_count,
 					   qi->restart_count);
 				return false;
 			}
 			if (qi->clock < prev->clock) {
-				add_reason(ev, "clock_rollback", -1,
+				add_reason(ev, REASON_CLOCK_ROLLBACK, -1,
 					   "TPM clock went back from %llu to %llu without a reset",
 					   (unsigned long long)prev->clock,
 					   (unsigned long long)qi->clock);
@@ -362,7 +361,7 @@ static int replay_and_judge(struct eval *ev)
 	if (r == -ENOMEM)
 		goto out;
 	if (r < 0)
-		add_reason(ev, "log_corrupt", (int64_t)ierr.index, "entry %llu at byte %zu: %s",
+		add_reason(ev, REASON_LOG_CORRUPT, (int64_t)ierr.index, "entry %llu at byte %zu: %s",
 			   (unsigned long long)ierr.index, ierr.offset, ierr.msg);
 	r = 0;
 	if (!match) {
@@ -370,7 +369,7 @@ static int replay_and_judge(struct eval *ev)
 		char hex[2 * PCR_MAX_DIGEST + 1] = "";
 		if (b)
 			hex_encode(b->value[PCR_IMA], 32, hex);
-		add_reason(ev, "pcr_mismatch", -1,
+		add_reason(ev, REASON_PCR_MISMATCH, -1,
 			   "no prefix of entries %llu-%llu replays to the quoted PCR 10 (sha256 %s)",
 			   (unsigned long long)e->log_offset,
 			   (unsigned long long)imalog_index(log), hex);
@@ -384,12 +383,47 @@ out:
 	return r;
 }
 
+/* The quote's failure as a reason of the verdict. */
+static enum reason reason_of_quote(enum quote_result q)
+{
+	switch (q) {
+	case QUOTE_BAD_SIGNATURE: return REASON_BAD_SIGNATURE;
+	case QUOTE_NONCE_MISMATCH: return REASON_NONCE_MISMATCH;
+	case QUOTE_BAD_MAGIC: return REASON_BAD_MAGIC;
+	case QUOTE_BAD_TYPE: return REASON_BAD_TYPE;
+	case QUOTE_PCR_SELECTION_MISMATCH: return REASON_PCR_SELECTION_MISMATCH;
+	case QUOTE_PCR_DIGEST_MISMATCH: return REASON_PCR_DIGEST_MISMATCH;
+	case QUOTE_MALFORMED_ATTEST: return REASON_MALFORMED_ATTEST;
+	case QUOTE_MALFORMED_SIGNATURE: return REASON_MALFORMED_SIGNATURE;
+	case QUOTE_UNSUPPORTED_ALGORITHM: return REASON_UNSUPPORTED_ALGORITHM;
+	case QUOTE_OK: break;
+	}
+	return REASON_MALFORMED_ATTEST; /* not reached: QUOTE_OK is not a failure */
+}
+
+/*
+ * A violation seen earlier in this boot keeps the machine untrusted until an operator approves
+ * or dismisses it, however clean the rounds after it are. A new boot starts with none.
+ */
+static void check_review(struct eval *ev)
+{
+	const struct attest_request *req = ev->req;
+	const struct attest_result *out = ev->out;
+
+	if (!out->verdict.trusted || !req->open_violations || !req->prev || !req->prev->started ||
+	    out->next.boot_number != req->prev->boot_number)
+		return;
+	add_reason(ev, REASON_OPEN_VIOLATIONS, -1, "%llu violations of this boot await an operator's review",
+		   (unsigned long long)req->open_violations);
+}
+
 int attest_evaluate(const struct attest_request *req, struct attest_result *out)
 {
 	struct eval ev = {.req = req, .out = out};
 	struct quote_info qi;
 
 	memset(out, 0, sizeof(*out));
+	dynbuf_init(&ev.violations, (size_t)ATTEST_MAX_VIOLATIONS * sizeof(struct attest_violation));
 	out->verdict.trusted = true;
 	if (req->prev)
 		out->next = *req->prev;
@@ -401,7 +435,7 @@ int attest_evaluate(const struct attest_request *req, struct attest_result *out)
 	out->authenticated = q != QUOTE_BAD_SIGNATURE && q != QUOTE_MALFORMED_SIGNATURE &&
 			     q != QUOTE_UNSUPPORTED_ALGORITHM;
 	if (q != QUOTE_OK) {
-		add_reason(&ev, quote_result_str(q), -1, "the quote does not verify");
+		add_reason(&ev, reason_of_quote(q), -1, "the quote does not verify");
 		goto done;
 	}
 	if (!check_clock(&ev, &qi))
@@ -411,7 +445,7 @@ int attest_evaluate(const struct attest_request *req, struct attest_result *out)
 	out->next.clock = qi.clock;
 
 	if (req->ev->log_offset != out->next.next_entry) {
-		add_reason(&ev, out->new_boot ? "reboot" : "log_offset_mismatch", -1,
+		add_reason(&ev, out->new_boot ? REASON_REBOOT : REASON_LOG_OFFSET_MISMATCH, -1,
 			   "evidence starts at entry %llu, expected %llu",
 			   (unsigned long long)req->ev->log_offset,
 			   (unsigned long long)out->next.next_entry);
@@ -422,11 +456,12 @@ int attest_evaluate(const struct attest_request *req, struct attest_result *out)
 		attest_result_release(out);
 		return r;
 	}
+	check_review(&ev);
 done:
 	if (ev.suppressed) {
 		/* add_reason() keeps the last slot free for this summary. */
 		struct verdict_reason *more = &out->verdict.reason[out->verdict.nreasons++];
-		snprintf(more->code, sizeof(more->code), "more_reasons");
+		snprintf(more->code, sizeof(more->code), "%s", reason_name(REASON_MORE_REASONS));
 		snprintf(more->detail, sizeof(more->detail), "%llu more reasons not listed",
 			 (unsigned long long)ev.suppressed);
 		more->entry = -1;

@@ -1,13 +1,14 @@
 /*
  * attest: the verifier's decision on one piece of evidence. Pure logic, no I/O.
  *
- * The caller (the HTTP handler) has already: found the agent, checked that its AK is activated,
- * looked up the challenge by nonce and checked it was issued to this agent, is unexpired and
- * unused, and marked it used (so a replayed body is `nonce_reused` even if this step fails).
- * attest_evaluate() then checks the quote against that nonce, the PCR values, the boot
- * session, replays the new IMA entries and judges each against the policy. It returns the
- * verdict and the boot state to store; the caller commits both (and the violations) in one
- * transaction before it answers the agent.
+ * The caller (round.c) has already: found the agent, checked that its AK is activated, looked
+ * up the challenge by nonce and checked it was issued to this agent, is unexpired and unused,
+ * and marked it used (so a replayed body is `nonce_reused` even if this step fails), and read
+ * the stored boot state and how many of its violations await review. attest_evaluate() then
+ * makes every decision: it checks the quote against that nonce, the PCR values, the boot
+ * session, replays the new IMA entries, judges each against the policy and applies the review
+ * rule. It returns the verdict and the boot state to store; the caller commits both (and the
+ * violations) in one transaction before it answers the agent.
  *
  * Ownership: attest_evaluate() fills *out; release it with attest_result_release().
  */
@@ -21,6 +22,7 @@
 #include "proto/evidence.h"
 #include "proto/pcrs.h"
 #include "proto/replay.h"
+#include "verifier/reasons.h"
 
 struct policy;
 
@@ -42,6 +44,12 @@ struct attest_request {
 	const struct pcr_set *requested;  /* selection the challenge asked for (masks) */
 	const struct policy *policy;      /* NULL: no policy assigned, every entry is allowed */
 	const struct boot_state *prev;
+	/*
+	 * Violations of prev's boot (prev->boot_number) that no operator has approved or dismissed
+	 * yet. They keep the agent untrusted for the rest of that boot: what ran cannot be taken
+	 * back by later clean rounds. Ignored when the evidence starts a new boot.
+	 */
+	uint64_t open_violations;
 	const struct evidence *ev;
 };
 
@@ -50,7 +58,7 @@ struct attest_request {
 
 struct attest_violation {
 	uint64_t entry;
-	char reason[32];        /* not_in_allowlist, violation_entry, digest_mismatch, ... */
+	enum reason reason;     /* one whose review kind is not REVIEW_NONE */
 	char path[LIMIT_IMA_PATH + 1];
 	char digest[ATTEST_DIGEST_TEXT_MAX + 1]; /* "sha256:hex"; an odd algorithm name escaped */
 	char template_name[LIMIT_IMA_TEMPLATE_NAME + 1];

@@ -273,7 +273,7 @@ static int load_default_policy(struct app *app, const char *file)
 		return -EINVAL;
 	}
 	policy_unref(p);
-	ret = store_policy_put(app->store, APP_DEFAULT_POLICY, json, "command line",
+	ret = store_policy_put(app->store, POLICY_DEFAULT_NAME, json, "command line",
 			       (int64_t)time(NULL), &ver);
 	free(json);
 	if (!ret)
@@ -296,7 +296,7 @@ int main(int argc, char **argv)
 	memset(&o, 0, sizeof(o));
 	memset(&app, 0, sizeof(app));
 	memset(&tls, 0, sizeof(tls));
-	pthread_mutex_init(&app.policy_lock, NULL);
+	policy_cache_init(&app.policies);
 	if (parse_args(argc, argv, &o))
 		return 2;
 	app.nonce_ttl = o.nonce_ttl;
@@ -365,13 +365,12 @@ int main(int argc, char **argv)
 	status = 0;
 out:
 	http_server_stop(srv);
-	app_policies_release(&app);
+	policy_cache_release(&app.policies);
 	enroll_trust_free(app.trust);
 	store_close(app.store);
 	nonces_free(app.nonces);
 	agentcache_free(app.agents);
 	tls_material_release(&tls);
-	pthread_mutex_destroy(&app.policy_lock);
 	OPENSSL_cleanse(app.token_digest, sizeof(app.token_digest));
 	return status;
 }

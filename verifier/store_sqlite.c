@@ -661,7 +661,7 @@ static int round_write(struct store *st, const struct store_round *r, int64_t *v
 		sqlite3_bind_text(s, 4, v->path, -1, SQLITE_STATIC);
 		sqlite3_bind_text(s, 5, v->digest, -1, SQLITE_STATIC);
 		sqlite3_bind_text(s, 6, v->template_name, -1, SQLITE_STATIC);
-		sqlite3_bind_text(s, 7, v->reason, -1, SQLITE_STATIC);
+		sqlite3_bind_text(s, 7, reason_name(v->reason), -1, SQLITE_STATIC);
 		sqlite3_bind_int64(s, 8, r->now);
 		if ((ret = step_done(st, s, "violation write")))
 			goto out;

@@ -114,6 +114,9 @@ struct round {
 	struct attest_result res;
 };
 
+/* Unreviewed violations of prev's boot, as round.c reads them from the store. */
+static uint64_t round_open_violations;
+
 /* Quotes and sends entries [from, to) of the list; evaluates against prev. */
 static int run_round(struct machine *m, struct round *r, unsigned from, unsigned to,
 		     const struct boot_state *prev, const struct policy *pol,
@@ -138,7 +141,8 @@ static int run_round(struct machine *m, struct round *r, unsigned from, unsigned
 	r->ev.signature = r->sig;
 	struct pcr_set requested = m->pcrs;
 	struct attest_request req = {.ak = m->ak, .nonce = r->nonce, .nonce_len = 32,
-				     .requested = &requested, .policy = pol, .prev = prev, .ev = &r->ev};
+				     .requested = &requested, .policy = pol, .prev = prev, .ev = &r->ev,
+				     .open_violations = round_open_violations};
 	return attest_evaluate(&req, &r->res);
 }
 
@@ -248,6 +252,20 @@ int main(void)
 	      "round without new entries trusted");
 	attest_result_release(&r.res);
 
+	CASE_BEGIN("open violations");
+	/* 4b. Violations of this boot not yet reviewed keep a clean round untrusted. */
+	round_open_violations = 2;
+	CHECK(run_round(&m, &r, 6, 6, &st, pol, NULL) == 0 && !r.res.verdict.trusted &&
+	      r.res.verdict.nreasons == 1 && has_reason(&r.res, "open_violations") &&
+	      r.res.next.next_entry == 6 && r.res.nviolations == 0,
+	      "open violations of this boot: untrusted open_violations, nothing new recorded");
+	attest_result_release(&r.res);
+	CHECK(run_round(&m, &r, 6, 6, &st, pol, (const uint8_t[32]){9}) == 0 &&
+	      has_reason(&r.res, "nonce_mismatch") && !has_reason(&r.res, "open_violations"),
+	      "an untrusted round names its own reasons, not open_violations");
+	attest_result_release(&r.res);
+	round_open_violations = 0;
+
 	CASE_BEGIN("stale nonce, other AK, lying PCR");
 	/* 5. A quote over another nonce, another AK, a lying PCR value. */
 	uint8_t stale[32] = {1};
@@ -349,9 +367,11 @@ int main(void)
 	CHECK(run_round(&m, &r, 0, 2, &after_reboot, pol, NULL) == 0 && r.res.verdict.trusted &&
 	      r.res.next.next_entry == 2 && r.res.next.boot_number == 2, "new boot replayed from 0: trusted");
 	attest_result_release(&r.res);
+	round_open_violations = 5; /* of boot 1: they do not follow the machine into boot 2 */
 	CHECK(run_round(&m, &r, 0, 2, &st, pol, NULL) == 0 && r.res.verdict.trusted && r.res.new_boot,
-	      "agent that starts from 0 after a reboot is trusted at once");
+	      "agent that starts from 0 after a reboot is trusted at once, open violations of the old boot aside");
 	attest_result_release(&r.res);
+	round_open_violations = 0;
 
 	CASE_BEGIN("boot_aggregate mismatch");
 	/* 11. boot_aggregate that does not match the quoted PCR 0-7. */

@@ -134,7 +134,7 @@ static void test_rounds(struct store *st)
 	memset(v, 0, sizeof(v));
 	snprintf(v[0].path, sizeof(v[0].path), "/usr/bin/evil");
 	snprintf(v[0].digest, sizeof(v[0].digest), "sha256:abcd");
-	snprintf(v[0].reason, sizeof(v[0].reason), "not_in_allowlist");
+	v[0].reason = REASON_NOT_IN_ALLOWLIST;
 	snprintf(v[0].template_name, sizeof(v[0].template_name), "ima-ng");
 	v[1] = v[0];
 	v[1].entry = 9;

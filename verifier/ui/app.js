@@ -25,6 +25,41 @@
 
 	const $ = (id) => document.getElementById(id);
 
+	/*
+	 * What each verdict reason means, shown as the reason's tooltip. The keys are exactly the
+	 * reasons of verifier/reasons.h (tests/unit/test_reasons.c checks it).
+	 */
+	const REASON_LABELS = {
+		bad_signature: 'Quote not signed by this agent\'s key',
+		malformed_signature: 'Quote signature does not parse',
+		unsupported_algorithm: 'Quote signed with a refused hash',
+		nonce_mismatch: 'Quote made for another challenge',
+		bad_magic: 'Signed data not made by a TPM',
+		bad_type: 'Signed data is not a quote',
+		pcr_selection_mismatch: 'Quote covers other PCRs than asked',
+		pcr_digest_mismatch: 'PCR values do not match the quote',
+		malformed_attest: 'Quote does not parse',
+		reset_count_rollback: 'TPM reset counter went back',
+		restart_count_rollback: 'TPM restart counter went back',
+		clock_rollback: 'TPM clock went back',
+		reboot: 'Machine rebooted; list restarts',
+		log_offset_mismatch: 'List sent from the wrong entry',
+		log_corrupt: 'Measurement list corrupt',
+		pcr_mismatch: 'List does not replay to PCR 10',
+		boot_aggregate_missing: 'List does not start with boot_aggregate',
+		tpm_bypass: 'IMA ran without a TPM',
+		boot_aggregate_unverified: 'Boot measurements not quoted',
+		boot_aggregate_mismatch: 'boot_aggregate does not match PCR 0-9',
+		boot_aggregate_not_allowed: 'Boot not pinned by the policy',
+		violation_entry: 'IMA measurement violation',
+		unjudgeable_entry: 'Entry the policy cannot judge',
+		not_in_allowlist: 'File not in the policy',
+		digest_mismatch: 'File content not in the policy',
+		open_violations: 'Violations await review',
+		more_reasons: 'More reasons than listed',
+	};
+	const reasonLabel = (code) => REASON_LABELS[code] || String(code);
+
 	/* ---- text and elements ---------------------------------------------------------- */
 
 	/* Makes every character visible: C0/C1 controls, DEL, zero-width and bidi controls. */
@@ -342,7 +377,7 @@
 			row.appendChild(el('td', { class: 'num id' }, String(v.id)));
 			if (withAgent)
 				row.appendChild(el('td', { class: 'agent' }, agentLink(v.agent_id)));
-			row.appendChild(el('td', { class: 'reason' }, v.reason));
+			row.appendChild(el('td', { class: 'reason', title: reasonLabel(v.reason) }, v.reason));
 			row.appendChild(el('td', { class: 'path mono' }, v.path));
 			row.appendChild(el('td', { class: 'digest mono', title: visible(v.digest) },
 				shortDigest(v.digest)));
@@ -432,7 +467,7 @@
 				const ul = el('ul', { class: 'reasons' });
 				for (const r of reasons) {
 					const o = r && typeof r === 'object' ? r : { code: String(r) };
-					ul.appendChild(el('li', null, el('span', { class: 'code' }, o.code),
+					ul.appendChild(el('li', null, el('span', { class: 'code', title: reasonLabel(o.code) }, o.code),
 						o.entry !== undefined && o.entry !== null && o.entry >= 0
 							? el('span', { class: 'hint' }, ' entry ' + o.entry) : null,
 						o.detail ? el('span', { class: 'detail' }, ' ' + o.detail) : null));

@@ -1,0 +1,39 @@
+/*
+ * agents: an agent's lifecycle as a service, without HTTP: enrollment (enroll.c's checks, then
+ * the pending record) and activation (the credential secret proves the AK and EK share a TPM).
+ *
+ * A refusal changes nothing stored. Re-enrolling an id that is pending, or active with the same
+ * EK and AK, replaces its pending credential; an id held by another EK or AK is refused.
+ */
+#ifndef VERIFIER_AGENTS_H
+#define VERIFIER_AGENTS_H
+
+#include "verifier/app.h"
+#include "verifier/enroll.h"
+
+enum agents_status {
+	AGENTS_OK = 0,
+	AGENTS_REFUSED,          /* enroll_check() refused: enroll_status says how, result.why why */
+	AGENTS_ALREADY_ACTIVE,   /* enrolled and active with this EK and AK */
+	AGENTS_ID_TAKEN,         /* the id belongs to another EK or AK */
+	AGENTS_UNKNOWN_AGENT,
+	AGENTS_WRONG_SECRET,     /* the secret does not match the credential issued */
+	AGENTS_CREDENTIAL_REPLACED, /* a newer enrollment replaced the credential in between */
+	AGENTS_STORE_FAILED,
+	AGENTS_INTERNAL,
+};
+
+struct agents_enrollment {
+	enum enroll_status check;   /* enroll_check()'s answer */
+	struct enroll_result result; /* the credential for the agent (wipe it after use) */
+	bool reenrolled;            /* an existing pending record was replaced */
+};
+
+enum agents_status agents_enroll(struct app *app, const struct enroll_request *er,
+				 struct agents_enrollment *out);
+
+/* Activates agent `id` if `secret` answers its credential; a no-op success if already active. */
+enum agents_status agents_activate(struct app *app, const char *id, const uint8_t *secret,
+				   size_t secret_len);
+
+#endif

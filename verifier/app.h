@@ -1,0 +1,35 @@
+/*
+ * app: the verifier service's state, shared by the services (round.c, review.c), the HTTP
+ * handlers and main.c.
+ *
+ * `struct app` is created by main() before the server starts and freed after it stopped;
+ * everything else only reads its configuration. Shared mutable parts, each thread-safe on its
+ * own: the store, the challenge table, the agent cache, the policy cache and the metrics.
+ */
+#ifndef VERIFIER_APP_H
+#define VERIFIER_APP_H
+
+#include <stdint.h>
+
+#include "verifier/enroll.h"
+#include "verifier/metrics.h"
+#include "verifier/nonces.h"
+#include "verifier/policy_cache.h"
+#include "verifier/store.h"
+
+struct agentcache;
+
+struct app {
+	struct store *store;
+	struct nonces *nonces;     /* outstanding challenges */
+	struct agentcache *agents; /* active agents' AK and policy name */
+	struct enroll_trust *trust;
+	int64_t nonce_ttl;
+	uint8_t token_digest[32]; /* SHA-256 of the operator token */
+	struct policy_cache policies;
+	struct metrics metrics;
+};
+
+#define APP_COUNT(app, field) METRICS_COUNT(&(app)->metrics, field)
+
+#endif

@@ -1,0 +1,250 @@
+/* One attestation round as a service; the order of its steps is in round.h. */
+#include "verifier/round.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <jansson.h>
+#include <openssl/rand.h>
+#include <tss2/tss2_tpm2_types.h>
+
+#include "proto/tpmkey.h"
+#include "verifier/agentcache.h"
+#include "verifier/attest.h"
+#include "verifier/log.h"
+#include "verifier/policy.h"
+
+#define CHALLENGE_NONCE_BYTES 32u
+#define CHALLENGE_PCR_MASK 0x7ffu /* PCR 0-10: boot_aggregate inputs (0-9) and IMA (10) */
+
+/* The agent from the store; ROUND_OK with *a to release, or why not. */
+static enum round_status get_active(struct app *app, const char *id, struct store_agent *a)
+{
+	int ret;
+
+	if (!agent_id_valid(id))
+		return ROUND_UNKNOWN_AGENT;
+	ret = store_agent_get(app->store, id, a);
+	if (ret == -ENOENT)
+		return ROUND_UNKNOWN_AGENT;
+	if (ret)
+		return ROUND_STORE_FAILED;
+	if (a->state != AGENT_ACTIVE) {
+		store_agent_release(a);
+		return ROUND_NOT_ACTIVATED;
+	}
+	return ROUND_OK;
+}
+
+enum round_status round_challenge(struct app *app, const char *id, struct challenge *c)
+{
+	struct store_agent a;
+	struct boot_state bs;
+	int64_t now = (int64_t)time(NULL);
+	enum round_status st;
+	int ret;
+
+	st = get_active(app, id, &a);
+	if (st)
+		return st;
+	memset(c, 0, sizeof(*c));
+	if (store_boot_get(app->store, a.id, &bs)) {
+		st = ROUND_STORE_FAILED;
+		goto out;
+	}
+	if (RAND_bytes(c->nonce, CHALLENGE_NONCE_BYTES) != 1) {
+		log_openssl("challenge: random nonce");
+		st = ROUND_INTERNAL;
+		goto out;
+	}
+	c->nonce_len = CHALLENGE_NONCE_BYTES;
+	c->expires_at = now + app->nonce_ttl;
+	c->log_offset = bs.started ? bs.next_entry : 0;
+	pcr_set_add_bank(&c->selection, TPM2_ALG_SHA1)->mask = CHALLENGE_PCR_MASK;
+	pcr_set_add_bank(&c->selection, TPM2_ALG_SHA256)->mask = CHALLENGE_PCR_MASK;
+	ret = nonces_add(app->nonces, a.id, c, now);
+	st = ret == -EBUSY ? ROUND_RATE_LIMITED : ret ? ROUND_INTERNAL : ROUND_OK;
+out:
+	store_agent_release(&a);
+	return st;
+}
+
+/*
+ * The active agent's policy name and AK, from the agent cache or else from the store (then
+ * cached). *ak is a new reference on ROUND_OK.
+ */
+static enum round_status load_active(struct app *app, const char *id,
+				     char policy[STORE_POLICY_NAME_MAX + 1], EVP_PKEY **ak)
+{
+	struct store_agent a;
+	TPMT_PUBLIC akpub;
+	enum round_status st;
+	uint64_t gen;
+
+	*ak = NULL;
+	if (agent_id_valid(id) && agentcache_get(app->agents, id, ak, policy))
+		return ROUND_OK;
+	gen = agentcache_generation(app->agents);
+	st = get_active(app, id, &a);
+	if (st)
+		return st;
+	if (tpmkey_parse_public(a.ak_pub, a.ak_pub_len, &akpub) || !(*ak = tpmkey_to_evp(&akpub))) {
+		log_error("evidence: stored AK of agent \"%s\" does not load", a.id);
+		store_agent_release(&a);
+		return ROUND_INTERNAL;
+	}
+	memcpy(policy, a.policy, sizeof(a.policy));
+	agentcache_put(app->agents, gen, a.id, *ak, a.policy);
+	store_agent_release(&a);
+	return ROUND_OK;
+}
+
+/* The verdict's reasons as the JSON array stored with it. */
+static char *reasons_json(const struct verdict_response *v)
+{
+	json_t *arr = json_array();
+	char *s = NULL;
+
+	if (!arr)
+		return NULL;
+	for (unsigned i = 0; i < v->nreasons && i < VERDICT_MAX_REASONS; i++) {
+		const struct verdict_reason *r = &v->reason[i];
+		json_t *o = json_pack("{s:s, s:s, s:I}", "code", r->code, "detail", r->detail,
+				      "entry", (json_int_t)r->entry);
+
+		if (!o || json_array_append_new(arr, o))
+			goto out;
+	}
+	s = json_dumps(arr, JSON_COMPACT);
+out:
+	json_decref(arr);
+	return s;
+}
+
+static enum round_status spend_nonce(struct app *app, const char *id, const struct evidence *ev,
+				     int64_t now, struct challenge *ch)
+{
+	switch (nonces_consume(app->nonces, id, ev->nonce, ev->nonce_len, now, ch)) {
+	case 0:
+		return ROUND_OK;
+	case -ENOENT:
+		return ROUND_NONCE_UNKNOWN;
+	case -EALREADY:
+		log_warn("evidence: agent \"%s\" replayed a used nonce", id);
+		return ROUND_NONCE_REUSED;
+	case -ETIMEDOUT:
+		return ROUND_NONCE_EXPIRED;
+	default:
+		return ROUND_STORE_FAILED;
+	}
+}
+
+/* Boot state, verdict and violations in one transaction: durable before acknowledged. */
+static enum round_status commit(struct app *app, const char *id, int64_t now,
+				struct attest_result *res)
+{
+	struct store_round round;
+	int64_t verdict_id = 0;
+	char *reasons = reasons_json(&res->verdict);
+
+	if (!reasons)
+		return ROUND_INTERNAL;
+	memset(&round, 0, sizeof(round));
+	round.agent = id;
+	round.next = &res->next;
+	round.trusted = res->verdict.trusted;
+	round.reasons_json = reasons;
+	round.next_offset = res->verdict.next_offset;
+	round.violations = res->violations;
+	round.nviolations = res->nviolations;
+	round.now = now;
+	if (store_round_commit(app->store, &round, &verdict_id)) {
+		free(reasons);
+		return ROUND_STORE_FAILED;
+	}
+	free(reasons);
+	res->verdict.verdict_id = verdict_id;
+	return ROUND_OK;
+}
+
+enum round_status round_evidence(struct app *app, const char *id, const struct evidence *ev,
+				 struct verdict_response *verdict)
+{
+	char policy_name[STORE_POLICY_NAME_MAX + 1] = "";
+	struct attest_request ar;
+	struct attest_result res;
+	struct challenge ch;
+	struct boot_state prev;
+	struct policy *policy = NULL;
+	EVP_PKEY *ak = NULL;
+	enum round_status st;
+	bool have_result = false;
+	int64_t now;
+	int ret;
+
+	memset(&res, 0, sizeof(res));
+	memset(&ar, 0, sizeof(ar));
+	st = load_active(app, id, policy_name, &ak);
+	if (st)
+		return st;
+	ret = policy_cache_get(&app->policies, app->store, policy_name, &policy);
+	if (ret) {
+		log_error("evidence: agent \"%s\" is assigned policy \"%s\", which %s", id,
+			  policy_name[0] ? policy_name : POLICY_DEFAULT_NAME,
+			  ret == -ENOENT ? "does not exist; PUT it or reassign the agent"
+					 : "fails to load");
+		st = ROUND_POLICY_UNAVAILABLE;
+		goto out;
+	}
+	now = (int64_t)time(NULL);
+	st = spend_nonce(app, id, ev, now, &ch);
+	if (st)
+		goto out;
+	if (store_boot_get(app->store, id, &prev) ||
+	    (prev.started &&
+	     store_violations_open_count(app->store, id, prev.boot_number, &ar.open_violations))) {
+		st = ROUND_STORE_FAILED;
+		goto out;
+	}
+	ar.ak = ak;
+	ar.nonce = ch.nonce;
+	ar.nonce_len = ch.nonce_len;
+	ar.requested = &ch.selection;
+	ar.policy = policy;
+	ar.prev = &prev;
+	ar.ev = ev;
+	ret = attest_evaluate(&ar, &res);
+	if (ret) {
+		log_error("evidence: agent \"%s\": evaluation failed: %s", id, strerror(-ret));
+		st = ROUND_INTERNAL;
+		goto out;
+	}
+	have_result = true;
+	if (!res.authenticated) {
+		log_warn("evidence: agent \"%s\": quote not signed by its AK (%s); refused, nothing stored",
+			 id, res.verdict.nreasons ? res.verdict.reason[0].code : "?");
+		*verdict = res.verdict;
+		st = ROUND_NOT_AUTHENTIC;
+		goto out;
+	}
+	st = commit(app, id, now, &res);
+	if (st)
+		goto out;
+	*verdict = res.verdict;
+	if (res.verdict.trusted)
+		log_debug("evidence: agent \"%s\" trusted, next entry %llu", id,
+			  (unsigned long long)res.verdict.next_offset);
+	else
+		log_warn("evidence: agent \"%s\" untrusted: %s%s", id,
+			 res.verdict.nreasons ? res.verdict.reason[0].code : "?",
+			 res.verdict.nreasons > 1 ? " and more" : "");
+out:
+	if (have_result)
+		attest_result_release(&res);
+	policy_unref(policy);
+	EVP_PKEY_free(ak);
+	return st;
+}

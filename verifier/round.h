@@ -1,0 +1,42 @@
+/*
+ * round: the services of one attestation round, without HTTP.
+ *
+ * round_challenge() issues a nonce to an active agent and says where its list should start;
+ * round_evidence() takes the agent's answer through every step, in this order: the agent and
+ * its AK, its policy, the nonce (spent here, before anything that depends on the evidence, so a
+ * replayed body is `nonce_reused` whatever follows), the stored boot state and its unreviewed
+ * violations, attest_evaluate() (which decides), and the commit of the boot state, the verdict
+ * and the violations in one transaction. A verdict is returned only once it is durable.
+ *
+ * Everything that can fail for the verifier's own reasons (the store, the policy) is checked
+ * before the nonce is spent, so such a failure leaves the agent's challenge usable.
+ */
+#ifndef VERIFIER_ROUND_H
+#define VERIFIER_ROUND_H
+
+#include "proto/evidence.h"
+#include "verifier/app.h"
+
+enum round_status {
+	ROUND_OK = 0,             /* round_evidence: *verdict is committed (trusted or not) */
+	ROUND_UNKNOWN_AGENT,      /* no such agent (or an invalid id) */
+	ROUND_NOT_ACTIVATED,      /* the agent has not activated its credential */
+	ROUND_RATE_LIMITED,       /* round_challenge: too many unanswered challenges */
+	ROUND_NONCE_UNKNOWN,      /* the nonce was not issued to this agent */
+	ROUND_NONCE_REUSED,
+	ROUND_NONCE_EXPIRED,
+	ROUND_NOT_AUTHENTIC,      /* the quote is not the agent's AK's; verdict->reason[0] says how */
+	ROUND_POLICY_UNAVAILABLE, /* the agent's policy is missing or does not load */
+	ROUND_STORE_FAILED,       /* nothing recorded; the same request may succeed later */
+	ROUND_INTERNAL,           /* out of memory, no randomness, a stored AK that does not load */
+};
+
+/* A challenge for agent `id`; *c filled on ROUND_OK. */
+enum round_status round_challenge(struct app *app, const char *id, struct challenge *c);
+
+/* Judges and records `ev` from agent `id`; *verdict filled (with its id) on ROUND_OK, and its
+ * first reason on ROUND_NOT_AUTHENTIC. */
+enum round_status round_evidence(struct app *app, const char *id, const struct evidence *ev,
+				 struct verdict_response *verdict);
+
+#endif

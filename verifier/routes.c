@@ -1,0 +1,70 @@
+/*
+ * routes: every URL the verifier answers, with its body cap and whether it needs the operator
+ * token; the token check; the per-request counters.
+ */
+#include <string.h>
+
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+
+#include "proto/limits.h"
+#include "verifier/handlers.h"
+#include "verifier/log.h"
+
+const struct http_route app_routes[] = {
+	{ "POST", "/v1/agents", LIMIT_SMALL_BODY, false, "enroll", handle_enroll },
+	{ "POST", "/v1/agents/*/activate", LIMIT_SMALL_BODY, false, "activate", handle_activate },
+	{ "POST", "/v1/agents/*/challenges", LIMIT_SMALL_BODY, false, "challenge", handle_challenge },
+	{ "POST", "/v1/agents/*/evidence", LIMIT_REQUEST_BODY, false, "evidence", handle_evidence },
+	{ "GET", "/healthz", LIMIT_SMALL_BODY, false, "healthz", handle_healthz },
+	{ "GET", "/metrics", LIMIT_SMALL_BODY, false, "metrics", handle_metrics },
+	{ "GET", "/v1/agents", LIMIT_SMALL_BODY, true, "agents", handle_agents_list },
+	{ "GET", "/v1/agents/*", LIMIT_SMALL_BODY, true, "agent", handle_agent_get },
+	{ "GET", "/v1/agents/*/verdicts", LIMIT_SMALL_BODY, true, "verdicts", handle_agent_verdicts },
+	{ "PUT", "/v1/agents/*/policy", LIMIT_SMALL_BODY, true, "agent_policy",
+	  handle_agent_set_policy },
+	{ "GET", "/v1/violations", LIMIT_SMALL_BODY, true, "violations", handle_violations_list },
+	{ "POST", "/v1/violations/*/approve", LIMIT_SMALL_BODY, true, "approve",
+	  handle_violation_approve },
+	{ "POST", "/v1/violations/*/dismiss", LIMIT_SMALL_BODY, true, "dismiss",
+	  handle_violation_dismiss },
+	{ "GET", "/v1/policies/*", LIMIT_SMALL_BODY, true, "policy_get", handle_policy_get },
+	/* Policies can be large (a whole distribution's digests). */
+	{ "PUT", "/v1/policies/*", LIMIT_REQUEST_BODY, true, "policy_put", handle_policy_put },
+	/* The web page: a fixed set of embedded files, public (its data needs the token). */
+	{ "GET", "/ui/", LIMIT_SMALL_BODY, false, "ui", handle_ui_index },
+	{ "GET", "/ui/app.js", LIMIT_SMALL_BODY, false, "ui", handle_ui_js },
+	{ "GET", "/ui/style.css", LIMIT_SMALL_BODY, false, "ui", handle_ui_css },
+};
+const size_t app_nroutes = sizeof(app_routes) / sizeof(app_routes[0]);
+
+bool app_authorize(void *arg, const struct http_request *req)
+{
+	struct app *app = arg;
+	const char *h = http_header(req, "Authorization");
+	uint8_t d[32];
+	unsigned int dlen = 0;
+	bool ok;
+
+	if (!h || strncmp(h, "Bearer ", 7) != 0)
+		return false;
+	h += 7;
+	/* Compare digests: constant time, and independent of the length of what was sent. */
+	if (EVP_Digest(h, strlen(h), d, &dlen, EVP_sha256(), NULL) != 1 || dlen != sizeof(d))
+		return false;
+	ok = CRYPTO_memcmp(d, app->token_digest, sizeof(d)) == 0;
+	if (!ok)
+		log_warn("http: operator call with a wrong token");
+	return ok;
+}
+
+void app_observe(void *arg, const struct http_route *route, unsigned status, double seconds)
+{
+	struct app *app = arg;
+
+	(void)route;
+	(void)seconds;
+	APP_COUNT(app, http_requests);
+	if (status >= 400)
+		APP_COUNT(app, http_errors);
+}
