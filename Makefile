@@ -71,7 +71,7 @@ TOOL_BINS := $(patsubst tests/tools/%.c,$(B)/tools/%,$(TOOL_SRC))
 BENCH_BINS := $(patsubst bench/%.c,$(B)/bench/%,$(BENCH_SRC))
 FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRC))
 
-.PHONY: all deps test test-unit test-cross test-integration test-vm test-e2e \
+.PHONY: all deps check test test-unit test-cross test-integration test-vm test-e2e \
 	fuzz fuzz-build demo bench vm clean
 .DEFAULT_GOAL := all
 .SECONDARY:
@@ -142,11 +142,34 @@ $(B)/bench/%: $(call obj,bench/%.c) $(TESTLIB) $(VERIFIER_LIB) $(ATTESTD_LIB) $(
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
 
 # --- fuzzing (clang + libFuzzer, always with ASan/UBSan) ----------------------
-FUZZ_FLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -I. $(PKG_CFLAGS) -D_GNU_SOURCE -std=c11
-$(BUILD)/fuzz/%: tests/fuzz/%.c $(PROTO_SRC) $(TESTLIB_SRC) $(wildcard proto/*.h verifier/*.c verifier/*.h tests/lib/*.h)
+# With the project's warnings and -Werror. A target links proto/ and the verifier's library
+# (verifier/*.c but main.c), common/ and the tests' library (softtpm), each compiled here with the fuzz flags
+# (coverage without libFuzzer's main) into archives, so a target pulls only what it uses.
+FUZZ_FLAGS := -g -O1 -fsanitize=fuzzer,address,undefined $(WARN) -I. $(PKG_CFLAGS) -D_GNU_SOURCE -std=c11
+FUZZ_LIB_FLAGS := $(subst -fsanitize=fuzzer,-fsanitize=fuzzer-no-link,$(FUZZ_FLAGS))
+FUZZ_OBJ := $(BUILD)/fuzz/obj
+fuzz_obj = $(patsubst %.c,$(FUZZ_OBJ)/%.o,$(1))
+FUZZ_LIBS := $(BUILD)/fuzz/libtesthelp.a $(BUILD)/fuzz/libverifier.a $(BUILD)/fuzz/libcommon.a \
+	$(BUILD)/fuzz/libproto.a
+
+$(FUZZ_OBJ)/%.o: %.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  FUZZCC  $<")
+	$(Q)$(CLANG) $(FUZZ_LIB_FLAGS) -MMD -MP -c $< -o $@
+
+$(FUZZ_OBJ)/verifier/handlers_ui.o: $(wildcard verifier/ui/*)
+
+$(BUILD)/fuzz/libproto.a: $(call fuzz_obj,$(PROTO_SRC))
+$(BUILD)/fuzz/libverifier.a: $(call fuzz_obj,$(VERIFIER_LIB_SRC))
+$(BUILD)/fuzz/libcommon.a: $(call fuzz_obj,$(wildcard common/*.c))
+$(BUILD)/fuzz/libtesthelp.a: $(call fuzz_obj,$(TESTLIB_SRC))
+$(BUILD)/fuzz/lib%.a:
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/fuzz/%: tests/fuzz/%.c $(FUZZ_LIBS) $(wildcard proto/*.h verifier/*.h common/*.h tests/lib/*.h)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  FUZZ    $@")
-	$(Q)$(CLANG) $(FUZZ_FLAGS) -o $@ $< $(PROTO_SRC) $(TESTLIB_SRC) $(PKG_LIBS)
+	$(Q)$(CLANG) $(FUZZ_FLAGS) -o $@ $< $(FUZZ_LIBS) $(LIBS)
 
 fuzz-build: $(FUZZ_BINS)
 
@@ -155,6 +178,12 @@ FUZZ_SECONDS ?= 20
 fuzz: fuzz-build
 	@tests/fuzz/run.sh $(BUILD)/fuzz $(FUZZ_SECONDS)
 
+# --- static checks -----------------------------------------------------------
+# `make check`: banned functions, shellcheck on every script, proto/ includes only proto/
+# (scripts/check.sh), and every fuzz target built with the warnings and -Werror.
+check: fuzz-build
+	@scripts/check.sh
+
 # --- tests ------------------------------------------------------------------
 # Every layer prints `N passed, N failed`; tests/run sums them into the final line.
 export B BUILD
@@ -162,6 +191,7 @@ export B BUILD
 test:
 	@scripts/deps.sh deps.txt
 	@$(MAKE) --no-print-directory all fuzz-build
+	@scripts/check.sh
 	@tests/run $(TEST_LAYERS)
 
 TEST_LAYERS ?= unit fuzz-corpus cross integration attacks faults vm e2e bench
@@ -192,4 +222,4 @@ vm: all
 clean:
 	rm -rf $(BUILD)/out $(BUILD)/san $(BUILD)/fuzz
 
--include $(shell find $(B)/obj -name '*.d' 2>/dev/null)
+-include $(shell find $(B)/obj $(FUZZ_OBJ) -name '*.d' 2>/dev/null)

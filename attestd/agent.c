@@ -454,7 +454,7 @@ int agent_run(const struct attestd_config *cfg, volatile sig_atomic_t *stop)
 				log_info("%s", line);
 			else
 				log_warn("%s", line);
-			strcat(line, "\n");
+			snprintf(line + strlen(line), sizeof(line) - strlen(line), "\n");
 			write_state_file(&a, "last-verdict", line);
 			nap(&a, cfg->interval * 1000u);
 			continue;

@@ -13,7 +13,7 @@
 #   incr        bench/incr: a 10-entry round on a short vs a long stored list
 #   policy      bench/policy_scale: a large policy's load, memory and lookups
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 TOP=$PWD
 QUICK=${QUICK:-}
 if [[ -n $QUICK ]]; then
@@ -173,7 +173,7 @@ if want quote; then
 				'n=$1; shift; for ((i = 0; i < n; i++)); do tpm2_checkquote "$@" >/dev/null 2>&1 || exit 1; done' \
 				_ "$TQ_LOOPS" "${args[@]}" || { bad "tpm2_checkquote loop"; continue; }
 			tw=$(awk '{ print $1 }' "$TMP/time") tc=$(awk '{ print $2 + $3 }' "$TMP/time")
-			ops=$(kv "$TMP/quote.out" "${alg}_ours_per_s") fps=$(kv "$TMP/quote.out" "${alg}_floor_per_s")
+			ops=$(kv "$TMP/quote.out" "${alg}_ours_per_s")
 			ocu=$(kv "$TMP/quote.out" "${alg}_ours_cpu_us") fcu=$(kv "$TMP/quote.out" "${alg}_floor_cpu_us")
 			tps=$(calc "$TQ_LOOPS / $tw" %.1f)
 			r=$(calc "$ops / $tps" %.0f)

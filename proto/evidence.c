@@ -151,7 +151,7 @@ static int get_agent_id(json_t *obj, char *out, const char **why)
 		*why = "agent_id missing or invalid (1-" LIMIT_STR(LIMIT_AGENT_ID) " of [A-Za-z0-9._-])";
 		return -EINVAL;
 	}
-	strcpy(out, json_string_value(v));
+	memcpy(out, json_string_value(v), json_string_length(v) + 1);
 	return 0;
 }
 

@@ -10,15 +10,20 @@
 # Environment: KEEP=1 leaves the verifier and guest running until Ctrl-C;
 #              DEMO_DIR (build/demo), B (build/out), DEMO_TIMEOUT seconds per wait (300).
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 TOP=$PWD
 B=${B:-build/out}
 D=$TOP/${DEMO_DIR:-build/demo}
 KEEP=${KEEP:-0}
 WAIT=${DEMO_TIMEOUT:-300}
+# shellcheck disable=SC2034 # read by vm_log (vm/lib.sh)
 VM_LOG_TAG=demo
-# shellcheck source=../vm/lib.sh
-. vm/lib.sh
+# The services are started as the tests start them (tests/lib.sh, which sources vm/lib.sh);
+# the demo keeps its own traps, set below, and its relative B.
+demo_b=$B
+# shellcheck source=../tests/lib.sh
+. tests/lib.sh
+B=$demo_b
 
 say() { printf '\033[1m[demo +%3ds]\033[0m %s\n' "$SECONDS" "$*"; }
 VPID=
@@ -29,6 +34,7 @@ cleanup() {
 		VM_DIR=$D/vm vm/boot.sh stop >/dev/null 2>&1 || true
 	fi
 	[[ -n $VPID ]] && vm_stop_pid "$VPID"
+	t_cleanup
 	exit "$rc"
 }
 trap cleanup EXIT
@@ -60,31 +66,19 @@ say "2/7 software TPM: swtpm with SHA-1 and SHA-256 banks and an EK certificate 
 vm_swtpm_setup "$D/tpm" 1 || failed "swtpm_setup" "$D/tpm/setup.log"
 cat "$D/tpm/ca/issuercert.pem" "$D/tpm/ca/swtpm-localca-rootca-cert.pem" >"$D/ek-ca.pem"
 
-PORT=
-for _ in $(seq 1 100); do
-	p=$((20000 + RANDOM % 30000))
-	(exec 3<>/dev/tcp/127.0.0.1/$p) 2>/dev/null || { PORT=$p; break; }
-done
-[[ -n $PORT ]] || failed "no free port on 127.0.0.1"
 head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$D/operator-token"
 chmod 600 "$D/operator-token"
 
-start_verifier() {
-	: >"$D/verifier.out"
-	"$B/verifier" --listen "127.0.0.1:$PORT" --state-dir "$D/verifier" --tls-san 10.0.2.100 \
-		--ek-ca "$D/ek-ca.pem" --operator-token-file "$D/operator-token" "$@" \
-		>"$D/verifier.out" 2>>"$D/verifier.log" &
-	VPID=$!
-	for _ in $(seq 1 100); do
-		grep -q '^listening on' "$D/verifier.out" && return 0
-		kill -0 "$VPID" 2>/dev/null || return 1
-		sleep 0.1
-	done
-	return 1
+# demo_verifier [ARGS...]: the verifier on 127.0.0.1 (the same port at each start), with its
+# state in $D/verifier and its log in $D/verifier.log; sets PORT and VPID.
+demo_verifier() {
+	start_verifier "$D/verifier" --tls-san 10.0.2.100 --ek-ca "$D/ek-ca.pem" \
+		--operator-token-file "$D/operator-token" "$@" 2>/dev/null || return 1
+	PORT=$VPORT
 }
 
 say "3/7 verifier: first start makes its TLS CA (the guest will trust only that CA)"
-start_verifier || failed "verifier start" "$D/verifier.log"
+demo_verifier || failed "verifier start" "$D/verifier.log"
 vm_stop_pid "$VPID"
 VPID=
 
@@ -125,7 +119,7 @@ say "5/7 policy: every file of the guest's root tree, hashed with SHA-256 (attes
 "$B/attestctl" policy-gen "$D/rootfs.img.d" --hash sha256 --exclude '/var/lib/attestd/.*' \
 	--out "$D/policy.json" 2>"$D/policy.log" || failed "policy-gen" "$D/policy.log"
 say "      $(jq '.digests | length' "$D/policy.json") paths allowed; attestd's own state directory excluded"
-start_verifier --policy "$D/policy.json" || failed "verifier start" "$D/verifier.log"
+demo_verifier --policy "$D/policy.json" || failed "verifier start" "$D/verifier.log"
 say "      verifier listening on https://127.0.0.1:$PORT (state: $D/verifier)"
 
 say "6/7 booting the guest: patched Linux 6.1 under QEMU (TCG), IMA with the tcb policy, swtpm as its TPM"

@@ -1,4 +1,6 @@
-# Shared helpers for shell tests: results, free ports, and services stopped by PID.
+# shellcheck shell=bash
+# Shared helpers for shell tests: results, free ports, the services a test starts (swtpm,
+# verifier, attestd: start_swtpm, start_verifier, start_agent) and stopping them by PID.
 # Source it; call `finish` last. Every service started here is stopped on exit.
 
 T_PASSED=0 T_FAILED=0 T_SKIPPED=0
@@ -25,16 +27,37 @@ finish() {
 	[[ $T_FAILED -eq 0 ]]
 }
 
-# free_port: prints a TCP port on 127.0.0.1 that nothing listens on (and, for swtpm, port+1 too).
+# free_port: prints an even TCP port P on 127.0.0.1 such that nothing listens on P or P+1 (swtpm
+# takes both), and reserves both for this test until it exits. The port is below the ephemeral
+# range: a port in that range can be the local end of a client connection, or of one in
+# TIME_WAIT, which a probe cannot see (it answers "refused") but which makes the bind fail.
+# The reservation is a lock on $T_PORTS/P held by a helper that ends with this test, so tests
+# running side by side (`make -j`, other clones) never pick the same port between the probe
+# and the bind.
+T_PORTS=${TMPDIR:-/tmp}/attest-test-ports
 free_port() {
-	local p
+	local p lo fd
+	read -r lo _ </proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || lo=32768
+	((lo > 12000 && lo <= 32768)) || lo=32768
+	mkdir -p "$T_PORTS" 2>/dev/null
 	for _ in $(seq 1 200); do
-		p=$((20000 + RANDOM % 30000))
-		if ! (exec 3<>/dev/tcp/127.0.0.1/$p) 2>/dev/null &&
-			! (exec 3<>/dev/tcp/127.0.0.1/$((p + 1))) 2>/dev/null; then
+		p=$(((10000 + RANDOM % (lo - 10002)) / 2 * 2))
+		(exec 3<>/dev/tcp/127.0.0.1/$p) 2>/dev/null && continue
+		(exec 3<>/dev/tcp/127.0.0.1/$((p + 1))) 2>/dev/null && continue
+		if [[ ! -w $T_PORTS ]]; then # another user's directory: the port goes unreserved
 			echo "$p"
 			return 0
 		fi
+		exec {fd}>>"$T_PORTS/$p" || continue
+		if ! flock -n "$fd"; then
+			exec {fd}>&-
+			continue
+		fi
+		# The helper inherits the locked descriptor and lives as long as this test's shell.
+		tail --pid=$$ -f /dev/null </dev/null >/dev/null 2>&1 &
+		exec {fd}>&-
+		echo "$p"
+		return 0
 	done
 	return 1
 }
@@ -88,27 +111,83 @@ swtpm_manufacture() {
 		--overwrite >"$state/setup.log" 2>&1
 }
 
-# swtpm_start STATEDIR: starts a TCP swtpm on free ports; sets SWTPM_PORT, SWTPM_PID, TCTI.
-# A port found free can be taken before swtpm binds it (other tests run alongside), and a
-# loaded machine starts swtpm slowly: try a few ports, each with a generous wait.
-swtpm_start() {
-	local state=$1 attempt
-	for attempt in 1 2 3 4 5; do
-		SWTPM_PORT=$(free_port) || return 1
-		swtpm socket --tpm2 --tpmstate dir="$state" \
-			--server type=tcp,port="$SWTPM_PORT",bindaddr=127.0.0.1 \
-			--ctrl type=tcp,port=$((SWTPM_PORT + 1)),bindaddr=127.0.0.1 \
-			--flags not-need-init,startup-clear --pid file="$state/swtpm.pid" \
-			--log file="$state/swtpm.log" &
-		SWTPM_PID=$!
-		track_pid "$SWTPM_PID"
-		if wait_for_port "$SWTPM_PORT" 20 && kill -0 "$SWTPM_PID" 2>/dev/null; then
-			TCTI="swtpm:host=127.0.0.1,port=$SWTPM_PORT"
-			export TPM2TOOLS_TCTI=$TCTI
-			return 0
-		fi
-		echo "swtpm_start: attempt $attempt on port $SWTPM_PORT failed; $(tail -n 2 "$state/swtpm.log" 2>/dev/null)" >&2
-		stop_pid "$SWTPM_PID"
-	done
+# A service keeps its port across restarts: the port is remembered per state directory.
+declare -A T_SERVICE_PORT=()
+
+# start_swtpm STATEDIR: starts a TCP swtpm on STATEDIR (port and port+1; the same ports as the
+# last start on STATEDIR, else free ones) and waits until it accepts connections; log in
+# STATEDIR/swtpm.log. Sets SWTPM_PORT, SWTPM_PID (stopped when the test exits), TCTI and
+# TPM2TOOLS_TCTI. A loaded machine starts swtpm slowly: the wait is generous (20 s).
+start_swtpm() {
+	local state=$1
+	SWTPM_PORT=${T_SERVICE_PORT[$state]:-}
+	if [[ -z $SWTPM_PORT ]]; then
+		SWTPM_PORT=$(free_port) || { echo "start_swtpm: no free port" >&2; return 1; }
+		T_SERVICE_PORT[$state]=$SWTPM_PORT
+	fi
+	swtpm socket --tpm2 --tpmstate dir="$state" \
+		--server type=tcp,port="$SWTPM_PORT",bindaddr=127.0.0.1 \
+		--ctrl type=tcp,port=$((SWTPM_PORT + 1)),bindaddr=127.0.0.1 \
+		--flags not-need-init,startup-clear --pid file="$state/swtpm.pid" \
+		--log file="$state/swtpm.log" &
+	SWTPM_PID=$!
+	track_pid "$SWTPM_PID"
+	if wait_for_port "$SWTPM_PORT" 20 && kill -0 "$SWTPM_PID" 2>/dev/null; then
+		TCTI="swtpm:host=127.0.0.1,port=$SWTPM_PORT"
+		export TPM2TOOLS_TCTI=$TCTI
+		return 0
+	fi
+	echo "start_swtpm: no swtpm on port $SWTPM_PORT; $(tail -n 2 "$state/swtpm.log" 2>/dev/null)" >&2
+	stop_pid "$SWTPM_PID"
 	return 1
+}
+
+# start_verifier STATEDIR [ARGS...]: starts $B/verifier with --state-dir STATEDIR on
+# 127.0.0.1 (the port of the last start on STATEDIR, else a free one) and the other ARGS as
+# given, and waits until it prints its `listening on` line. Its stdout goes to STATEDIR.out
+# (emptied at each start, so a restart is never mistaken for the last one), its stderr is
+# appended to STATEDIR.log. Sets VPORT, URL, CA (STATEDIR/ca.pem), VPID (stopped when the test
+# exits), VOUT and VLOG. VERIFIER_WRAPPER runs it under a tool, e.g. "valgrind
+# --error-exitcode=99 --leak-check=full --log-file=/tmp/vg.%p" (then up to 60 s to start).
+start_verifier() {
+	local state=$1 tries=100 wrap i
+	shift
+	read -ra wrap <<<"${VERIFIER_WRAPPER:-}"
+	((${#wrap[@]})) && tries=600
+	VPORT=${T_SERVICE_PORT[$state]:-}
+	if [[ -z $VPORT ]]; then
+		VPORT=$(free_port) || { echo "start_verifier: no free port" >&2; return 1; }
+		T_SERVICE_PORT[$state]=$VPORT
+	fi
+	URL=https://127.0.0.1:$VPORT
+	CA=$state/ca.pem
+	VOUT=$state.out VLOG=$state.log
+	: >"$VOUT"
+	"${wrap[@]}" "$B/verifier" --listen "127.0.0.1:$VPORT" --state-dir "$state" "$@" \
+		>>"$VOUT" 2>>"$VLOG" &
+	VPID=$!
+	track_pid "$VPID"
+	for ((i = 0; i < tries; i++)); do
+		grep -q "^listening on https://127.0.0.1:$VPORT\$" "$VOUT" 2>/dev/null && return 0
+		kill -0 "$VPID" 2>/dev/null || break
+		sleep 0.1
+	done
+	stop_pid "$VPID"
+	tail -n 5 "$VLOG" 2>/dev/null | sed 's/^/   verifier: /' >&2
+	return 1
+}
+
+# start_agent ID STATEDIR [ARGS...]: starts $B/attestd in daemon mode as agent ID with state
+# directory STATEDIR against $URL (trusting $CA) on the TPM at $TCTI, ARGS passed through
+# (--ima-list, --interval, ...). Its stdout goes to STATEDIR.out, its stderr to STATEDIR.log.
+# Sets APID (stopped when the test exits), AOUT and ALOG. It does not wait: attestd logs what
+# it does, and tests wait for the lines they expect.
+start_agent() {
+	local id=$1 state=$2
+	shift 2
+	AOUT=$state.out ALOG=$state.log
+	"$B/attestd" --verifier "$URL" --ca "$CA" --agent-id "$id" --tcti "$TCTI" \
+		--state-dir "$state" "$@" >"$AOUT" 2>"$ALOG" &
+	APID=$!
+	track_pid "$APID"
 }

@@ -297,6 +297,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 	*con_cls = NULL;
 }
 
+__attribute__((format(printf, 2, 0)))
 static void mhd_log(void *cls, const char *fmt, va_list ap)
 {
 	char buf[512];

@@ -228,7 +228,7 @@ static char *san_string(const char *const *sans, size_t nsans)
 	s = malloc(cap);
 	if (!s)
 		return NULL;
-	p = s + sprintf(s, "IP:127.0.0.1,DNS:localhost");
+	p = s + snprintf(s, cap, "IP:127.0.0.1,DNS:localhost");
 	for (size_t i = 0; i < nsans; i++) {
 		/* The config syntax would split a name at ',': refuse instead of mis-issuing. */
 		if (strchr(sans[i], ',') || !sans[i][0]) {
@@ -236,7 +236,7 @@ static char *san_string(const char *const *sans, size_t nsans)
 			free(s);
 			return NULL;
 		}
-		p += sprintf(p, ",%s:%s", is_ip(sans[i]) ? "IP" : "DNS", sans[i]);
+		p += snprintf(p, cap - (size_t)(p - s), ",%s:%s", is_ip(sans[i]) ? "IP" : "DNS", sans[i]);
 	}
 	return s;
 }

@@ -36,6 +36,7 @@
 # Exit status (foreground): with a scenario the guest's scenario status, else QEMU's;
 # 124 on timeout.
 set -euo pipefail
+# shellcheck disable=SC2034 # read by vm_log (vm/lib.sh)
 VM_LOG_TAG=boot
 . "$(dirname "$0")/lib.sh"
 cd "$VM_TOP"
@@ -71,7 +72,7 @@ if [[ -s $VM_DIR/qemu.pid ]] && kill -0 "$(cat "$VM_DIR/qemu.pid")" 2>/dev/null;
 	vm_die "a VM of $VM_DIR runs already (PID $(cat "$VM_DIR/qemu.pid")); vm/boot.sh stop"
 fi
 
-QEMU_PID= SWTPM_PID=
+QEMU_PID='' SWTPM_PID=''
 cleanup() {
 	local rc=$?
 	if [[ $BACKGROUND != 1 || $rc -ne 0 ]]; then
@@ -98,14 +99,14 @@ if [[ ${VM_TPM:-1} != 0 ]]; then
 	vm_swtpm_start "$TPM_DIR" || vm_die "swtpm failed to start"
 	echo "$SWTPM_PID" >"$VM_DIR/swtpm.pid"
 	qemu+=(-chardev "socket,id=chrtpm,path=$TPM_DIR/swtpm.sock"
-		-tpmdev emulator,id=tpm0,chardev=chrtpm -device tpm-tis,tpmdev=tpm0)
+		-tpmdev "emulator,id=tpm0,chardev=chrtpm" -device "tpm-tis,tpmdev=tpm0")
 fi
 
 if [[ -n ${VERIFIER_PORT:-} ]]; then
 	[[ $VERIFIER_PORT =~ ^[0-9]+$ ]] || vm_die "VERIFIER_PORT must be a port number"
 	command -v socat >/dev/null || vm_die "socat missing (apt-get install socat)"
 	qemu+=(-netdev "user,id=n0,restrict=on,guestfwd=tcp:10.0.2.100:$VERIFIER_PORT-cmd:socat - TCP:127.0.0.1:$VERIFIER_PORT"
-		-device virtio-net-pci,netdev=n0)
+		-device "virtio-net-pci,netdev=n0")
 	append+=" attest.verifier=https://10.0.2.100:$VERIFIER_PORT"
 fi
 

@@ -20,6 +20,7 @@
 #   ROOTFS_FILES        space-separated SRC:DEST pairs copied into the tree last
 # Prints the image path on its last line.
 set -euo pipefail
+# shellcheck disable=SC2034 # read by vm_log (vm/lib.sh)
 VM_LOG_TAG=build-rootfs
 . "$(dirname "$0")/lib.sh"
 cd "$VM_TOP"

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Shared helpers for the vm/ scripts: sourced, not run. Defines TOP (the repository),
 # vm_log, vm_die, vm_abspath and the swtpm functions.
 VM_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)

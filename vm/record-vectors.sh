@@ -5,6 +5,7 @@
 # index tests/data/guest-vectors.txt. Each list is checked with evmctl before it is kept.
 # Environment: VECTOR_DIR [tests/data], plus everything vm/boot.sh takes.
 set -euo pipefail
+# shellcheck disable=SC2034 # read by vm_log (vm/lib.sh)
 VM_LOG_TAG=record-vectors
 . "$(dirname "$0")/lib.sh"
 cd "$VM_TOP"

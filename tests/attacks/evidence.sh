@@ -8,7 +8,7 @@ set -uo pipefail
 source "$(dirname "$0")/../lib.sh"
 source "$(dirname "$0")/lib.bash"
 
-start_verifier v || { fail "verifier starts"; finish; exit 1; }
+start_verifier "$W/v" "${VARGS[@]}" || { fail "verifier starts"; finish; exit 1; }
 agent a || { finish; exit 1; }
 agent b || { finish; exit 1; }
 A3=(--append "$APP1" --append "$APP2" --append "$APP1") # three new, allowed entries

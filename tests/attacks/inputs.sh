@@ -7,7 +7,7 @@ set -uo pipefail
 source "$(dirname "$0")/../lib.sh"
 source "$(dirname "$0")/lib.bash"
 
-start_verifier v || { fail "verifier starts"; finish; exit 1; }
+start_verifier "$W/v" "${VARGS[@]}" || { fail "verifier starts"; finish; exit 1; }
 agents() { op /v1/agents | jq -c '[.agents[] | [.agent_id, .state]]'; }
 
 # --- enrollment -------------------------------------------------------------------------------
@@ -97,7 +97,7 @@ check_eq "with all four" 4 "$(op /v1/violations | jq '[.violations[] | select(.a
 
 # --- an expired nonce (a verifier whose nonces live 1 s) ------------------------------------------
 stop_pid "$VPID"
-start_verifier ttl --nonce-ttl 1 || { fail "verifier with --nonce-ttl 1 starts"; finish; exit 1; }
+start_verifier "$W/ttl" "${VARGS[@]}" --nonce-ttl 1 || { fail "verifier with --nonce-ttl 1 starts"; finish; exit 1; }
 agent n || { finish; exit 1; }
 refused "nonce expired (TTL 1 s, answered after 2.2 s)" n 409 nonce_expired --sleep 2.2
 trusted "a prompt answer is still trusted" n

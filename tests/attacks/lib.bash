@@ -15,6 +15,7 @@ W=$T_TMP
 D1=$(printf '11%.0s' {1..32})
 D2=$(printf '22%.0s' {1..32})
 APP1=/usr/bin/app1:$D1
+# shellcheck disable=SC2034 # used by the scripts that source this file
 APP2=/usr/bin/app2:$D2
 "$SA" mkca "$W/ekca" >/dev/null || { fail "softagent mkca"; finish; exit 1; }
 head -c 32 /dev/urandom | xxd -p -c 64 >"$W/token"
@@ -23,31 +24,10 @@ cat >"$W/policy.json" <<EOF
  "violations": "fail"}
 EOF
 
-# start_verifier NAME [ARGS...]: a verifier with its own state dir; sets URL, CA, VPID.
-start_verifier() {
-	local name=$1 port i
-	shift
-	for _ in 1 2 3; do # a free port can be taken before the bind
-		port=$(free_port) || return 1
-		"$VERIFIER" --listen "127.0.0.1:$port" --state-dir "$W/$name" --ek-ca "$W/ekca/ca.pem" \
-			--policy "$W/policy.json" --operator-token-file "$W/token" "$@" \
-			>"$W/$name.out" 2>"$W/$name.err" &
-		VPID=$!
-		track_pid "$VPID"
-		for ((i = 0; i < 100; i++)); do
-			if grep -q "^listening on https://127.0.0.1:$port" "$W/$name.out" 2>/dev/null; then
-				URL=https://127.0.0.1:$port
-				CA=$W/$name/ca.pem
-				return 0
-			fi
-			kill -0 "$VPID" 2>/dev/null || break
-			sleep 0.1
-		done
-		stop_pid "$VPID"
-	done
-	tail -n 5 "$W/$name.err" | sed 's/^/   verifier: /'
-	return 1
-}
+# The verifier of every attack: `start_verifier "$W/NAME" "${VARGS[@]}" [ARGS...]` (tests/lib.sh)
+# starts one with its own state directory and sets URL, CA, VPID.
+# shellcheck disable=SC2034 # used by the scripts that source this file
+VARGS=(--ek-ca "$W/ekca/ca.pem" --policy "$W/policy.json" --operator-token-file "$W/token")
 
 # op PATH: an operator GET, body only.
 op() { curl -sS --cacert "$CA" -H "Authorization: Bearer $(cat "$W/token")" "$URL$1"; }
@@ -67,6 +47,7 @@ state_plus_one() { local v=${1##*verdicts=}; printf '%sverdicts=%s' "${1%verdict
 sa() {
 	local out line
 	out=$("$SA" "$@" 2>>"$W/softagent.err")
+	# shellcheck disable=SC2034 # for the scripts that source this file
 	R_RC=$?
 	line=$(tail -n 1 <<<"$out")
 	R_STATUS=$(cut -d' ' -f2 <<<"$line")

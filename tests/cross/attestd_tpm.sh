@@ -21,7 +21,7 @@ done
 W=$T_TMP
 swtpm_ca_init "$W/ca"
 check "swtpm manufactured with an ek certificate" swtpm_manufacture "$W/tpm" "$W/ca"
-check "swtpm started" swtpm_start "$W/tpm"
+check "swtpm started" start_swtpm "$W/tpm"
 
 # --- enroll: EK public + certificate, AK created then reloaded ---------------------------
 mkdir -p "$W/out1" "$W/out2" "$W/outecc"
@@ -104,7 +104,7 @@ check "tpm2_checkquote accepts our ecdsa quote" \
 
 # --- the AK survives a TPM restart (swtpm keeps its state) -----------------------------------
 stop_pid "$SWTPM_PID"
-check "swtpm restarted" swtpm_start "$W/tpm"
+check "swtpm restarted" start_swtpm "$W/tpm"
 again=$("$TOOL" "$TCTI" enroll "$W/state" "$W/out2" 2>"$W/enroll3.err")
 check_eq "ak loaded after a tpm restart" loaded "$again"
 check_eq "same ak name after a tpm restart" "$(cat "$W/out1/ak.name")" "$(cat "$W/out2/ak.name")"
@@ -113,20 +113,19 @@ check_eq "same ak name after a tpm restart" "$(cat "$W/out1/ak.name")" "$(cat "$
 if [[ -x $B/attestd ]]; then
 	openssl req -x509 -newkey rsa:2048 -nodes -keyout "$W/v.key" -out "$W/v.crt" -days 1 \
 		-subj /CN=127.0.0.1 >/dev/null 2>&1
-	VPORT=$(free_port)
-	"$B/attestd" --foreground --verifier "https://127.0.0.1:$VPORT" --ca "$W/v.crt" \
-		--agent-id daemon-1 --tcti "$TCTI" --state-dir "$W/state" --ima-list /dev/null \
-		--interval 1 2>"$W/daemon.log" &
-	DPID=$!
-	track_pid "$DPID"
+	VPORT=$(free_port) # nothing listens there: the verifier is down
+	# shellcheck disable=SC2034 # read by start_agent (tests/lib.sh)
+	URL=https://127.0.0.1:$VPORT CA=$W/v.crt
+	start_agent daemon-1 "$W/state" --foreground --ima-list /dev/null --interval 1
+	DPID=$APID
 	sleep 3.5
 	check "daemon still running while the verifier is down" kill -0 "$DPID"
-	n=$(grep -c 'retrying in' "$W/daemon.log")
+	n=$(grep -c 'retrying in' "$ALOG")
 	check "daemon retried with backoff (2..3 tries in 3.5 s, got $n)" test "$n" -ge 2 -a "$n" -le 3
-	d1=$(grep -o 'retrying in [0-9]*' "$W/daemon.log" | sed -n 1p | grep -o '[0-9]*$')
-	d2=$(grep -o 'retrying in [0-9]*' "$W/daemon.log" | sed -n 2p | grep -o '[0-9]*$')
+	d1=$(grep -o 'retrying in [0-9]*' "$ALOG" | sed -n 1p | grep -o '[0-9]*$')
+	d2=$(grep -o 'retrying in [0-9]*' "$ALOG" | sed -n 2p | grep -o '[0-9]*$')
 	check "backoff grows ($d1 ms then $d2 ms)" test "${d2:-0}" -gt "${d1:-0}"
-	check "failure names the connection problem" grep -q "post to 'https://127.0.0.1:$VPORT/v1/agents' failed" "$W/daemon.log"
+	check "failure names the connection problem" grep -q "post to 'https://127.0.0.1:$VPORT/v1/agents' failed" "$ALOG"
 	kill -TERM "$DPID"
 	t0=$(date +%s%N)
 	wait "$DPID"
@@ -134,7 +133,7 @@ if [[ -x $B/attestd ]]; then
 	ms=$((($(date +%s%N) - t0) / 1000000))
 	check_eq "sigterm: clean exit status" 0 "$rc"
 	check "sigterm: stopped within 1 s ($ms ms)" test "$ms" -lt 1000
-	check "sigterm: logged stopping" grep -q 'attestd: info: stopping' "$W/daemon.log"
+	check "sigterm: logged stopping" grep -q 'attestd: info: stopping' "$ALOG"
 else
 	skip "daemon mode (no $B/attestd)"
 fi

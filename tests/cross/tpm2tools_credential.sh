@@ -14,7 +14,7 @@ if [[ ! -x $MC ]]; then fail "no $MC (run make)"; finish; exit; fi
 W=$T_TMP
 tflush() { tpm2_flushcontext -t >/dev/null 2>&1; tpm2_flushcontext -s >/dev/null 2>&1; true; }
 
-swtpm_ca_init "$W/ca" && swtpm_manufacture "$W/state" "$W/ca" && swtpm_start "$W/state" ||
+swtpm_ca_init "$W/ca" && swtpm_manufacture "$W/state" "$W/ca" && start_swtpm "$W/state" ||
 	{ fail "swtpm start"; finish; exit; }
 
 check "createek" tpm2_createek -c "$W/ek.ctx" -G rsa -u "$W/ek.pub"

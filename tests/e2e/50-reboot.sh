@@ -13,6 +13,7 @@ export E2E_ROOTFS=$W/persist.img E2E_PERSIST=1
 
 e2e_boot first e2e-reboot attest.e2e=poweroff || e2e_abort "first boot"
 e2e_check_wait "boot 1: trusted" '[.verdicts[] | select(.trusted)] | length > 0' /v1/agents/e2e-reboot/verdicts
+# shellcheck disable=SC2034 # read by e2e_diag (common.bash): no VM is live now
 E2E_LIVE_VM=
 for _ in $(seq 1 120); do e2e_running first || break; sleep 0.5; done
 check_fails "boot 1: the guest powered itself off (attestd stopped, root read-only)" e2e_running first

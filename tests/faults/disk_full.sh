@@ -39,21 +39,12 @@ D1=$(printf '11%.0s' {1..32})
 "$SA" mkca "$W/ekca" >/dev/null || { fail "softagent mkca"; finish; exit 1; }
 head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$W/token"
 echo "{\"version\": 1, \"digests\": {\"/usr/bin/app1\": [\"sha256:$D1\"]}}" >"$W/policy.json"
-PORT=$(free_port)
-"$VERIFIER" --listen "127.0.0.1:$PORT" --state-dir "$MNT" --ek-ca "$W/ekca/ca.pem" \
-	--policy "$W/policy.json" --operator-token-file "$W/token" >"$W/verifier.out" 2>"$W/verifier.log" &
-VPID=$!
-track_pid "$VPID"
+# The verifier's logs (STATEDIR.out, .log) stay outside the small filesystem.
 up=no
-for _ in $(seq 1 100); do
-	grep -q "listening on https://127.0.0.1:$PORT" "$W/verifier.out" 2>/dev/null && { up=yes; break; }
-	kill -0 "$VPID" 2>/dev/null || break
-	sleep 0.1
-done
+start_verifier "$MNT" --ek-ca "$W/ekca/ca.pem" --policy "$W/policy.json" \
+	--operator-token-file "$W/token" && up=yes
 check_eq "verifier starts on the small filesystem" yes "$up"
 [[ $up == yes ]] || { finish; exit 1; }
-URL=https://127.0.0.1:$PORT
-CA=$MNT/ca.pem
 op() { curl -sS --cacert "$CA" -H "Authorization: Bearer $(cat "$W/token")" "$URL$1"; }
 
 # sa ARGS...: R_STATUS, R_BODY from softagent's last line (its last HTTP exchange).
@@ -118,7 +109,7 @@ for id in host-a host-b; do
 done
 
 stop_pid "$VPID"
-check "verifier log reports no corruption" test -z "$(grep -i 'corrupt\|malformed' "$W/verifier.log")"
+check "verifier log reports no corruption" test -z "$(grep -i 'corrupt\|malformed' "$VLOG")"
 python3 - "$MNT/verifier.db" "$W/acked" >"$W/dbcheck" 2>&1 <<'PY'
 import sqlite3, sys
 db = sqlite3.connect("file:" + sys.argv[1] + "?mode=ro", uri=True)

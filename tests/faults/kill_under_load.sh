@@ -18,26 +18,15 @@ AGENTS=40 THREADS=4 SECS=26 KILLS=2
 
 W=$T_TMP
 "$LOADGEN" --make-ca "$W" || { fail "loadgen --make-ca"; finish; exit 1; }
-PORT=$(free_port)
-start_verifier() {
-	: >"$W/verifier.out"
-	"$VERIFIER" --listen "127.0.0.1:$PORT" --state-dir "$W/state" --ek-ca "$W/ek-ca.pem" \
-		--policy "$W/policy.json" >>"$W/verifier.out" 2>>"$W/verifier.log" &
-	VPID=$!
-	track_pid "$VPID"
-	for _ in $(seq 1 100); do
-		grep -q "listening on https://127.0.0.1:$PORT" "$W/verifier.out" 2>/dev/null && return 0
-		kill -0 "$VPID" 2>/dev/null || return 1
-		sleep 0.1
-	done
-	return 1
+vstart() {
+	start_verifier "$W/state" --ek-ca "$W/ek-ca.pem" --policy "$W/policy.json"
 }
 now_ms() { date +%s%3N; }
 lines() { wc -l <"$W/verdicts" 2>/dev/null || echo 0; }
 
-check "verifier starts" start_verifier
+check "verifier starts" vstart
 : >"$W/verdicts"
-"$LOADGEN" --url "https://127.0.0.1:$PORT" --ca "$W/state/ca.pem" --ek-ca-dir "$W" \
+"$LOADGEN" --url "$URL" --ca "$CA" --ek-ca-dir "$W" \
 	--agents "$AGENTS" --threads "$THREADS" --seconds "$SECS" --verdict-log "$W/verdicts" \
 	--max-errors 100000 --error-pause-ms 50 >"$W/lg.out" 2>"$W/lg.err" &
 LPID=$!
@@ -56,7 +45,7 @@ for k in $(seq 1 "$KILLS"); do
 	kill_ms=$(now_ms)
 	kill -KILL "$VPID"
 	wait "$VPID" 2>/dev/null
-	check "kill $k: verifier restarts on the same state" start_verifier
+	check "kill $k: verifier restarts on the same state" vstart
 	echo "$kill_ms $(now_ms)" >>"$W/kills"
 done
 wait "$LPID"

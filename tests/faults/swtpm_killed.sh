@@ -22,48 +22,37 @@ W=$T_TMP
 swtpm_ca_init "$W/ca"
 swtpm_manufacture "$W/tpm" "$W/ca" || { fail "swtpm_setup"; cat "$W/tpm/setup.log"; finish; exit 1; }
 cat "$W/ca/ca/issuercert.pem" "$W/ca/ca/swtpm-localca-rootca-cert.pem" >"$W/ek-ca.pem"
-swtpm_start "$W/tpm" || { fail "swtpm start"; finish; exit 1; }
-TPM_PORT=$SWTPM_PORT TPM_PID=$SWTPM_PID
+start_swtpm "$W/tpm" || { fail "swtpm start"; finish; exit 1; }
+TPM_PID=$SWTPM_PID
 
 "$IMAGEN" --entries 40 --template ima-ng --hash sha256 --zero-boot-pcrs --seed 7 \
 	--out "$W/ima" --tpm2-extend-script "$W/ext" >/dev/null
 # PCR 10 follows the whole list, as after a boot.
+# shellcheck disable=SC2046 # one PCR:alg=digest argument per word
 extend_all() { tpm2_pcrextend $(cat "$W/ext") >/dev/null; }
 extend_all
 "$ATTESTCTL" policy-learn "$W/ima" --out "$W/policy.json" 2>/dev/null
 
-VPORT=$(free_port)
 head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$W/token"
-"$VERIFIER" --listen "127.0.0.1:$VPORT" --state-dir "$W/verifier" --ek-ca "$W/ek-ca.pem" \
-	--policy "$W/policy.json" --operator-token-file "$W/token" >"$W/verifier.out" 2>"$W/verifier.log" &
-VPID=$!
-track_pid "$VPID"
 up=no
-for _ in $(seq 1 100); do
-	grep -q "listening on https://127.0.0.1:$VPORT" "$W/verifier.out" 2>/dev/null && { up=yes; break; }
-	kill -0 "$VPID" 2>/dev/null || break
-	sleep 0.1
-done
+start_verifier "$W/verifier" --ek-ca "$W/ek-ca.pem" --policy "$W/policy.json" \
+	--operator-token-file "$W/token" && up=yes
 check_eq "verifier starts" yes "$up"
 [[ $up == yes ]] || { finish; exit 1; }
-URL=https://127.0.0.1:$VPORT
-op() { curl -sS --cacert "$W/verifier/ca.pem" -H "Authorization: Bearer $(cat "$W/token")" "$URL$1"; }
+op() { curl -sS --cacert "$CA" -H "Authorization: Bearer $(cat "$W/token")" "$URL$1"; }
 
-"$ATTESTD" --verifier "$URL" --ca "$W/verifier/ca.pem" --agent-id host-1 --tcti "$TCTI" \
-	--ima-list "$W/ima" --state-dir "$W/a1" --interval 1 >"$W/attestd.out" 2>"$W/attestd.log" &
-APID=$!
-track_pid "$APID"
+start_agent host-1 "$W/a1" --ima-list "$W/ima" --interval 1
 # wait_log PATTERN FROM SECONDS: PATTERN appears in attestd's log after line FROM.
 wait_log() {
 	local i
 	for ((i = 0; i < $3 * 10; i++)); do
-		tail -n +"$(($2 + 1))" "$W/attestd.log" | grep -q "$1" && return 0
+		tail -n +"$(($2 + 1))" "$ALOG" | grep -q "$1" && return 0
 		kill -0 "$APID" 2>/dev/null || return 1
 		sleep 0.1
 	done
 	return 1
 }
-loglines() { wc -l <"$W/attestd.log"; }
+loglines() { wc -l <"$ALOG"; }
 check "attestd daemon: enrolled and trusted" wait_log 'verdict trusted' 0 30
 n0=$(loglines)
 check "attestd daemon: attests again a second later" wait_log 'verdict trusted' "$n0" 10
@@ -75,22 +64,18 @@ n_kill=$(loglines)
 check "attestd logs the TPM error" wait_log 'tpm .*failed\|cannot open tpm tcti' "$n_kill" 15
 check "attestd logs the failed round and its retry" wait_log 'round failed.*retrying in' "$n_kill" 15
 # Down long enough for three retries: the delays must grow (1 s, 2 s, 4 s, +-20%).
-wait_log 'round failed.*retrying in' "$(($(grep -n 'round failed' "$W/attestd.log" | tail -n 1 | cut -d: -f1)))" 10
-wait_log 'round failed.*retrying in' "$(($(grep -n 'round failed' "$W/attestd.log" | tail -n 1 | cut -d: -f1)))" 10
-delays=$(tail -n +"$((n_kill + 1))" "$W/attestd.log" | grep -o 'retrying in [0-9]* ms' | awk '{ print $3 }' | tr '\n' ' ')
+wait_log 'round failed.*retrying in' "$(($(grep -n 'round failed' "$ALOG" | tail -n 1 | cut -d: -f1)))" 10
+wait_log 'round failed.*retrying in' "$(($(grep -n 'round failed' "$ALOG" | tail -n 1 | cut -d: -f1)))" 10
+delays=$(tail -n +"$((n_kill + 1))" "$ALOG" | grep -o 'retrying in [0-9]* ms' | awk '{ print $3 }' | tr '\n' ' ')
 echo "retry delays while the TPM is down: $delays"
 check "at least three retries while the TPM is down" test "$(wc -w <<<"$delays")" -ge 3
 check "retry delays grow (backoff): $delays" \
 	awk -v d="$delays" 'BEGIN { n = split(d, a, " "); for (i = 2; i <= 3; i++) if (a[i] <= a[i-1]) exit 1; exit n < 3 }'
-check "no verdict while the TPM is down" bash -c "! tail -n +$((n_kill + 1)) '$W/attestd.log' | grep -q 'verdict trusted'"
+check "no verdict while the TPM is down" bash -c "! tail -n +$((n_kill + 1)) '$ALOG' | grep -q 'verdict trusted'"
 check "attestd keeps running without its TPM" kill -0 "$APID"
 
 # The TPM is back: a reboot. PCR 10 follows the list again, then attestd recovers by itself.
-swtpm socket --tpm2 --tpmstate dir="$W/tpm" --server type=tcp,port="$TPM_PORT",bindaddr=127.0.0.1 \
-	--ctrl type=tcp,port=$((TPM_PORT + 1)),bindaddr=127.0.0.1 --flags not-need-init,startup-clear \
-	--pid file="$W/tpm/swtpm.pid" --log file="$W/tpm/swtpm.log" &
-track_pid $!
-check "swtpm restarts on the same state and port" wait_for_port "$TPM_PORT" 10
+check "swtpm restarts on the same state and port" start_swtpm "$W/tpm"
 extend_all
 n_back=$(loglines)
 t_back=$SECONDS

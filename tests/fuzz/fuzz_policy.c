@@ -1,8 +1,8 @@
 /*
  * libFuzzer target: load arbitrary bytes as a policy (ours or Keylime). When they load, every
  * lookup must be safe, and the policy must survive a round trip: serialise, reload, serialise
- * again to the same text, with the same answers. The fuzz rule links proto/ only, so the engine
- * is compiled in here.
+ * again to the same text, with the same answers. The engine comes from the verifier's library,
+ * which the fuzz rule links.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -10,7 +10,7 @@
 
 #include <tss2/tss2_tpm2_types.h>
 
-#include "verifier/policy.c"
+#include "verifier/policy.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -5,7 +5,7 @@
 # binary counts as a failure, unless no fuzz binary was built at all (then the layer is
 # skipped: 0 passed, 0 failed). Crash inputs go to $BUILD/fuzz/crashes/, not into the tree.
 set -uo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 BUILD=${BUILD:-build}
 dir=$BUILD/fuzz
 passed=0 failed=0

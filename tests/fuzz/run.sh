@@ -4,7 +4,7 @@
 # the dictionary tests/fuzz/<target>.dict when there is one.
 # Usage: tests/fuzz/run.sh FUZZ_DIR SECONDS. Prints `N passed, N failed` (one per target).
 set -uo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 dir=${1:?usage: run.sh FUZZ_DIR SECONDS}
 secs=${2:?usage: run.sh FUZZ_DIR SECONDS}
 passed=0 failed=0

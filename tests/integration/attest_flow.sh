@@ -19,13 +19,14 @@ W=$T_TMP
 swtpm_ca_init "$W/ca"
 swtpm_manufacture "$W/tpm" "$W/ca" || { fail "swtpm_setup"; cat "$W/tpm/setup.log"; finish; exit 1; }
 cat "$W/ca/ca/issuercert.pem" "$W/ca/ca/swtpm-localca-rootca-cert.pem" >"$W/ek-ca.pem"
-swtpm_start "$W/tpm" || { fail "swtpm start"; finish; exit 1; }
-TPM1_TCTI=$TCTI TPM1_PID=$SWTPM_PID TPM1_PORT=$SWTPM_PORT
+start_swtpm "$W/tpm" || { fail "swtpm start"; finish; exit 1; }
+TPM1_TCTI=$TCTI TPM1_PID=$SWTPM_PID
 
 # list N: the first N entries of one deterministic list (a longer one extends a shorter one).
 list() { "$IMAGEN" --entries "$1" --template ima-ng --hash sha256 --zero-boot-pcrs --seed 7 \
 	--out "$W/list$1" --tpm2-extend-script "$W/ext$1" >/dev/null; }
 # extend FROM TO: PCR 10 follows entries [FROM, TO) of the list, as the kernel would.
+# shellcheck disable=SC2046 # one PCR:alg=digest argument per word
 extend() { tpm2_pcrextend $(sed -n "$(($1 + 1)),$2p" "$W/ext$2") >/dev/null; }
 
 list 40
@@ -36,29 +37,13 @@ cp "$W/list40" "$W/ima"
 "$ATTESTCTL" policy-learn "$W/list60" --out "$W/policy.json" 2>/dev/null
 check "policy learned from a known-good list" test -s "$W/policy.json"
 
-VPORT=$(free_port)
-# VERIFIER_WRAPPER runs the verifier under a tool, e.g. "valgrind --error-exitcode=99
-# --leak-check=full --log-file=/tmp/vg.%p" (slower: up to a minute to start).
-read -ra WRAP <<<"${VERIFIER_WRAPPER:-}"
-start_tries=$((${#WRAP[@]} ? 600 : 100))
-start_verifier() {
-	: >"$W/verifier.out" # a restart must not be mistaken for the last start
-	"${WRAP[@]}" "$VERIFIER" --listen "127.0.0.1:$VPORT" --state-dir "$W/verifier" --ek-ca "$W/ek-ca.pem" \
-		--policy "$W/policy.json" --operator-token-file "$W/token" \
-		>>"$W/verifier.out" 2>>"$W/verifier.log" &
-	VPID=$!
-	track_pid "$VPID"
-	for _ in $(seq 1 "$start_tries"); do
-		grep -q "listening on https://127.0.0.1:$VPORT" "$W/verifier.out" 2>/dev/null && return 0
-		kill -0 "$VPID" 2>/dev/null || return 1
-		sleep 0.1
-	done
-	return 1
+# VERIFIER_WRAPPER (tests/lib.sh) runs the verifier under a tool such as valgrind.
+vstart() {
+	start_verifier "$W/verifier" --ek-ca "$W/ek-ca.pem" --policy "$W/policy.json" \
+		--operator-token-file "$W/token"
 }
 head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$W/token"
-check "verifier starts and says where it listens" start_verifier
-URL=https://127.0.0.1:$VPORT
-CA=$W/verifier/ca.pem
+check "verifier starts and says where it listens" vstart
 
 # attest ID TCTI STATE: one round; the verdict line goes to $W/out, exit status returned.
 attest() {
@@ -163,7 +148,7 @@ check_eq "verifier now expects entry 80" 80 "$(op /v1/agents/host-1/verdicts | j
 # 6. the verifier killed with SIGKILL and restarted: incremental replay continues from the store
 kill -KILL "$VPID"
 wait "$VPID" 2>/dev/null
-check "verifier restarts on the same state" start_verifier
+check "verifier restarts on the same state" vstart
 attest host-1 "$TPM1_TCTI" "$W/a1"
 check "after a verifier crash: no full replay needed (no pcr_mismatch, no reboot)" \
 	bash -c "! grep -qE 'pcr_mismatch|reboot|log_offset_mismatch' '$W/out'"
@@ -171,7 +156,7 @@ check_eq "verdict history kept across the crash" true \
 	"$(op /v1/agents/host-1/verdicts | jq '.verdicts | length >= 9')"
 
 # 7. a second TPM presenting the first agent's id is refused
-swtpm_manufacture "$W/tpm2" "$W/ca" && swtpm_start "$W/tpm2"
+swtpm_manufacture "$W/tpm2" "$W/ca" && start_swtpm "$W/tpm2"
 TPM2_TCTI=$TCTI
 attest host-1 "$TPM2_TCTI" "$W/a2"
 check_eq "second TPM with host-1's id: refused (exit 2)" 2 $?
@@ -194,11 +179,7 @@ check_eq "reason not_activated" not_activated "$(jq -r .error.code "$W/ch.json")
 export TPM2TOOLS_TCTI=$TPM1_TCTI
 stop_pid "$SWTPM_PID" # the second TPM
 stop_pid "$TPM1_PID"
-swtpm socket --tpm2 --tpmstate dir="$W/tpm" --server type=tcp,port="$TPM1_PORT",bindaddr=127.0.0.1 \
-	--ctrl type=tcp,port=$((TPM1_PORT + 1)),bindaddr=127.0.0.1 --flags not-need-init,startup-clear \
-	--pid file="$W/tpm/swtpm.pid" --log file="$W/tpm/swtpm.log" &
-track_pid $!
-wait_for_port "$TPM1_PORT" 10
+start_swtpm "$W/tpm" || fail "swtpm restarts on the same state and port"
 list 30
 extend 0 30
 cp "$W/list30" "$W/ima"

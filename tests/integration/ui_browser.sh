@@ -37,35 +37,19 @@ CTRL_SHOWN='/tmp/red\x1b[31mtext'
 swtpm_ca_init "$W/ca"
 swtpm_manufacture "$W/tpm" "$W/ca" || { fail "swtpm_setup"; finish; exit 1; }
 cat "$W/ca/ca/issuercert.pem" "$W/ca/ca/swtpm-localca-rootca-cert.pem" >"$W/ek-ca.pem"
-for _ in 1 2 3; do swtpm_start "$W/tpm" && break; SWTPM_PID=; done
-[[ -n ${SWTPM_PID:-} ]] || { fail "swtpm start"; finish; exit 1; }
+start_swtpm "$W/tpm" || { fail "swtpm start"; finish; exit 1; }
 
 "$IMAGEN" --entries 40 --template ima-ng --hash sha256 --zero-boot-pcrs --seed 7 \
 	--out "$W/list40" --tpm2-extend-script "$W/ext40" >/dev/null
+# shellcheck disable=SC2046 # one PCR:alg=digest argument per word
 tpm2_pcrextend $(cat "$W/ext40") >/dev/null
 "$ATTESTCTL" policy-learn "$W/list40" --out "$W/policy.json" 2>/dev/null
 check "policy learned from the clean list" test -s "$W/policy.json"
 
 head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$W/token"
 TOKEN=$(cat "$W/token")
-start_verifier() {
-	VPORT=$(free_port) || return 1
-	"$VERIFIER" --listen "127.0.0.1:$VPORT" --state-dir "$W/verifier" --ek-ca "$W/ek-ca.pem" \
-		--policy "$W/policy.json" --operator-token-file "$W/token" --threads 4 \
-		>"$W/verifier.out" 2>>"$W/verifier.log" &
-	VPID=$!
-	track_pid "$VPID"
-	for _ in $(seq 1 100); do
-		grep -q "listening on https://127.0.0.1:$VPORT" "$W/verifier.out" 2>/dev/null && return 0
-		kill -0 "$VPID" 2>/dev/null || return 1
-		sleep 0.1
-	done
-	return 1
-}
-for _ in 1 2 3; do start_verifier && break; done
-check "verifier starts" kill -0 "$VPID"
-URL=https://127.0.0.1:$VPORT
-CA=$W/verifier/ca.pem
+check "verifier starts" start_verifier "$W/verifier" --ek-ca "$W/ek-ca.pem" \
+	--policy "$W/policy.json" --operator-token-file "$W/token" --threads 4
 op() { curl -sS --cacert "$CA" -H "Authorization: Bearer $TOKEN" "$URL$1"; }
 attest() {
 	"$ATTESTD" --once --verifier "$URL" --ca "$CA" --agent-id "$1" --tcti "$TCTI" \
@@ -93,6 +77,7 @@ for i, p in enumerate(paths):
 open(out, 'wb').write(data)
 open(ext, 'w').write('\n'.join(lines) + '\n')
 PY
+# shellcheck disable=SC2046 # one PCR:alg=digest argument per word
 tpm2_pcrextend $(cat "$W/ext-evil") >/dev/null
 attest fleet-b "$W/list-evil"
 check_eq "fleet-b: untrusted after four unknown files (exit 1)" 1 $?

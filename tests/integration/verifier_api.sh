@@ -18,9 +18,8 @@ tflush() { tpm2_flushcontext -t >/dev/null 2>&1; tpm2_flushcontext -s >/dev/null
 # --- a TPM with an EK certificate from a test CA, EK and AK made by tpm2-tools -------------
 swtpm_ca_init "$W/ca"
 swtpm_manufacture "$W/tpm" "$W/ca" || { fail "swtpm_setup"; finish; exit 1; }
-# A free port can be taken before swtpm binds it: try a few.
-for _ in 1 2 3; do swtpm_start "$W/tpm" && break; SWTPM_PID=; done
-[[ -n $SWTPM_PID ]] || { fail "swtpm start"; finish; exit 1; }
+start_swtpm "$W/tpm" || { fail "swtpm start"; finish; exit 1; }
+TPM1_TCTI=$TCTI
 tpm2_createek -c "$W/ek.ctx" -G rsa -u "$W/ek.pub" >/dev/null && tflush &&
 	tpm2_createak -C "$W/ek.ctx" -G rsa -g sha256 -s rsassa -u "$W/ak.pub" -n "$W/ak.name" \
 		-c "$W/ak.ctx" >/dev/null && tflush &&
@@ -35,31 +34,13 @@ swtpm_ca_init "$W/ca2"
 swtpm_manufacture "$W/tpm2" "$W/ca2" || fail "second swtpm_setup"
 
 # --- the verifier ------------------------------------------------------------------------
-PORT=$(free_port)
-URL=https://127.0.0.1:$PORT
 S=$W/state
-start_verifier() {
-	"$VERIFIER" --listen "127.0.0.1:$PORT" --state-dir "$S" --threads 2 --nonce-ttl "${TTL:-60}" \
-		--ek-ca "$W/ca/ca/swtpm-localca-rootca-cert.pem" --ek-ca "$W/ca/ca/issuercert.pem" \
-		>"$W/verifier.out" 2>>"$W/verifier.err" &
-	VPID=$!
-	track_pid "$VPID"
-	for _ in $(seq 1 100); do
-		grep -q '^listening on https://127.0.0.1:' "$W/verifier.out" 2>/dev/null && return 0
-		kill -0 "$VPID" 2>/dev/null || break
-		sleep 0.1
-	done
-	sed 's/^/   verifier: /' "$W/verifier.err" | tail -n 5
-	return 1
+vstart() {
+	start_verifier "$S" --threads 2 --nonce-ttl "${TTL:-60}" \
+		--ek-ca "$W/ca/ca/swtpm-localca-rootca-cert.pem" --ek-ca "$W/ca/ca/issuercert.pem"
 }
-# A free port can be taken before the bind: on the first start, try a few ports.
-for _ in 1 2 3; do
-	start_verifier && break
-	PORT=$(free_port)
-	URL=https://127.0.0.1:$PORT
-done
-check "verifier starts and prints its address" kill -0 "$VPID"
-check_eq "listening line" "listening on $URL" "$(head -n 1 "$W/verifier.out")"
+check "verifier starts and prints its address" vstart
+check_eq "listening line" "listening on $URL" "$(head -n 1 "$VOUT")"
 check "ca.pem generated" test -s "$S/ca.pem"
 check_eq "server key is 0600" 600 "$(stat -c %a "$S/server-key.pem")"
 check_eq "operator token is 0600" 600 "$(stat -c %a "$S/operator-token")"
@@ -77,7 +58,7 @@ r=$(c "$URL/healthz")
 check_eq "healthz 200" 200 "$(status "$r")"
 check_eq "healthz body" ok "$(body "$r" | jq -r .status)"
 check_fails "TLS 1.1 refused" curl -sS --cacert "$S/ca.pem" --tls-max 1.1 -o /dev/null "$URL/healthz"
-check "TLS via localhost name" curl -sS --cacert "$S/ca.pem" -o /dev/null "https://localhost:$PORT/healthz"
+check "TLS via localhost name" curl -sS --cacert "$S/ca.pem" -o /dev/null "https://localhost:$VPORT/healthz"
 check_fails "unknown CA refused by the client" curl -sS -o /dev/null "$URL/healthz"
 
 r=$(c "$URL/v1/agents")
@@ -127,22 +108,16 @@ check_eq "EK as AK: 400" 400 "$(status "$r")"
 check_eq "EK as AK: bad_ak" bad_ak "$(code "$r")"
 # another TPM's EK certificate (other CA) for this EK
 tpm2_nvread_other() {
-	local st=$W/tpm2 port pid ok=1
-	port=$(free_port)
-	swtpm socket --tpm2 --tpmstate dir="$st" --server type=tcp,port="$port",bindaddr=127.0.0.1 \
-		--ctrl type=tcp,port=$((port + 1)),bindaddr=127.0.0.1 --flags not-need-init,startup-clear \
-		2>>"$W/swtpm2.err" &
-	pid=$!
-	track_pid $pid
-	wait_for_port "$port" 10 &&
-		TPM2TOOLS_TCTI="swtpm:host=127.0.0.1,port=$port" tpm2_nvread 0x01c00002 -o "$W/ek2.der" 2>/dev/null &&
-		TPM2TOOLS_TCTI="swtpm:host=127.0.0.1,port=$port" tpm2_createek -c "$W/ek2.ctx" -G rsa -u "$W/ek2.pub" >/dev/null 2>&1 &&
+	local ok=1
+	start_swtpm "$W/tpm2" || return 1
+	tpm2_nvread 0x01c00002 -o "$W/ek2.der" 2>/dev/null &&
+		tpm2_createek -c "$W/ek2.ctx" -G rsa -u "$W/ek2.pub" >/dev/null 2>&1 &&
 		ok=0
-	stop_pid $pid
+	stop_pid "$SWTPM_PID"
+	export TPM2TOOLS_TCTI=$TPM1_TCTI
 	return $ok
 }
-# A free port can still be taken between the check and swtpm's bind: try a few.
-for _ in 1 2 3; do tpm2_nvread_other && break; done
+tpm2_nvread_other
 check "second TPM's EK and certificate read" test -s "$W/ek2.der" -a -s "$W/ek2.pub"
 enroll_json web-01 "$W/ek2.pub" "$W/ek2.der" "$W/ak.pub" >"$W/e_otherca.json"
 r=$(c -d @"$W/e_otherca.json" "$URL/v1/agents")
@@ -259,7 +234,7 @@ fi
 # Expired nonce: a verifier with a 1 s TTL.
 stop_pid "$VPID"
 TTL=1
-check "verifier restarts on the same state" start_verifier
+check "verifier restarts on the same state" vstart
 check_eq "agents survive a restart" active "$(op "$URL/v1/agents/web-01" | sed '$d' | jq -r .state)"
 r=$(c -X POST "$URL/v1/agents/web-01/challenges")
 N2=$(body "$r" | jq -r .nonce)
@@ -270,9 +245,9 @@ check_eq "expired nonce 409 nonce_expired" "409 nonce_expired" "$(status "$r") $
 # Rate limit: at most 10 unanswered challenges.
 stop_pid "$VPID"
 TTL=60
-start_verifier || fail "restart"
+vstart || fail "restart"
 codes=""
-for i in $(seq 1 11); do codes+="$(status "$(c -X POST "$URL/v1/agents/web-01/challenges")") "; done
+for _ in $(seq 1 11); do codes+="$(status "$(c -X POST "$URL/v1/agents/web-01/challenges")") "; done
 check "11th challenge rate limited (429)" grep -q '429 $' <<<"$codes"
 
 # --- operator views ------------------------------------------------------------------------
@@ -314,6 +289,6 @@ kill -TERM "$VPID"
 rc=0
 wait "$VPID" || rc=$?
 check_eq "SIGTERM exits 0" 0 "$rc"
-check "generated certificate reused across restarts" grep -q 'tls: agents trust' "$W/verifier.err"
+check "generated certificate reused across restarts" grep -q 'tls: agents trust' "$VLOG"
 
 finish

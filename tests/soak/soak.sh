@@ -35,17 +35,8 @@ fi
 
 W=$T_TMP
 "$LOADGEN" --make-ca "$W" || { fail "loadgen --make-ca"; finish; exit 1; }
-PORT=$(free_port)
-"$VERIFIER" --listen "127.0.0.1:$PORT" --state-dir "$W/state" --ek-ca "$W/ek-ca.pem" \
-	--policy "$W/policy.json" >"$W/verifier.out" 2>"$W/verifier.log" &
-VPID=$!
-track_pid "$VPID"
 up=no
-for _ in $(seq 1 100); do
-	grep -q "listening on https://127.0.0.1:$PORT" "$W/verifier.out" 2>/dev/null && { up=yes; break; }
-	kill -0 "$VPID" 2>/dev/null || break
-	sleep 0.1
-done
+start_verifier "$W/state" --ek-ca "$W/ek-ca.pem" --policy "$W/policy.json" && up=yes
 check_eq "verifier starts" yes "$up"
 [[ $up == yes ]] || { finish; exit 1; }
 
@@ -53,7 +44,7 @@ rss() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status" 2>/dev/null; }
 started=$(date -u '+%Y-%m-%d %H:%M:%S UTC')
 commit=$(git -C "$TOP" rev-parse --short HEAD 2>/dev/null)
 echo "soak: $AGENTS agents, $THREADS connections, ${SECS}s, $ENTRIES entries per round; RSS every ${SAMPLE}s"
-"$LOADGEN" --url "https://127.0.0.1:$PORT" --ca "$W/state/ca.pem" --ek-ca-dir "$W" \
+"$LOADGEN" --url "$URL" --ca "$CA" --ek-ca-dir "$W" \
 	--agents "$AGENTS" --threads "$THREADS" --seconds "$SECS" --entries-per-round "$ENTRIES" \
 	--verifier-pid "$VPID" >"$W/lg.out" 2>"$W/lg.err" &
 LPID=$!
@@ -98,7 +89,7 @@ if [[ -n $first && $first != "$last" ]]; then
 	check "verifier RSS flat after warm-up: ${first#* } KiB at ${first% *}s -> ${last#* } KiB at ${last% *}s ($growth% < $PCT%)" \
 		awk -v g="$growth" -v p="$PCT" 'BEGIN { exit !(g < p) }'
 else
-	growth=?
+	growth='?'
 	fail "not enough RSS samples after the ${WARMUP}s warm-up ($nsamples samples)"
 fi
 

@@ -324,10 +324,10 @@ int main(int argc, char **argv)
 		if (i == 0 && t == T_BUF)
 			t = T_NG, tname = "ima-ng";
 		if (i == 0) {
-			strcpy(name, "boot_aggregate");
+			snprintf(name, sizeof(name), "boot_aggregate");
 			nlen = strlen(name);
 		} else if (t == T_BUF) {
-			strcpy(name, i % 2 ? "kexec-cmdline" : ".ima");
+			snprintf(name, sizeof(name), "%s", i % 2 ? "kexec-cmdline" : ".ima");
 			nlen = strlen(name);
 		} else {
 			nlen = make_name(&g, i, long_names, spaces,

@@ -19,6 +19,7 @@ int main(void)
 	uint64_t g;
 	int hits = 0;
 
+	CASE_BEGIN("hits, stale fills, invalidation, 3000 agents");
 	CHECK(c && k, "new");
 	if (!c || !k)
 		return check_finish();

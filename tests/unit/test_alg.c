@@ -179,10 +179,10 @@ static void test_modules(void)
 
 int main(void)
 {
-	test_rows();
-	test_lookup();
-	test_uses();
-	test_digest3();
-	test_modules();
+	CASE(test_rows);
+	CASE(test_lookup);
+	CASE(test_uses);
+	CASE(test_digest3);
+	CASE(test_modules);
 	return check_finish();
 }

@@ -174,8 +174,7 @@ static struct policy *make_policy(const char *violations)
 			char *buf = malloc(n + 8);
 			size_t pre = (size_t)(pos - json);
 			memcpy(buf, json, pre);
-			strcpy(buf + pre, "\"ignore\"");
-			strcat(buf, pos + 6);
+			snprintf(buf + pre, n + 8 - pre, "\"ignore\"%s", pos + 6);
 			q = policy_load(buf, strlen(buf), err, sizeof(err));
 			free(buf);
 		}
@@ -202,6 +201,7 @@ int main(void)
 	CHECK(m.ak && other_ak && pol && m.rc && m.log, "setup");
 	CHECK(lenient && policy_violations_allowed(lenient), "lenient policy has violations ignored");
 
+	CASE_BEGIN("first round of a boot");
 	/* 1. First round of a boot: boot_aggregate and two allowed files. */
 	machine_boot(&m, 1);
 	add_file(&m.list, "/bin/a");
@@ -215,6 +215,7 @@ int main(void)
 	st = r.res.next;
 	attest_result_release(&r.res);
 
+	CASE_BEGIN("incremental round, unknown program");
 	/* 2. Incremental: only the new entry is sent; an unknown program. */
 	add_file(&m.list, "/tmp/evil");
 	machine_extend(&m, 4);
@@ -228,6 +229,7 @@ int main(void)
 	st = r.res.next;
 	attest_result_release(&r.res);
 
+	CASE_BEGIN("a prefix of the list quoted");
 	/* 3. Prefix: two new entries read, PCR extended only for the first. */
 	add_file(&m.list, "/bin/c");
 	add_file(&m.list, "/usr/bin/tool");
@@ -244,11 +246,13 @@ int main(void)
 	st = r.res.next;
 	attest_result_release(&r.res);
 
+	CASE_BEGIN("nothing new");
 	/* 4. Nothing new: the stored state alone must match. */
 	CHECK(run_round(&m, &r, 6, 6, &st, pol, NULL) == 0 && r.res.verdict.trusted,
 	      "round without new entries trusted");
 	attest_result_release(&r.res);
 
+	CASE_BEGIN("open violations");
 	/* 4b. Violations of this boot not yet reviewed keep a clean round untrusted. */
 	round_open_violations = 2;
 	CHECK(run_round(&m, &r, 6, 6, &st, pol, NULL) == 0 && !r.res.verdict.trusted &&
@@ -262,6 +266,7 @@ int main(void)
 	attest_result_release(&r.res);
 	round_open_violations = 0;
 
+	CASE_BEGIN("stale nonce, other AK, lying PCR");
 	/* 5. A quote over another nonce, another AK, a lying PCR value. */
 	uint8_t stale[32] = {1};
 	CHECK(run_round(&m, &r, 6, 6, &st, pol, stale) == 0 && has_reason(&r.res, "nonce_mismatch") &&
@@ -288,6 +293,7 @@ int main(void)
 	      "reported PCR differs from quoted: pcr_digest_mismatch");
 	attest_result_release(&r.res);
 
+	CASE_BEGIN("edited entry");
 	/* 6. An edited entry whose template hash was recomputed: the replay exposes it. */
 	{
 		struct machine f2 = m;
@@ -315,11 +321,13 @@ int main(void)
 		attest_result_release(&r.res);
 	}
 
+	CASE_BEGIN("log offset mismatch");
 	/* 7. Evidence starting at another offset than the verifier expects. */
 	CHECK(run_round(&m, &r, 5, 6, &st, pol, NULL) == 0 && has_reason(&r.res, "log_offset_mismatch"),
 	      "resent old entries: log_offset_mismatch");
 	attest_result_release(&r.res);
 
+	CASE_BEGIN("clock rollbacks");
 	/* 8. Clock rollbacks. */
 	struct softtpm_clock saved = m.clk;
 	m.clk.clock = st.clock - 1;
@@ -333,6 +341,7 @@ int main(void)
 	attest_result_release(&r.res);
 	m.clk = saved;
 
+	CASE_BEGIN("violation entries");
 	/* 9. Violation entries: strict policy fails them, a lenient one accepts them. */
 	uint8_t zero[32] = {0};
 	add_entry(&m.list, "sha256", zero, 32, "/var/log/app.log", true);
@@ -345,6 +354,7 @@ int main(void)
 	st = r.res.next;
 	attest_result_release(&r.res);
 
+	CASE_BEGIN("reboot");
 	/* 10. Reboot: resetCount up; evidence from the old offset is told to start over. */
 	machine_boot(&m, 1);
 	add_file(&m.list, "/bin/a");
@@ -363,6 +373,7 @@ int main(void)
 	attest_result_release(&r.res);
 	round_open_violations = 0;
 
+	CASE_BEGIN("boot_aggregate mismatch");
 	/* 11. boot_aggregate that does not match the quoted PCR 0-7. */
 	struct pcr_bank *b1 = pcr_set_bank(&m.pcrs, TPM2_ALG_SHA1);
 	b1->value[3][0] ^= 0x80;
@@ -370,6 +381,7 @@ int main(void)
 	      "firmware PCRs differ from boot_aggregate: boot_aggregate_mismatch");
 	attest_result_release(&r.res);
 
+	CASE_BEGIN("TPM bypass");
 	/* 12. IMA without a TPM (ima_tpm=7): zero boot_aggregate, PCR 10 never extended. */
 	machine_boot(&m, 1);
 	m.list.len = 0;
@@ -381,6 +393,7 @@ int main(void)
 	      "TPM bypass: tpm_bypass, nothing of the list is covered by PCR 10");
 	attest_result_release(&r.res);
 
+	CASE_BEGIN("no policy");
 	/* 13. No policy: every entry passes, only the cryptography is judged. */
 	machine_boot(&m, 2);
 	add_file(&m.list, "/opt/anything");

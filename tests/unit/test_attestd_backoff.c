@@ -6,6 +6,7 @@ int main(void)
 {
 	unsigned base = 0, prev_base = 0, lo = ~0u, hi = 0;
 
+	CASE_BEGIN("doubling up to the cap");
 	for (int i = 0; i < 12; i++) {
 		unsigned d = agent_backoff_next(&base);
 
@@ -20,6 +21,7 @@ int main(void)
 		prev_base = base;
 	}
 	CHECK(base == AGENT_BACKOFF_MAX_MS, "capped at %u", base);
+	CASE_BEGIN("jitter varies");
 	/* Jitter really varies (1000 draws at the cap cannot all be equal). */
 	for (int i = 0; i < 1000; i++) {
 		unsigned d = agent_backoff_next(&base);
@@ -28,6 +30,7 @@ int main(void)
 		hi = d > hi ? d : hi;
 	}
 	CHECK(hi > lo && lo >= 48000 && hi <= 72000, "jitter spread %u..%u", lo, hi);
+	CASE_BEGIN("reset after a success");
 	base = 0; /* after a success */
 	CHECK(agent_backoff_next(&base) <= 1200 && base == AGENT_BACKOFF_MIN_MS, "reset to 1 s");
 	return check_finish();

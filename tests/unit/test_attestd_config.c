@@ -158,9 +158,9 @@ int main(void)
 
 	if (!mkdtemp(tmpdir))
 		return 2;
-	test_defaults_and_args();
-	test_file_and_precedence();
-	test_errors();
+	CASE(test_defaults_and_args);
+	CASE(test_file_and_precedence);
+	CASE(test_errors);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
 	if (system(cmd) != 0)
 		fprintf(stderr, "cannot remove %s\n", tmpdir);

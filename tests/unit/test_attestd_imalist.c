@@ -354,10 +354,10 @@ int main(void)
 
 	if (!mkdtemp(tmpdir))
 		return 2;
-	test_record_len();
-	test_read();
-	test_stale_offsets();
-	test_framing_as_imalog();
+	CASE(test_record_len);
+	CASE(test_read);
+	CASE(test_stale_offsets);
+	CASE(test_framing_as_imalog);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
 	if (system(cmd) != 0)
 		fprintf(stderr, "cannot remove %s\n", tmpdir);

@@ -165,10 +165,10 @@ int main(void)
 	umask(022);
 	if (!mkdtemp(tmpdir))
 		return 2;
-	test_write_atomic();
-	test_read();
-	test_read_procfs();
-	test_map();
+	CASE(test_write_atomic);
+	CASE(test_read);
+	CASE(test_read_procfs);
+	CASE(test_map);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
 	if (system(cmd) != 0)
 		fprintf(stderr, "cannot remove %s\n", tmpdir);

@@ -119,6 +119,7 @@ int main(void)
 	if (!c)
 		return check_finish();
 
+	CASE_BEGIN("get and post");
 	dynbuf_init(&b, 1000);
 	s.answer = "HTTP/1.1 200 OK";
 	s.body_len = 5;
@@ -143,6 +144,7 @@ int main(void)
 	CHECK(strstr(s.request, "\r\n\r\n{\"a\":1}") != NULL, "POST body sent");
 
 	dynbuf_release(&b);
+	CASE_BEGIN("put, and the handle reused");
 	s.answer = "HTTP/1.1 404 Not Found";
 	s.body_len = 3;
 	CHECK(one(c, &s, HTTP_PUT, NULL, "{}", &status, &b) == 0 && status == 404 && b.len == 3,
@@ -159,6 +161,7 @@ int main(void)
 	      "GET after PUT on the same handle, no stale header: '%.30s'", s.request);
 
 	dynbuf_release(&b);
+	CASE_BEGIN("body cap");
 	dynbuf_init(&b, 1000);
 	s.body_len = 1001;
 	CHECK(one(c, &s, HTTP_GET, NULL, NULL, &status, &b) == -EFBIG, "body past the cap: -EFBIG");
@@ -169,6 +172,7 @@ int main(void)
 	      "body of exactly the cap is kept");
 	dynbuf_release(&b);
 
+	CASE_BEGIN("refusals");
 	strict = http_client_new(&https_only);
 	snprintf(url, sizeof(url), "http://127.0.0.1:%u/v1/x", s.port);
 	CHECK(strict && http_client_request(strict, HTTP_GET, url, NULL, NULL, 0, &status, &b) == -EIO,

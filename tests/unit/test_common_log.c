@@ -84,6 +84,7 @@ int main(void)
 {
 	size_t n;
 
+	CASE_BEGIN("levels");
 	capture(levels_info);
 	CHECK(strcmp(captured, "attestd: info: stopping\n"
 			       "attestd: warning: verifier answered 409 to '/v1/agents'\n"
@@ -96,12 +97,14 @@ int main(void)
 	capture(levels_error);
 	CHECK(strcmp(captured, "verifier: error: only this\n") == 0, "errors only: '%s'", captured);
 
+	CASE_BEGIN("long line");
 	capture(long_line);
 	n = strlen(captured);
 	CHECK(n == 1023 && captured[n - 1] == '\n' && strncmp(captured, "verifier: info: aaa", 19) == 0 &&
 		      strchr(captured, '\n') == captured + n - 1,
 	      "an over-long line is cut to one 1023-byte line (got %zu bytes)", n);
 
+	CASE_BEGIN("openssl errors");
 	capture(openssl_queue);
 	CHECK(strncmp(captured, "verifier: warning: tls: certificate check: openssl error ", 57) == 0,
 	      "openssl errors logged with their code: '%s'", captured);

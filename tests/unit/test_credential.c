@@ -217,9 +217,9 @@ int main(void)
 	name[0] = 0x00;
 	name[1] = 0x0b;
 	memset(name + 2, 0x11, 32);
-	test_kdf();
-	test_wrap();
-	test_make(TPM2_ALG_RSA, "rsa");
-	test_make(TPM2_ALG_ECC, "ecc");
+	CASE(test_kdf);
+	CASE(test_wrap);
+	CHECK_CASE("make rsa", test_make(TPM2_ALG_RSA, "rsa"));
+	CHECK_CASE("make ecc", test_make(TPM2_ALG_ECC, "ecc"));
 	return check_finish();
 }

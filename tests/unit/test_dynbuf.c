@@ -122,10 +122,10 @@ static void test_setlen_and_tail(void)
 
 int main(void)
 {
-	test_append_and_nul();
-	test_growth_past_first_alloc();
-	test_cap_is_sticky();
-	test_grow_fills();
-	test_setlen_and_tail();
+	CASE(test_append_and_nul);
+	CASE(test_growth_past_first_alloc);
+	CASE(test_cap_is_sticky);
+	CASE(test_grow_fills);
+	CASE(test_setlen_and_tail);
 	return check_finish();
 }

@@ -73,9 +73,9 @@ static void test_hex(void)
 
 int main(void)
 {
-	test_base64_vectors();
-	test_base64_rejects();
-	test_base64_roundtrip();
-	test_hex();
+	CASE(test_base64_vectors);
+	CASE(test_base64_rejects);
+	CASE(test_base64_roundtrip);
+	CASE(test_hex);
 	return check_finish();
 }

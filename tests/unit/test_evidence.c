@@ -131,7 +131,7 @@ static void test_enroll_and_challenge(void)
 	struct enroll_request out;
 	const char *why = NULL;
 
-	strcpy(req.agent_id, "web-01.example");
+	snprintf(req.agent_id, sizeof(req.agent_id), "web-01.example");
 	char *json = enroll_request_encode(&req);
 	CHECK(json && enroll_request_parse(json, strlen(json), &out, &why) == 0, "enroll round trip: %s", why);
 	CHECK(strcmp(out.agent_id, "web-01.example") == 0 && out.ek_pub_len == 5 &&
@@ -139,7 +139,7 @@ static void test_enroll_and_challenge(void)
 	enroll_request_release(&out);
 	free(json);
 
-	strcpy(req.agent_id, "../etc");
+	snprintf(req.agent_id, sizeof(req.agent_id), "../etc");
 	json = enroll_request_encode(&req);
 	CHECK(json && enroll_request_parse(json, strlen(json), &out, &why) == -EINVAL, "agent id with '/' refused");
 	free(json);
@@ -165,10 +165,10 @@ static void test_verdict_and_error(void)
 	struct verdict_response out;
 	const char *why = NULL;
 
-	strcpy(v.reason[0].code, "not_in_allowlist");
-	strcpy(v.reason[0].detail, "/tmp/x sha256:00");
+	snprintf(v.reason[0].code, sizeof(v.reason[0].code), "not_in_allowlist");
+	snprintf(v.reason[0].detail, sizeof(v.reason[0].detail), "/tmp/x sha256:00");
 	v.reason[0].entry = 42;
-	strcpy(v.reason[1].code, "pcr_mismatch");
+	snprintf(v.reason[1].code, sizeof(v.reason[1].code), "pcr_mismatch");
 	v.reason[1].entry = -1;
 	char *json = verdict_response_encode(&v);
 	CHECK(json && verdict_response_parse(json, strlen(json), &out, &why) == 0, "verdict round trip: %s", why);
@@ -226,10 +226,10 @@ static void test_caps_in_messages(void)
 
 int main(void)
 {
-	test_evidence_roundtrip();
-	test_evidence_rejects();
-	test_enroll_and_challenge();
-	test_verdict_and_error();
-	test_caps_in_messages();
+	CASE(test_evidence_roundtrip);
+	CASE(test_evidence_rejects);
+	CASE(test_enroll_and_challenge);
+	CASE(test_verdict_and_error);
+	CASE(test_caps_in_messages);
 	return check_finish();
 }

@@ -506,11 +506,11 @@ int main(void)
 	CHECK(log != NULL, "imalog_new");
 	if (!log)
 		return check_finish();
-	test_templates(log);
-	test_bad_entries(log);
-	test_truncation_and_flips(log);
-	test_resume(log);
-	test_record_framing();
+	CHECK_CASE("templates", test_templates(log));
+	CHECK_CASE("bad entries", test_bad_entries(log));
+	CHECK_CASE("truncation and flips", test_truncation_and_flips(log));
+	CHECK_CASE("resume", test_resume(log));
+	CASE(test_record_framing);
 	imalog_free(log);
 	imalog_free(NULL);
 	return check_finish();

@@ -193,9 +193,9 @@ static void test_many(void)
 
 int main(void)
 {
-	test_basics();
-	test_cap();
-	test_race();
-	test_many();
+	CASE(test_basics);
+	CASE(test_cap);
+	CASE(test_race);
+	CASE(test_many);
 	return check_finish();
 }

@@ -511,12 +511,12 @@ static void test_threads(void)
 
 int main(void)
 {
-	test_ours();
-	test_defaults();
-	test_keylime();
-	test_rejects();
-	test_add_roundtrip();
-	test_many();
-	test_threads();
+	CASE(test_ours);
+	CASE(test_defaults);
+	CASE(test_keylime);
+	CASE(test_rejects);
+	CASE(test_add_roundtrip);
+	CASE(test_many);
+	CASE(test_threads);
 	return check_finish();
 }

@@ -378,14 +378,14 @@ static void test_parse_attest(void)
 
 int main(void)
 {
-	test_strings();
-	test_pcr_file();
-	check_valid("ak_rsassa.pub", "q_rsassa", TPM2_ALG_RSASSA);
-	check_valid("ak_rsapss.pub", "q_rsapss", TPM2_ALG_RSAPSS);
-	check_valid("ak_ecdsa.pub", "q_ecdsa", TPM2_ALG_ECDSA);
-	test_wrong_key();
-	test_all_pcrs();
-	test_signed_foreign();
-	test_parse_attest();
+	CASE(test_strings);
+	CASE(test_pcr_file);
+	CHECK_CASE("valid rsassa quote", check_valid("ak_rsassa.pub", "q_rsassa", TPM2_ALG_RSASSA));
+	CHECK_CASE("valid rsapss quote", check_valid("ak_rsapss.pub", "q_rsapss", TPM2_ALG_RSAPSS));
+	CHECK_CASE("valid ecdsa quote", check_valid("ak_ecdsa.pub", "q_ecdsa", TPM2_ALG_ECDSA));
+	CASE(test_wrong_key);
+	CASE(test_all_pcrs);
+	CASE(test_signed_foreign);
+	CASE(test_parse_attest);
 	return check_finish();
 }

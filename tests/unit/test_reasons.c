@@ -182,9 +182,9 @@ static void test_web_labels(void)
 
 int main(void)
 {
-	test_table_rows();
-	test_quote_results_are_reasons();
-	test_security_md();
-	test_web_labels();
+	CASE(test_table_rows);
+	CASE(test_quote_results_are_reasons);
+	CASE(test_security_md);
+	CASE(test_web_labels);
 	return check_finish();
 }

@@ -333,10 +333,10 @@ int main(void)
 
 	CHECK(rc && log, "constructors");
 	if (rc && log) {
-		test_model(rc, log);
-		test_matches();
-		test_boot_aggregate();
-		test_data_lists(rc, log);
+		CHECK_CASE("model", test_model(rc, log));
+		CASE(test_matches);
+		CASE(test_boot_aggregate);
+		CHECK_CASE("data lists", test_data_lists(rc, log));
 	}
 	replay_ctx_free(rc);
 	imalog_free(log);

@@ -116,6 +116,7 @@ int main(void)
 	      "4 violations listed (%d)", f.n);
 	if (f.n != 4)
 		return check_finish();
+	CASE_BEGIN("approve and dismiss");
 	/* One round stored them in the order given, with consecutive ids. */
 	int64_t learn = f.id[0];
 

@@ -43,6 +43,7 @@ int main(void)
 	size_t len = 0, name_len = 0, got_len = 0;
 	TPMT_PUBLIC ek_pub, ak_pub;
 
+	CASE_BEGIN("EK and AK publics");
 	CHECK(ek && ak && ak_ec, "keys");
 	CHECK(softtpm_ek_public(ek, buf, sizeof(buf), &len) == 0 &&
 	      tpmkey_parse_public(buf, len, &ek_pub) == 0, "EK public marshals and parses");
@@ -71,6 +72,7 @@ int main(void)
 	      tpmkey_parse_public(buf, len, &ak_pub) == 0 && tpmkey_check_ak(&ak_pub) != TPMKEY_OK,
 	      "an AK without restricted|fixedTPM is refused");
 
+	CASE_BEGIN("credential");
 	/* MakeCredential (verifier side) -> ActivateCredential (software TPM side). */
 	struct credential cred;
 	for (size_t i = 0; i < sizeof(secret); i++)
@@ -94,6 +96,7 @@ int main(void)
 					  cred.encrypted_secret, cred.encrypted_secret_len, got,
 					  &got_len) == -EINVAL, "truncated blob refused");
 
+	CASE_BEGIN("EK certificate");
 	/* EK certificate chains to the CA and carries the EK. */
 	uint8_t *der = NULL;
 	size_t der_len = 0;
@@ -106,6 +109,7 @@ int main(void)
 	X509_free(cert);
 	OPENSSL_free(der);
 
+	CASE_BEGIN("quotes");
 	/* Quotes by RSA and EC AKs verify with the real check. */
 	struct pcr_set pcrs = {0};
 	struct pcr_bank *b = pcr_set_add_bank(&pcrs, TPM2_ALG_SHA256);
@@ -124,6 +128,7 @@ int main(void)
 		      "quote %d verifies, clock info carried", i);
 	}
 
+	CASE_BEGIN("ima-ng record");
 	/* An ima-ng record: layout and template hash computed here, parsed by imalog. */
 	uint8_t rec[512], d32[32], th[20], data[128];
 	memset(d32, 0xab, sizeof(d32));

@@ -465,16 +465,16 @@ int main(void)
 
 	if (!mkdtemp(dir))
 		return 1;
-	test_boot_state_encoding();
-	test_open(dir);
+	CASE(test_boot_state_encoding);
+	CHECK_CASE("open", test_open(dir));
 	snprintf(path, sizeof(path), "sqlite:%s/state.db", dir);
 	CHECK(store_open(path, &st) == 0, "open");
 	if (st) {
-		test_agents(st);
-		test_rounds(st);
-		test_policies(st);
-		test_failed_round(st);
-		test_group_commit(st);
+		CHECK_CASE("agents", test_agents(st));
+		CHECK_CASE("rounds", test_rounds(st));
+		CHECK_CASE("policies", test_policies(st));
+		CHECK_CASE("failed round", test_failed_round(st));
+		CHECK_CASE("group commit", test_group_commit(st));
 		store_close(st);
 	}
 	/* Reopen: everything committed is there. */

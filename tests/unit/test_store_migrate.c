@@ -297,12 +297,14 @@ int main(void)
 	if (!mkdtemp(dir))
 		return 2;
 	snprintf(path, sizeof(path), "%s/verifier.db", dir);
+	CASE_BEGIN("the fixture");
 	CHECK(copy_file(src, path) == 0, "copy of %s", src);
 	CHECK(sql_int(path, "PRAGMA user_version", &v) == 0 && v == 0 &&
 		      sql_int(path, "SELECT count(*) FROM boot_state WHERE layout = 1", &layout) == 0 &&
 		      layout == 2,
 	      "the fixture is from before versions (version %d, %d raw boot states)", v, layout);
 
+	CASE_BEGIN("upgrade from version 0");
 	snprintf(uri, sizeof(uri), "sqlite:%s", path);
 	CHECK(store_open(uri, &st) == 0, "the old database opens");
 	if (st) {
@@ -315,6 +317,7 @@ int main(void)
 	CHECK(sql_int(path, "SELECT count(*) FROM pragma_table_info('boot_state')"
 			    " WHERE name = 'layout'", &layout) == 0 && layout == 0,
 	      "boot_state has no layout column any more");
+	CASE_BEGIN("reopen at version 2");
 	st = NULL;
 	CHECK(store_open(uri, &st) == 0, "reopens at version 2");
 	if (st) {
@@ -323,6 +326,7 @@ int main(void)
 		store_close(st);
 	}
 
+	CASE_BEGIN("broken rows stop the upgrade");
 	check_refused(src, dir, "a boot state of another size",
 		      "UPDATE boot_state SET state = substr(state, 1, 240) WHERE agent = 'gamma'");
 	check_refused(src, dir, "a boot state of another layout",

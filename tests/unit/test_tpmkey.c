@@ -364,10 +364,10 @@ static void test_templates(void)
 
 int main(void)
 {
-	test_ak("ak_rsassa");
-	test_ak("ak_rsapss");
-	test_ak("ak_ecdsa");
-	test_ek();
-	test_templates();
+	CHECK_CASE("ak rsassa", test_ak("ak_rsassa"));
+	CHECK_CASE("ak rsapss", test_ak("ak_rsapss"));
+	CHECK_CASE("ak ecdsa", test_ak("ak_ecdsa"));
+	CASE(test_ek);
+	CASE(test_templates);
 	return check_finish();
 }

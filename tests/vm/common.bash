@@ -1,7 +1,7 @@
 # Shared by tests/vm/*.sh (not a test itself: the runner only picks *.sh).
 # Builds (or reuses) the kernel and a root image, boots scenarios, replays lists.
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
-cd "$TOP"
+cd "$TOP" || exit 1
 
 # vmt_prepare: kernel (cached), a root image with a dynamic test binary, a TPM instance.
 # Exits the test (one failure) when the kernel cannot be built.
@@ -35,7 +35,7 @@ vmt_boot() {
 
 # vmt_pcr_file BANK HEX FILE: a 24-line `PCR-NN: <hex>` file for evmctl, PCR 10 = HEX.
 vmt_pcr_file() {
-	local bank=$1 hex=$2 file=$3 i zero
+	local hex=$2 file=$3 i zero
 	zero=$(printf '%0*d' ${#hex} 0)
 	: >"$file"
 	for ((i = 0; i < 24; i++)); do

@@ -33,7 +33,7 @@ static int parse_banks(const char *arg, uint32_t *mask)
 	}
 	if (strlen(arg) >= sizeof(tmp))
 		return -EINVAL;
-	strcpy(tmp, arg);
+	snprintf(tmp, sizeof(tmp), "%s", arg);
 	*mask = 0;
 	for (char *tok = strtok_r(tmp, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		uint32_t bit = replay_bank_of_alg(pcr_alg_from_name(tok));

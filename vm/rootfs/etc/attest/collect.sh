@@ -1,3 +1,4 @@
+# shellcheck shell=sh
 # Sourced by scenarios: copies the IMA lists and PCR 10 of both banks (as the
 # kernel reports it) to $OUT. The PCR is read before and after the list and the
 # pair is retried until they agree, so the saved list replays to the saved PCR.
