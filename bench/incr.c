@@ -164,7 +164,7 @@ static int run_length(const struct policy *pol, uint64_t length, unsigned rounds
 		struct attest_request req;
 		struct attest_result res;
 		struct evidence ev;
-		uint8_t nonce[32], attest[SOFTTPM_ATTEST_MAX], sig[SOFTTPM_SIG_MAX];
+		uint8_t nonce[32], attest[LIMIT_ATTEST], sig[LIMIT_SIGNATURE];
 		double t0;
 		int rc;
 

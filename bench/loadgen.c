@@ -86,7 +86,7 @@ struct agent {
 	uint8_t *cert;
 	size_t cert_len;
 	EVP_PKEY *ak;
-	uint8_t ak_pub[SOFTTPM_PUBLIC_MAX];
+	uint8_t ak_pub[LIMIT_TPM2B_PUBLIC];
 	size_t ak_pub_len;
 	uint8_t ak_name[TPMKEY_NAME_MAX];
 	size_t ak_name_len;
@@ -503,7 +503,7 @@ static int agent_round(struct worker *w, struct agent *a, bool *trusted)
 	struct challenge ch;
 	struct evidence ev;
 	struct verdict_response *vr = NULL;
-	uint8_t attest[SOFTTPM_ATTEST_MAX], sig[SOFTTPM_SIG_MAX];
+	uint8_t attest[LIMIT_ATTEST], sig[LIMIT_SIGNATURE];
 	char path[64], *json = NULL;
 	const char *why = NULL;
 	struct buf b = {0};

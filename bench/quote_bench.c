@@ -29,9 +29,9 @@
 #include "proto/tpmkey.h"
 
 struct sample {
-	uint8_t attest[SOFTTPM_ATTEST_MAX];
+	uint8_t attest[LIMIT_ATTEST];
 	size_t attest_len;
-	uint8_t sig[SOFTTPM_SIG_MAX];
+	uint8_t sig[LIMIT_SIGNATURE];
 	size_t sig_len;
 	uint8_t raw[1024]; /* signature as EVP_DigestVerify takes it */
 	size_t raw_len;
@@ -146,7 +146,7 @@ static int run_alg(const char *name, EVP_PKEY *key, const struct pcr_set *pcrs,
 {
 	struct sample s;
 	struct softtpm_clock clk = {.clock = 1000, .reset_count = 1, .safe = 1};
-	uint8_t pub[SOFTTPM_PUBLIC_MAX];
+	uint8_t pub[LIMIT_TPM2B_PUBLIC];
 	size_t pub_len;
 	TPMT_PUBLIC tp;
 	EVP_PKEY *ak = NULL;

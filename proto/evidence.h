@@ -98,9 +98,6 @@ int evidence_parse(const char *json, size_t len, struct evidence *out, const cha
 char *evidence_encode(const struct evidence *ev);
 void evidence_release(struct evidence *ev);
 
-/* Old names of LIMIT_VERDICT_REASONS and LIMIT_VERDICT_DETAIL, kept until attest.c switches. */
-#define VERDICT_MAX_REASONS LIMIT_VERDICT_REASONS
-#define VERDICT_DETAIL_MAX LIMIT_VERDICT_DETAIL
 
 struct verdict_reason {
 	char code[32];

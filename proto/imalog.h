@@ -25,8 +25,6 @@
 #include "proto/limits.h"
 
 #define IMA_TEMPLATE_HASH_LEN 20u /* SHA-1, the only template hash in the 6.1 binary list */
-/* Old name of LIMIT_DIGEST, kept until verifier/attest.c switches. */
-#define IMA_DIGEST_MAX LIMIT_DIGEST
 
 /* How the template data is laid out and hashed. */
 enum ima_template_kind {

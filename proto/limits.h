@@ -43,6 +43,15 @@
 #define LIMIT_REQUEST_BODY (64u * 1024u * 1024u) /* evidence with a full first-boot list */
 #define LIMIT_SMALL_BODY (64u * 1024u)          /* every request other than evidence */
 #define LIMIT_JSON_DEPTH 16u
+#define LIMIT_URL_ARG 255u                      /* bytes of one {id} in a URL path */
+#define LIMIT_LIST_ROWS 10000u                  /* the largest ?limit= of a list call */
+#define LIMIT_CONNECTIONS 1000u                 /* the verifier's open connections */
+/*
+ * An oversized body is read and dropped up to this many bytes past the cap before the 413 is
+ * sent: answering while the client is still sending makes the kernel reset the connection and
+ * the client never sees the answer. Past it, the connection is simply closed.
+ */
+#define LIMIT_DRAIN_BYTES (1024u * 1024u)
 #define LIMIT_EK_CERT 8192
 #define LIMIT_VERDICT_REASONS 64                /* reasons in one verdict */
 #define LIMIT_VERDICT_DETAIL 512u               /* bytes of one reason's detail, NUL included */
@@ -52,6 +61,14 @@
 /* Policy */
 #define LIMIT_POLICY_BYTES (512u * 1024u * 1024u)
 #define LIMIT_POLICY_DIGESTS_PER_PATH 256u
+#define LIMIT_POLICY_NAME 64u                    /* bytes of a policy's name; [A-Za-z0-9._-] */
+/*
+ * glibc's regcomp takes seconds to minutes on stacked or nested repeats ("a**...", "(a*)*"
+ * repeated), which the fuzzer found. Real excludes use a handful of quantifiers, so bound
+ * their number (outside [...], unescaped) and the pattern's length before compiling.
+ */
+#define LIMIT_POLICY_EXCLUDE_BYTES 1024u
+#define LIMIT_POLICY_EXCLUDE_QUANTIFIERS 16u
 
 /*
  * Growable buffers (issue 11, item 6): caps for buffers that had none. A policy entry (a path

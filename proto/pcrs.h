@@ -16,8 +16,6 @@
 #include "proto/limits.h"
 
 #define PCR_COUNT 24u
-/* Old name of LIMIT_DIGEST, kept until its last users (verifier/attest.*, tools) switch. */
-#define PCR_MAX_DIGEST LIMIT_DIGEST
 #define PCR_IMA 10u
 
 struct pcr_bank {

@@ -19,8 +19,10 @@
 #include <openssl/evp.h>
 #include <tss2/tss2_tpm2_types.h>
 
+#include "proto/limits.h"
+
 /* nameAlg (2) + the largest digest we support (SHA-512, 64). */
-#define TPMKEY_NAME_MAX 66u
+#define TPMKEY_NAME_MAX (2u + LIMIT_DIGEST)
 
 /*
  * Parses a marshalled TPM2B_PUBLIC (u16 size || TPMT_PUBLIC, as `tpm2_createak -u` writes it).

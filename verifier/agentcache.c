@@ -21,7 +21,7 @@ struct ac_entry {
 	struct ac_entry *next;
 	uint64_t hash;
 	EVP_PKEY *ak;
-	char policy[STORE_POLICY_NAME_MAX + 1];
+	char policy[LIMIT_POLICY_NAME + 1];
 	char id[]; /* NUL-terminated */
 };
 
@@ -127,7 +127,7 @@ static struct ac_entry **slot_of(struct ac_shard *s, uint64_t h, const char *id)
 }
 
 bool agentcache_get(struct agentcache *c, const char *id, EVP_PKEY **ak,
-		    char policy[STORE_POLICY_NAME_MAX + 1])
+		    char policy[LIMIT_POLICY_NAME + 1])
 {
 	uint64_t h = ac_hash(c, id);
 	struct ac_shard *s = shard_of(c, h);
@@ -178,7 +178,7 @@ void agentcache_put(struct agentcache *c, uint64_t generation, const char *id, E
 	size_t len = strlen(id);
 	struct ac_entry *e, **pp;
 
-	if (len > LIMIT_AGENT_ID || strlen(policy) > STORE_POLICY_NAME_MAX)
+	if (len > LIMIT_AGENT_ID || strlen(policy) > LIMIT_POLICY_NAME)
 		return;
 	e = calloc(1, sizeof(*e) + len + 1);
 	if (!e)

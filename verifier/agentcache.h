@@ -35,7 +35,7 @@ uint64_t agentcache_generation(struct agentcache *c);
 
 /* true and *ak (a new reference) and policy filled if `id` is cached. */
 bool agentcache_get(struct agentcache *c, const char *id, EVP_PKEY **ak,
-		    char policy[STORE_POLICY_NAME_MAX + 1]);
+		    char policy[LIMIT_POLICY_NAME + 1]);
 
 /* Caches an active agent unless an invalidation happened since `generation`. */
 void agentcache_put(struct agentcache *c, uint64_t generation, const char *id, EVP_PKEY *ak,

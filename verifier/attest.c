@@ -25,9 +25,7 @@
 #include "verifier/policy.h"
 
 /* Reasons past this many are summarised in one `more_reasons` line. */
-#define ATTEST_DETAILED_REASONS (VERDICT_MAX_REASONS - 1)
-/* A list this bad is not worth recording entry by entry. */
-#define ATTEST_MAX_VIOLATIONS 100000u
+#define ATTEST_DETAILED_REASONS (LIMIT_VERDICT_REASONS - 1)
 
 struct eval {
 	const struct attest_request *req;
@@ -140,11 +138,11 @@ static void add_reason(struct eval *ev, enum reason code, int64_t entry, const c
 
 static void format_digest(char *out, size_t cap, const struct ima_entry *e)
 {
-	char hex[2 * IMA_DIGEST_MAX + 1] = "";
+	char hex[2 * LIMIT_DIGEST + 1] = "";
 	char name[4 * 16 + 1];
 	size_t name_len = e->digest_alg_name_len < 16 ? e->digest_alg_name_len : 16;
 
-	if (e->digest && e->digest_len <= IMA_DIGEST_MAX)
+	if (e->digest && e->digest_len <= LIMIT_DIGEST)
 		hex_encode(e->digest, e->digest_len, hex);
 	if (e->digest_alg_name && name_len > 0) {
 		copy_text(name, sizeof(name), e->digest_alg_name, name_len);
@@ -173,7 +171,7 @@ static void record_violation(struct eval *ev, const struct ima_entry *e, enum re
 
 	struct attest_violation *v = dynbuf_grow(&ev->violations, sizeof(*v));
 	if (!v) {
-		/* Past ATTEST_MAX_VIOLATIONS (a list this bad) entries are not recorded one by one. */
+		/* Past LIMIT_IMA_VIOLATIONS (a list this bad) entries are not recorded one by one. */
 		if (dynbuf_error(&ev->violations) == -ENOMEM)
 			ev->err = -ENOMEM;
 		return;
@@ -211,7 +209,7 @@ static bool all_zero(const uint8_t *p, size_t n)
 static void check_boot_aggregate(struct eval *ev, const struct ima_entry *e)
 {
 	const struct policy *pol = ev->req->policy;
-	uint8_t want[PCR_MAX_DIGEST];
+	uint8_t want[LIMIT_DIGEST];
 	size_t want_len = 0;
 
 	if (!is_boot_aggregate(e) || !e->digest) {
@@ -366,7 +364,7 @@ static int replay_and_judge(struct eval *ev)
 	r = 0;
 	if (!match) {
 		const struct pcr_bank *b = pcr_set_bank_const(&e->pcrs, TPM2_ALG_SHA256);
-		char hex[2 * PCR_MAX_DIGEST + 1] = "";
+		char hex[2 * LIMIT_DIGEST + 1] = "";
 		if (b)
 			hex_encode(b->value[PCR_IMA], 32, hex);
 		add_reason(ev, REASON_PCR_MISMATCH, -1,
@@ -423,7 +421,7 @@ int attest_evaluate(const struct attest_request *req, struct attest_result *out)
 	struct quote_info qi;
 
 	memset(out, 0, sizeof(*out));
-	dynbuf_init(&ev.violations, (size_t)ATTEST_MAX_VIOLATIONS * sizeof(struct attest_violation));
+	dynbuf_init(&ev.violations, (size_t)LIMIT_IMA_VIOLATIONS * sizeof(struct attest_violation));
 	out->verdict.trusted = true;
 	if (req->prev)
 		out->next = *req->prev;

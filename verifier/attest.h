@@ -45,7 +45,7 @@ struct attest_request {
 };
 
 /* "alg:hex": an algorithm name of up to 16 bytes, each escaped as \xNN at worst, and a digest. */
-#define ATTEST_DIGEST_TEXT_MAX (4 * 16 + 1 + 2 * PCR_MAX_DIGEST)
+#define ATTEST_DIGEST_TEXT_MAX (4 * 16 + 1 + 2 * LIMIT_DIGEST)
 
 struct attest_violation {
 	uint64_t entry;

@@ -23,7 +23,6 @@
 #include "verifier/review.h"
 
 #define LIST_LIMIT_DEFAULT 100u
-#define LIST_LIMIT_MAX 10000u
 
 /* Helpers ------------------------------------------------------------------------------------- */
 
@@ -46,7 +45,7 @@ static unsigned query_limit(const struct http_request *req)
 	n = strtoul(s, &end, 10);
 	if (end == s || *end || n == 0)
 		return LIST_LIMIT_DEFAULT;
-	return n > LIST_LIMIT_MAX ? LIST_LIMIT_MAX : (unsigned)n;
+	return n > LIMIT_LIST_ROWS ? LIMIT_LIST_ROWS : (unsigned)n;
 }
 
 static json_t *agent_json(const struct store_agent *a)
@@ -200,7 +199,7 @@ void handle_agent_verdicts(const struct http_request *req, struct http_response 
 static bool policy_name_valid(const char *s)
 {
 	/* Same alphabet as agent ids, shorter. */
-	return s && strlen(s) <= STORE_POLICY_NAME_MAX && agent_id_valid(s);
+	return s && strlen(s) <= LIMIT_POLICY_NAME && agent_id_valid(s);
 }
 
 void handle_agent_set_policy(const struct http_request *req, struct http_response *resp)

@@ -462,20 +462,13 @@ int policy_add_digest(struct policy *p, const char *path, uint16_t alg, const ui
 	return entry_add_digest(p, (uint32_t)ei, ai, digest);
 }
 
-/*
- * glibc's regcomp takes seconds to minutes on stacked or nested repeats ("a**...", "(a*)*"
- * repeated), which the fuzzer found. Real excludes use a handful of quantifiers, so bound
- * their number (outside [...], unescaped) and the pattern's length before compiling.
- */
-#define EXCLUDE_MAX_LEN 1024u
-#define EXCLUDE_MAX_QUANTIFIERS 16u
 
 static bool exclude_too_complex(const char *src)
 {
 	unsigned quant = 0;
 	bool br = false;
 
-	if (strlen(src) > EXCLUDE_MAX_LEN)
+	if (strlen(src) > LIMIT_POLICY_EXCLUDE_BYTES)
 		return true;
 	for (const char *c = src; *c; c++) {
 		if (*c == '\\' && c[1]) {
@@ -492,7 +485,7 @@ static bool exclude_too_complex(const char *src)
 			quant++;
 		}
 	}
-	return quant > EXCLUDE_MAX_QUANTIFIERS;
+	return quant > LIMIT_POLICY_EXCLUDE_QUANTIFIERS;
 }
 
 /* Compiles our-syntax src (whole-path match) into ex. Returns 0 or a regcomp error code. */
@@ -504,7 +497,7 @@ static int exclude_compile(const char *src, regex_t *re, char *why, size_t whyle
 
 	if (exclude_too_complex(src)) {
 		snprintf(why, whylen, "pattern longer than %u bytes or with more than %u repeats",
-			 EXCLUDE_MAX_LEN, EXCLUDE_MAX_QUANTIFIERS);
+			 LIMIT_POLICY_EXCLUDE_BYTES, LIMIT_POLICY_EXCLUDE_QUANTIFIERS);
 		return REG_BADPAT;
 	}
 

@@ -24,7 +24,7 @@ struct policy;
 #define POLICY_CACHE_SLOTS 32u
 
 struct policy_slot {
-	char name[STORE_POLICY_NAME_MAX + 1];
+	char name[LIMIT_POLICY_NAME + 1];
 	int64_t version;
 	struct policy *policy;
 };

@@ -45,7 +45,7 @@ static enum review_status approve_into_policy(struct app *app, const struct viol
 	struct policy *p = NULL;
 	char *json = NULL, *text = NULL, err[160] = "";
 	const char *colon = strchr(vc->digest, ':');
-	uint8_t digest[PCR_MAX_DIGEST];
+	uint8_t digest[LIMIT_DIGEST];
 	ssize_t dlen = -1;
 	uint16_t alg = 0;
 	enum review_status st = REVIEW_INTERNAL;

@@ -29,7 +29,7 @@ struct review_result {
 	char reason[32];                 /* the violation's reason, for the log */
 	char path[LIMIT_IMA_PATH + 1];   /* the violation's path, for the log */
 	bool into_policy;                /* approval added the file to `policy` */
-	char policy[STORE_POLICY_NAME_MAX + 1];
+	char policy[LIMIT_POLICY_NAME + 1];
 	int64_t policy_version;
 	char why[LIMIT_IMA_PATH + 256]; /* may quote the path */
 };

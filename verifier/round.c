@@ -77,7 +77,7 @@ out:
  * cached). *ak is a new reference on ROUND_OK.
  */
 static enum round_status load_active(struct app *app, const char *id,
-				     char policy[STORE_POLICY_NAME_MAX + 1], EVP_PKEY **ak)
+				     char policy[LIMIT_POLICY_NAME + 1], EVP_PKEY **ak)
 {
 	struct store_agent a;
 	TPMT_PUBLIC akpub;
@@ -110,7 +110,7 @@ static char *reasons_json(const struct verdict_response *v)
 
 	if (!arr)
 		return NULL;
-	for (unsigned i = 0; i < v->nreasons && i < VERDICT_MAX_REASONS; i++) {
+	for (unsigned i = 0; i < v->nreasons && i < LIMIT_VERDICT_REASONS; i++) {
 		const struct verdict_reason *r = &v->reason[i];
 		json_t *o = json_pack("{s:s, s:s, s:I}", "code", r->code, "detail", r->detail,
 				      "entry", (json_int_t)r->entry);
@@ -193,7 +193,7 @@ out:
 enum round_status round_evidence(struct app *app, const char *id, const struct evidence *ev,
 				 struct verdict_response *verdict)
 {
-	char policy_name[STORE_POLICY_NAME_MAX + 1] = "";
+	char policy_name[LIMIT_POLICY_NAME + 1] = "";
 	struct attest_request ar;
 	struct attest_result res;
 	struct challenge ch;

@@ -21,13 +21,6 @@
 /* GnuTLS priorities: TLS 1.2 and 1.3 only (1.0/1.1 are refused in the handshake). */
 #define TLS_PRIORITIES "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2:%SERVER_PRECEDENCE"
 #define CONNECTION_TIMEOUT_SECONDS 30u
-#define CONNECTION_LIMIT 1000u
-/*
- * An oversized body is read and dropped up to this many bytes past the cap before the 413 is
- * sent: answering while the client is still sending makes the kernel reset the connection and
- * the client never sees the answer. Past it, the connection is simply closed.
- */
-#define DRAIN_MAX (1024u * 1024u)
 
 struct http_server {
 	struct MHD_Daemon *daemon;
@@ -116,7 +109,7 @@ static bool route_match(const char *pattern, const char *url, struct http_reques
 		pl = pe ? (size_t)(pe - p) : strlen(p);
 		ul = ue ? (size_t)(ue - u) : strlen(u);
 		if (pl == 1 && *p == '*') {
-			if (ul == 0 || ul > HTTP_ARG_MAX || req->narg >= HTTP_MAX_ARGS)
+			if (ul == 0 || ul > LIMIT_URL_ARG || req->narg >= HTTP_MAX_ARGS)
 				return false;
 			memcpy(req->arg[req->narg], u, ul);
 			req->arg[req->narg][ul] = '\0';
@@ -210,7 +203,7 @@ static enum MHD_Result start_request(struct http_server *srv, struct conn_state 
 		n = strtoull(cl, &end, 10);
 		if (errno || end == cl || *end)
 			return reply_error(srv, cs, 400, "bad_request", "bad Content-Length");
-		if (n > (unsigned long long)rt->body_cap + DRAIN_MAX)
+		if (n > (unsigned long long)rt->body_cap + LIMIT_DRAIN_BYTES)
 			return reply_error(srv, cs, 413, "body_too_large",
 					   "request body exceeds the limit for this endpoint");
 		if (n > rt->body_cap)
@@ -259,7 +252,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 			append_body(cs, upload_data, *upload_data_size);
 		*upload_data_size = 0;
 		/* A chunked body that will not end: stop reading and drop the connection. */
-		if (cs->too_large && cs->received > (uint64_t)cs->route->body_cap + DRAIN_MAX)
+		if (cs->too_large && cs->received > (uint64_t)cs->route->body_cap + LIMIT_DRAIN_BYTES)
 			return MHD_NO;
 		return MHD_YES;
 	}
@@ -395,7 +388,7 @@ struct http_server *http_server_start(const struct http_server_config *cfg, uint
 		MHD_OPTION_HTTPS_MEM_KEY, cfg->key_pem,
 		MHD_OPTION_HTTPS_PRIORITIES, TLS_PRIORITIES,
 		MHD_OPTION_CONNECTION_TIMEOUT, CONNECTION_TIMEOUT_SECONDS,
-		MHD_OPTION_CONNECTION_LIMIT, CONNECTION_LIMIT,
+		MHD_OPTION_CONNECTION_LIMIT, LIMIT_CONNECTIONS,
 		MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL,
 		MHD_OPTION_END);
 	if (!srv->daemon) {

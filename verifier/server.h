@@ -17,8 +17,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "proto/limits.h"
+
 #define HTTP_MAX_ARGS 2u
-#define HTTP_ARG_MAX 255u
 
 struct MHD_Connection;
 
@@ -27,7 +28,7 @@ struct http_request {
 	const char *method;
 	const char *url;
 	/* path segments matched by '*' in the route pattern, in order */
-	char arg[HTTP_MAX_ARGS][HTTP_ARG_MAX + 1];
+	char arg[HTTP_MAX_ARGS][LIMIT_URL_ARG + 1];
 	unsigned narg;
 	const char *body; /* NUL-terminated; "" when the request had none */
 	size_t body_len;

@@ -35,7 +35,6 @@
 #include "verifier/boot_state.h"
 
 #define STORE_CRED_DIGEST_LEN 32u /* SHA-256 of the MakeCredential secret */
-#define STORE_POLICY_NAME_MAX 64u
 
 struct store;
 
@@ -57,7 +56,7 @@ struct store_agent {
 	uint8_t ak_name[66];
 	size_t ak_name_len;
 	uint8_t cred_digest[STORE_CRED_DIGEST_LEN];
-	char policy[STORE_POLICY_NAME_MAX + 1]; /* "" = the default policy */
+	char policy[LIMIT_POLICY_NAME + 1]; /* "" = the default policy */
 	int64_t created_at;
 	int64_t activated_at;   /* 0 while pending */
 	/* Summary columns, filled by store_agent_get()/store_agents_list(); ignored on write. */

@@ -12,7 +12,7 @@
  *
  * Invariants checked (abort on breach): the call succeeds or runs out of memory; a trusted
  * verdict has no reasons and no violations; every reason is a row of reasons.h; every violation
- * is a kind an operator reviews; a verdict lists at most VERDICT_MAX_REASONS; the expected next
+ * is a kind an operator reviews; a verdict lists at most LIMIT_VERDICT_REASONS; the expected next
  * entry never moves back within a boot; unreviewed violations never leave a verdict trusted
  * in the same boot; a quote over another nonce is never trusted.
  */
@@ -119,7 +119,7 @@ static void check_result(const struct attest_request *req, const struct attest_r
 {
 	const struct verdict_response *v = &res->verdict;
 
-	if (v->nreasons > VERDICT_MAX_REASONS)
+	if (v->nreasons > LIMIT_VERDICT_REASONS)
 		abort();
 	if (v->trusted && (v->nreasons || res->nviolations))
 		abort();
@@ -147,7 +147,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const uint8_t nonce[32] = { 1, 2, 3, 4 };
 	static const uint8_t other[32] = { 9 };
-	uint8_t attest[SOFTTPM_ATTEST_MAX], sig[SOFTTPM_SIG_MAX];
+	uint8_t attest[LIMIT_ATTEST], sig[LIMIT_SIGNATURE];
 	struct softtpm_clock clk = { .clock = 5000, .reset_count = 3, .restart_count = 0, .safe = 1 };
 	struct boot_state prev;
 	struct evidence ev;

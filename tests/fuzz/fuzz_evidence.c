@@ -165,7 +165,7 @@ static void do_verdict(const char *js, size_t len)
 		check(why != NULL);
 		return;
 	}
-	check(a.nreasons <= VERDICT_MAX_REASONS && (!a.trusted || a.nreasons == 0));
+	check(a.nreasons <= LIMIT_VERDICT_REASONS && (!a.trusted || a.nreasons == 0));
 	enc = verdict_response_encode(&a);
 	check(enc != NULL);
 	check(verdict_response_parse(enc, strlen(enc), &b, &why) == 0);

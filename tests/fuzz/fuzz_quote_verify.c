@@ -77,7 +77,7 @@ struct signed_quote {
 	uint8_t nonce[LIMIT_NONCE_BYTES];
 	size_t nonce_len;
 	struct pcr_set pcrs;
-	uint8_t attest[SOFTTPM_ATTEST_MAX];
+	uint8_t attest[LIMIT_ATTEST];
 	size_t attest_len;
 };
 
@@ -195,7 +195,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	const char *dir = getenv("FUZZ_QUOTE_SEEDS");
 	struct softtpm_clock clk = { 123456789, 3, 1, 1, 0x2023011100000000ull };
-	uint8_t sig[SOFTTPM_SIG_MAX];
+	uint8_t sig[LIMIT_SIGNATURE];
 	size_t sig_len;
 
 	/* tpm2-tss logs every failed unmarshal to stderr: silence it, a fuzzer makes millions. */

@@ -22,9 +22,6 @@
 
 #include "proto/pcrs.h"
 
-#define SOFTTPM_PUBLIC_MAX 1024u
-#define SOFTTPM_ATTEST_MAX 1024u
-#define SOFTTPM_SIG_MAX 1024u
 
 /*
  * TPM2B_PUBLIC for key (RSA-2048 -> RSASSA-SHA256, EC P-256 -> ECDSA-SHA256): the AK template

@@ -192,7 +192,7 @@ static int cmd_quote(struct tpm *t, const char *state, const char *nonce_hex, co
 	size_t attest_len, sig_len;
 	ssize_t nonce_len;
 	struct pcr_set set;
-	char hex[2 * PCR_MAX_DIGEST + 1];
+	char hex[2 * LIMIT_DIGEST + 1];
 	bool created;
 	int ret;
 

@@ -281,7 +281,7 @@ static void boot_pcrs(struct pcr_set *s)
 static int boot_aggregate_entry(struct dynbuf *out)
 {
 	struct pcr_set s;
-	uint8_t ba[PCR_MAX_DIGEST];
+	uint8_t ba[LIMIT_DIGEST];
 	size_t ba_len = 0;
 
 	boot_pcrs(&s);
@@ -578,7 +578,7 @@ out:
 
 static int ak_public_of(EVP_PKEY *ak, uint32_t attrs, uint8_t *out, size_t *len)
 {
-	return softtpm_ak_public(ak, attrs, out, SOFTTPM_PUBLIC_MAX, len);
+	return softtpm_ak_public(ak, attrs, out, LIMIT_TPM2B_PUBLIC, len);
 }
 
 static int exit_for(long status)
@@ -600,7 +600,7 @@ static int cmd_enroll(const char *dir, const struct enroll_opts *o)
 	struct enroll_request er;
 	struct enroll_response eresp;
 	struct activate_request act;
-	uint8_t ekpub[SOFTTPM_PUBLIC_MAX], akpub[SOFTTPM_PUBLIC_MAX];
+	uint8_t ekpub[LIMIT_TPM2B_PUBLIC], akpub[LIMIT_TPM2B_PUBLIC];
 	uint8_t name[TPMKEY_NAME_MAX];
 	size_t ekpub_len = 0, akpub_len = 0, name_len = 0, secret_len = 0;
 	uint32_t attrs = 0;
@@ -961,7 +961,7 @@ static int cmd_round(const char *dir, const struct round_opts *o)
 	struct challenge ch, other;
 	struct pcr_set pcrs;
 	struct evidence ev;
-	uint8_t attest[SOFTTPM_ATTEST_MAX], sig[SOFTTPM_SIG_MAX], qnonce[LIMIT_NONCE_BYTES];
+	uint8_t attest[LIMIT_ATTEST], sig[LIMIT_SIGNATURE], qnonce[LIMIT_NONCE_BYTES];
 	uint64_t from, prev_clock;
 	long status = 0;
 	int ret = 2;

@@ -14,7 +14,7 @@ int main(void)
 {
 	struct agentcache *c = agentcache_new();
 	EVP_PKEY *k = EVP_PKEY_Q_keygen(NULL, NULL, "EC", "P-256"), *got = NULL;
-	char policy[STORE_POLICY_NAME_MAX + 1];
+	char policy[LIMIT_POLICY_NAME + 1];
 	char id[32];
 	uint64_t g;
 	int hits = 0;

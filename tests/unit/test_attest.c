@@ -109,7 +109,7 @@ static void machine_extend(struct machine *m, unsigned upto)
 
 struct round {
 	struct evidence ev;
-	uint8_t attest[SOFTTPM_ATTEST_MAX], sig[SOFTTPM_SIG_MAX];
+	uint8_t attest[LIMIT_ATTEST], sig[LIMIT_SIGNATURE];
 	uint8_t nonce[32];
 	struct attest_result res;
 };

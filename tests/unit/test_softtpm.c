@@ -39,7 +39,7 @@ int main(void)
 	EVP_PKEY *ak_ec = EVP_PKEY_Q_keygen(NULL, NULL, "EC", "P-256");
 	EVP_PKEY *ca_key = NULL;
 	X509 *ca = NULL;
-	uint8_t buf[SOFTTPM_PUBLIC_MAX], name[TPMKEY_NAME_MAX], secret[32], got[64];
+	uint8_t buf[LIMIT_TPM2B_PUBLIC], name[TPMKEY_NAME_MAX], secret[32], got[64];
 	size_t len = 0, name_len = 0, got_len = 0;
 	TPMT_PUBLIC ek_pub, ak_pub;
 
@@ -116,7 +116,7 @@ int main(void)
 	b->mask = 1u << 10;
 	memset(b->value[10], 0x5a, 32);
 	struct softtpm_clock clk = {.clock = 1000, .reset_count = 3, .safe = 1};
-	uint8_t nonce[32] = {7}, attest[SOFTTPM_ATTEST_MAX], sig[SOFTTPM_SIG_MAX];
+	uint8_t nonce[32] = {7}, attest[LIMIT_ATTEST], sig[LIMIT_SIGNATURE];
 	size_t alen = 0, slen = 0;
 	struct quote_info qi;
 	EVP_PKEY *aks[] = {ak, ak_ec};

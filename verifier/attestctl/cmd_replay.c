@@ -145,7 +145,7 @@ int cmd_replay(int argc, char **argv)
 	for (uint16_t alg = 1; alg < 0x20; alg++) {
 		size_t plen;
 		const uint8_t *pcr = replay_state_pcr(&a.st, alg, &plen);
-		char hex[2 * PCR_MAX_DIGEST + 1];
+		char hex[2 * LIMIT_DIGEST + 1];
 
 		if (!pcr && threaded)
 			pcr = replay_state_pcr(&b.st, alg, &plen);
