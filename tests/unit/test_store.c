@@ -8,8 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <sqlite3.h>
 
+#include "tests/lib/sqlfile.h"
 #include "tests/unit/check.h"
 #include "verifier/boot_state.h"
 #include "verifier/store.h"
@@ -387,32 +387,6 @@ static void test_boot_state_encoding(void)
 	bs.started = false;
 	boot_state_encode(&bs, enc);
 	CHECK(boot_state_decode(enc, sizeof(enc), &got) == 0 && !got.started, "started = 0");
-}
-
-static int sql_int(const char *path, const char *sql, int *v)
-{
-	sqlite3 *db = NULL;
-	sqlite3_stmt *s = NULL;
-	int ok = sqlite3_open(path, &db) == SQLITE_OK &&
-		 sqlite3_prepare_v2(db, sql, -1, &s, NULL) == SQLITE_OK &&
-		 sqlite3_step(s) == SQLITE_ROW;
-
-	if (ok)
-		*v = sqlite3_column_int(s, 0);
-	sqlite3_finalize(s);
-	sqlite3_close(db);
-	return ok ? 0 : -1;
-}
-
-static int sql_exec(const char *path, const char *sql)
-{
-	sqlite3 *db = NULL;
-	int rc = sqlite3_open(path, &db);
-
-	if (rc == SQLITE_OK)
-		rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
-	sqlite3_close(db);
-	return rc == SQLITE_OK ? 0 : -1;
 }
 
 /* URIs, schema versions, rows that fail their checks. */
