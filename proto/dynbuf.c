@@ -167,6 +167,19 @@ int dynbuf_tail(struct dynbuf *b, size_t n)
 	return dynbuf_setlen(b, n);
 }
 
+void dynbuf_trim(struct dynbuf *b)
+{
+	char *p;
+
+	if (!b->buf || b->len + 1 == b->cap)
+		return;
+	p = realloc(b->buf, b->len + 1);
+	if (p) {
+		b->buf = p;
+		b->cap = b->len + 1;
+	}
+}
+
 void dynbuf_reset(struct dynbuf *b)
 {
 	b->len = 0;

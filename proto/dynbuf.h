@@ -69,6 +69,9 @@ int dynbuf_setlen(struct dynbuf *b, size_t len);
  */
 int dynbuf_tail(struct dynbuf *b, size_t n);
 
+/* Gives back what is allocated beyond the bytes held (and their NUL); a no-op if realloc fails. */
+void dynbuf_trim(struct dynbuf *b);
+
 /* Drops the bytes and clears the error, keeping the allocation and the cap. */
 void dynbuf_reset(struct dynbuf *b);
 

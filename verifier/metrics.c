@@ -2,16 +2,14 @@
 #include "verifier/metrics.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 
 #include "proto/dynbuf.h"
 
-/* Upper bounds of the latency buckets, in seconds, and as printed. */
+/* Upper bounds of the latency buckets, in seconds; the last is +Inf (printed as such). */
 static const double latency_bounds[METRICS_LATENCY_BUCKETS] = {
-	0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 1e300
-};
-static const char *const latency_labels[METRICS_LATENCY_BUCKETS] = {
-	"0.005", "0.01", "0.025", "0.05", "0.1", "0.25", "0.5", "1", "2.5", "5", "10", "+Inf"
+	0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, HUGE_VAL
 };
 
 /* The text is a few KB; anything near this means a bug, not a big fleet. */
@@ -76,8 +74,12 @@ char *metrics_render(const struct metrics *m, const struct store_counts *c)
 			"# TYPE attest_evidence_seconds histogram\n");
 	for (unsigned i = 0; i < METRICS_LATENCY_BUCKETS; i++) {
 		cum += ld(&m->latency_bucket[i]);
-		dynbuf_addf(&b, "attest_evidence_seconds_bucket{le=\"%s\"} %" PRIu64 "\n",
-			    latency_labels[i], cum);
+		if (i + 1 < METRICS_LATENCY_BUCKETS)
+			dynbuf_addf(&b, "attest_evidence_seconds_bucket{le=\"%g\"} %" PRIu64 "\n",
+				    latency_bounds[i], cum);
+		else
+			dynbuf_addf(&b, "attest_evidence_seconds_bucket{le=\"+Inf\"} %" PRIu64 "\n",
+				    cum);
 	}
 	dynbuf_addf(&b, "attest_evidence_seconds_sum %.6f\nattest_evidence_seconds_count %" PRIu64 "\n",
 		    (double)ld(&m->latency_sum_us) / 1e6, ld(&m->latency_count));

@@ -81,20 +81,6 @@ static uint8_t *arena_at(const struct dynbuf *a, size_t off)
 	return (uint8_t *)a->buf + off;
 }
 
-/* Gives back the doubling slack once a load is done; the bytes stay where dynbuf keeps them. */
-static void arena_shrink(struct dynbuf *a)
-{
-	char *nb;
-
-	if (!a->buf || a->len + 1 == a->cap)
-		return;
-	nb = realloc(a->buf, a->len + 1);
-	if (nb) {
-		a->buf = nb;
-		a->cap = a->len + 1;
-	}
-}
-
 /* --- key table: byte-string keys -> 12-byte entries, open addressing ---------------------- */
 
 struct kentry {
@@ -1238,8 +1224,8 @@ struct policy *policy_load(const char *json, size_t len, char *err, size_t errle
 	}
 	if (rc)
 		goto fail;
-	arena_shrink(&p->digs);
-	arena_shrink(&p->paths.keys);
+	dynbuf_trim(&p->digs);
+	dynbuf_trim(&p->paths.keys);
 	json_decref(root);
 	/* The parse tree of a large policy is many small blocks; hand them back to the system so
 	 * the verifier's resident size reflects the compact tables. */

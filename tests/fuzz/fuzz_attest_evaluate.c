@@ -26,6 +26,7 @@
 #include <openssl/sha.h>
 #include <tss2/tss2_tpm2_types.h>
 
+#include "proto/encoding.h"
 #include "proto/imalog.h"
 #include "proto/replay.h"
 #include "verifier/attest.h"
@@ -56,8 +57,7 @@ static struct policy *make_policy(bool ignore_violations)
 			     "\"digests\":{", ignore_violations ? "ignore" : "fail");
 	for (size_t i = 0; i < sizeof(allowed) / sizeof(allowed[0]); i++) {
 		SHA256((const uint8_t *)allowed[i], strlen(allowed[i]), d);
-		for (unsigned j = 0; j < 32; j++)
-			snprintf(hex + 2 * j, 3, "%02x", d[j]);
+		hex_encode(d, 32, hex);
 		o += (size_t)snprintf(json + o, sizeof(json) - o, "%s\"%s\":[\"sha256:%s\"]",
 				      i ? "," : "", allowed[i], hex);
 	}

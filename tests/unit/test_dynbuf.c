@@ -120,6 +120,22 @@ static void test_setlen_and_tail(void)
 	dynbuf_release(&b);
 }
 
+static void test_trim(void)
+{
+	struct dynbuf b;
+
+	dynbuf_init(&b, 1000);
+	dynbuf_trim(&b);
+	CHECK(b.buf == NULL && b.cap == 0, "trim of an empty buffer allocates nothing");
+	CHECK(dynbuf_add(&b, "abcdef", 6) == 0 && b.cap > 7, "growth leaves slack (cap %zu)", b.cap);
+	dynbuf_trim(&b);
+	CHECK(b.cap == 7 && b.len == 6 && strcmp(dynbuf_str(&b), "abcdef") == 0,
+	      "trim keeps the bytes and their NUL, nothing more (cap %zu)", b.cap);
+	CHECK(dynbuf_add(&b, "g", 1) == 0 && strcmp(dynbuf_str(&b), "abcdefg") == 0,
+	      "appends after a trim grow again");
+	dynbuf_release(&b);
+}
+
 int main(void)
 {
 	CASE(test_append_and_nul);
@@ -127,5 +143,6 @@ int main(void)
 	CASE(test_cap_is_sticky);
 	CASE(test_grow_fills);
 	CASE(test_setlen_and_tail);
+	CASE(test_trim);
 	return check_finish();
 }

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/file.h"
+#include "proto/dynbuf.h"
 #include "proto/quote.h"
 #include "verifier/reasons.h"
 #include "tests/unit/check.h"
@@ -20,23 +22,17 @@ struct names {
 	unsigned n;
 };
 
+/* The whole file as a string (the caller frees it), or NULL. */
 static char *slurp(const char *path)
 {
-	FILE *f = fopen(path, "r");
-	char *buf = NULL;
-	long len;
+	struct dynbuf b;
 
-	if (!f)
+	dynbuf_init(&b, 1u << 20);
+	if (file_read(path, &b)) {
+		dynbuf_release(&b);
 		return NULL;
-	if (fseek(f, 0, SEEK_END) == 0 && (len = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0 &&
-	    (buf = malloc((size_t)len + 1)) && fread(buf, 1, (size_t)len, f) == (size_t)len)
-		buf[len] = '\0';
-	else {
-		free(buf);
-		buf = NULL;
 	}
-	fclose(f);
-	return buf;
+	return dynbuf_take(&b, NULL);
 }
 
 static void names_add(struct names *n, const char *s, size_t len)
