@@ -10,6 +10,8 @@
 #   KERNEL_JOBS        make -j                   [$(nproc)]
 #   KERNEL_KEEP_OLD    1 keeps trees of older keys; default 0 removes them
 #   KERNEL_FORCE       1 rebuilds even when the key is cached
+#   KERNEL_BUILD_LOCK  lock file that serializes builds  [$KERNEL_CACHE/.lock]; point
+#                      several checkouts at one file so that two builds never share the cores
 # Output: $KERNEL_CACHE/bzImage (symlink to $KERNEL_CACHE/<key>/bzImage) and
 # $KERNEL_CACHE/current (symlink to the key directory, holding the tree and the logs).
 # Prints the bzImage path on its last line.
@@ -87,10 +89,11 @@ if [[ -s $dir/bzImage && ${KERNEL_FORCE:-0} != 1 ]]; then
 	exit 0
 fi
 
-# One build at a time per cache (tests may start in parallel).
-exec 9>"$CACHE/.lock"
+# One build at a time per cache (tests may start in parallel), or per KERNEL_BUILD_LOCK.
+LOCK=$(abspath "${KERNEL_BUILD_LOCK:-$CACHE/.lock}")
+exec 9>"$LOCK"
 if ! flock -n 9; then
-	say "another build holds $CACHE/.lock, waiting"
+	say "another build holds $LOCK, waiting"
 	flock 9
 	if [[ -s $dir/bzImage && ${KERNEL_FORCE:-0} != 1 ]]; then
 		publish
