@@ -33,6 +33,7 @@
 #include "verifier/agentcache.h"
 #include "verifier/handlers.h"
 #include "verifier/policy.h"
+#include "verifier/statedir.h"
 #include "verifier/tls.h"
 
 #define MAX_EK_CA 16
@@ -266,7 +267,7 @@ int main(int argc, char **argv)
 	char path[PATH_MAX];
 	sigset_t sigs;
 	uint16_t port = 0;
-	int sig = 0, ret, status = 1;
+	int sig = 0, ret, status = 1, lock_fd = -1;
 
 	log_init("verifier", LOG_LVL_INFO);
 	memset(&o, 0, sizeof(o));
@@ -285,10 +286,10 @@ int main(int argc, char **argv)
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
-	if (mkdir(o.state_dir, 0700) < 0 && errno != EEXIST) {
-		log_error("cannot create state directory \"%s\": %s", o.state_dir, strerror(errno));
+	/* Every file the verifier creates (keys, token, the store and its journals) is 0600. */
+	umask(077);
+	if (statedir_open(o.state_dir, &lock_fd))
 		goto out;
-	}
 	snprintf(path, sizeof(path), "sqlite:%s/verifier.db", o.state_dir);
 	if ((ret = store_open(o.store ? o.store : path, &app.store))) {
 		log_error("cannot open the store \"%s\"", o.store ? o.store : path);
@@ -348,5 +349,6 @@ out:
 	agentcache_free(app.agents);
 	tls_material_release(&tls);
 	OPENSSL_cleanse(app.token_digest, sizeof(app.token_digest));
+	statedir_close(lock_fd);
 	return status;
 }
