@@ -53,6 +53,13 @@
  */
 #define LIMIT_DRAIN_BYTES (1024u * 1024u)
 #define LIMIT_EK_CERT 8192
+/*
+ * Pending enrollments (not yet activated: made with a public EK certificate alone) of one EK
+ * under other agent ids, and in all. A new one past either is refused (429), never evicts one
+ * already acknowledged; they expire after the verifier's --pending-ttl.
+ */
+#define LIMIT_PENDING_PER_EK 4u
+#define LIMIT_PENDING_ENROLLMENTS 10000u
 #define LIMIT_VERDICT_REASONS 64                /* reasons in one verdict */
 #define LIMIT_VERDICT_DETAIL 512u               /* bytes of one reason's detail, NUL included */
 #define LIMIT_AGENT_RESPONSE (1024u * 1024u)            /* a verifier answer read by attestd */

@@ -4,9 +4,10 @@
  *   verifier [--listen 127.0.0.1:8443] [--state-dir DIR] [--tls-cert FILE --tls-key FILE]
  *            [--tls-san NAME]... [--ek-ca FILE]... [--policy FILE]
  *            [--operator-token-file FILE] [--threads N] [--nonce-ttl SECONDS] [--verbose]
- *            [--store URI]
+ *            [--store URI] [--pending-ttl SECONDS]
  *
  * --store names the database (store.h): sqlite:PATH, by default sqlite:STATE_DIR/verifier.db.
+ * --pending-ttl: an enrollment not activated within it expires (default 600 s).
  *
  * Prints `listening on https://ADDR:PORT` on stdout when ready. SIGTERM/SIGINT stop it cleanly.
  */
@@ -55,6 +56,7 @@ struct options {
 	const char *token_file;
 	unsigned threads;
 	int64_t nonce_ttl;
+	int64_t pending_ttl;
 };
 
 static void usage(FILE *f)
@@ -64,7 +66,7 @@ static void usage(FILE *f)
 		"                [--tls-cert FILE --tls-key FILE] [--tls-san NAME]...\n"
 		"                [--ek-ca FILE]... [--policy FILE] [--operator-token-file FILE]\n"
 		"                [--threads N] [--nonce-ttl SECONDS] [--verbose]\n"
-		"                [--store sqlite:PATH]\n");
+		"                [--store sqlite:PATH] [--pending-ttl SECONDS]\n");
 }
 
 static int parse_uint(const char *s, unsigned long max, unsigned long *out)
@@ -94,6 +96,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{ "operator-token-file", required_argument, NULL, 't' },
 		{ "threads", required_argument, NULL, 'T' },
 		{ "nonce-ttl", required_argument, NULL, 'n' },
+		{ "pending-ttl", required_argument, NULL, 'P' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -108,6 +111,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 	 * An idle pool thread costs about 20 KiB of RSS. */
 	o->threads = 32;
 	o->nonce_ttl = 60;
+	o->pending_ttl = STORE_PENDING_TTL_DEFAULT;
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'l': o->listen = optarg; break;
@@ -144,6 +148,13 @@ static int parse_args(int argc, char **argv, struct options *o)
 				return -EINVAL;
 			}
 			o->nonce_ttl = (int64_t)v;
+			break;
+		case 'P':
+			if (parse_uint(optarg, 7 * 86400, &v) || v == 0) {
+				fprintf(stderr, "verifier: --pending-ttl wants 1..604800 seconds\n");
+				return -EINVAL;
+			}
+			o->pending_ttl = (int64_t)v;
 			break;
 		case 'v': log_set_level(LOG_LVL_DEBUG); break;
 		case 'h': usage(stdout); exit(0);
@@ -277,6 +288,7 @@ int main(int argc, char **argv)
 	if (parse_args(argc, argv, &o))
 		return 2;
 	app.nonce_ttl = o.nonce_ttl;
+	app.pending_ttl = o.pending_ttl;
 
 	/* Block the stop signals before any thread exists: MHD's threads inherit the mask and
 	 * only main() receives them, in sigwait() below. */
@@ -294,6 +306,15 @@ int main(int argc, char **argv)
 	if ((ret = store_open(o.store ? o.store : path, &app.store))) {
 		log_error("cannot open the store \"%s\"", o.store ? o.store : path);
 		goto out;
+	}
+	{
+		struct store_enroll_limits lim = {
+			.pending_ttl = o.pending_ttl,
+			.max_pending_per_ek = LIMIT_PENDING_PER_EK,
+			.max_pending = LIMIT_PENDING_ENROLLMENTS,
+		};
+
+		store_set_enroll_limits(app.store, &lim);
 	}
 	if (setup_token(&o, app.token_digest))
 		goto out;

@@ -149,6 +149,12 @@ static enum MHD_Result send_response(struct http_server *srv, struct conn_state 
 	MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
 	if (resp->status == MHD_HTTP_UNAUTHORIZED)
 		MHD_add_response_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer");
+	if (resp->retry_after) {
+		char secs[16];
+
+		snprintf(secs, sizeof(secs), "%u", resp->retry_after);
+		MHD_add_response_header(r, MHD_HTTP_HEADER_RETRY_AFTER, secs);
+	}
 	ret = MHD_queue_response(cs->req.conn, resp->status, r);
 	MHD_destroy_response(r);
 	cs->replied = true;

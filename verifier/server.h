@@ -39,6 +39,7 @@ struct http_response {
 	unsigned status;
 	char *body;               /* malloc'd, the server frees it */
 	const char *content_type; /* default application/json */
+	unsigned retry_after;     /* seconds; sent as Retry-After when not 0 */
 };
 
 typedef void (*http_handler)(const struct http_request *req, struct http_response *resp);
