@@ -8,6 +8,7 @@
  *   loadgen --url https://127.0.0.1:PORT --ca VERIFIER_CA --ek-ca-dir DIR --agents N
  *           [--threads T] [--seconds S] [--verifier-pid PID] [--entries-per-round K]
  *           [--verdict-log FILE] [--max-errors N] [--error-pause-ms MS]
+ *           [--id-prefix PREFIX] [--pending 1]
  *
  * Each agent is what a TPM and attestd would send, made in software:
  *   - an EC P-256 EK of its own in the TCG default template L-2 (softtpm_ek_public), with an
@@ -24,6 +25,9 @@
  * loop. Setup and enrollment are untimed. For S seconds every thread attests its agents round
  * robin; latency is one attestation as the agent sees it (challenge request to verdict,
  * including the quote made in between).
+ *
+ * Agent ids are PREFIX-NNNNN (bench-00000 ...). --pending 1 enrolls them and stops there,
+ * leaving N pending enrollments (the web page's paging test).
  *
  * Fault tests (tests/faults/): --verdict-log appends `unix_ms agent_id verdict_id` for every
  * verdict received, as soon as it is received; --max-errors lets each thread survive N failed
@@ -91,6 +95,8 @@ struct opts {
 	int vpid;
 	unsigned long max_errors;
 	unsigned error_pause_ms;
+	const char *id_prefix;
+	bool pending; /* enroll only */
 	FILE *verdict_log; /* shared by the threads: one fprintf per line, flushed at once */
 };
 
@@ -347,6 +353,10 @@ static int agent_enroll(struct worker *w, struct agent *a)
 		fprintf(stderr, "loadgen: enroll %s: HTTP %ld %s\n", a->id, st, b.p);
 		goto cleanup;
 	}
+	if (w->o->pending) {
+		ret = 0;
+		goto cleanup;
+	}
 	if (softtpm_activate_credential(a->ek, a->ak_name, a->ak_name_len, er.credential_blob,
 					er.credential_blob_len, er.encrypted_secret,
 					er.encrypted_secret_len, act.secret, &act.secret_len) != 0) {
@@ -581,7 +591,7 @@ static int setup_agents(const struct opts *o, struct agent *agents, X509 *ca, EV
 		int n;
 
 		a->index = i;
-		snprintf(a->id, sizeof(a->id), "bench-%05u", i);
+		snprintf(a->id, sizeof(a->id), "%s-%05u", o->id_prefix, i);
 		a->ek = EVP_PKEY_Q_keygen(NULL, NULL, "EC", "P-256");
 		if (!a->ek || softtpm_ek_public(a->ek, a->ek_pub, sizeof(a->ek_pub), &a->ek_pub_len))
 			return -EIO;
@@ -642,6 +652,7 @@ static int parse_opts(int argc, char **argv, struct opts *o, const char **make_c
 	o->seconds = 5;
 	o->per_round = 10;
 	o->max_errors = 100;
+	o->id_prefix = "bench";
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
 
@@ -676,6 +687,10 @@ static int parse_opts(int argc, char **argv, struct opts *o, const char **make_c
 			o->max_errors = v;
 		else if (!strcmp(a, "--error-pause-ms") && bench_parse_ulong(val, 60000, &v) == 0)
 			o->error_pause_ms = (unsigned)v;
+		else if (!strcmp(a, "--id-prefix") && strlen(val) <= 16 && agent_id_valid(val))
+			o->id_prefix = val;
+		else if (!strcmp(a, "--pending") && bench_parse_ulong(val, 1, &v) == 0)
+			o->pending = v == 1;
 		else
 			return -EINVAL;
 	}
@@ -706,7 +721,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: loadgen --make-ca DIR\n"
 				"       loadgen --url URL --ca FILE --ek-ca-dir DIR --agents N [--threads T]\n"
 				"               [--seconds S] [--verifier-pid PID] [--entries-per-round K]\n"
-				"               [--verdict-log FILE] [--max-errors N] [--error-pause-ms MS]\n");
+				"               [--verdict-log FILE] [--max-errors N] [--error-pause-ms MS]\n"
+				"               [--id-prefix PREFIX] [--pending 1]\n");
 		return 2;
 	}
 	if (make_ca_dir) {
@@ -745,6 +761,10 @@ int main(int argc, char **argv)
 	}
 	printf("agents %u\nthreads %u\nenroll_s %.3f\n", o.agents, o.threads, bench_now() - t0);
 	fflush(stdout); /* scripts watching the output start their clocks here */
+	if (o.pending) {
+		ret = 0;
+		goto cleanup;
+	}
 	if (o.vpid)
 		rss1 = bench_rss_kib(o.vpid);
 

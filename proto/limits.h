@@ -47,6 +47,20 @@
 #define LIMIT_LIST_ROWS 10000u                  /* the largest ?limit= of a list call */
 #define LIMIT_CONNECTIONS 1000u                 /* the verifier's open connections */
 /*
+ * What one client may hold (verifier/http_guard.h; issue 15). Connections per client address
+ * (--client-connections changes it: agents behind one NAT address share it). Absolute
+ * deadlines, not idle timeouts: a request's headers within LIMIT_HEADER_SECONDS of the accept
+ * or of the previous request's end; a body, or an answer, within LIMIT_TRANSFER_SECONDS plus
+ * its length at LIMIT_TRANSFER_RATE bytes per second (64 MiB: 74 s). Bodies over
+ * LIMIT_SMALL_BODY in flight, all connections together: at most LIMIT_BODY_BUDGET bytes
+ * (then 503 with Retry-After), reserved from Content-Length before a byte is read.
+ */
+#define LIMIT_CONNECTIONS_PER_CLIENT 64u
+#define LIMIT_HEADER_SECONDS 10u
+#define LIMIT_TRANSFER_SECONDS 10u
+#define LIMIT_TRANSFER_RATE (1024u * 1024u)
+#define LIMIT_BODY_BUDGET (128u * 1024u * 1024u)
+/*
  * An oversized body is read and dropped up to this many bytes past the cap before the 413 is
  * sent: answering while the client is still sending makes the kernel reset the connection and
  * the client never sees the answer. Past it, the connection is simply closed.

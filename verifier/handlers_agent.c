@@ -220,6 +220,11 @@ static void reply_round_status(struct http_response *resp, const char *id, enum 
 	case ROUND_STORE_FAILED:
 		reply_store_failure(resp);
 		break;
+	case ROUND_NO_CHALLENGE:
+		http_reply_error(resp, 409, "no_challenge",
+				 "agent \"%s\" has no challenge outstanding: ask for one first (a"
+				 " large body is not read without one)", id);
+		break;
 	case ROUND_CONFLICT:
 		http_reply_error(resp, 409, "round_conflict",
 				 "another round of agent \"%s\" was recorded first; nothing was"
@@ -252,6 +257,19 @@ static double seconds_since(const struct timespec *t0)
 
 	clock_gettime(CLOCK_MONOTONIC, &t);
 	return (double)(t.tv_sec - t0->tv_sec) + (double)(t.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+bool admit_evidence(const struct http_request *req, struct http_response *resp)
+{
+	struct app *app = req->app;
+	enum round_status st = round_admit(app, req->arg[0]);
+
+	if (st == ROUND_OK)
+		return true;
+	reply_round_status(resp, req->arg[0], st, NULL);
+	if (st != ROUND_STORE_FAILED && st != ROUND_INTERNAL)
+		APP_COUNT(app, attest_refused);
+	return false;
 }
 
 void handle_evidence(const struct http_request *req, struct http_response *resp)

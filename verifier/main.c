@@ -4,10 +4,12 @@
  *   verifier [--listen 127.0.0.1:8443] [--state-dir DIR] [--tls-cert FILE --tls-key FILE]
  *            [--tls-san NAME]... [--ek-ca FILE]... [--policy FILE]
  *            [--operator-token-file FILE] [--threads N] [--nonce-ttl SECONDS] [--verbose]
- *            [--store URI] [--pending-ttl SECONDS]
+ *            [--store URI] [--pending-ttl SECONDS] [--client-connections N]
  *
  * --store names the database (store.h): sqlite:PATH, by default sqlite:STATE_DIR/verifier.db.
  * --pending-ttl: an enrollment not activated within it expires (default 600 s).
+ * --client-connections: open connections per client address (default 64; agents behind one
+ * NAT address share them).
  *
  * Prints `listening on https://ADDR:PORT` on stdout when ready. SIGTERM/SIGINT stop it cleanly.
  */
@@ -19,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -57,6 +60,7 @@ struct options {
 	unsigned threads;
 	int64_t nonce_ttl;
 	int64_t pending_ttl;
+	unsigned client_connections;
 };
 
 static void usage(FILE *f)
@@ -66,7 +70,8 @@ static void usage(FILE *f)
 		"                [--tls-cert FILE --tls-key FILE] [--tls-san NAME]...\n"
 		"                [--ek-ca FILE]... [--policy FILE] [--operator-token-file FILE]\n"
 		"                [--threads N] [--nonce-ttl SECONDS] [--verbose]\n"
-		"                [--store sqlite:PATH] [--pending-ttl SECONDS]\n");
+		"                [--store sqlite:PATH] [--pending-ttl SECONDS]\n"
+		"                [--client-connections N]\n");
 }
 
 static int parse_uint(const char *s, unsigned long max, unsigned long *out)
@@ -97,6 +102,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{ "threads", required_argument, NULL, 'T' },
 		{ "nonce-ttl", required_argument, NULL, 'n' },
 		{ "pending-ttl", required_argument, NULL, 'P' },
+		{ "client-connections", required_argument, NULL, 'C' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -149,6 +155,14 @@ static int parse_args(int argc, char **argv, struct options *o)
 			}
 			o->nonce_ttl = (int64_t)v;
 			break;
+		case 'C':
+			if (parse_uint(optarg, LIMIT_CONNECTIONS, &v) || v == 0) {
+				fprintf(stderr, "verifier: --client-connections wants 1..%u\n",
+					LIMIT_CONNECTIONS);
+				return -EINVAL;
+			}
+			o->client_connections = (unsigned)v;
+			break;
 		case 'P':
 			if (parse_uint(optarg, 7 * 86400, &v) || v == 0) {
 				fprintf(stderr, "verifier: --pending-ttl wants 1..604800 seconds\n");
@@ -166,6 +180,21 @@ static int parse_args(int argc, char **argv, struct options *o)
 		return -EINVAL;
 	}
 	return 0;
+}
+
+/* Room for every connection allowed, with the store's and TLS's files: raise the soft limit. */
+static void raise_nofile(void)
+{
+	const rlim_t want = LIMIT_CONNECTIONS + 64;
+	struct rlimit r;
+
+	if (getrlimit(RLIMIT_NOFILE, &r) != 0 || r.rlim_cur >= want)
+		return;
+	r.rlim_cur = r.rlim_max < want ? r.rlim_max : want;
+	if (setrlimit(RLIMIT_NOFILE, &r) != 0 || r.rlim_cur < want)
+		log_warn("open files limited to %llu: fewer than the %u connections allowed can be"
+			 " served (raise ulimit -n)", (unsigned long long)r.rlim_cur,
+			 LIMIT_CONNECTIONS);
 }
 
 /* Reads a file whole, at most max bytes (common/file.h); NUL-terminated; caller wipes, frees. */
@@ -297,6 +326,7 @@ int main(int argc, char **argv)
 	sigaddset(&sigs, SIGINT);
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 	signal(SIGPIPE, SIG_IGN);
+	raise_nofile();
 
 	/* Every file the verifier creates (keys, token, the store and its journals) is 0600. */
 	umask(077);
@@ -346,6 +376,8 @@ int main(int argc, char **argv)
 	cfg.nroutes = app_nroutes;
 	cfg.app = &app;
 	cfg.authorize = app_authorize;
+	cfg.admit = app_admit;
+	cfg.client_connections = o.client_connections;
 	cfg.observe = app_observe;
 	srv = http_server_start(&cfg, &port);
 	if (!srv)

@@ -102,6 +102,22 @@ static enum round_status load_active(struct app *app, const char *id,
 	return ROUND_OK;
 }
 
+enum round_status round_admit(struct app *app, const char *id)
+{
+	char policy[LIMIT_POLICY_NAME + 1];
+	EVP_PKEY *ak = NULL;
+	enum round_status st;
+
+	/* The cache first: an active agent with a round in progress is usually there. */
+	st = load_active(app, id, policy, &ak);
+	EVP_PKEY_free(ak);
+	if (st)
+		return st;
+	if (!nonces_outstanding(app->nonces, id, (int64_t)time(NULL)))
+		return ROUND_NO_CHALLENGE;
+	return ROUND_OK;
+}
+
 /* The verdict's reasons as the JSON array stored with it. */
 static char *reasons_json(const struct verdict_response *v)
 {

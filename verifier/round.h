@@ -34,11 +34,19 @@ enum round_status {
 	ROUND_POLICY_UNAVAILABLE, /* the agent's policy is missing or does not load */
 	ROUND_STORE_FAILED,       /* nothing recorded; the same request may succeed later */
 	ROUND_CONFLICT,           /* another round of the agent committed first: nothing stored */
+	ROUND_NO_CHALLENGE,       /* round_admit: no challenge of the agent is outstanding */
 	ROUND_INTERNAL,           /* out of memory, no randomness, a stored AK that does not load */
 };
 
 /* A challenge for agent `id`; *c filled on ROUND_OK. */
 enum round_status round_challenge(struct app *app, const char *id, struct challenge *c);
+
+/*
+ * Whether evidence from agent `id` can be valid at all, before its body is read: the agent is
+ * active and has a challenge outstanding. For bodies too large to read on speculation (the
+ * HTTP server asks for those over LIMIT_SMALL_BODY); ROUND_OK or why not.
+ */
+enum round_status round_admit(struct app *app, const char *id);
 
 /* Judges and records `ev` from agent `id`; *verdict filled (with its id) on ROUND_OK, and its
  * first reason on ROUND_NOT_AUTHENTIC. */

@@ -10,7 +10,13 @@ source "$(dirname "$0")/../lib.sh"
 source "$(dirname "$0")/lib.bash"
 
 start_verifier "$W/v" "${VARGS[@]}" || { fail "verifier starts"; finish; exit 1; }
-ids() { op /v1/agents | jq -r --arg p "$1" '[.agents[] | select(.agent_id | startswith($p)) | "\(.agent_id):\(.state)"] | join(" ")'; }
+# ids PREFIX: "id:state ..." of the agents whose id starts with PREFIX ("API-ERROR" if the
+# listing fails: an empty answer must mean no such agent, never a failed call).
+ids() {
+	local j
+	j=$(op /v1/agents) && jq -e .agents >/dev/null <<<"$j" || { echo API-ERROR; return; }
+	jq -r --arg p "$1" '[.agents[] | select(.agent_id | startswith($p)) | "\(.agent_id):\(.state)"] | join(" ")' <<<"$j"
+}
 init() { "$SA" init "$W/a-$1" --ca-key "$W/ekca/ca-key.pem" --ca-cert "$W/ekca/ca.pem"; }
 
 # --- one TPM, one agent ---------------------------------------------------------------------

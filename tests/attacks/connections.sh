@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# Attack matrix, connections (issue 15): a client holds the verifier's connections. From
+# another address (127.0.0.2: another client to the verifier on Linux's loopback): 1,100 idle
+# TCP connections; 20 requests whose headers never end (slowloris: one header line every 2 s);
+# 20 bodies trickled a byte every 2 s. A legitimate agent (127.0.0.1) is served during each
+# (a trusted round within 5 s) and the idle ones cost the verifier no CPU while they wait;
+# the attacker's connections are limited per address (64) and
+# each is closed at its deadline (headers within 10 s, a body within 10 s plus its length at
+# 1 MiB/s), not kept while it trickles (an idle timeout would keep them forever).
+set -uo pipefail
+source "$(dirname "$0")/../lib.sh"
+source "$(dirname "$0")/lib.bash"
+
+CF=$B/tools/connflood
+[[ -x $CF ]] || { fail "missing $CF (run make)"; finish; exit 1; }
+# The deadlines with room for a loaded machine (the sweep runs every 250 ms).
+HELD_MAX=16
+
+start_verifier "$W/v" "${VARGS[@]}" || { fail "verifier starts"; finish; exit 1; }
+agent a || { finish; exit 1; }
+ms() { date +%s%3N; }
+# served DESC: a trusted round of agent a, in less than 5 s.
+served() {
+	local t0 dt
+	t0=$(ms)
+	sa round "$W/a-a" --append "$APP1"
+	dt=$(($(ms) - t0))
+	check "$1: a legitimate round is trusted in ${dt} ms (< 5000)" \
+		test "$R_STATUS $(verdict)" = "200 trusted" -a "$dt" -lt 5000
+}
+# wait_line FILE PATTERN: until the tool printed it (at most 30 s).
+wait_line() {
+	for _ in $(seq 1 300); do
+		grep -q "$2" "$1" 2>/dev/null && return 0
+		sleep 0.1
+	done
+	return 1
+}
+val() { awk -v k="$2" '$1 == k { print $2 }' "$1"; }
+# CPU time the verifier used so far, in clock ticks (1/100 s): its own, whatever else runs.
+cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$VPID/stat"; }
+
+# --- 1,100 idle connections -------------------------------------------------------------------
+"$CF" idle "127.0.0.1:$VPORT" --from 127.0.0.2 --count 1100 --seconds 15 >"$W/idle.out" &
+cf=$!
+track_pid "$cf"
+check "the attacker opened its connections" wait_line "$W/idle.out" '^opened'
+# Connections waiting for a TLS ClientHello cost nothing while they wait (libmicrohttpd's
+# MHD_USE_TURBO spun on each: 40% of a core for one).
+t0=$(cpu_ticks) && sleep 3 && t1=$(cpu_ticks)
+check "the verifier idles while the attacker's connections wait ($((t1 - t0)) of 300 ticks in 3 s, < 30)" \
+	test $((t1 - t0)) -lt 30
+served "during 1,100 idle connections"
+wait "$cf"
+check_eq "all 1,100 closed by the verifier within 15 s (64 at their header deadline, the others past the per-address limit)" \
+	"1100 0" "$(val "$W/idle.out" closed_by_server) $(val "$W/idle.out" still_open)"
+
+# --- slowloris: headers that never end ------------------------------------------------------
+"$CF" slowloris "127.0.0.1:$VPORT" --from 127.0.0.2 --count 20 --every 2 --seconds 30 >"$W/slow.out" &
+cf=$!
+track_pid "$cf"
+sleep 2
+served "during 20 slowloris connections"
+wait "$cf"
+check_eq "every slowloris connection closed by the verifier" "20 0" \
+	"$(val "$W/slow.out" closed_by_server) $(val "$W/slow.out" still_open)"
+held=$(val "$W/slow.out" held_max_s)
+check "none held past the header deadline (${held:-?} s, 10 s allowed, < $HELD_MAX)" \
+	awk -v h="${held:-99}" -v m="$HELD_MAX" 'BEGIN { exit !(h < m) }'
+
+# --- a body trickled a byte at a time ---------------------------------------------------------
+"$CF" slowbody "127.0.0.1:$VPORT" --from 127.0.0.2 --count 20 --every 2 --seconds 30 >"$W/body.out" &
+cf=$!
+track_pid "$cf"
+sleep 2
+served "during 20 trickled bodies"
+wait "$cf"
+check_eq "every trickled body closed by the verifier" "20 0" \
+	"$(val "$W/body.out" closed_by_server) $(val "$W/body.out" still_open)"
+held=$(val "$W/body.out" held_max_s)
+check "none held past the body deadline (${held:-?} s, 10 s for 1,000 bytes, < $HELD_MAX)" \
+	awk -v h="${held:-99}" -v m="$HELD_MAX" 'BEGIN { exit !(h < m) }'
+served "after the attacks"
+finish
