@@ -21,9 +21,10 @@
  * notifies the close before it closes the descriptor).
  *
  * Bodies in flight. Bodies over LIMIT_SMALL_BODY are admitted only while the bytes reserved
- * by all connections stay within LIMIT_BODY_BUDGET (http_guard_reserve(), from the announced
- * Content-Length, before a byte is read; released when the request completes, after its
- * handler). Smaller bodies are not counted: LIMIT_CONNECTIONS of them bound themselves.
+ * by all connections stay within LIMIT_BODY_BUDGET (http_guard_reserve(), server.c reserves
+ * LIMIT_BODY_COST times the announced Content-Length before a byte is read; released when the
+ * request completes, after its handler). Smaller bodies are not counted: LIMIT_CONNECTIONS of
+ * them bound themselves.
  *
  * Threads: every function may be called from any thread.
  */

@@ -202,14 +202,14 @@ static enum MHD_Result admit_large(struct http_server *srv, struct conn_state *c
 		return send_response(srv, cs, &resp);
 	}
 	free(resp.body);
-	if (!http_guard_reserve(srv->guard, n)) {
+	if (!http_guard_reserve(srv->guard, n * LIMIT_BODY_COST)) {
 		resp = (struct http_response){ .retry_after = LIMIT_HEADER_SECONDS };
 		http_reply_error(&resp, 503, "busy",
 				 "the verifier holds as many large bodies as it reads at once;"
 				 " retry later");
 		return send_response(srv, cs, &resp);
 	}
-	cs->reserved = n;
+	cs->reserved = n * LIMIT_BODY_COST;
 	/* One allocation of the announced size: no doubling past it while the body arrives. */
 	if (dynbuf_grow(&cs->body, (size_t)n))
 		dynbuf_setlen(&cs->body, 0);

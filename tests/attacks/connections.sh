@@ -39,8 +39,17 @@ wait_line() {
 val() { awk -v k="$2" '$1 == k { print $2 }' "$1"; }
 # CPU time the verifier used so far, in clock ticks (1/100 s): its own, whatever else runs.
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$VPID/stat"; }
+kib() { awk -v k="$1:" '$1 == k { print $2 }' "/proc/$VPID/status"; }
+# rss DESC: the verifier's peak RSS so far (SECURITY.md gives these figures), under 64 MiB.
+rss() {
+	local hwm
+	hwm=$(kib VmHWM)
+	check "$1: the verifier's peak RSS is $((hwm / 1024)) MiB (< 64 MiB; $((base_kib / 1024)) MiB before)" \
+		test "$hwm" -lt 65536
+}
 
 # --- 1,100 idle connections -------------------------------------------------------------------
+base_kib=$(kib VmHWM)
 "$CF" idle "127.0.0.1:$VPORT" --from 127.0.0.2 --count 1100 --seconds 15 >"$W/idle.out" &
 cf=$!
 track_pid "$cf"
@@ -54,6 +63,7 @@ served "during 1,100 idle connections"
 wait "$cf"
 check_eq "all 1,100 closed by the verifier within 15 s (64 at their header deadline, the others past the per-address limit)" \
 	"1100 0" "$(val "$W/idle.out" closed_by_server) $(val "$W/idle.out" still_open)"
+rss "1,100 idle connections"
 
 # --- slowloris: headers that never end ------------------------------------------------------
 "$CF" slowloris "127.0.0.1:$VPORT" --from 127.0.0.2 --count 20 --every 2 --seconds 30 >"$W/slow.out" &
@@ -67,6 +77,7 @@ check_eq "every slowloris connection closed by the verifier" "20 0" \
 held=$(val "$W/slow.out" held_max_s)
 check "none held past the header deadline (${held:-?} s, 10 s allowed, < $HELD_MAX)" \
 	awk -v h="${held:-99}" -v m="$HELD_MAX" 'BEGIN { exit !(h < m) }'
+rss "slowloris"
 
 # --- a body trickled a byte at a time ---------------------------------------------------------
 "$CF" slowbody "127.0.0.1:$VPORT" --from 127.0.0.2 --count 20 --every 2 --seconds 30 >"$W/body.out" &
@@ -80,5 +91,6 @@ check_eq "every trickled body closed by the verifier" "20 0" \
 held=$(val "$W/body.out" held_max_s)
 check "none held past the body deadline (${held:-?} s, 10 s for 1,000 bytes, < $HELD_MAX)" \
 	awk -v h="${held:-99}" -v m="$HELD_MAX" 'BEGIN { exit !(h < m) }'
+rss "trickled bodies"
 served "after the attacks"
 finish

@@ -56,6 +56,8 @@ for i in $(seq 1 $FLOOD); do
 	[[ $R_STATUS == 429 ]] && refusal=$R_BODY
 done
 check_eq "$FLOOD enrollments of one EK never activated: 4 kept pending" 4 "$(ids flood- | wc -w)"
+hwm=$(awk '$1 == "VmHWM:" { print $2 }' "/proc/$VPID/status")
+check "the verifier's peak RSS after the flood is $((hwm / 1024)) MiB (< 64 MiB)" test "$hwm" -lt 65536
 check_eq "the first 4 were enrolled (their activation with a wrong secret failed)" \
 	"4 403 activation_failed" "$(head -n 4 "$W/flood" | sort | uniq -c | awk '{ print $1, $2, $3 }')"
 check_eq "the $((FLOOD - 4)) others: 429 too_many_pending" "$((FLOOD - 4)) 429 too_many_pending" \
