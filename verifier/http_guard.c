@@ -26,7 +26,6 @@ struct http_guard {
 	bool stop;
 	pthread_t sweeper;
 	uint64_t reserved; /* body bytes, under `lock` too */
-	uint64_t expired;
 };
 
 static int64_t now_ms(void)
@@ -62,7 +61,6 @@ static void *sweep(void *arg)
 			 */
 			shutdown(c->fd, SHUT_RDWR);
 			c->shut = true;
-			g->expired++;
 			log_debug("http: a connection missed its deadline by %lld ms; closed",
 				  (long long)(now - c->deadline_ms));
 		}
@@ -177,14 +175,4 @@ void http_guard_release(struct http_guard *g, uint64_t bytes)
 	pthread_mutex_lock(&g->lock);
 	g->reserved -= bytes <= g->reserved ? bytes : g->reserved;
 	pthread_mutex_unlock(&g->lock);
-}
-
-uint64_t http_guard_expired(struct http_guard *g)
-{
-	uint64_t n;
-
-	pthread_mutex_lock(&g->lock);
-	n = g->expired;
-	pthread_mutex_unlock(&g->lock);
-	return n;
 }

@@ -62,7 +62,4 @@ void http_guard_phase(struct http_guard *g, struct http_guard_conn *c,
 bool http_guard_reserve(struct http_guard *g, uint64_t bytes);
 void http_guard_release(struct http_guard *g, uint64_t bytes);
 
-/* Connections shut down for a missed deadline since start. */
-uint64_t http_guard_expired(struct http_guard *g);
-
 #endif
