@@ -298,7 +298,7 @@ static void test_enroll_limits(const char *dir)
 	struct store_counts c;
 	struct store *st = NULL;
 	uint8_t digest[32];
-	char uri[300], id[16];
+	char uri[300], id[24];
 	int n = 0;
 
 	snprintf(uri, sizeof(uri), "sqlite:%s/limits.db", dir);
