@@ -44,8 +44,8 @@ kib() { awk -v k="$1:" '$1 == k { print $2 }' "/proc/$VPID/status"; }
 rss() {
 	local hwm
 	hwm=$(kib VmHWM)
-	check "$1: the verifier's peak RSS is $((hwm / 1024)) MiB (< 64 MiB; $((base_kib / 1024)) MiB before)" \
-		test "$hwm" -lt 65536
+	check_rss "$1: the verifier's peak RSS is $((hwm / 1024)) MiB (< 64 MiB; $((base_kib / 1024)) MiB before)" \
+		"$hwm" 65536
 }
 
 # --- 1,100 idle connections -------------------------------------------------------------------

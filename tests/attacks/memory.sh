@@ -54,7 +54,7 @@ check_eq "16 x 60 MiB to agents that do not exist: refused unread" "404 x16 unkn
 upload16 "/v1/agents/a/evidence"
 check_eq "16 x 60 MiB to an agent without a challenge out: refused unread" "409 x16 no_challenge" "$(cat "$W/codes")"
 grown=$(($(hwm) - base))
-check "the verifier's peak RSS grew by ${grown} KiB (< 16 MiB: nothing was read)" test "$grown" -lt 16384
+check_rss "the verifier's peak RSS grew by ${grown} KiB (< 16 MiB: nothing was read)" "$grown" 16384
 
 # Anyone may ask for a challenge in an agent's name: then the bodies can be valid, and are read.
 check_eq "an attacker's challenge for agent a" 201 \
@@ -64,8 +64,8 @@ answers=$(cat "$W/codes")
 check "16 x 60 MiB with a challenge out: read and refused (400) or not read (503 busy): $answers" \
 	grep -qxE '(400 x[0-9]+ [a-z_]+|503 x[0-9]+ busy)(, (400 x[0-9]+ [a-z_]+|503 x[0-9]+ busy))*' <<<"$answers"
 grown=$(($(hwm) - base))
-check "the verifier's peak RSS grew by $((grown / 1024)) MiB (< $((BOUND_KIB / 1024)) MiB)" \
-	test "$grown" -lt "$BOUND_KIB"
+check_rss "the verifier's peak RSS grew by $((grown / 1024)) MiB (< $((BOUND_KIB / 1024)) MiB)" \
+	"$grown" "$BOUND_KIB"
 retry=none
 for i in $(seq 1 16); do
 	if [[ $(cat "$W/code-$i") == 503 ]]; then
