@@ -22,6 +22,8 @@
 /* GnuTLS priorities: TLS 1.2 and 1.3 only (1.0/1.1 are refused in the handshake). */
 #define TLS_PRIORITIES "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2:%SERVER_PRECEDENCE"
 #define CONNECTION_TIMEOUT_SECONDS 30u
+/* What "503 busy" asks a client to wait: about how long a large body takes to arrive and be judged. */
+#define BUSY_RETRY_SECONDS 10u
 
 struct http_server {
 	struct MHD_Daemon *daemon;
@@ -203,7 +205,7 @@ static enum MHD_Result admit_large(struct http_server *srv, struct conn_state *c
 	}
 	free(resp.body);
 	if (!http_guard_reserve(srv->guard, n * LIMIT_BODY_COST)) {
-		resp = (struct http_response){ .retry_after = LIMIT_HEADER_SECONDS };
+		resp = (struct http_response){ .retry_after = BUSY_RETRY_SECONDS };
 		http_reply_error(&resp, 503, "busy",
 				 "the verifier holds as many large bodies as it reads at once;"
 				 " retry later");
