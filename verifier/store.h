@@ -114,9 +114,10 @@ int store_agent_get(struct store *st, const char *id, struct store_agent *out);
 
 /*
  * Marks a pending agent active if its stored credential digest still equals `digest` (the
- * caller compared the secret in constant time). -ENOENT unknown, -ESTALE if the agent
- * re-enrolled in between or is active already, -ETIMEDOUT if the enrollment expired,
- * -EEXIST if another agent with the same EK is active (one TPM, one agent).
+ * caller compared the secret in constant time). -ESTALE if the agent is unknown (or its
+ * expired enrollment was deleted), re-enrolled in between or is active already, -ETIMEDOUT if
+ * the enrollment expired, -EEXIST if another agent with the same EK is active (one TPM, one
+ * agent).
  */
 int store_agent_activate(struct store *st, const char *id,
 			 const uint8_t digest[STORE_CRED_DIGEST_LEN], int64_t now);
