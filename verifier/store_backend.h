@@ -13,7 +13,10 @@
  * Group commit is store.c's: it queues the rounds of concurrent store_round_commit() callers
  * and hands a batch to commit_rounds(), which writes all of them in one transaction. Each
  * round's failure is confined to that round (a savepoint or equivalent): its `ret` gets the
- * error, the others still commit. A failed commit sets `ret` of every round of the batch.
+ * error, the others still commit. Each round is a compare-and-swap on its agent's boot state:
+ * written only if the stored version is still r->prev_version (0: no row), which it then
+ * raises by one; otherwise `ret` is -ESTALE and nothing of the round is written (two rounds
+ * of one agent in the same batch: the second finds the first's version). A failed commit sets `ret` of every round of the batch.
  * It sets `verdict_id` of every round that succeeded, and leaves `next` and `done` alone.
  */
 #ifndef VERIFIER_STORE_BACKEND_H
