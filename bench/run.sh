@@ -245,7 +245,7 @@ if want throughput; then
 		# Per-agent memory as a slope between the two largest runs: fixed costs (threads, TLS,
 		# SQLite's page cache filling up) divided by few agents overstate the small runs.
 		if [[ $(wc -l <"$PLOT") -ge 2 ]]; then
-			read -r n1 _ _ _ _ e1 <<<"$(tail -n 2 "$PLOT" | head -n 1)"
+			read -r n1 _ _ _ _ e1 <<<"$(tail -n 2 "$PLOT" | sed -n 1p)"
 			read -r n2 _ _ _ _ e2 <<<"$(tail -n 1 "$PLOT")"
 			per=$(calc "($e2 - $e1) / ($n2 - $n1)" %.2f)
 			row "Verifier RSS per agent, slope $n1 → $n2 agents (KiB)" "$per" "limit 16" "$(calc "$per / 16" %.2f)" \

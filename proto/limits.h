@@ -47,12 +47,36 @@
 #define LIMIT_LIST_ROWS 10000u                  /* the largest ?limit= of a list call */
 #define LIMIT_CONNECTIONS 1000u                 /* the verifier's open connections */
 /*
+ * What one client may hold (verifier/http_guard.h; issue 15). Connections per client address
+ * (--client-connections changes it: agents behind one NAT address share it). Absolute
+ * deadlines, not idle timeouts: a request's headers within LIMIT_HEADER_SECONDS of the accept
+ * or of the previous request's end; a body, or an answer, within LIMIT_TRANSFER_SECONDS plus
+ * its length at LIMIT_TRANSFER_RATE bytes per second (64 MiB: 74 s). Bodies over
+ * LIMIT_SMALL_BODY in flight, all connections together: at most LIMIT_BODY_BUDGET bytes
+ * (then 503 with Retry-After), reserved from Content-Length before a byte is read, each
+ * LIMIT_BODY_COST times over: while it is handled a body is held with its JSON tree and its
+ * decoded log (a 60 MiB evidence body raised the peak RSS by 179 MiB).
+ */
+#define LIMIT_CONNECTIONS_PER_CLIENT 64u
+#define LIMIT_HEADER_SECONDS 10u
+#define LIMIT_TRANSFER_SECONDS 10u
+#define LIMIT_TRANSFER_RATE (1024u * 1024u)
+#define LIMIT_BODY_COST 3u
+#define LIMIT_BODY_BUDGET (256u * 1024u * 1024u)
+/*
  * An oversized body is read and dropped up to this many bytes past the cap before the 413 is
  * sent: answering while the client is still sending makes the kernel reset the connection and
  * the client never sees the answer. Past it, the connection is simply closed.
  */
 #define LIMIT_DRAIN_BYTES (1024u * 1024u)
 #define LIMIT_EK_CERT 8192
+/*
+ * Pending enrollments (not yet activated: made with a public EK certificate alone) of one EK
+ * under other agent ids, and in all. A new one past either is refused (429), never evicts one
+ * already acknowledged; they expire after the verifier's --pending-ttl.
+ */
+#define LIMIT_PENDING_PER_EK 4u
+#define LIMIT_PENDING_ENROLLMENTS 10000u
 #define LIMIT_VERDICT_REASONS 64                /* reasons in one verdict */
 #define LIMIT_VERDICT_DETAIL 512u               /* bytes of one reason's detail, NUL included */
 #define LIMIT_AGENT_RESPONSE (1024u * 1024u)            /* a verifier answer read by attestd */

@@ -5,8 +5,9 @@
 #              checked length, strtoul with an upper bound, strtok_r
 #   shell      every shell script of the repository at warning level (a script is a *.sh or
 #              *.bash file, or a file whose first line runs sh or bash)
+#   pipes      no pipeline into a reader that exits before its input ends (SIGPIPE, pipefail)
 #   proto      proto/ is pure: its files include only proto/ headers and <system> ones
-# The fourth rule, fuzz targets built with the project's warnings and -Werror, is the
+# The fifth rule, fuzz targets built with the project's warnings and -Werror, is the
 # Makefile's FUZZ_FLAGS (`make fuzz-build`).
 # Files are those git tracks plus new ones not ignored, so build output never counts.
 set -uo pipefail
@@ -38,7 +39,11 @@ while IFS= read -r f; do
 	case $f in
 	*.sh | *.bash) scripts+=("$f") ;;
 	*.*) ;;
-	*) head -n 1 "$f" 2>/dev/null | grep -qE '^#!.*[/ ](ba)?sh( |$)' && scripts+=("$f") ;;
+	*)
+		first=
+		{ IFS= read -r first || true; } <"$f" 2>/dev/null
+		[[ $first =~ ^#!.*[/\ ](ba)?sh(\ |$) ]] && scripts+=("$f")
+		;;
 	esac
 done < <(files)
 if ! command -v shellcheck >/dev/null; then
@@ -48,6 +53,58 @@ elif out=$(shellcheck -S warning -x "${scripts[@]}" 2>&1); then
 else
 	fail "shellcheck: warnings:"
 	sed 's/^/    /' <<<"$out"
+fi
+
+# --- no pipe into a reader that leaves early ----------------------------------------------
+# `WRITER | head` (or grep -q, grep -m, grep -l, awk ... exit): the reader exits before the
+# writer is done, the writer dies of SIGPIPE, and under pipefail the pipeline fails now and
+# then (1 run in 16 of the image build did). Let the reader read everything (awk without exit,
+# sed -n 1p), capture the output first, or use `grep -q RE < <(WRITER)`. Lines are joined
+# across `|`, `\`, `&&` and `||` continuations; a `|` inside single quotes is not a pipe, and
+# what follows `bash -c` runs in a child shell without pipefail.
+pipes_scan() {
+	awk '
+	function check(line, file, lineno,    i, c, q, seg, n, segs) {
+		sub(/bash -c.*/, "", line)
+		n = 0; seg = ""; q = 0
+		for (i = 1; i <= length(line); i++) {
+			c = substr(line, i, 1)
+			if (c == "\047") q = !q
+			if (!q && c == "|" && substr(line, i + 1, 1) != "|" && substr(line, i - 1, 1) != "|") {
+				segs[++n] = seg; seg = ""; continue
+			}
+			seg = seg c
+		}
+		segs[++n] = seg
+		for (i = 2; i <= n; i++) {
+			seg = segs[i]
+			sub(/^[[:space:]!(]+/, "", seg)
+			if (seg ~ /^head([[:space:]]|$)/ ||
+			    seg ~ /^grep[[:space:]]([^;&]*[[:space:]])?-[A-Za-z]*[qmlL]/ ||
+			    seg ~ /^grep[[:space:]].*--(quiet|silent|max-count|files-with)/ ||
+			    seg ~ /^awk[[:space:]].*[^A-Za-z_]exit([^A-Za-z_]|$)/) {
+				printf "%s:%d: %s\n", file, lineno, line
+				return
+			}
+		}
+	}
+	FNR == 1 { joined = ""; start = 0 }
+	{
+		text = $0
+		if (joined == "" && text ~ /^[[:space:]]*#/) next
+		if (joined == "") start = FNR
+		joined = joined " " text
+		if (text ~ /(\||\\|&&)[[:space:]]*$/) next
+		check(joined, FILENAME, start)
+		joined = ""
+	}' "$@"
+}
+hits=$(pipes_scan "${scripts[@]}")
+if [[ -z $hits ]]; then
+	ok "pipes: no pipeline ends in a reader that exits before its writer (${#scripts[@]} scripts)"
+else
+	fail "pipes into head, grep -q/-m/-l or awk exit (SIGPIPE under pipefail):"
+	sed 's/^/    /' <<<"$hits"
 fi
 
 # --- proto includes only proto ------------------------------------------------------------

@@ -42,6 +42,17 @@ enum agents_status agents_enroll(struct app *app, const struct enroll_request *e
 	case STORE_ENROLL_CONFLICT:
 		log_warn("enroll: agent \"%s\" refused: id taken by another TPM or AK", a.id);
 		return AGENTS_ID_TAKEN;
+	case STORE_ENROLL_EK_IN_USE:
+		log_warn("enroll: agent \"%s\" refused: its EK is active as another agent", a.id);
+		return AGENTS_EK_IN_USE;
+	case STORE_ENROLL_EK_PENDING_FULL:
+		log_warn("enroll: agent \"%s\" refused: its EK has as many pending enrollments"
+			 " under other ids as allowed", a.id);
+		return AGENTS_EK_PENDING_FULL;
+	case STORE_ENROLL_PENDING_FULL:
+		log_warn("enroll: agent \"%s\" refused: as many enrollments are pending as allowed",
+			 a.id);
+		return AGENTS_PENDING_FULL;
 	case STORE_ENROLL_NEW:
 		break;
 	default:
@@ -77,6 +88,17 @@ enum agents_status agents_activate(struct app *app, const char *id, const uint8_
 		if (ret == -ESTALE) {
 			/* Re-enrolled in between: this secret belongs to a dead credential. */
 			st = AGENTS_CREDENTIAL_REPLACED;
+			goto out;
+		}
+		if (ret == -ETIMEDOUT) {
+			log_warn("activate: agent \"%s\": its enrollment expired", a.id);
+			st = AGENTS_EXPIRED;
+			goto out;
+		}
+		if (ret == -EEXIST) {
+			log_warn("activate: agent \"%s\" refused: its EK is active as another agent",
+				 a.id);
+			st = AGENTS_EK_IN_USE;
 			goto out;
 		}
 		if (ret) {

@@ -4,6 +4,11 @@
  *
  * A refusal changes nothing stored. Re-enrolling an id that is pending, or active with the same
  * EK and AK, replaces its pending credential; an id held by another EK or AK is refused.
+ *
+ * One TPM is one agent: an EK active under one id is refused under any other, at enrollment
+ * and (should two pending ids of one EK race) at activation. Pending enrollments are bounded:
+ * they expire (store_set_enroll_limits(), the verifier's --pending-ttl), and a new one past
+ * LIMIT_PENDING_PER_EK for its EK or LIMIT_PENDING_ENROLLMENTS in all is refused.
  */
 #ifndef VERIFIER_AGENTS_H
 #define VERIFIER_AGENTS_H
@@ -19,6 +24,10 @@ enum agents_status {
 	AGENTS_UNKNOWN_AGENT,
 	AGENTS_WRONG_SECRET,     /* the secret does not match the credential issued */
 	AGENTS_CREDENTIAL_REPLACED, /* a newer enrollment replaced the credential in between */
+	AGENTS_EK_IN_USE,        /* the EK is active as another agent */
+	AGENTS_EK_PENDING_FULL,  /* the EK has too many pending enrollments under other ids */
+	AGENTS_PENDING_FULL,     /* too many pending enrollments in all */
+	AGENTS_EXPIRED,          /* activate: the pending enrollment expired; enroll again */
 	AGENTS_STORE_FAILED,
 	AGENTS_INTERNAL,
 };

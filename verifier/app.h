@@ -25,9 +25,15 @@ struct app {
 	struct agentcache *agents; /* active agents' AK and policy name */
 	struct enroll_trust *trust;
 	int64_t nonce_ttl;
+	int64_t pending_ttl;       /* seconds a pending enrollment lives (the store's limit) */
 	uint8_t token_digest[32]; /* SHA-256 of the operator token */
 	struct policy_cache policies;
 	struct metrics metrics;
+	/*
+	 * Tests only (NULL otherwise): called by round_evidence() after a round is judged and
+	 * before it commits, to run another round of the agent in between deterministically.
+	 */
+	void (*before_commit)(struct app *app, const char *agent);
 };
 
 #define APP_COUNT(app, field) METRICS_COUNT(&(app)->metrics, field)

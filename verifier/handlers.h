@@ -17,6 +17,9 @@ extern const struct http_route app_routes[];
 extern const size_t app_nroutes;
 
 bool app_authorize(void *app, const struct http_request *req);
+/* Large bodies read only where they can be valid (http_server_config.admit). */
+bool app_admit(void *app, const struct http_route *route, const struct http_request *req,
+	       struct http_response *resp);
 void app_observe(void *app, const struct http_route *route, unsigned status, double seconds);
 
 /* Handlers ------------------------------------------------------------------------------- */
@@ -24,6 +27,8 @@ void handle_enroll(const struct http_request *req, struct http_response *resp);
 void handle_activate(const struct http_request *req, struct http_response *resp);
 void handle_challenge(const struct http_request *req, struct http_response *resp);
 void handle_evidence(const struct http_request *req, struct http_response *resp);
+/* Evidence over LIMIT_SMALL_BODY is read only from an active agent with a challenge out. */
+bool admit_evidence(const struct http_request *req, struct http_response *resp);
 
 void handle_healthz(const struct http_request *req, struct http_response *resp);
 void handle_metrics(const struct http_request *req, struct http_response *resp);

@@ -77,6 +77,24 @@ void handle_enroll(const struct http_request *req, struct http_response *resp)
 		http_reply_error(resp, 409, "agent_exists",
 				 "agent \"%s\" is enrolled with another EK or AK", er.agent_id);
 		break;
+	case AGENTS_EK_IN_USE:
+		http_reply_error(resp, 409, "ek_in_use",
+				 "this TPM's EK is enrolled and active as another agent; one TPM is"
+				 " one agent");
+		break;
+	case AGENTS_EK_PENDING_FULL:
+		resp->retry_after = (unsigned)app->pending_ttl;
+		http_reply_error(resp, 429, "too_many_pending",
+				 "this EK has %u enrollments under other ids waiting for activation;"
+				 " activate one or let them expire (%lld s)", LIMIT_PENDING_PER_EK,
+				 (long long)app->pending_ttl);
+		break;
+	case AGENTS_PENDING_FULL:
+		resp->retry_after = (unsigned)app->pending_ttl;
+		http_reply_error(resp, 429, "too_many_pending",
+				 "%u enrollments are waiting for activation; retry when some expired"
+				 " (%lld s)", LIMIT_PENDING_ENROLLMENTS, (long long)app->pending_ttl);
+		break;
 	/* Not refusals of the request: not counted as such. */
 	case AGENTS_ALREADY_ACTIVE:
 		http_reply_error(resp, 409, "already_enrolled",
@@ -132,6 +150,18 @@ void handle_activate(const struct http_request *req, struct http_response *resp)
 	case AGENTS_CREDENTIAL_REPLACED:
 		http_reply_error(resp, 403, "activation_failed",
 				 "the credential was replaced by a newer enrollment");
+		APP_COUNT(app, activate_failed);
+		break;
+	/* 409, not 403: the agent may enroll again, and attestd does so on a 409. */
+	case AGENTS_EXPIRED:
+		http_reply_error(resp, 409, "enrollment_expired",
+				 "the enrollment is older than %lld s and expired; enroll again",
+				 (long long)app->pending_ttl);
+		APP_COUNT(app, activate_failed);
+		break;
+	case AGENTS_EK_IN_USE:
+		http_reply_error(resp, 409, "ek_in_use",
+				 "this TPM's EK became active as another agent; one TPM is one agent");
 		APP_COUNT(app, activate_failed);
 		break;
 	case AGENTS_STORE_FAILED:
@@ -190,6 +220,16 @@ static void reply_round_status(struct http_response *resp, const char *id, enum 
 	case ROUND_STORE_FAILED:
 		reply_store_failure(resp);
 		break;
+	case ROUND_NO_CHALLENGE:
+		http_reply_error(resp, 409, "no_challenge",
+				 "agent \"%s\" has no challenge outstanding: ask for one first (a"
+				 " large body is not read without one)", id);
+		break;
+	case ROUND_CONFLICT:
+		http_reply_error(resp, 409, "round_conflict",
+				 "another round of agent \"%s\" was recorded first; nothing was"
+				 " stored, ask for a new challenge", id);
+		break;
 	case ROUND_INTERNAL:
 	default:
 		http_reply_error(resp, 500, "internal", "the verifier failed; its log says why");
@@ -219,6 +259,19 @@ static double seconds_since(const struct timespec *t0)
 	return (double)(t.tv_sec - t0->tv_sec) + (double)(t.tv_nsec - t0->tv_nsec) / 1e9;
 }
 
+bool admit_evidence(const struct http_request *req, struct http_response *resp)
+{
+	struct app *app = req->app;
+	enum round_status st = round_admit(app, req->arg[0]);
+
+	if (st == ROUND_OK)
+		return true;
+	reply_round_status(resp, req->arg[0], st, NULL);
+	if (st != ROUND_STORE_FAILED && st != ROUND_INTERNAL)
+		APP_COUNT(app, attest_refused);
+	return false;
+}
+
 void handle_evidence(const struct http_request *req, struct http_response *resp)
 {
 	struct app *app = req->app;
@@ -239,7 +292,8 @@ void handle_evidence(const struct http_request *req, struct http_response *resp)
 	if (st) {
 		reply_round_status(resp, req->arg[0], st, &v);
 		/* Refusals of the request count; the verifier's own failures do not. */
-		if (st != ROUND_POLICY_UNAVAILABLE && st != ROUND_STORE_FAILED && st != ROUND_INTERNAL)
+		if (st != ROUND_POLICY_UNAVAILABLE && st != ROUND_STORE_FAILED && st != ROUND_INTERNAL &&
+		    st != ROUND_CONFLICT)
 			APP_COUNT(app, attest_refused);
 		goto out;
 	}

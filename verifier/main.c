@@ -4,9 +4,12 @@
  *   verifier [--listen 127.0.0.1:8443] [--state-dir DIR] [--tls-cert FILE --tls-key FILE]
  *            [--tls-san NAME]... [--ek-ca FILE]... [--policy FILE]
  *            [--operator-token-file FILE] [--threads N] [--nonce-ttl SECONDS] [--verbose]
- *            [--store URI]
+ *            [--store URI] [--pending-ttl SECONDS] [--client-connections N]
  *
  * --store names the database (store.h): sqlite:PATH, by default sqlite:STATE_DIR/verifier.db.
+ * --pending-ttl: an enrollment not activated within it expires (default 600 s).
+ * --client-connections: open connections per client address (default 64; agents behind one
+ * NAT address share them).
  *
  * Prints `listening on https://ADDR:PORT` on stdout when ready. SIGTERM/SIGINT stop it cleanly.
  */
@@ -18,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -33,6 +37,7 @@
 #include "verifier/agentcache.h"
 #include "verifier/handlers.h"
 #include "verifier/policy.h"
+#include "verifier/statedir.h"
 #include "verifier/tls.h"
 
 #define MAX_EK_CA 16
@@ -54,6 +59,8 @@ struct options {
 	const char *token_file;
 	unsigned threads;
 	int64_t nonce_ttl;
+	int64_t pending_ttl;
+	unsigned client_connections;
 };
 
 static void usage(FILE *f)
@@ -63,7 +70,8 @@ static void usage(FILE *f)
 		"                [--tls-cert FILE --tls-key FILE] [--tls-san NAME]...\n"
 		"                [--ek-ca FILE]... [--policy FILE] [--operator-token-file FILE]\n"
 		"                [--threads N] [--nonce-ttl SECONDS] [--verbose]\n"
-		"                [--store sqlite:PATH]\n");
+		"                [--store sqlite:PATH] [--pending-ttl SECONDS]\n"
+		"                [--client-connections N]\n");
 }
 
 static int parse_uint(const char *s, unsigned long max, unsigned long *out)
@@ -93,6 +101,8 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{ "operator-token-file", required_argument, NULL, 't' },
 		{ "threads", required_argument, NULL, 'T' },
 		{ "nonce-ttl", required_argument, NULL, 'n' },
+		{ "pending-ttl", required_argument, NULL, 'P' },
+		{ "client-connections", required_argument, NULL, 'C' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -107,6 +117,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 	 * An idle pool thread costs about 20 KiB of RSS. */
 	o->threads = 32;
 	o->nonce_ttl = 60;
+	o->pending_ttl = STORE_PENDING_TTL_DEFAULT;
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'l': o->listen = optarg; break;
@@ -144,6 +155,21 @@ static int parse_args(int argc, char **argv, struct options *o)
 			}
 			o->nonce_ttl = (int64_t)v;
 			break;
+		case 'C':
+			if (parse_uint(optarg, LIMIT_CONNECTIONS, &v) || v == 0) {
+				fprintf(stderr, "verifier: --client-connections wants 1..%u\n",
+					LIMIT_CONNECTIONS);
+				return -EINVAL;
+			}
+			o->client_connections = (unsigned)v;
+			break;
+		case 'P':
+			if (parse_uint(optarg, 7 * 86400, &v) || v == 0) {
+				fprintf(stderr, "verifier: --pending-ttl wants 1..604800 seconds\n");
+				return -EINVAL;
+			}
+			o->pending_ttl = (int64_t)v;
+			break;
 		case 'v': log_set_level(LOG_LVL_DEBUG); break;
 		case 'h': usage(stdout); exit(0);
 		default: usage(stderr); return -EINVAL;
@@ -154,6 +180,21 @@ static int parse_args(int argc, char **argv, struct options *o)
 		return -EINVAL;
 	}
 	return 0;
+}
+
+/* Room for every connection allowed, with the store's and TLS's files: raise the soft limit. */
+static void raise_nofile(void)
+{
+	const rlim_t want = LIMIT_CONNECTIONS + 64;
+	struct rlimit r;
+
+	if (getrlimit(RLIMIT_NOFILE, &r) != 0 || r.rlim_cur >= want)
+		return;
+	r.rlim_cur = r.rlim_max < want ? r.rlim_max : want;
+	if (setrlimit(RLIMIT_NOFILE, &r) != 0 || r.rlim_cur < want)
+		log_warn("open files limited to %llu: fewer than the %u connections allowed can be"
+			 " served (raise ulimit -n)", (unsigned long long)r.rlim_cur,
+			 LIMIT_CONNECTIONS);
 }
 
 /* Reads a file whole, at most max bytes (common/file.h); NUL-terminated; caller wipes, frees. */
@@ -266,7 +307,7 @@ int main(int argc, char **argv)
 	char path[PATH_MAX];
 	sigset_t sigs;
 	uint16_t port = 0;
-	int sig = 0, ret, status = 1;
+	int sig = 0, ret, status = 1, lock_fd = -1;
 
 	log_init("verifier", LOG_LVL_INFO);
 	memset(&o, 0, sizeof(o));
@@ -276,6 +317,7 @@ int main(int argc, char **argv)
 	if (parse_args(argc, argv, &o))
 		return 2;
 	app.nonce_ttl = o.nonce_ttl;
+	app.pending_ttl = o.pending_ttl;
 
 	/* Block the stop signals before any thread exists: MHD's threads inherit the mask and
 	 * only main() receives them, in sigwait() below. */
@@ -284,15 +326,25 @@ int main(int argc, char **argv)
 	sigaddset(&sigs, SIGINT);
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 	signal(SIGPIPE, SIG_IGN);
+	raise_nofile();
 
-	if (mkdir(o.state_dir, 0700) < 0 && errno != EEXIST) {
-		log_error("cannot create state directory \"%s\": %s", o.state_dir, strerror(errno));
+	/* Every file the verifier creates (keys, token, the store and its journals) is 0600. */
+	umask(077);
+	if (statedir_open(o.state_dir, &lock_fd))
 		goto out;
-	}
 	snprintf(path, sizeof(path), "sqlite:%s/verifier.db", o.state_dir);
 	if ((ret = store_open(o.store ? o.store : path, &app.store))) {
 		log_error("cannot open the store \"%s\"", o.store ? o.store : path);
 		goto out;
+	}
+	{
+		struct store_enroll_limits lim = {
+			.pending_ttl = o.pending_ttl,
+			.max_pending_per_ek = LIMIT_PENDING_PER_EK,
+			.max_pending = LIMIT_PENDING_ENROLLMENTS,
+		};
+
+		store_set_enroll_limits(app.store, &lim);
 	}
 	if (setup_token(&o, app.token_digest))
 		goto out;
@@ -324,6 +376,8 @@ int main(int argc, char **argv)
 	cfg.nroutes = app_nroutes;
 	cfg.app = &app;
 	cfg.authorize = app_authorize;
+	cfg.admit = app_admit;
+	cfg.client_connections = o.client_connections;
 	cfg.observe = app_observe;
 	srv = http_server_start(&cfg, &port);
 	if (!srv)
@@ -348,5 +402,6 @@ out:
 	agentcache_free(app.agents);
 	tls_material_release(&tls);
 	OPENSSL_cleanse(app.token_digest, sizeof(app.token_digest));
+	statedir_close(lock_fd);
 	return status;
 }

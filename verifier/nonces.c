@@ -360,6 +360,23 @@ out:
 	return ret;
 }
 
+unsigned nonces_outstanding(struct nonces *ns, const char *agent, int64_t now)
+{
+	struct nonce_shard *s;
+	struct nonce_agent *a;
+	unsigned n = 0;
+	uint64_t h;
+
+	s = shard_of(ns, agent, &h);
+	pthread_mutex_lock(&s->lock);
+	a = agent_find(s, h, agent);
+	for (unsigned i = 0; a && i < a->n; i++)
+		if (!a->e[i].used && a->e[i].expires_at >= now)
+			n++;
+	pthread_mutex_unlock(&s->lock);
+	return n;
+}
+
 size_t nonces_count(struct nonces *ns)
 {
 	size_t n = 0;

@@ -50,6 +50,9 @@ int nonces_add(struct nonces *ns, const char *agent, const struct challenge *c, 
 int nonces_consume(struct nonces *ns, const char *agent, const uint8_t *nonce, size_t nonce_len,
 		   int64_t now, struct challenge *out);
 
+/* Unused, unexpired challenges of `agent` now (0 for an agent never challenged). */
+unsigned nonces_outstanding(struct nonces *ns, const char *agent, int64_t now);
+
 /* Entries held (outstanding and spent), for tests and memory accounting. */
 size_t nonces_count(struct nonces *ns);
 

@@ -51,7 +51,7 @@ enum round_status round_challenge(struct app *app, const char *id, struct challe
 	if (st)
 		return st;
 	memset(c, 0, sizeof(*c));
-	if (store_boot_get(app->store, a.id, &bs)) {
+	if (store_boot_get(app->store, a.id, &bs, NULL)) {
 		st = ROUND_STORE_FAILED;
 		goto out;
 	}
@@ -102,6 +102,22 @@ static enum round_status load_active(struct app *app, const char *id,
 	return ROUND_OK;
 }
 
+enum round_status round_admit(struct app *app, const char *id)
+{
+	char policy[LIMIT_POLICY_NAME + 1];
+	EVP_PKEY *ak = NULL;
+	enum round_status st;
+
+	/* The cache first: an active agent with a round in progress is usually there. */
+	st = load_active(app, id, policy, &ak);
+	EVP_PKEY_free(ak);
+	if (st)
+		return st;
+	if (!nonces_outstanding(app->nonces, id, (int64_t)time(NULL)))
+		return ROUND_NO_CHALLENGE;
+	return ROUND_OK;
+}
+
 /* The verdict's reasons as the JSON array stored with it. */
 static char *reasons_json(const struct verdict_response *v)
 {
@@ -142,10 +158,15 @@ static enum round_status spend_nonce(struct app *app, const char *id, const stru
 	}
 }
 
-/* Boot state, verdict and violations in one transaction: durable before acknowledged. */
+/*
+ * Boot state, verdict and violations in one transaction: durable before acknowledged. Only
+ * over the boot state version `prev_version` the round started from: ROUND_CONFLICT, nothing
+ * written, if another round of the agent committed in between.
+ */
 static enum round_status commit(struct app *app, const char *id, int64_t now,
-				struct attest_result *res)
+				uint64_t prev_version, struct attest_result *res)
 {
+	int ret;
 	struct store_round_violation *viol = NULL;
 	struct store_round round;
 	int64_t verdict_id = 0;
@@ -171,6 +192,7 @@ static enum round_status commit(struct app *app, const char *id, int64_t now,
 	}
 	memset(&round, 0, sizeof(round));
 	round.agent = id;
+	round.prev_version = prev_version;
 	round.next = &res->next;
 	round.trusted = res->verdict.trusted;
 	round.reasons_json = reasons;
@@ -178,7 +200,14 @@ static enum round_status commit(struct app *app, const char *id, int64_t now,
 	round.violations = viol;
 	round.nviolations = res->nviolations;
 	round.now = now;
-	if (store_round_commit(app->store, &round, &verdict_id)) {
+	ret = store_round_commit(app->store, &round, &verdict_id);
+	if (ret == -ESTALE) {
+		log_warn("evidence: agent \"%s\": another round of it committed first; this one"
+			 " is refused, nothing stored", id);
+		st = ROUND_CONFLICT;
+		goto out;
+	}
+	if (ret) {
 		st = ROUND_STORE_FAILED;
 		goto out;
 	}
@@ -198,6 +227,7 @@ enum round_status round_evidence(struct app *app, const char *id, const struct e
 	struct attest_result res;
 	struct challenge ch;
 	struct boot_state prev;
+	uint64_t prev_version = 0;
 	struct policy *policy = NULL;
 	EVP_PKEY *ak = NULL;
 	enum round_status st;
@@ -223,7 +253,7 @@ enum round_status round_evidence(struct app *app, const char *id, const struct e
 	st = spend_nonce(app, id, ev, now, &ch);
 	if (st)
 		goto out;
-	if (store_boot_get(app->store, id, &prev) ||
+	if (store_boot_get(app->store, id, &prev, &prev_version) ||
 	    (prev.started &&
 	     store_violations_open_count(app->store, id, prev.boot_number, &ar.open_violations))) {
 		st = ROUND_STORE_FAILED;
@@ -250,7 +280,9 @@ enum round_status round_evidence(struct app *app, const char *id, const struct e
 		st = ROUND_NOT_AUTHENTIC;
 		goto out;
 	}
-	st = commit(app, id, now, &res);
+	if (app->before_commit)
+		app->before_commit(app, id);
+	st = commit(app, id, now, prev_version, &res);
 	if (st)
 		goto out;
 	*verdict = res.verdict;

@@ -10,6 +10,11 @@
  *
  * Everything that can fail for the verifier's own reasons (the store, the policy) is checked
  * before the nonce is spent, so such a failure leaves the agent's challenge usable.
+ *
+ * Two rounds of one agent may run at once (two nonces in flight, or several verifiers on one
+ * database): each judges from the boot state it read, and the commit is a compare-and-swap on
+ * that state's version. The one that commits second gets ROUND_CONFLICT and stores nothing;
+ * the agent asks for a new challenge and sends from the offset the newer state expects.
  */
 #ifndef VERIFIER_ROUND_H
 #define VERIFIER_ROUND_H
@@ -28,11 +33,20 @@ enum round_status {
 	ROUND_NOT_AUTHENTIC,      /* the quote is not the agent's AK's; verdict->reason[0] says how */
 	ROUND_POLICY_UNAVAILABLE, /* the agent's policy is missing or does not load */
 	ROUND_STORE_FAILED,       /* nothing recorded; the same request may succeed later */
+	ROUND_CONFLICT,           /* another round of the agent committed first: nothing stored */
+	ROUND_NO_CHALLENGE,       /* round_admit: no challenge of the agent is outstanding */
 	ROUND_INTERNAL,           /* out of memory, no randomness, a stored AK that does not load */
 };
 
 /* A challenge for agent `id`; *c filled on ROUND_OK. */
 enum round_status round_challenge(struct app *app, const char *id, struct challenge *c);
+
+/*
+ * Whether evidence from agent `id` can be valid at all, before its body is read: the agent is
+ * active and has a challenge outstanding. For bodies too large to read on speculation (the
+ * HTTP server asks for those over LIMIT_SMALL_BODY); ROUND_OK or why not.
+ */
+enum round_status round_admit(struct app *app, const char *id);
 
 /* Judges and records `ev` from agent `id`; *verdict filled (with its id) on ROUND_OK, and its
  * first reason on ROUND_NOT_AUTHENTIC. */

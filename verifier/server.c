@@ -17,14 +17,18 @@
 #include "proto/dynbuf.h"
 #include "proto/evidence.h"
 #include "common/log.h"
+#include "verifier/http_guard.h"
 
 /* GnuTLS priorities: TLS 1.2 and 1.3 only (1.0/1.1 are refused in the handshake). */
 #define TLS_PRIORITIES "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2:%SERVER_PRECEDENCE"
 #define CONNECTION_TIMEOUT_SECONDS 30u
+/* What "503 busy" asks a client to wait: about how long a large body takes to arrive and be judged. */
+#define BUSY_RETRY_SECONDS 10u
 
 struct http_server {
 	struct MHD_Daemon *daemon;
 	struct http_server_config cfg;
+	struct http_guard *guard; /* deadlines and the body budget */
 };
 
 /* Per-request state, from the first callback to MHD's "completed" notification. */
@@ -34,6 +38,8 @@ struct conn_state {
 	struct timespec t0;
 	struct dynbuf body; /* capped at the route's body_cap once the route is known */
 	uint64_t received;
+	uint64_t reserved;  /* bytes of the body budget this request holds */
+	struct http_guard_conn *guard; /* its connection's deadline */
 	bool too_large;
 	bool replied;
 };
@@ -149,6 +155,15 @@ static enum MHD_Result send_response(struct http_server *srv, struct conn_state 
 	MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
 	if (resp->status == MHD_HTTP_UNAUTHORIZED)
 		MHD_add_response_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer");
+	/* The answer must leave in time too: a client that reads it slowly loses it. */
+	http_guard_phase(srv->guard, cs->guard, HTTP_GUARD_TRANSFER,
+			 resp->body ? strlen(resp->body) : 0);
+	if (resp->retry_after) {
+		char secs[16];
+
+		snprintf(secs, sizeof(secs), "%u", resp->retry_after);
+		MHD_add_response_header(r, MHD_HTTP_HEADER_RETRY_AFTER, secs);
+	}
 	ret = MHD_queue_response(cs->req.conn, resp->status, r);
 	MHD_destroy_response(r);
 	cs->replied = true;
@@ -164,6 +179,44 @@ static enum MHD_Result reply_error(struct http_server *srv, struct conn_state *c
 
 	http_reply_error(&resp, status, code, "%s", msg);
 	return send_response(srv, cs, &resp);
+}
+
+static bool chunked(const struct conn_state *cs)
+{
+	const char *te = MHD_lookup_connection_value(cs->req.conn, MHD_HEADER_KIND,
+						     MHD_HTTP_HEADER_TRANSFER_ENCODING);
+
+	return te && strcasestr(te, "chunked");
+}
+
+/*
+ * A body over LIMIT_SMALL_BODY, before a byte of it is read: the route must want it (the
+ * evidence of an active agent with a challenge outstanding), and it must fit in the budget of
+ * bodies in flight. Either refusal is answered at once and the body never read.
+ */
+static enum MHD_Result admit_large(struct http_server *srv, struct conn_state *cs, uint64_t n)
+{
+	struct http_response resp = { 0 };
+
+	if (srv->cfg.admit && !srv->cfg.admit(srv->cfg.app, cs->route, &cs->req, &resp)) {
+		if (!resp.status)
+			http_reply_error(&resp, 400, "bad_request", "this body is not accepted");
+		return send_response(srv, cs, &resp);
+	}
+	free(resp.body);
+	if (!http_guard_reserve(srv->guard, n * LIMIT_BODY_COST)) {
+		resp = (struct http_response){ .retry_after = BUSY_RETRY_SECONDS };
+		http_reply_error(&resp, 503, "busy",
+				 "the verifier holds as many large bodies as it reads at once;"
+				 " retry later");
+		return send_response(srv, cs, &resp);
+	}
+	cs->reserved = n * LIMIT_BODY_COST;
+	/* One allocation of the announced size: no doubling past it while the body arrives. */
+	if (dynbuf_grow(&cs->body, (size_t)n))
+		dynbuf_setlen(&cs->body, 0);
+	http_guard_phase(srv->guard, cs->guard, HTTP_GUARD_TRANSFER, n);
+	return MHD_YES;
 }
 
 /* First callback of a request: route, authorize, and check the announced body size. */
@@ -208,6 +261,17 @@ static enum MHD_Result start_request(struct http_server *srv, struct conn_state 
 					   "request body exceeds the limit for this endpoint");
 		if (n > rt->body_cap)
 			cs->too_large = true; /* drained, then answered 413 */
+		else if (n > LIMIT_SMALL_BODY)
+			return admit_large(srv, cs, (uint64_t)n);
+		http_guard_phase(srv->guard, cs->guard, HTTP_GUARD_TRANSFER, n);
+	} else if (rt->body_cap > LIMIT_SMALL_BODY && chunked(cs)) {
+		/* A large body is admitted by the length it announces: no length, no admission. */
+		return reply_error(srv, cs, 411, "length_required",
+				   "a body for this endpoint needs a Content-Length");
+	} else {
+		/* A chunked body here is at most the route's (small) cap. */
+		http_guard_phase(srv->guard, cs->guard, HTTP_GUARD_TRANSFER,
+				 chunked(cs) ? rt->body_cap : 0);
 	}
 	return MHD_YES;
 }
@@ -234,10 +298,14 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 
 	(void)version;
 	if (!cs) {
+		const union MHD_ConnectionInfo *ci =
+			MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+
 		cs = calloc(1, sizeof(*cs));
 		if (!cs)
 			return MHD_NO;
 		*con_cls = cs;
+		cs->guard = ci ? ci->socket_context : NULL;
 		dynbuf_init(&cs->body, 0); /* nothing is accepted before a route is chosen */
 		clock_gettime(CLOCK_MONOTONIC, &cs->t0);
 		cs->req.conn = conn;
@@ -263,6 +331,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 				   "request body exceeds the limit for this endpoint");
 	cs->req.body = dynbuf_str(&cs->body);
 	cs->req.body_len = cs->body.len;
+	http_guard_phase(srv->guard, cs->guard, HTTP_GUARD_HANDLER, 0);
 	cs->route->fn(&cs->req, &resp);
 	if (!resp.status) {
 		free(resp.body);
@@ -275,19 +344,39 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 			 enum MHD_RequestTerminationCode toe)
 {
+	struct http_server *srv = cls;
 	struct conn_state *cs = *con_cls;
 
-	(void)cls;
 	(void)conn;
 	(void)toe;
 	if (!cs)
 		return;
+	http_guard_release(srv->guard, cs->reserved);
+	/* A kept-alive connection must bring its next request's headers in time. */
+	http_guard_phase(srv->guard, cs->guard, HTTP_GUARD_HEADERS, 0);
 	/* Bodies carry enrollment secrets (activate): wipe before free. */
 	if (cs->body.buf)
 		OPENSSL_cleanse(cs->body.buf, cs->body.cap);
 	dynbuf_release(&cs->body);
 	free(cs);
 	*con_cls = NULL;
+}
+
+/* Every connection is guarded from its accept to its close (http_guard.h). */
+static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
+			  enum MHD_ConnectionNotificationCode toe)
+{
+	struct http_server *srv = cls;
+
+	if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+		const union MHD_ConnectionInfo *ci =
+			MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+
+		*socket_context = ci ? http_guard_conn_open(srv->guard, ci->connect_fd) : NULL;
+	} else if (toe == MHD_CONNECTION_NOTIFY_CLOSED) {
+		http_guard_conn_close(srv->guard, *socket_context);
+		*socket_context = NULL;
+	}
 }
 
 __attribute__((format(printf, 2, 0)))
@@ -363,11 +452,13 @@ struct http_server *http_server_start(const struct http_server_config *cfg, uint
 	socklen_t sl;
 	const union MHD_DaemonInfo *info;
 	/*
-	 * epoll per pool thread instead of select (whose cost grows with the descriptors), and
-	 * TURBO: no TCP corking calls around every response, which the profile showed at ~9%.
+	 * epoll per pool thread instead of select (whose cost grows with the descriptors). Not
+	 * MHD_USE_TURBO (no TCP corking around responses, ~9% in a profile): with TLS,
+	 * libmicrohttpd 0.9.75 then spins on every connection still waiting for its TLS
+	 * ClientHello (epoll_wait with timeout 0, recv EAGAIN, again): one idle connection cost
+	 * 40% of a core, and an attacker's 64 stalled every agent (tests/attacks/connections.sh).
 	 */
-	unsigned flags = MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_TURBO | MHD_USE_TLS |
-			 MHD_USE_ERROR_LOG;
+	unsigned flags = MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_TLS | MHD_USE_ERROR_LOG;
 
 	if (parse_listen(cfg->listen, &ss, &sl)) {
 		log_error("http: bad listen address \"%s\" (want ADDR:PORT)", cfg->listen);
@@ -379,6 +470,11 @@ struct http_server *http_server_start(const struct http_server_config *cfg, uint
 	if (!srv)
 		return NULL;
 	srv->cfg = *cfg;
+	srv->guard = http_guard_new();
+	if (!srv->guard) {
+		free(srv);
+		return NULL;
+	}
 	srv->daemon = MHD_start_daemon(
 		flags, 0, NULL, NULL, on_request, srv,
 		MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
@@ -389,11 +485,16 @@ struct http_server *http_server_start(const struct http_server_config *cfg, uint
 		MHD_OPTION_HTTPS_PRIORITIES, TLS_PRIORITIES,
 		MHD_OPTION_CONNECTION_TIMEOUT, CONNECTION_TIMEOUT_SECONDS,
 		MHD_OPTION_CONNECTION_LIMIT, LIMIT_CONNECTIONS,
-		MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL,
+		MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+		(unsigned)(cfg->client_connections ? cfg->client_connections
+						   : LIMIT_CONNECTIONS_PER_CLIENT),
+		MHD_OPTION_NOTIFY_CONNECTION, on_connection, srv,
+		MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv,
 		MHD_OPTION_END);
 	if (!srv->daemon) {
 		log_error("http: cannot listen on \"%s\" (address in use, or bad TLS material?)",
 			  cfg->listen);
+		http_guard_free(srv->guard);
 		free(srv);
 		return NULL;
 	}
@@ -409,5 +510,6 @@ void http_server_stop(struct http_server *srv)
 		return;
 	if (srv->daemon)
 		MHD_stop_daemon(srv->daemon);
+	http_guard_free(srv->guard); /* after the daemon: every connection is closed */
 	free(srv);
 }

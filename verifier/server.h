@@ -8,6 +8,11 @@
  * given), accumulates the body, then calls the handler once with the whole body,
  * NUL-terminated. Handlers run on pool threads, concurrently.
  *
+ * What a client may hold is bounded (http_guard.h): connections per address, deadlines for
+ * headers, bodies and answers, and the bytes of large bodies in flight. A body over
+ * LIMIT_SMALL_BODY must announce its length (411 "length_required"), is offered to `admit`
+ * before a byte is read, and needs room in the budget (503 "busy", Retry-After).
+ *
  * Ownership: a handler fills *resp; resp->body is malloc'd and the server frees it.
  */
 #ifndef VERIFIER_SERVER_H
@@ -39,6 +44,7 @@ struct http_response {
 	unsigned status;
 	char *body;               /* malloc'd, the server frees it */
 	const char *content_type; /* default application/json */
+	unsigned retry_after;     /* seconds; sent as Retry-After when not 0 */
 };
 
 typedef void (*http_handler)(const struct http_request *req, struct http_response *resp);
@@ -55,6 +61,7 @@ struct http_route {
 struct http_server_config {
 	const char *listen;   /* "127.0.0.1:8443" or "[::1]:8443" */
 	unsigned threads;
+	unsigned client_connections; /* per client address; 0: LIMIT_CONNECTIONS_PER_CLIENT */
 	const char *cert_pem;
 	const char *key_pem;
 	const struct http_route *routes;
@@ -62,6 +69,13 @@ struct http_server_config {
 	void *app;
 	/* Decides operator routes from the request headers; the body has not been read yet. */
 	bool (*authorize)(void *app, const struct http_request *req);
+	/*
+	 * Whether a body over LIMIT_SMALL_BODY may be read at all, from the route, URL and
+	 * headers (req->body is not set yet): false with *resp filled refuses it unread. NULL:
+	 * every body within the route's cap is read.
+	 */
+	bool (*admit)(void *app, const struct http_route *route, const struct http_request *req,
+		      struct http_response *resp);
 	/* Called once per answered request (route NULL when none matched). */
 	void (*observe)(void *app, const struct http_route *route, unsigned status, double seconds);
 };

@@ -26,6 +26,7 @@ struct store {
 	pthread_cond_t qcond;
 	struct store_pending_round *qhead, **qtail;
 	bool committing;
+	struct store_enroll_limits enroll; /* set before the store is shared */
 };
 
 const char *agent_state_str(enum agent_state s)
@@ -73,20 +74,32 @@ static bool same_blob(const uint8_t *a, size_t alen, const uint8_t *b, size_t bl
 }
 
 enum store_enroll_result store_enroll_decide(const struct store_agent *cur,
-					     const struct store_agent *a)
+					     const struct store_agent *a,
+					     const struct store_enroll_facts *f,
+					     const struct store_enroll_limits *lim)
 {
 	bool same_ek, same_ak;
 
-	if (!cur)
-		return STORE_ENROLL_NEW;
-	same_ek = same_blob(cur->ek_pub, cur->ek_pub_len, a->ek_pub, a->ek_pub_len);
-	same_ak = same_blob(cur->ak_pub, cur->ak_pub_len, a->ak_pub, a->ak_pub_len);
-	/* The EK identifies the TPM: no other TPM may take over an id, pending or not. */
-	if (!same_ek || (cur->state == AGENT_ACTIVE && !same_ak))
-		return STORE_ENROLL_CONFLICT;
-	if (cur->state == AGENT_ACTIVE)
-		return STORE_ENROLL_ALREADY;
-	return STORE_ENROLL_REFRESHED;
+	if (cur) {
+		same_ek = same_blob(cur->ek_pub, cur->ek_pub_len, a->ek_pub, a->ek_pub_len);
+		same_ak = same_blob(cur->ak_pub, cur->ak_pub_len, a->ak_pub, a->ak_pub_len);
+		/* The EK identifies the TPM: no other TPM may take over an id, pending or not. */
+		if (!same_ek || (cur->state == AGENT_ACTIVE && !same_ak))
+			return STORE_ENROLL_CONFLICT;
+		if (cur->state == AGENT_ACTIVE)
+			return STORE_ENROLL_ALREADY;
+	}
+	/* One TPM is one agent: a second id for an active EK could never be activated. */
+	if (f->ek_active_elsewhere)
+		return STORE_ENROLL_EK_IN_USE;
+	/* Replacing a pending enrollment adds none; only a new one counts against the caps. */
+	if (cur)
+		return STORE_ENROLL_REFRESHED;
+	if (f->ek_pending_elsewhere >= lim->max_pending_per_ek)
+		return STORE_ENROLL_EK_PENDING_FULL;
+	if (f->pending >= lim->max_pending)
+		return STORE_ENROLL_PENDING_FULL;
+	return STORE_ENROLL_NEW;
 }
 
 /* The backend of "SCHEME:REST", REST in *location; NULL (logged) if none has the scheme. */
@@ -129,6 +142,9 @@ int store_open(const char *uri, struct store **out)
 	pthread_mutex_init(&st->qlock, NULL);
 	pthread_cond_init(&st->qcond, NULL);
 	st->qtail = &st->qhead;
+	st->enroll.pending_ttl = STORE_PENDING_TTL_DEFAULT;
+	st->enroll.max_pending_per_ek = LIMIT_PENDING_PER_EK;
+	st->enroll.max_pending = LIMIT_PENDING_ENROLLMENTS;
 	ret = ops->open(location, &st->be);
 	if (ret) {
 		store_close(st);
@@ -193,10 +209,15 @@ int store_round_commit(struct store *st, const struct store_round *r, int64_t *v
 
 /* Everything else goes straight to the backend. ---------------------------------------- */
 
+void store_set_enroll_limits(struct store *st, const struct store_enroll_limits *lim)
+{
+	st->enroll = *lim;
+}
+
 int store_agent_enroll(struct store *st, const struct store_agent *a, int64_t now,
 		       enum store_enroll_result *result)
 {
-	return st->be->ops->agent_enroll(st->be, a, now, result);
+	return st->be->ops->agent_enroll(st->be, a, now, &st->enroll, result);
 }
 
 int store_agent_get(struct store *st, const char *id, struct store_agent *out)
@@ -207,7 +228,7 @@ int store_agent_get(struct store *st, const char *id, struct store_agent *out)
 int store_agent_activate(struct store *st, const char *id,
 			 const uint8_t digest[STORE_CRED_DIGEST_LEN], int64_t now)
 {
-	return st->be->ops->agent_activate(st->be, id, digest, now);
+	return st->be->ops->agent_activate(st->be, id, digest, now, &st->enroll);
 }
 
 int store_agent_set_policy(struct store *st, const char *id, const char *policy)
@@ -220,9 +241,12 @@ int store_agents_list(struct store *st, store_agent_cb cb, void *arg)
 	return st->be->ops->agents_list(st->be, cb, arg);
 }
 
-int store_boot_get(struct store *st, const char *agent, struct boot_state *out)
+int store_boot_get(struct store *st, const char *agent, struct boot_state *out,
+		   uint64_t *version)
 {
-	return st->be->ops->boot_get(st->be, agent, out);
+	uint64_t ignored;
+
+	return st->be->ops->boot_get(st->be, agent, out, version ? version : &ignored);
 }
 
 int store_verdicts_list(struct store *st, const char *agent, unsigned limit,

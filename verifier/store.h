@@ -84,11 +84,28 @@ enum store_enroll_result {
 	STORE_ENROLL_REFRESHED,     /* pending with the same EK: AK and credential replaced */
 	STORE_ENROLL_ALREADY,       /* active with the same EK and AK: nothing changed */
 	STORE_ENROLL_CONFLICT,      /* id taken by another EK, or active with another AK */
+	STORE_ENROLL_EK_IN_USE,     /* the EK is active under another id: one TPM, one agent */
+	STORE_ENROLL_EK_PENDING_FULL, /* the EK has max_pending_per_ek pending under other ids */
+	STORE_ENROLL_PENDING_FULL,  /* max_pending enrollments are pending in all */
 };
 
 /*
+ * What bounds pending enrollments (enrolled, not activated: anyone holding a trusted EK
+ * certificate can make one, without the TPM). Defaults: STORE_PENDING_TTL_DEFAULT and the
+ * caps of proto/limits.h; store_set_enroll_limits() changes them before the store is used.
+ */
+struct store_enroll_limits {
+	int64_t pending_ttl;         /* seconds from (re-)enrollment; older ones are expired */
+	unsigned max_pending_per_ek; /* pending enrollments of one EK under other ids */
+	unsigned max_pending;        /* pending enrollments in all */
+};
+#define STORE_PENDING_TTL_DEFAULT 600
+void store_set_enroll_limits(struct store *st, const struct store_enroll_limits *lim);
+
+/*
  * Decides and records an enrollment atomically (two concurrent enrollments of one id cannot
- * both win). Only NEW and REFRESHED change stored state.
+ * both win). Expired pending enrollments are deleted first, in the same transaction. Only NEW
+ * and REFRESHED change stored state (and the deletion of expired ones).
  */
 int store_agent_enroll(struct store *st, const struct store_agent *a, int64_t now,
 		       enum store_enroll_result *result);
@@ -97,8 +114,10 @@ int store_agent_get(struct store *st, const char *id, struct store_agent *out);
 
 /*
  * Marks a pending agent active if its stored credential digest still equals `digest` (the
- * caller compared the secret in constant time). -ENOENT unknown, -ESTALE if the agent
- * re-enrolled in between or is active already.
+ * caller compared the secret in constant time). -ESTALE if the agent is unknown (or its
+ * expired enrollment was deleted), re-enrolled in between or is active already, -ETIMEDOUT if
+ * the enrollment expired, -EEXIST if another agent with the same EK is active (one TPM, one
+ * agent).
  */
 int store_agent_activate(struct store *st, const char *id,
 			 const uint8_t digest[STORE_CRED_DIGEST_LEN], int64_t now);
@@ -112,8 +131,13 @@ int store_agents_list(struct store *st, store_agent_cb cb, void *arg);
 
 /* Boot state and rounds ------------------------------------------------------------------ */
 
-/* The stored state, or a zeroed one (started = false) if the agent has none. */
-int store_boot_get(struct store *st, const char *agent, struct boot_state *out);
+/*
+ * The stored state, or a zeroed one (started = false) if the agent has none. *version (if not
+ * NULL) gets the state's version for store_round_commit()'s compare-and-swap: 0 when there is
+ * none, one more with every round committed.
+ */
+int store_boot_get(struct store *st, const char *agent, struct boot_state *out,
+		   uint64_t *version);
 
 /* A violation a round found (strings NUL-terminated, borrowed for the call). */
 struct store_round_violation {
@@ -126,6 +150,7 @@ struct store_round_violation {
 
 struct store_round {
 	const char *agent;
+	uint64_t prev_version; /* store_boot_get()'s version of the state this round started from */
 	const struct boot_state *next;
 	bool trusted;
 	const char *reasons_json; /* JSON array, as in verdict_response */
@@ -135,7 +160,12 @@ struct store_round {
 	int64_t now;
 };
 
-/* One transaction: boot state, verdict, violations (deduplicated per agent, digest, path). */
+/*
+ * One transaction: boot state, verdict, violations (deduplicated per agent, digest, path).
+ * A compare-and-swap on the boot state's version: if another round of the agent committed
+ * since r->prev_version was read, nothing is written and -ESTALE is returned (two rounds of one
+ * agent in flight: the slower one must not overwrite the newer state).
+ */
 int store_round_commit(struct store *st, const struct store_round *r, int64_t *verdict_id);
 
 struct store_verdict {

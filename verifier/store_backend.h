@@ -13,7 +13,10 @@
  * Group commit is store.c's: it queues the rounds of concurrent store_round_commit() callers
  * and hands a batch to commit_rounds(), which writes all of them in one transaction. Each
  * round's failure is confined to that round (a savepoint or equivalent): its `ret` gets the
- * error, the others still commit. A failed commit sets `ret` of every round of the batch.
+ * error, the others still commit. Each round is a compare-and-swap on its agent's boot state:
+ * written only if the stored version is still r->prev_version (0: no row), which it then
+ * raises by one; otherwise `ret` is -ESTALE and nothing of the round is written (two rounds
+ * of one agent in the same batch: the second finds the first's version). A failed commit sets `ret` of every round of the batch.
  * It sets `verdict_id` of every round that succeeded, and leaves `next` and `done` alone.
  */
 #ifndef VERIFIER_STORE_BACKEND_H
@@ -40,15 +43,19 @@ struct store_ops {
 	int (*open)(const char *location, struct store_backend **out);
 	void (*close)(struct store_backend *b);
 
+	/* With the limits of store_set_enroll_limits() (never NULL). */
 	int (*agent_enroll)(struct store_backend *b, const struct store_agent *a, int64_t now,
+			    const struct store_enroll_limits *lim,
 			    enum store_enroll_result *result);
 	int (*agent_get)(struct store_backend *b, const char *id, struct store_agent *out);
 	int (*agent_activate)(struct store_backend *b, const char *id,
-			      const uint8_t digest[STORE_CRED_DIGEST_LEN], int64_t now);
+			      const uint8_t digest[STORE_CRED_DIGEST_LEN], int64_t now,
+			      const struct store_enroll_limits *lim);
 	int (*agent_set_policy)(struct store_backend *b, const char *id, const char *policy);
 	int (*agents_list)(struct store_backend *b, store_agent_cb cb, void *arg);
 
-	int (*boot_get)(struct store_backend *b, const char *agent, struct boot_state *out);
+	int (*boot_get)(struct store_backend *b, const char *agent, struct boot_state *out,
+			uint64_t *version);
 	void (*commit_rounds)(struct store_backend *b, struct store_pending_round *batch);
 	int (*verdicts_list)(struct store_backend *b, const char *agent, unsigned limit,
 			     store_verdict_cb cb, void *arg);
@@ -74,11 +81,21 @@ struct store_ops {
 /* The backends store_open() knows. */
 extern const struct store_ops store_sqlite_ops;
 
+/* What a backend finds in its enrollment transaction, after deleting expired pendings. */
+struct store_enroll_facts {
+	bool ek_active_elsewhere;  /* an active agent of another id has a's EK */
+	uint64_t ek_pending_elsewhere; /* pending agents of other ids with a's EK */
+	uint64_t pending;          /* pending agents in all */
+};
+
 /*
  * The enrollment rule every backend applies inside its transaction: what enrolling `a` does
- * given the agent stored under its id (`cur`, NULL if none).
+ * given the agent stored under its id (`cur`, NULL if none), the facts about its EK and the
+ * limits.
  */
 enum store_enroll_result store_enroll_decide(const struct store_agent *cur,
-					     const struct store_agent *a);
+					     const struct store_agent *a,
+					     const struct store_enroll_facts *f,
+					     const struct store_enroll_limits *lim);
 
 #endif

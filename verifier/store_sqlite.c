@@ -49,10 +49,14 @@ enum stmt {
 	STMT_AGENT_REFRESH,
 	STMT_AGENT_INSERT,
 	STMT_AGENT_ACTIVATE,
+	STMT_ACTIVATE_FACTS,
+	STMT_PENDING_EXPIRE,
+	STMT_ENROLL_FACTS,
 	STMT_AGENT_SET_POLICY,
 	STMT_AGENTS_LIST,
 	STMT_BOOT_GET,
-	STMT_BOOT_PUT,
+	STMT_BOOT_INSERT,
+	STMT_BOOT_UPDATE,
 	STMT_VERDICT_INSERT,
 	STMT_VIOLATION_UPSERT,
 	STMT_VERDICTS_LIST,
@@ -77,28 +81,43 @@ static const char *const stmt_sql[STMT_COUNT] = {
 	[STMT_AGENT_GET] =
 		"SELECT " AGENT_SUMMARY_COLS ", a.ek_pub, a.ek_cert, a.ak_pub"
 		" FROM agents a LEFT JOIN boot_state b ON b.agent = a.id WHERE a.id = ?",
+	/* A re-enrollment restarts the pending enrollment's time to live. */
 	[STMT_AGENT_REFRESH] =
 		"UPDATE agents SET ek_cert = ?2, ak_pub = ?3, ak_name = ?4,"
-		" cred_digest = ?5 WHERE id = ?1 AND state = 'pending'",
+		" cred_digest = ?5, enrolled_at = ?8 WHERE id = ?1 AND state = 'pending'",
 	[STMT_AGENT_INSERT] =
 		"INSERT INTO agents(id, ek_cert, ak_pub, ak_name, cred_digest, ek_pub,"
-		" policy, state, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7,"
-		" 'pending', ?8)",
+		" policy, state, created_at, enrolled_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7,"
+		" 'pending', ?8, ?8)",
 	[STMT_AGENT_ACTIVATE] =
 		"UPDATE agents SET state = 'active', activated_at = ?3"
 		" WHERE id = ?1 AND state = 'pending' AND cred_digest = ?2",
+	[STMT_ACTIVATE_FACTS] =
+		"SELECT a.state, a.cred_digest, a.enrolled_at, EXISTS(SELECT 1 FROM agents o"
+		" WHERE o.ek_pub = a.ek_pub AND o.state = 'active' AND o.id != a.id)"
+		" FROM agents a WHERE a.id = ?1",
+	/* Only pending agents: they have no boot state, verdicts or violations to lose. */
+	[STMT_PENDING_EXPIRE] =
+		"DELETE FROM agents WHERE state = 'pending' AND enrolled_at <= ?1",
+	[STMT_ENROLL_FACTS] =
+		"SELECT EXISTS(SELECT 1 FROM agents WHERE ek_pub = ?1 AND state = 'active'"
+		" AND id != ?2),"
+		" (SELECT COUNT(*) FROM agents WHERE ek_pub = ?1 AND state = 'pending' AND id != ?2),"
+		" (SELECT COUNT(*) FROM agents WHERE state = 'pending')",
 	[STMT_AGENT_SET_POLICY] = "UPDATE agents SET policy = ?2 WHERE id = ?1",
 	[STMT_AGENTS_LIST] =
 		"SELECT " AGENT_SUMMARY_COLS
 		" FROM agents a LEFT JOIN boot_state b ON b.agent = a.id ORDER BY a.id",
-	[STMT_BOOT_GET] = "SELECT state FROM boot_state WHERE agent = ?1",
-	[STMT_BOOT_PUT] =
+	[STMT_BOOT_GET] = "SELECT state, version FROM boot_state WHERE agent = ?1",
+	/* The compare-and-swap of store_round_commit(): version 0 is "no row yet". */
+	[STMT_BOOT_INSERT] =
 		"INSERT INTO boot_state(agent, state, reset_count, restart_count,"
-		" boot_number, next_entry, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"
-		" ON CONFLICT(agent) DO UPDATE SET"
-		" state = excluded.state, reset_count = excluded.reset_count,"
-		" restart_count = excluded.restart_count, boot_number = excluded.boot_number,"
-		" next_entry = excluded.next_entry, updated_at = excluded.updated_at",
+		" boot_number, next_entry, updated_at, version)"
+		" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 1) ON CONFLICT(agent) DO NOTHING",
+	[STMT_BOOT_UPDATE] =
+		"UPDATE boot_state SET state = ?2, reset_count = ?3, restart_count = ?4,"
+		" boot_number = ?5, next_entry = ?6, updated_at = ?7, version = version + 1"
+		" WHERE agent = ?1 AND version = ?8",
 	[STMT_VERDICT_INSERT] =
 		"INSERT INTO verdicts(agent, boot_number, time, trusted, reasons,"
 		" next_offset) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
@@ -371,10 +390,44 @@ static int sq_agent_get(struct store_backend *b, const char *id, struct store_ag
 	return ret;
 }
 
+/* Deletes expired pending enrollments, then counts what the enrollment rule needs. */
+static int enroll_facts(struct sqlite_store *st, const struct store_agent *a, int64_t now,
+			const struct store_enroll_limits *lim, struct store_enroll_facts *f)
+{
+	sqlite3_stmt *s = stmt(st, STMT_PENDING_EXPIRE);
+	int ret, rc, expired;
+
+	memset(f, 0, sizeof(*f));
+	sqlite3_bind_int64(s, 1, now - lim->pending_ttl);
+	ret = step_done(st, s, "expiry of pending enrollments");
+	expired = sqlite3_changes(st->db);
+	finish(s);
+	if (ret)
+		return ret;
+	if (expired > 0)
+		log_info("store: %d pending enrollments older than %lld s expired", expired,
+			 (long long)lim->pending_ttl);
+	s = stmt(st, STMT_ENROLL_FACTS);
+	sqlite3_bind_blob(s, 1, a->ek_pub, (int)a->ek_pub_len, SQLITE_STATIC);
+	sqlite3_bind_text(s, 2, a->id, -1, SQLITE_STATIC);
+	rc = sqlite3_step(s);
+	if (rc == SQLITE_ROW) {
+		f->ek_active_elsewhere = sqlite3_column_int(s, 0) != 0;
+		f->ek_pending_elsewhere = (uint64_t)sqlite3_column_int64(s, 1);
+		f->pending = (uint64_t)sqlite3_column_int64(s, 2);
+	} else {
+		ret = db_fail(st, rc, "enrollment facts");
+	}
+	finish(s);
+	return ret;
+}
+
 static int sq_agent_enroll(struct store_backend *b, const struct store_agent *a, int64_t now,
+			   const struct store_enroll_limits *lim,
 			   enum store_enroll_result *result)
 {
 	struct sqlite_store *st = sq(b);
+	struct store_enroll_facts facts;
 	struct store_agent cur;
 	sqlite3_stmt *s = NULL;
 	int ret, rc;
@@ -384,16 +437,21 @@ static int sq_agent_enroll(struct store_backend *b, const struct store_agent *a,
 	lock(st);
 	if ((ret = begin(st)))
 		goto out_unlock;
+	if ((ret = enroll_facts(st, a, now, lim, &facts)))
+		goto out;
 	ret = agent_get_locked(st, a->id, &cur);
 	if (ret && ret != -ENOENT)
 		goto out;
 	exists = ret == 0;
 	ret = 0;
-	*result = store_enroll_decide(exists ? &cur : NULL, a);
+	*result = store_enroll_decide(exists ? &cur : NULL, a, &facts, lim);
 	if (exists)
 		store_agent_release(&cur);
-	if (*result == STORE_ENROLL_CONFLICT || *result == STORE_ENROLL_ALREADY)
+	if (*result != STORE_ENROLL_NEW && *result != STORE_ENROLL_REFRESHED) {
+		/* Refused: only the expiry is kept (it would happen at the next enrollment). */
+		ret = commit(st);
 		goto out;
+	}
 	s = stmt(st, exists ? STMT_AGENT_REFRESH : STMT_AGENT_INSERT);
 	sqlite3_bind_text(s, 1, a->id, -1, SQLITE_STATIC);
 	sqlite3_bind_blob(s, 2, a->ek_cert, (int)a->ek_cert_len, SQLITE_STATIC);
@@ -403,8 +461,8 @@ static int sq_agent_enroll(struct store_backend *b, const struct store_agent *a,
 	if (!exists) {
 		sqlite3_bind_blob(s, 6, a->ek_pub, (int)a->ek_pub_len, SQLITE_STATIC);
 		sqlite3_bind_text(s, 7, a->policy, -1, SQLITE_STATIC);
-		sqlite3_bind_int64(s, 8, now);
 	}
+	sqlite3_bind_int64(s, 8, now);
 	rc = sqlite3_step(s);
 	if (rc != SQLITE_DONE) {
 		ret = db_fail(st, rc, "agent enroll");
@@ -416,31 +474,70 @@ out:
 	if (ret)
 		*result = STORE_ENROLL_CONFLICT;
 	finish(s);
-	if (ret || *result == STORE_ENROLL_ALREADY || *result == STORE_ENROLL_CONFLICT)
-		rollback(st);
+	rollback(st); /* a no-op after a commit */
 out_unlock:
 	unlock(st);
 	return ret;
 }
 
-static int sq_agent_activate(struct store_backend *b, const char *id,
-			     const uint8_t digest[STORE_CRED_DIGEST_LEN], int64_t now)
+/* Why a pending agent may not become active now: 0 if it may. Caller holds the lock. */
+static int activate_check(struct sqlite_store *st, const char *id,
+			  const uint8_t digest[STORE_CRED_DIGEST_LEN], int64_t now,
+			  const struct store_enroll_limits *lim)
 {
-	struct sqlite_store *st = sq(b);
-	sqlite3_stmt *s;
+	sqlite3_stmt *s = stmt(st, STMT_ACTIVATE_FACTS);
+	const void *cred;
 	int ret = 0, rc;
 
+	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+	rc = sqlite3_step(s);
+	if (rc == SQLITE_DONE) {
+		ret = -ESTALE; /* unknown (or expired and deleted by an enrollment since) */
+		goto out;
+	}
+	if (rc != SQLITE_ROW) {
+		ret = db_fail(st, rc, "agent activate");
+		goto out;
+	}
+	cred = sqlite3_column_blob(s, 1);
+	if (strcmp((const char *)sqlite3_column_text(s, 0), "pending") != 0 || !cred ||
+	    sqlite3_column_bytes(s, 1) != STORE_CRED_DIGEST_LEN ||
+	    memcmp(cred, digest, STORE_CRED_DIGEST_LEN) != 0)
+		ret = -ESTALE;
+	else if (sqlite3_column_int64(s, 2) <= now - lim->pending_ttl)
+		ret = -ETIMEDOUT;
+	else if (sqlite3_column_int(s, 3))
+		ret = -EEXIST;
+out:
+	finish(s);
+	return ret;
+}
+
+static int sq_agent_activate(struct store_backend *b, const char *id,
+			     const uint8_t digest[STORE_CRED_DIGEST_LEN], int64_t now,
+			     const struct store_enroll_limits *lim)
+{
+	struct sqlite_store *st = sq(b);
+	sqlite3_stmt *s = NULL;
+	int ret;
+
 	lock(st);
+	/* One transaction: two pending ids of one EK activated at once cannot both win. */
+	if ((ret = begin(st)))
+		goto out_unlock;
+	if ((ret = activate_check(st, id, digest, now, lim)))
+		goto out;
 	s = stmt(st, STMT_AGENT_ACTIVATE);
 	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
 	sqlite3_bind_blob(s, 2, digest, STORE_CRED_DIGEST_LEN, SQLITE_STATIC);
 	sqlite3_bind_int64(s, 3, now);
-	rc = sqlite3_step(s);
-	if (rc != SQLITE_DONE)
-		ret = db_fail(st, rc, "agent activate");
-	else if (sqlite3_changes(st->db) != 1)
-		ret = -ESTALE;
+	if ((ret = step_done(st, s, "agent activate")))
+		goto out;
+	ret = sqlite3_changes(st->db) == 1 ? commit(st) : -ESTALE;
+out:
 	finish(s);
+	rollback(st);
+out_unlock:
 	unlock(st);
 	return ret;
 }
@@ -490,13 +587,15 @@ out:
 
 /* Boot state and rounds ------------------------------------------------------------------ */
 
-static int sq_boot_get(struct store_backend *b, const char *agent, struct boot_state *out)
+static int sq_boot_get(struct store_backend *b, const char *agent, struct boot_state *out,
+		       uint64_t *version)
 {
 	struct sqlite_store *st = sq(b);
 	sqlite3_stmt *s;
 	int ret = 0, rc;
 
 	memset(out, 0, sizeof(*out));
+	*version = 0;
 	lock(st);
 	s = stmt(st, STMT_BOOT_GET);
 	sqlite3_bind_text(s, 1, agent, -1, SQLITE_STATIC);
@@ -517,6 +616,8 @@ static int sq_boot_get(struct store_backend *b, const char *agent, struct boot_s
 				  agent, n, p && n > 0 ? p[0] : -1, BOOT_STATE_ENCODED_LEN,
 				  BOOT_STATE_VERSION);
 			ret = -EINVAL;
+		} else {
+			*version = (uint64_t)sqlite3_column_int64(s, 1);
 		}
 	}
 out:
@@ -533,7 +634,8 @@ static int round_write(struct sqlite_store *st, const struct store_round *r, int
 	int ret;
 
 	boot_state_encode(r->next, blob);
-	s = stmt(st, STMT_BOOT_PUT);
+	/* Compare-and-swap: only over the version this round read, else nothing is written. */
+	s = stmt(st, r->prev_version ? STMT_BOOT_UPDATE : STMT_BOOT_INSERT);
 	sqlite3_bind_text(s, 1, r->agent, -1, SQLITE_STATIC);
 	sqlite3_bind_blob(s, 2, blob, (int)sizeof(blob), SQLITE_STATIC);
 	sqlite3_bind_int64(s, 3, r->next->reset_count);
@@ -541,7 +643,11 @@ static int round_write(struct sqlite_store *st, const struct store_round *r, int
 	sqlite3_bind_int64(s, 5, (int64_t)r->next->boot_number);
 	sqlite3_bind_int64(s, 6, (int64_t)r->next->next_entry);
 	sqlite3_bind_int64(s, 7, r->now);
+	if (r->prev_version)
+		sqlite3_bind_int64(s, 8, (int64_t)r->prev_version);
 	ret = step_done(st, s, "boot state write");
+	if (!ret && sqlite3_changes(st->db) != 1)
+		ret = -ESTALE;
 	finish(s);
 	if (ret)
 		return ret;

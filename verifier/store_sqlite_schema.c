@@ -212,12 +212,49 @@ out:
 	return ret;
 }
 
+/*
+ * Issue 15 (abuse resistance): agents.enrolled_at starts a pending enrollment's time to live
+ * (created_at stays the first enrollment); an index finds the agents of one EK (one TPM, one
+ * agent) and the pending ones by age; boot_state.version is the compare-and-swap of
+ * store_round_commit() (rows that exist are version 1). Active agents that already share an
+ * EK are kept, and named in the log for an operator.
+ */
+static int m3_enrollment_limits_round_cas(sqlite3 *db)
+{
+	sqlite3_stmt *s = NULL;
+	int ret, rc;
+
+	ret = store_sqlite_exec(db,
+		"ALTER TABLE agents ADD COLUMN enrolled_at INTEGER NOT NULL DEFAULT 0;"
+		"UPDATE agents SET enrolled_at = created_at;"
+		"CREATE INDEX agents_ek ON agents(ek_pub, state);"
+		"CREATE INDEX agents_pending ON agents(state, enrolled_at);"
+		"ALTER TABLE boot_state ADD COLUMN version INTEGER NOT NULL DEFAULT 1;");
+	if (ret)
+		return ret;
+	rc = sqlite3_prepare_v2(db,
+				"SELECT group_concat(id, ', ') FROM (SELECT id, ek_pub FROM agents"
+				" WHERE state = 'active' ORDER BY id) GROUP BY ek_pub"
+				" HAVING COUNT(*) > 1",
+				-1, &s, NULL);
+	if (rc != SQLITE_OK)
+		return db_fail(db, rc, "prepare");
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW)
+		log_warn("store: agents %s are active with one EK, so one TPM stands for all of"
+			 " them; new ones are refused, these are kept: keep one, delete the others",
+			 (const char *)sqlite3_column_text(s, 0));
+	ret = rc == SQLITE_DONE ? 0 : db_fail(db, rc, "agents sharing an EK");
+	sqlite3_finalize(s);
+	return ret;
+}
+
 static const struct migration {
 	const char *what;
 	int (*apply)(sqlite3 *db);
 } migrations[] = {
 	{ "the first tables", m1_tables },
 	{ "boot state in a versioned encoding", m2_boot_state_encoded },
+	{ "pending enrollments by age and EK, boot state versions", m3_enrollment_limits_round_cas },
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == STORE_SQLITE_SCHEMA_VERSION,

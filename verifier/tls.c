@@ -360,7 +360,7 @@ static int generate(const char *state_dir, const char *const *sans, size_t nsans
 		}
 		/* Key first: a ca.pem without its key would be unusable for reissuing. */
 		if ((ret = write_file(ca_key_path, ca_key_pem, strlen(ca_key_pem), 0600)) ||
-		    (ret = write_file(out->ca_path, ca_pem, strlen(ca_pem), 0644)))
+		    (ret = write_file(out->ca_path, ca_pem, strlen(ca_pem), 0600)))
 			goto out;
 	}
 
@@ -382,7 +382,7 @@ static int generate(const char *state_dir, const char *const *sans, size_t nsans
 		goto out;
 	}
 	if ((ret = write_file(out->key_path, out->key_pem, strlen(out->key_pem), 0600)) ||
-	    (ret = write_file(out->cert_path, out->cert_pem, strlen(out->cert_pem), 0644)))
+	    (ret = write_file(out->cert_path, out->cert_pem, strlen(out->cert_pem), 0600)))
 		goto out;
 	out->generated = 1;
 out:

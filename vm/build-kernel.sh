@@ -108,7 +108,7 @@ rm -rf "$dir"
 mkdir -p "$dir"
 say "unpacking $SRC_TAR"
 tar -xJf "$SRC_TAR" -C "$dir"
-src=$(find "$dir" -mindepth 1 -maxdepth 1 -type d | head -n 1)
+src=$(find "$dir" -mindepth 1 -maxdepth 1 -type d -print -quit)
 [[ -f $src/Makefile ]] || die "no kernel tree in $SRC_TAR"
 ln -sfn "$(basename "$src")" "$dir/src"
 
@@ -152,7 +152,7 @@ cp -r "$snap" "$dir/inputs"
 
 say "building bzImage (log: $log)"
 if ! make -C "$src" -j"$JOBS" bzImage >"$log" 2>&1; then
-	grep -E 'error|Error' "$log" | head -n 20 >&2 || true
+	grep -m 20 -E 'error|Error' "$log" >&2 || true
 	tail -n 20 "$log" >&2
 	die "kernel build failed (log: $log)"
 fi

@@ -68,7 +68,7 @@ copy_with_libs() {
 # through the loader cache, plus its own closure.
 copy_lib_by_name() {
 	local path
-	path=$(ldconfig -p | awk -v n="$1" '$1 == n && /x86-64/ { print $NF; exit }')
+	path=$(vm_lib_path "$1")
 	[[ -n $path ]] || vm_die "library $1 not found (ldconfig -p)"
 	mkdir -p ".$(dirname "$path")"
 	cp -L --remove-destination "$path" ".$path"

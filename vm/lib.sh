@@ -1,12 +1,20 @@
 # shellcheck shell=bash
 # Shared helpers for the vm/ scripts: sourced, not run. Defines TOP (the repository),
-# vm_log, vm_die, vm_abspath and the swtpm functions.
+# vm_log, vm_die, vm_abspath, vm_lib_path and the swtpm functions.
 VM_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 VM_T0=${VM_T0:-$SECONDS}
 
 vm_log() { printf '[%s +%3ds] %s\n' "${VM_LOG_TAG:-vm}" $((SECONDS - VM_T0)) "$*" >&2; }
 vm_die() { vm_log "ERROR: $*"; exit 1; }
 vm_abspath() { case $1 in /*) echo "$1" ;; *) echo "$VM_TOP/$1" ;; esac; }
+
+# vm_lib_path NAME: the path of the x86-64 library NAME in the host's loader cache (the first
+# one `ldconfig -p` lists), or nothing. awk reads ldconfig's whole output instead of exiting at
+# the match: a reader that stops early kills the writer with SIGPIPE, and under pipefail the
+# pipeline then fails (about 6% of image builds did, depending on where the match falls).
+vm_lib_path() {
+	ldconfig -p | awk -v n="$1" '$1 == n && /x86-64/ && path == "" { path = $NF } END { print path }'
+}
 
 # vm_stop_pid PID: TERM, wait up to 5 s, then KILL. Only ever a PID we started.
 vm_stop_pid() {

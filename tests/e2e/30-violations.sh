@@ -10,8 +10,8 @@ e2e_prepare
 
 # done_counts VM: "ENTRIES VIOLATIONS" from the hook's E2E-ACTION-DONE line.
 done_counts() {
-	sed -n 's/.*E2E-ACTION-DONE violations entries=\([0-9]*\) violations=\([0-9]*\).*/\1 \2/p' \
-		"$W/vm-$1/serial.log" | head -n 1
+	sed -n 's/.*E2E-ACTION-DONE violations entries=\([0-9]*\) violations=\([0-9]*\).*/\1 \2/;T;p;q' \
+		"$W/vm-$1/serial.log"
 }
 
 # 1. default policy: violations fail

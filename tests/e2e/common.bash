@@ -206,8 +206,9 @@ e2e_diag() {
 	echo "---- verifier.log"
 	tail -n 15 "$W/verifier.log"
 	echo "---- agents"
-	e2e_api /v1/agents 2>&1 | head -c 2000
-	echo
+	local agents
+	agents=$(e2e_api /v1/agents 2>&1)
+	echo "${agents:0:2000}"
 }
 
 # e2e_wait DESC JQ-TEST PATH [SECONDS]: polls the operator API until the jq test holds.

@@ -46,7 +46,8 @@ start_agent host-1 "$W/a1" --ima-list "$W/ima" --interval 1
 wait_log() {
 	local i
 	for ((i = 0; i < $3 * 10; i++)); do
-		tail -n +"$(($2 + 1))" "$ALOG" | grep -q "$1" && return 0
+		# Not `tail | grep -q`: grep leaving early kills tail, and pipefail fails the match.
+		grep -q "$1" < <(tail -n +"$(($2 + 1))" "$ALOG") && return 0
 		kill -0 "$APID" 2>/dev/null || return 1
 		sleep 0.1
 	done

@@ -2,7 +2,8 @@
 # The operator web page (/ui/) in a real browser: Debian's chromium driven by chromedriver over
 # the W3C WebDriver HTTP protocol with curl + jq. The verifier holds real agents (swtpm,
 # `attestd --once`, as in attest_flow.sh): two trusted, one untrusted with violations whose paths
-# carry HTML and a control character, plus 1,000 enrolled-but-not-activated agents for paging.
+# carry HTML and a control character, plus 1,000 enrolled-but-not-activated agents for paging
+# (bench/loadgen, each with a software EK of its own: one TPM is one agent).
 # Checks: serving (types, CSP, nosniff, fixed names), the token prompt, the fleet, filtering and
 # paging, the agent timeline, the violations queue showing paths as text, approving a violation
 # in the page (seen through the API), and screenshots under $BUILD/ui/.
@@ -10,6 +11,7 @@ set -uo pipefail
 source "$(dirname "$0")/../lib.sh"
 
 IMAGEN=$B/tools/imagen
+LOADGEN=$B/bench/loadgen
 ATTESTCTL=$B/attestctl
 ATTESTD=$B/attestd
 VERIFIER=$B/verifier
@@ -22,7 +24,7 @@ done
 for bin in "$CHROMIUM" "$CHROMEDRIVER"; do
 	[[ -x $bin ]] || { skip "$bin not installed (make deps)"; finish; exit; }
 done
-for bin in "$IMAGEN" "$ATTESTCTL" "$ATTESTD" "$VERIFIER"; do
+for bin in "$IMAGEN" "$LOADGEN" "$ATTESTCTL" "$ATTESTD" "$VERIFIER"; do
 	[[ -x $bin ]] || { fail "missing $bin (run make)"; finish; exit 1; }
 done
 
@@ -33,26 +35,30 @@ EVIL='/usr/bin/<img src=x onerror=alert(1)>'
 SCRIPT='/opt/<script>alert(2)</script>'
 CTRL_SHOWN='/tmp/red\x1b[31mtext'
 
-# --- a TPM, a policy, a verifier ------------------------------------------------------------
+# --- a TPM per agent (one TPM is one agent), a policy, a verifier ---------------------------
 swtpm_ca_init "$W/ca"
-swtpm_manufacture "$W/tpm" "$W/ca" || { fail "swtpm_setup"; finish; exit 1; }
-cat "$W/ca/ca/issuercert.pem" "$W/ca/ca/swtpm-localca-rootca-cert.pem" >"$W/ek-ca.pem"
-start_swtpm "$W/tpm" || { fail "swtpm start"; finish; exit 1; }
-
 "$IMAGEN" --entries 40 --template ima-ng --hash sha256 --zero-boot-pcrs --seed 7 \
 	--out "$W/list40" --tpm2-extend-script "$W/ext40" >/dev/null
-# shellcheck disable=SC2046 # one PCR:alg=digest argument per word
-tpm2_pcrextend $(cat "$W/ext40") >/dev/null
+declare -A TCTI_OF=()
+for a in fleet-a fleet-b fleet-c; do
+	swtpm_manufacture "$W/tpm-$a" "$W/ca" || { fail "swtpm_setup for $a"; finish; exit 1; }
+	start_swtpm "$W/tpm-$a" || { fail "swtpm start for $a"; finish; exit 1; }
+	TCTI_OF[$a]=$TCTI
+	# shellcheck disable=SC2046 # one PCR:alg=digest argument per word
+	tpm2_pcrextend $(cat "$W/ext40") >/dev/null
+done
+cat "$W/ca/ca/issuercert.pem" "$W/ca/ca/swtpm-localca-rootca-cert.pem" >"$W/ek-ca.pem"
+mkdir -p "$W/lg" && "$LOADGEN" --make-ca "$W/lg" || { fail "loadgen --make-ca"; finish; exit 1; }
 "$ATTESTCTL" policy-learn "$W/list40" --out "$W/policy.json" 2>/dev/null
 check "policy learned from the clean list" test -s "$W/policy.json"
 
 head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$W/token"
 TOKEN=$(cat "$W/token")
 check "verifier starts" start_verifier "$W/verifier" --ek-ca "$W/ek-ca.pem" \
-	--policy "$W/policy.json" --operator-token-file "$W/token" --threads 4
+	--ek-ca "$W/lg/ek-ca.pem" --policy "$W/policy.json" --operator-token-file "$W/token" --threads 4
 op() { curl -sS --cacert "$CA" -H "Authorization: Bearer $TOKEN" "$URL$1"; }
 attest() {
-	"$ATTESTD" --once --verifier "$URL" --ca "$CA" --agent-id "$1" --tcti "$TCTI" \
+	"$ATTESTD" --once --verifier "$URL" --ca "$CA" --agent-id "$1" --tcti "${TCTI_OF[$1]}" \
 		--ima-list "$2" --state-dir "$W/state-$1" >"$W/out-$1" 2>>"$W/attestd.log"
 }
 
@@ -78,7 +84,7 @@ open(out, 'wb').write(data)
 open(ext, 'w').write('\n'.join(lines) + '\n')
 PY
 # shellcheck disable=SC2046 # one PCR:alg=digest argument per word
-tpm2_pcrextend $(cat "$W/ext-evil") >/dev/null
+TPM2TOOLS_TCTI=${TCTI_OF[fleet-b]} tpm2_pcrextend $(cat "$W/ext-evil") >/dev/null
 attest fleet-b "$W/list-evil"
 check_eq "fleet-b: untrusted after four unknown files (exit 1)" 1 $?
 check_eq "four open violations through the API" 4 "$(op '/v1/violations?state=open' | jq '.violations | length')"
@@ -86,23 +92,11 @@ EVIL_ID=$(op '/v1/violations?state=open' | jq -r --arg p "$EVIL" '.violations[] 
 SCRIPT_ID=$(op '/v1/violations?state=open' | jq -r --arg p "$SCRIPT" '.violations[] | select(.path == $p) | .id')
 check "the HTML paths are stored as they are" test -n "$EVIL_ID" -a -n "$SCRIPT_ID"
 
-# 1,000 more agents, enrolled and never activated (pending): one curl, one connection.
-export TPM2TOOLS_TCTI=$TCTI
-tpm2_createek -c "$W/ek.ctx" -G rsa -u "$W/ek.pub" >/dev/null 2>&1
-tpm2_createak -C "$W/ek.ctx" -c "$W/ak.ctx" -G rsa -g sha256 -s rsassa -u "$W/ak.pub" \
-	-n "$W/ak.name" >/dev/null 2>&1
-tpm2_flushcontext -t >/dev/null 2>&1
-tpm2_nvread 0x01c00002 -o "$W/ek.der" >/dev/null 2>&1
-for i in $(seq -w 0 999); do
-	jq -cn --arg id "load-$i" --arg ek "$(base64 -w0 "$W/ek.pub")" \
-		--arg cert "$(base64 -w0 "$W/ek.der")" --arg ak "$(base64 -w0 "$W/ak.pub")" \
-		'{agent_id:$id, ek_pub:$ek, ek_cert:$cert, ak_pub:$ak}' >"$W/enroll-$i.json"
-	[[ $i == 000 ]] || echo next
-	printf 'url = "%s/v1/agents"\ndata-binary = "@%s"\ncacert = "%s"\noutput = /dev/null\nwrite-out = "%%{http_code}\\n"\nsilent\n' \
-		"$URL" "$W/enroll-$i.json" "$CA"
-done >"$W/enroll.curl"
-created=$(curl -K "$W/enroll.curl" 2>/dev/null | grep -c '^201$')
-check_eq "1000 pending agents enrolled" 1000 "$created"
+# 1,000 more agents, enrolled and never activated (pending), each with an EK of its own (a
+# software P-256 EK certified by loadgen's CA: one EK may hold only a few pending enrollments).
+"$LOADGEN" --url "$URL" --ca "$CA" --ek-ca-dir "$W/lg" --agents 1000 --threads 4 \
+	--id-prefix load --pending 1 >"$W/loadgen.out" 2>"$W/loadgen.err"
+check_eq "1000 pending agents enrolled" "0 1000" "$? $(op /v1/agents | jq '[.agents[] | select(.state == "pending")] | length')"
 check_eq "the API lists 1003 agents" 1003 "$(op /v1/agents | jq '.agents | length')"
 
 # --- serving ---------------------------------------------------------------------------------

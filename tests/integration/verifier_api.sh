@@ -32,6 +32,8 @@ tflush
 # A second CA and TPM: its EK certificate must be refused.
 swtpm_ca_init "$W/ca2"
 swtpm_manufacture "$W/tpm2" "$W/ca2" || fail "second swtpm_setup"
+# A third TPM from the trusted CA: another machine (one TPM is one agent).
+swtpm_manufacture "$W/tpm3" "$W/ca" || fail "third swtpm_setup"
 
 # --- the verifier ------------------------------------------------------------------------
 S=$W/state
@@ -107,17 +109,19 @@ r=$(c -d @"$W/e_badak.json" "$URL/v1/agents")
 check_eq "EK as AK: 400" 400 "$(status "$r")"
 check_eq "EK as AK: bad_ak" bad_ak "$(code "$r")"
 # another TPM's EK certificate (other CA) for this EK
-tpm2_nvread_other() {
+# read_ek N: EK public and certificate of TPM N into $W/ekN.pub, $W/ekN.der.
+read_ek() {
 	local ok=1
-	start_swtpm "$W/tpm2" || return 1
-	tpm2_nvread 0x01c00002 -o "$W/ek2.der" 2>/dev/null &&
-		tpm2_createek -c "$W/ek2.ctx" -G rsa -u "$W/ek2.pub" >/dev/null 2>&1 &&
+	start_swtpm "$W/tpm$1" || return 1
+	tpm2_nvread 0x01c00002 -o "$W/ek$1.der" 2>/dev/null &&
+		tpm2_createek -c "$W/ek$1.ctx" -G rsa -u "$W/ek$1.pub" >/dev/null 2>&1 &&
 		ok=0
 	stop_pid "$SWTPM_PID"
 	export TPM2TOOLS_TCTI=$TPM1_TCTI
 	return $ok
 }
-tpm2_nvread_other
+read_ek 2
+read_ek 3
 check "second TPM's EK and certificate read" test -s "$W/ek2.der" -a -s "$W/ek2.pub"
 enroll_json web-01 "$W/ek2.pub" "$W/ek2.der" "$W/ak.pub" >"$W/e_otherca.json"
 r=$(c -d @"$W/e_otherca.json" "$URL/v1/agents")
@@ -184,8 +188,13 @@ enroll_json web-01 "$W/ek.pub" "$W/ek.der" "$W/ak2.pub" >"$W/e_ak2.json"
 r=$(c -d @"$W/e_ak2.json" "$URL/v1/agents")
 check_eq "other AK for an active id: 409 agent_exists" "409 agent_exists" "$(status "$r") $(code "$r")"
 unchanged "re-enrollment refusals"
-# pending re-enrollment with the same EK gets a fresh credential
 enroll_json db-01 "$W/ek.pub" "$W/ek.der" "$W/ak2.pub" >"$W/e_db.json"
+r=$(c -d @"$W/e_db.json" "$URL/v1/agents")
+check_eq "web-01's TPM as a second agent: 409 ek_in_use" "409 ek_in_use" "$(status "$r") $(code "$r")"
+unchanged "one TPM, one agent"
+# pending re-enrollment with the same EK gets a fresh credential
+check "third TPM's EK and certificate read" test -s "$W/ek3.der" -a -s "$W/ek3.pub"
+enroll_json db-01 "$W/ek3.pub" "$W/ek3.der" "$W/ak2.pub" >"$W/e_db.json"
 r1=$(c -d @"$W/e_db.json" "$URL/v1/agents")
 r2=$(c -d @"$W/e_db.json" "$URL/v1/agents")
 check_eq "pending re-enroll 201 twice" "201 201" "$(status "$r1") $(status "$r2")"

@@ -201,18 +201,37 @@ ssize_t softtpm_ima_ng_entry(uint8_t *out, size_t cap, const char *alg, const ui
 
 /* --- software EK ----------------------------------------------------------------------- */
 
-int softtpm_ek_public(EVP_PKEY *rsa2048, uint8_t *out, size_t cap, size_t *outlen)
+/* An EC key on P-256 (the only ECC EK curve the verifier takes). */
+static bool is_p256(EVP_PKEY *key)
+{
+	char group[32] = "";
+	size_t glen = 0;
+
+	return EVP_PKEY_get_base_id(key) == EVP_PKEY_EC &&
+	       EVP_PKEY_get_utf8_string_param(key, OSSL_PKEY_PARAM_GROUP_NAME, group,
+					      sizeof(group), &glen) &&
+	       (!strcmp(group, "prime256v1") || !strcmp(group, "P-256"));
+}
+
+int softtpm_ek_public(EVP_PKEY *ek, uint8_t *out, size_t cap, size_t *outlen)
 {
 	TPM2B_PUBLIC pub;
 	TPMT_PUBLIC *t = &pub.publicArea;
 	size_t off = 0;
 
-	if (EVP_PKEY_get_base_id(rsa2048) != EVP_PKEY_RSA || EVP_PKEY_get_bits(rsa2048) != 2048)
+	/* The template's unique is zero-filled; CreatePrimary puts the public key there. */
+	if (EVP_PKEY_get_base_id(ek) == EVP_PKEY_RSA && EVP_PKEY_get_bits(ek) == 2048) {
+		tpmkey_ek_template(&pub, TPMKEY_RSA2048);
+		if (bn_param(ek, OSSL_PKEY_PARAM_RSA_N, t->unique.rsa.buffer, 256))
+			return -EINVAL;
+	} else if (is_p256(ek)) {
+		tpmkey_ek_template(&pub, TPMKEY_ECC_P256);
+		if (bn_param(ek, OSSL_PKEY_PARAM_EC_PUB_X, t->unique.ecc.x.buffer, 32) ||
+		    bn_param(ek, OSSL_PKEY_PARAM_EC_PUB_Y, t->unique.ecc.y.buffer, 32))
+			return -EINVAL;
+	} else {
 		return -EINVAL;
-	/* The template's unique is 256 zero bytes; CreatePrimary puts the modulus there. */
-	tpmkey_ek_template(&pub, TPMKEY_RSA2048);
-	if (bn_param(rsa2048, OSSL_PKEY_PARAM_RSA_N, t->unique.rsa.buffer, 256))
-		return -EINVAL;
+	}
 	if (Tss2_MU_TPM2B_PUBLIC_Marshal(&pub, out, cap, &off) != TSS2_RC_SUCCESS)
 		return -ENOSPC;
 	*outlen = off;
@@ -242,6 +261,43 @@ out:
 	return rc;
 }
 
+/*
+ * ECC: the encrypted secret is the verifier's ephemeral point; Z = x(ECDH(EK, point)), seed =
+ * KDFe(Z, "IDENTITY", point.x, EK.x) (TPM Part 1 C.6.4, the inverse of credential.c's).
+ */
+static int ecc_seed(EVP_PKEY *ek, const TPM2B_ENCRYPTED_SECRET *es, uint8_t *seed,
+		    size_t seed_len)
+{
+	TPM2B_PUBLIC tmpl;
+	TPMS_ECC_POINT pt;
+	EVP_PKEY *peer = NULL;
+	EVP_PKEY_CTX *ctx = NULL;
+	uint8_t z[32], ek_x[32];
+	size_t zlen = sizeof(z), off = 0;
+	int rc = -EBADMSG;
+
+	if (Tss2_MU_TPMS_ECC_POINT_Unmarshal(es->secret, es->size, &off, &pt) || off != es->size ||
+	    pt.x.size != 32 || pt.y.size != 32 || bn_param(ek, OSSL_PKEY_PARAM_EC_PUB_X, ek_x, 32))
+		return -EINVAL;
+	/* The point as a public key of the EK template's curve, through the verifier's own code. */
+	tpmkey_ek_template(&tmpl, TPMKEY_ECC_P256);
+	tmpl.publicArea.unique.ecc = pt;
+	peer = tpmkey_to_evp(&tmpl.publicArea);
+	ctx = EVP_PKEY_CTX_new(ek, NULL);
+	if (!peer || !ctx || EVP_PKEY_derive_init(ctx) <= 0 ||
+	    EVP_PKEY_derive_set_peer(ctx, peer) <= 0 || EVP_PKEY_derive(ctx, z, &zlen) <= 0 ||
+	    zlen != 32)
+		goto out;
+	if (credential_kdfe(TPM2_ALG_SHA256, z, zlen, "IDENTITY", pt.x.buffer, 32, ek_x, 32,
+			    (uint32_t)(8 * seed_len), seed, seed_len) == 0)
+		rc = 0;
+out:
+	OPENSSL_cleanse(z, sizeof(z));
+	EVP_PKEY_CTX_free(ctx);
+	EVP_PKEY_free(peer);
+	return rc;
+}
+
 int softtpm_activate_credential(EVP_PKEY *ek, const uint8_t *ak_name, size_t ak_name_len,
 				const uint8_t *blob, size_t blob_len, const uint8_t *enc_secret,
 				size_t enc_secret_len, uint8_t *out, size_t *outlen)
@@ -260,8 +316,14 @@ int softtpm_activate_credential(EVP_PKEY *ek, const uint8_t *ak_name, size_t ak_
 	if (Tss2_MU_TPM2B_ENCRYPTED_SECRET_Unmarshal(enc_secret, enc_secret_len, &off, &es) ||
 	    off != enc_secret_len)
 		return -EINVAL;
-	if (rsa_oaep_decrypt(ek, es.secret, es.size, seed, &seed_len) || seed_len != 32)
+	if (is_p256(ek)) {
+		seed_len = 32;
+		if ((rc = ecc_seed(ek, &es, seed, seed_len)))
+			return rc;
+		rc = -EINVAL;
+	} else if (rsa_oaep_decrypt(ek, es.secret, es.size, seed, &seed_len) || seed_len != 32) {
 		return -EBADMSG;
+	}
 	if (credential_kdfa(TPM2_ALG_SHA256, seed, seed_len, "STORAGE", ak_name, ak_name_len,
 			    NULL, 0, 128, sym, sizeof(sym)) ||
 	    credential_kdfa(TPM2_ALG_SHA256, seed, seed_len, "INTEGRITY", NULL, 0, NULL, 0, 256,

@@ -61,14 +61,16 @@ ssize_t softtpm_ima_ng_entry(uint8_t *out, size_t cap, const char *alg, const ui
 			     size_t digest_len, const char *path, size_t path_len, bool violation);
 
 /*
- * A software EK: TPM2B_PUBLIC of an RSA-2048 key under the TCG default EK template L-1
- * (tpmkey_ek_template()), the modulus as its unique.
+ * A software EK: TPM2B_PUBLIC of an RSA-2048 key under the TCG default EK template L-1, or of
+ * an EC P-256 key under L-2 (tpmkey_ek_template()), the public key as its unique. P-256 keys
+ * are made in microseconds, RSA-2048 ones in about 100 ms: many agents want P-256 EKs.
  */
-int softtpm_ek_public(EVP_PKEY *rsa2048, uint8_t *out, size_t cap, size_t *outlen);
+int softtpm_ek_public(EVP_PKEY *ek, uint8_t *out, size_t cap, size_t *outlen);
 
 /*
  * TPM2_ActivateCredential in software with the EK's private key: recovers the seed
- * (RSA-OAEP, label "IDENTITY"), checks the outer HMAC over the blob and the AK name, and
+ * (RSA-OAEP, label "IDENTITY"; for a P-256 EK, ECDH with the point sent and KDFe), checks the
+ * outer HMAC over the blob and the AK name, and
  * decrypts the credential into out (at most 64 bytes; *outlen set). -EBADMSG if the blob was
  * not made for this EK and AK name (a real TPM refuses then too), -EINVAL malformed input.
  */

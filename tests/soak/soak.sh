@@ -82,7 +82,7 @@ check "verifier alive at the end" kill -0 "$VPID"
 first=$(awk -v w="$WARMUP" '$1 >= w { print; exit }' "$W/rss")
 last=$(tail -n 1 "$W/rss")
 nsamples=$(wc -l <"$W/rss")
-min=$(sort -k2,2n "$W/rss" | head -n 1 | cut -d' ' -f2)
+min=$(sort -k2,2n "$W/rss" | awk 'NR == 1 { print $2 }')
 max=$(sort -k2,2n "$W/rss" | tail -n 1 | cut -d' ' -f2)
 if [[ -n $first && $first != "$last" ]]; then
 	growth=$(awk -v a="${first#* }" -v b="${last#* }" 'BEGIN { printf "%.2f", 100 * (b - a) / a }')

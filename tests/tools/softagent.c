@@ -6,10 +6,12 @@
  *                                              EK (RSA-2048) + AK (P-256) + EK certificate, a
  *                                              simulated IMA list holding boot_aggregate, a clock
  *   softagent enroll DIR --verifier URL --cacert FILE --id ID [--wrong-secret]
- *                    [--attack NAME] [--other-dir DIR2]
+ *                    [--attack NAME] [--other-dir DIR2] [--sleep SECONDS]
  *   softagent round DIR [--append PATH:HEXDIGEST]... [--violation PATH] [--attack NAME]
  *                   [--other-dir DIR2] [--other-id ID2] [--sleep SECONDS]
  *   softagent reboot DIR                       resetCount + 1, the IMA list starts over
+ *
+ * --sleep waits that long before the evidence (round) or before the activation (enroll).
  *
  * Every HTTP exchange prints one line `NAME STATUS BODY` (enroll, activate, challenge,
  * evidence); the last line is the answer that matters. Exit 0 when the last answer was 2xx, 1
@@ -591,7 +593,17 @@ static int exit_for(long status)
 struct enroll_opts {
 	const char *url, *cacert, *id, *attack, *other_dir;
 	bool wrong_secret;
+	double sleep_s;
 };
+
+static void sleep_for(double s)
+{
+	struct timespec ts = { .tv_sec = (time_t)s,
+			       .tv_nsec = (long)((s - (double)(time_t)s) * 1e9) };
+
+	while (s > 0 && nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
+}
 
 static int cmd_enroll(const char *dir, const struct enroll_opts *o)
 {
@@ -670,6 +682,7 @@ static int cmd_enroll(const char *dir, const struct enroll_opts *o)
 	act.secret_len = secret_len;
 	if (o->wrong_secret)
 		act.secret[0] ^= 0x01;
+	sleep_for(o->sleep_s);
 	free(json);
 	free(answer);
 	answer = NULL;
@@ -1123,12 +1136,7 @@ static int cmd_round(const char *dir, const struct round_opts *o)
 			goto out;
 	}
 
-	if (o->sleep_s > 0) {
-		struct timespec ts = { .tv_sec = (time_t)o->sleep_s,
-				       .tv_nsec = (long)((o->sleep_s - (double)(time_t)o->sleep_s) * 1e9) };
-		while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-			;
-	}
+	sleep_for(o->sleep_s);
 	if (asprintf(&path, "/v1/agents/%s/evidence", id) < 0) {
 		path = NULL;
 		goto out;
@@ -1170,7 +1178,7 @@ static void usage(void)
 		"       softagent init DIR --ca-key KEY --ca-cert CERT\n"
 		"       softagent enroll DIR --verifier URL --cacert FILE --id ID [--wrong-secret]\n"
 		"                        [--attack ek-mismatch|ak-unrestricted|ak-not-fixedtpm]\n"
-		"                        [--other-dir DIR2]\n"
+		"                        [--other-dir DIR2] [--sleep SECONDS]\n"
 		"       softagent round DIR [--append PATH:HEX]... [--violation PATH]...\n"
 		"                       [--attack NAME] [--other-dir DIR2] [--other-id ID2]\n"
 		"                       [--sleep SECONDS]\n"
@@ -1238,6 +1246,7 @@ int main(int argc, char **argv)
 				usage();
 				return 2;
 			}
+			eo.sleep_s = ro.sleep_s;
 		} else {
 			usage();
 			return 2;

@@ -96,6 +96,39 @@ int main(void)
 					  cred.encrypted_secret, cred.encrypted_secret_len, got,
 					  &got_len) == -EINVAL, "truncated blob refused");
 
+	CASE_BEGIN("P-256 EK credential");
+	{
+		EVP_PKEY *ek_ec = EVP_PKEY_Q_keygen(NULL, NULL, "EC", "P-256");
+		EVP_PKEY *other_ec = EVP_PKEY_Q_keygen(NULL, NULL, "EC", "P-256");
+		TPM2B_PUBLIC tmpl;
+		TPMT_PUBLIC ec_ek;
+		struct credential c2;
+
+		CHECK(ek_ec && other_ec && softtpm_ek_public(ek_ec, buf, sizeof(buf), &len) == 0 &&
+			      tpmkey_parse_public(buf, len, &ec_ek) == 0 &&
+			      tpmkey_check_ek(&ec_ek) == TPMKEY_OK,
+		      "a P-256 EK public marshals, parses and passes the EK check");
+		tpmkey_ek_template(&tmpl, TPMKEY_ECC_P256);
+		CHECK(from_template(&ec_ek, &tmpl), "it is the L-2 EK template with a key");
+		CHECK(credential_make(&ec_ek, name, name_len, secret, sizeof(secret), &c2) == 0,
+		      "credential made for it (ECDH + KDFe)");
+		CHECK(softtpm_activate_credential(ek_ec, name, name_len, c2.blob, c2.blob_len,
+						  c2.encrypted_secret, c2.encrypted_secret_len, got,
+						  &got_len) == 0 &&
+			      got_len == sizeof(secret) && memcmp(got, secret, sizeof(secret)) == 0,
+		      "activation with the P-256 EK recovers the secret");
+		CHECK(softtpm_activate_credential(other_ec, name, name_len, c2.blob, c2.blob_len,
+						  c2.encrypted_secret, c2.encrypted_secret_len, got,
+						  &got_len) == -EBADMSG,
+		      "another P-256 EK cannot activate");
+		CHECK(softtpm_activate_credential(ek_ec, name, name_len, c2.blob, c2.blob_len,
+						  c2.encrypted_secret, c2.encrypted_secret_len - 1,
+						  got, &got_len) == -EINVAL,
+		      "a truncated point refused");
+		EVP_PKEY_free(ek_ec);
+		EVP_PKEY_free(other_ec);
+	}
+
 	CASE_BEGIN("EK certificate");
 	/* EK certificate chains to the CA and carries the EK. */
 	uint8_t *der = NULL;

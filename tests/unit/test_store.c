@@ -130,7 +130,10 @@ static void test_rounds(struct store *st)
 	int64_t id1 = 0, id2 = 0;
 	int n = 0;
 
-	CHECK(store_boot_get(st, "web-01", &got) == 0 && !got.started, "no boot state");
+	uint64_t ver = 99;
+
+	CHECK(store_boot_get(st, "web-01", &got, &ver) == 0 && !got.started && ver == 0,
+	      "no boot state, version 0");
 	memset(&bs, 0, sizeof(bs));
 	bs.started = true;
 	bs.boot_number = 1;
@@ -155,13 +158,16 @@ static void test_rounds(struct store *st)
 	r.nviolations = 2;
 	r.now = 2000;
 	CHECK(store_round_commit(st, &r, &id1) == 0 && id1 > 0, "round 1");
-	CHECK(store_boot_get(st, "web-01", &got) == 0 && memcmp(&got, &bs, sizeof(bs)) == 0,
+	CHECK(store_boot_get(st, "web-01", &got, &ver) == 0 && memcmp(&got, &bs, sizeof(bs)) == 0,
 	      "boot state round trip");
+	CHECK(ver == 1, "the first state is version 1 (%llu)", (unsigned long long)ver);
+	r.prev_version = ver;
 	r.trusted = true;
 	r.reasons_json = "[]";
 	r.nviolations = 1;
 	r.now = 2001;
 	CHECK(store_round_commit(st, &r, &id2) == 0 && id2 > id1, "round 2");
+	CHECK(store_boot_get(st, "web-01", &got, &ver) == 0 && ver == 2, "then version 2");
 	CHECK(store_violations_list(st, VIOLATION_OPEN, "web-01", 100, viol_cb, &seen) == 0 &&
 		      seen.n == 1 && seen.count == 3,
 	      "violation deduplicated (n=%d count=%llu)", seen.n, (unsigned long long)seen.count);
@@ -205,26 +211,167 @@ static void test_failed_round(struct store *st)
 	struct boot_state before, bs, got;
 	struct store_round r;
 	struct store_counts c0, c1;
+	uint64_t ver = 0;
 	int64_t id = 0;
 
-	CHECK(store_boot_get(st, "web-01", &before) == 0 && before.started, "boot state before");
+	CHECK(store_boot_get(st, "web-01", &before, &ver) == 0 && before.started,
+	      "boot state before");
 	CHECK(store_counts(st, &c0) == 0, "counts before");
 	bs = before;
 	bs.next_entry = before.next_entry + 7;
 	memset(&r, 0, sizeof(r));
 	r.agent = "web-01";
+	r.prev_version = ver;
 	r.next = &bs;
 	r.reasons_json = "[]";
 	r.violations = &v;
 	r.nviolations = 1;
 	r.now = 3000;
 	CHECK(store_round_commit(st, &r, &id) == -EIO && id == 0, "round with a NULL path fails");
-	CHECK(store_boot_get(st, "web-01", &got) == 0 && got.next_entry == before.next_entry,
+	CHECK(store_boot_get(st, "web-01", &got, NULL) == 0 &&
+		      got.next_entry == before.next_entry,
 	      "its boot state was rolled back");
 	CHECK(store_counts(st, &c1) == 0 &&
 		      c1.verdicts_trusted + c1.verdicts_untrusted ==
 			      c0.verdicts_trusted + c0.verdicts_untrusted,
 	      "and no verdict was stored");
+}
+
+/*
+ * Two rounds of one agent in flight, both judged from the same boot state: the one that
+ * commits second is refused and stores nothing (issue 15: it used to overwrite the newer
+ * state, sending the expected next entry back).
+ */
+static void test_round_cas(struct store *st)
+{
+	struct boot_state start, fast, slow, got;
+	struct store_round r;
+	struct store_counts c0, c1;
+	uint64_t ver = 0, ver2 = 0;
+	int64_t id = 0;
+
+	CHECK(store_boot_get(st, "web-01", &start, &ver) == 0 && start.started && ver > 0,
+	      "the state both rounds start from (version %llu)", (unsigned long long)ver);
+	fast = start;
+	fast.next_entry = start.next_entry + 10;
+	slow = start;
+	slow.next_entry = start.next_entry + 4;
+	memset(&r, 0, sizeof(r));
+	r.agent = "web-01";
+	r.prev_version = ver;
+	r.next = &fast;
+	r.trusted = true;
+	r.reasons_json = "[]";
+	r.now = 5000;
+	CHECK(store_round_commit(st, &r, &id) == 0, "the faster round commits");
+	CHECK(store_counts(st, &c0) == 0, "counts");
+	r.next = &slow;
+	id = 0;
+	CHECK(store_round_commit(st, &r, &id) == -ESTALE && id == 0,
+	      "the slower round, over the same version, is refused");
+	CHECK(store_boot_get(st, "web-01", &got, &ver2) == 0 &&
+		      got.next_entry == fast.next_entry && ver2 == ver + 1,
+	      "the newer state stays (next entry %llu, version %llu)",
+	      (unsigned long long)got.next_entry, (unsigned long long)ver2);
+	CHECK(store_counts(st, &c1) == 0 &&
+		      c1.verdicts_trusted + c1.verdicts_untrusted ==
+			      c0.verdicts_trusted + c0.verdicts_untrusted,
+	      "and no verdict of the refused round is stored");
+	r.prev_version = 0;
+	CHECK(store_round_commit(st, &r, &id) == -ESTALE, "version 0 over an existing state");
+	r.agent = "web-new";
+	r.prev_version = 7;
+	CHECK(store_round_commit(st, &r, &id) == -ESTALE, "a version for a state that is not there");
+	CHECK(store_boot_get(st, "web-new", &got, &ver2) == 0 && !got.started && ver2 == 0,
+	      "nothing written for it");
+	r.prev_version = ver2;
+	CHECK(store_round_commit(st, &r, &id) == 0, "its first round over version 0");
+}
+
+/* Pending enrollments expire and are capped per EK and in all; one EK, one active agent. */
+static void test_enroll_limits(const char *dir)
+{
+	struct store_enroll_limits lim = { .pending_ttl = 100, .max_pending_per_ek = 2,
+					   .max_pending = 5 };
+	struct store_agent a, got;
+	enum store_enroll_result r;
+	struct store_counts c;
+	struct store *st = NULL;
+	uint8_t digest[32];
+	char uri[300], id[24];
+	int n = 0;
+
+	snprintf(uri, sizeof(uri), "sqlite:%s/limits.db", dir);
+	CHECK(store_open(uri, &st) == 0, "open");
+	if (!st)
+		return;
+	store_set_enroll_limits(st, &lim);
+
+	/* One EK under several ids: two pending ones, the third refused. */
+	make_agent(&a, "ek1-a", 1, 1, 0x01);
+	CHECK(store_agent_enroll(st, &a, 1000, &r) == 0 && r == STORE_ENROLL_NEW, "ek1 as a");
+	make_agent(&a, "ek1-b", 1, 1, 0x02);
+	CHECK(store_agent_enroll(st, &a, 1001, &r) == 0 && r == STORE_ENROLL_NEW, "ek1 as b");
+	make_agent(&a, "ek1-c", 1, 1, 0x03);
+	CHECK(store_agent_enroll(st, &a, 1002, &r) == 0 && r == STORE_ENROLL_EK_PENDING_FULL,
+	      "ek1 as c: past the cap per EK");
+	CHECK(store_agent_get(st, "ek1-c", &got) == -ENOENT, "c not stored");
+	make_agent(&a, "ek1-a", 1, 2, 0x04);
+	CHECK(store_agent_enroll(st, &a, 1003, &r) == 0 && r == STORE_ENROLL_REFRESHED,
+	      "a re-enrolls: a replacement adds nothing, never refused by the cap");
+
+	/* The EK becomes active as a: b can neither activate nor enroll again, nor may others. */
+	memset(digest, 0x04, sizeof(digest));
+	CHECK(store_agent_activate(st, "ek1-a", digest, 1004) == 0, "a activates");
+	memset(digest, 0x02, sizeof(digest));
+	CHECK(store_agent_activate(st, "ek1-b", digest, 1005) == -EEXIST,
+	      "b, pending with the same EK, cannot activate: one TPM, one agent");
+	CHECK(store_agent_get(st, "ek1-b", &got) == 0 && got.state == AGENT_PENDING,
+	      "b stays pending");
+	store_agent_release(&got);
+	make_agent(&a, "ek1-b", 1, 1, 0x05);
+	CHECK(store_agent_enroll(st, &a, 1006, &r) == 0 && r == STORE_ENROLL_EK_IN_USE,
+	      "b re-enrolling: the EK is in use");
+	make_agent(&a, "ek1-d", 1, 1, 0x06);
+	CHECK(store_agent_enroll(st, &a, 1006, &r) == 0 && r == STORE_ENROLL_EK_IN_USE,
+	      "a new id for the EK: in use");
+	make_agent(&a, "ek1-a", 1, 2, 0x07);
+	CHECK(store_agent_enroll(st, &a, 1006, &r) == 0 && r == STORE_ENROLL_ALREADY,
+	      "a itself again: already enrolled");
+
+	/* The overall cap: b and three more pending, the sixth refused. */
+	for (int i = 0; i < 3; i++) {
+		snprintf(id, sizeof(id), "other-%d", i);
+		make_agent(&a, id, (uint8_t)(2 + (i & 1)), 1, 0x10);
+		a.ek_pub[0] = (uint8_t)(0x40 + i); /* an EK of its own */
+		CHECK(store_agent_enroll(st, &a, 1010, &r) == 0 && r == STORE_ENROLL_NEW,
+		      "%s enrolls", id);
+	}
+	CHECK(store_counts(st, &c) == 0 && c.agents_pending == 4 && c.agents_active == 1,
+	      "four pending, one active (%llu, %llu)", (unsigned long long)c.agents_pending,
+	      (unsigned long long)c.agents_active);
+	make_agent(&a, "other-3", 2, 1, 0x10);
+	a.ek_pub[0] = 0x50;
+	CHECK(store_agent_enroll(st, &a, 1010, &r) == 0 && r == STORE_ENROLL_NEW, "the fifth");
+	make_agent(&a, "other-4", 2, 1, 0x10);
+	a.ek_pub[0] = 0x51;
+	CHECK(store_agent_enroll(st, &a, 1011, &r) == 0 && r == STORE_ENROLL_PENDING_FULL,
+	      "the sixth: past the overall cap");
+
+	/* Time to live: an expired enrollment cannot activate, and the next enrollment deletes it. */
+	memset(digest, 0x10, sizeof(digest));
+	CHECK(store_agent_activate(st, "other-0", digest, 1110) == -ETIMEDOUT,
+	      "other-0 after 100 s: expired");
+	CHECK(store_agent_activate(st, "other-0", digest, 1109) == 0, "at 99 s it still could");
+	CHECK(store_agent_enroll(st, &a, 1111, &r) == 0 && r == STORE_ENROLL_NEW,
+	      "at 1111 the ones of 1010 and before expired: other-4 fits");
+	CHECK(store_agents_list(st, count_cb, &n) == 0 && n == 3,
+	      "left: ek1-a and other-0 (active), other-4 (new); %d agents", n);
+	CHECK(store_agent_get(st, "ek1-b", &got) == -ENOENT, "b (pending since 1001) expired");
+	CHECK(store_agent_get(st, "other-0", &got) == 0 && got.state == AGENT_ACTIVE,
+	      "an active agent never expires");
+	store_agent_release(&got);
+	store_close(st);
 }
 
 #define GC_THREADS 8
@@ -255,6 +402,8 @@ static void *gc_thread(void *p)
 		bs.next_entry = (uint64_t)i + 1;
 		memset(&r, 0, sizeof(r));
 		r.agent = agent;
+		/* Each round over the last one's state; thread 0's never commit. */
+		r.prev_version = g->n == 0 ? 0 : (uint64_t)i;
 		r.next = &bs;
 		r.trusted = true;
 		r.reasons_json = "[]";
@@ -307,13 +456,13 @@ static void test_group_commit(struct store *st)
 	      GC_THREADS - 1, GC_ROUNDS, fails);
 	CHECK(g[0].fails == GC_ROUNDS, "every failing round failed alone (%d of %d)", g[0].fails,
 	      GC_ROUNDS);
-	CHECK(store_boot_get(st, "gc-0", &got) == 0 && !got.started,
+	CHECK(store_boot_get(st, "gc-0", &got, NULL) == 0 && !got.started,
 	      "and stored nothing");
 	qsort(all, (size_t)good, sizeof(all[0]), int64_cmp);
 	for (int i = 1; i < good; i++)
 		dups += all[i] == all[i - 1] || all[i] <= 0;
 	CHECK(dups == 0, "every round has its own verdict id (%d shared)", dups);
-	CHECK(store_boot_get(st, "gc-3", &got) == 0 && got.next_entry == GC_ROUNDS,
+	CHECK(store_boot_get(st, "gc-3", &got, NULL) == 0 && got.next_entry == GC_ROUNDS,
 	      "each agent's last round is its boot state");
 }
 
@@ -408,25 +557,25 @@ static void test_open(const char *dir)
 	snprintf(uri, sizeof(uri), "sqlite:%s", path);
 	CHECK(store_open(uri, &st) == 0, "new database");
 	store_close(st);
-	CHECK(sql_int(path, "PRAGMA user_version", &v) == 0 && v == 2,
-	      "a new database is at schema version 2 (%d)", v);
+	CHECK(sql_int(path, "PRAGMA user_version", &v) == 0 && v == 3,
+	      "a new database is at schema version 3 (%d)", v);
 	CHECK(store_open(uri, &st) == 0, "reopen at the current version");
 	store_close(st);
 
 	/* A boot state that does not decode: refused when read, not trusted. */
-	CHECK(sql_exec(path, "INSERT INTO boot_state VALUES ('x', x'01', 0, 0, 1, 0, 0)") == 0,
+	CHECK(sql_exec(path, "INSERT INTO boot_state VALUES ('x', x'01', 0, 0, 1, 0, 0, 1)") == 0,
 	      "plant a short boot state");
 	CHECK(store_open(uri, &st) == 0, "open");
 	if (st) {
-		CHECK(store_boot_get(st, "x", &bs) == -EINVAL && !bs.started,
+		CHECK(store_boot_get(st, "x", &bs, NULL) == -EINVAL && !bs.started,
 		      "undecodable boot state refused");
 		store_close(st);
 	}
 
-	CHECK(sql_exec(path, "PRAGMA user_version = 3") == 0, "pretend a newer verifier wrote it");
+	CHECK(sql_exec(path, "PRAGMA user_version = 4") == 0, "pretend a newer verifier wrote it");
 	st = (struct store *)&st;
 	CHECK(store_open(uri, &st) == -EPROTO && !st, "newer database refused");
-	CHECK(sql_int(path, "PRAGMA user_version", &v) == 0 && v == 3, "and left alone");
+	CHECK(sql_int(path, "PRAGMA user_version", &v) == 0 && v == 4, "and left alone");
 	CHECK(sql_exec(path, "PRAGMA user_version = -1") == 0, "a negative version");
 	CHECK(store_open(uri, &st) == -EPROTO && !st, "negative version refused");
 }
@@ -441,6 +590,7 @@ int main(void)
 		return 1;
 	CASE(test_boot_state_encoding);
 	CHECK_CASE("open", test_open(dir));
+	CHECK_CASE("enrollment limits", test_enroll_limits(dir));
 	snprintf(path, sizeof(path), "sqlite:%s/state.db", dir);
 	CHECK(store_open(path, &st) == 0, "open");
 	if (st) {
@@ -448,6 +598,7 @@ int main(void)
 		CHECK_CASE("rounds", test_rounds(st));
 		CHECK_CASE("policies", test_policies(st));
 		CHECK_CASE("failed round", test_failed_round(st));
+		CHECK_CASE("round compare-and-swap", test_round_cas(st));
 		CHECK_CASE("group commit", test_group_commit(st));
 		store_close(st);
 	}

@@ -143,7 +143,11 @@ static void check_boot_states(struct store *st)
 {
 	struct boot_state bs;
 
-	CHECK(store_boot_get(st, "alpha", &bs) == 0, "alpha's boot state reads");
+	uint64_t ver = 0;
+
+	CHECK(store_boot_get(st, "alpha", &bs, &ver) == 0, "alpha's boot state reads");
+	CHECK(ver == 1, "a state from before versions is version 1 (%llu)",
+	      (unsigned long long)ver);
 	CHECK(bs.started && bs.reset_count == 3 && bs.restart_count == 2 && bs.clock == 7000 &&
 		      bs.boot_number == 1 && bs.next_entry == 5,
 	      "alpha: reset 3, restart 2, clock 7000, boot 1, next 5 (got %u %u %llu %llu %llu)",
@@ -159,14 +163,15 @@ static void check_boot_states(struct store *st)
 	CHECK(all_zero(bs.replay.sha384, 48) && all_zero(bs.replay.sha512, 64),
 	      "alpha: banks not followed stay zero");
 
-	CHECK(store_boot_get(st, "gamma", &bs) == 0 && bs.started && bs.reset_count == 4 &&
+	CHECK(store_boot_get(st, "gamma", &bs, NULL) == 0 && bs.started && bs.reset_count == 4 &&
 		      bs.restart_count == 0 && bs.clock == 2000 && bs.boot_number == 2 &&
 		      bs.next_entry == 2 && bs.replay.entries == 2,
 	      "gamma: reset 4, clock 2000, boot 2, next 2");
 	CHECK(!strcmp(hex(bs.replay.sha1, 20), GAMMA_SHA1) &&
 		      !strcmp(hex(bs.replay.sha256, 32), GAMMA_SHA256),
 	      "gamma: replayed PCR 10 of its second boot kept");
-	CHECK(store_boot_get(st, "beta", &bs) == 0 && !bs.started, "beta: no boot state");
+	CHECK(store_boot_get(st, "beta", &bs, &ver) == 0 && !bs.started && ver == 0,
+	      "beta: no boot state");
 }
 
 static void check_verdicts_violations_policies(struct store *st)
@@ -216,21 +221,23 @@ static void check_next_round(struct store *st)
 {
 	struct boot_state bs, got;
 	struct store_round r;
+	uint64_t ver = 0;
 	int64_t id = 0;
 
-	CHECK(store_boot_get(st, "alpha", &bs) == 0, "alpha's state");
+	CHECK(store_boot_get(st, "alpha", &bs, &ver) == 0, "alpha's state");
 	bs.next_entry = 6;
 	bs.replay.entries = 6;
 	bs.clock = 8000;
 	memset(&r, 0, sizeof(r));
 	r.agent = "alpha";
+	r.prev_version = ver;
 	r.next = &bs;
 	r.reasons_json = "[]";
 	r.next_offset = 6;
 	r.now = 1;
 	CHECK(store_round_commit(st, &r, &id) == 0 && id > 8, "a round after the upgrade (%lld)",
 	      (long long)id);
-	CHECK(store_boot_get(st, "alpha", &got) == 0 && got.clock == 8000 &&
+	CHECK(store_boot_get(st, "alpha", &got, &ver) == 0 && got.clock == 8000 && ver == 2 &&
 		      got.next_entry == 6 && !memcmp(&got.replay, &bs.replay, sizeof(bs.replay)),
 	      "stored and read back in the new encoding");
 }
@@ -287,13 +294,16 @@ int main(void)
 		check_verdicts_violations_policies(st);
 		store_close(st);
 	}
-	CHECK(sql_int(path, "PRAGMA user_version", &v) == 0 && v == 2, "now at version 2 (%d)", v);
+	CHECK(sql_int(path, "PRAGMA user_version", &v) == 0 && v == 3, "now at version 3 (%d)", v);
+	CHECK(sql_int(path, "SELECT count(*) FROM agents WHERE enrolled_at != created_at", &v) ==
+			      0 && v == 0,
+	      "every agent's pending time starts at its enrollment (%d differ)", v);
 	CHECK(sql_int(path, "SELECT count(*) FROM pragma_table_info('boot_state')"
 			    " WHERE name = 'layout'", &layout) == 0 && layout == 0,
 	      "boot_state has no layout column any more");
-	CASE_BEGIN("reopen at version 2");
+	CASE_BEGIN("reopen at version 3");
 	st = NULL;
-	CHECK(store_open(uri, &st) == 0, "reopens at version 2");
+	CHECK(store_open(uri, &st) == 0, "reopens at version 3");
 	if (st) {
 		check_boot_states(st);
 		check_next_round(st);
