@@ -27,6 +27,9 @@ struct app {
 	int64_t nonce_ttl;
 	uint8_t token_digest[32]; /* SHA-256 of the operator token */
 	struct policy_cache policies;
+	/* agents' amendments (store.h, store_amendment_name()): their own cache, so that many of
+	 * them never evict the large shared policies */
+	struct policy_cache amendments;
 	struct metrics metrics;
 };
 
