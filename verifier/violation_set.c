@@ -144,20 +144,20 @@ int violation_set_take(struct violation_set *s, struct attest_violation **recs, 
 	*n = 0;
 	*paths = NULL;
 	if (s->unrecorded) {
-		/* The one record past `max`: the recs cap left room for it. */
+		/* The one record past `max` (the recs cap left room for it), with an empty path. */
 		struct attest_violation *v = dynbuf_grow(&s->recs, sizeof(*v));
+		char *empty = dynbuf_grow(&s->paths, 1);
 
-		if (!v)
+		if (!v || !empty)
 			return -ENOMEM;
+		*empty = '\0';
 		memset(v, 0, sizeof(*v));
 		v->entry = s->unrecorded_first;
 		v->last_entry = s->unrecorded_first;
 		v->count = s->unrecorded;
 		v->reason = REASON_VIOLATIONS_UNRECORDED;
-		v->path = (const char *)(uintptr_t)0;
+		v->path = (const char *)(uintptr_t)(empty - s->paths.buf);
 		v->reason_slot = -1;
-		if (!s->paths.buf && dynbuf_add(&s->paths, "", 0))
-			return -ENOMEM;
 		s->n++;
 	}
 	if (!s->n)

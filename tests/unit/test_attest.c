@@ -568,7 +568,8 @@ int main(void)
 		const struct attest_violation *last = &r.res.violations[r.res.nviolations - 1];
 
 		CHECK(last->reason == REASON_VIOLATIONS_UNRECORDED && last->count == 5 &&
-			      last->entry == LIMIT_ROUND_VIOLATIONS + 1,
+			      last->entry == LIMIT_ROUND_VIOLATIONS + 1 && last->path_len == 0 &&
+			      last->path && !last->path[0],
 		      "the last: violations_unrecorded, 5 entries, from entry %u",
 		      LIMIT_ROUND_VIOLATIONS + 1);
 	}
