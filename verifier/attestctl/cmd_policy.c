@@ -215,7 +215,7 @@ int cmd_policy(int argc, char **argv)
 	const char *args[3] = {NULL, NULL, NULL};
 	int nargs = 0, ret;
 	json_t *j = NULL;
-	char path[512];
+	char path[512], what[300];
 
 	/* Split positional words from options so online_parse_opts sees options only. */
 	char **opt_argv = calloc((size_t)argc + 1, sizeof(*opt_argv));
@@ -292,13 +292,14 @@ int cmd_policy(int argc, char **argv)
 	}
 	if (!strcmp(verb, "diff") && nargs == 3)
 		return policy_diff(&o, args[1], args[2]);
+	snprintf(what, sizeof(what), "policy %s", args[1]);
 	if (!strcmp(verb, "history") && nargs == 2) {
 		snprintf(path, sizeof(path), "/v1/policies/%s/versions", args[1]);
-		return policy_print_history(&o, path, args[1]);
+		return policy_print_history(&o, path, what);
 	}
 	if (!strcmp(verb, "rollback") && nargs == 3 && is_number(args[2])) {
 		snprintf(path, sizeof(path), "/v1/policies/%s/rollback", args[1]);
-		return policy_rollback_to(&o, path, args[1], args[2]);
+		return policy_rollback_to(&o, path, what, args[2]);
 	}
 	fputs(usage_text, stderr);
 	return 2;
