@@ -63,28 +63,9 @@ int cmd_amendment(int argc, char **argv)
 	struct online_opts o;
 	const char *args[3] = { NULL, NULL, NULL };
 	char path[256], what[192];
-	int nargs = 0, opt_argc = 0, ret;
-	char **opt_argv = calloc((size_t)argc + 1, sizeof(*opt_argv));
-	const char *pos = NULL;
+	int nargs = 0;
 
-	if (!opt_argv)
-		return 2;
-	/* Positional words apart, so online_parse_opts sees options only. */
-	opt_argv[opt_argc++] = argv[0];
-	for (int i = 1; i < argc; i++) {
-		if (argv[i][0] == '-' && argv[i][1] == '-') {
-			opt_argv[opt_argc++] = argv[i];
-			if (strcmp(argv[i], "--json") && i + 1 < argc)
-				opt_argv[opt_argc++] = argv[++i];
-		} else if (nargs < 3) {
-			args[nargs++] = argv[i];
-		} else {
-			nargs = 99;
-		}
-	}
-	ret = online_parse_opts(opt_argc, opt_argv, &o, &pos);
-	free(opt_argv);
-	if (ret || pos || nargs < 1 || nargs > 3)
+	if (online_parse_words(argc, argv, &o, args, 3, &nargs) || nargs < 1 || nargs > 3)
 		goto usage;
 	if (nargs == 1 && agent_id_valid(args[0]))
 		return show(&o, args[0]);

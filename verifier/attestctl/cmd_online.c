@@ -187,6 +187,34 @@ int online_parse_opts(int argc, char **argv, struct online_opts *o, const char *
 	return 0;
 }
 
+int online_parse_words(int argc, char **argv, struct online_opts *o, const char **args, int max,
+		       int *n)
+{
+	char **opt_argv = calloc((size_t)argc + 1, sizeof(*opt_argv));
+	const char *pos = NULL;
+	int opt_argc = 0, ret;
+
+	*n = 0;
+	if (!opt_argv)
+		return 2;
+	/* Words apart from options, so online_parse_opts sees options only. */
+	opt_argv[opt_argc++] = argv[0];
+	for (int i = 1; i < argc; i++) {
+		if (argv[i][0] == '-' && argv[i][1] == '-') {
+			opt_argv[opt_argc++] = argv[i];
+			if (strcmp(argv[i], "--json") && i + 1 < argc)
+				opt_argv[opt_argc++] = argv[++i];
+		} else if (*n < max) {
+			args[(*n)++] = argv[i];
+		} else {
+			*n = max + 1;
+		}
+	}
+	ret = online_parse_opts(opt_argc, opt_argv, o, &pos);
+	free(opt_argv);
+	return ret ? ret : pos ? 2 : 0;
+}
+
 void online_fmt_time(json_int_t t, char *out, size_t cap)
 {
 	time_t tt = (time_t)t;

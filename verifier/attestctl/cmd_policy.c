@@ -217,27 +217,8 @@ int cmd_policy(int argc, char **argv)
 	json_t *j = NULL;
 	char path[512], what[300];
 
-	/* Split positional words from options so online_parse_opts sees options only. */
-	char **opt_argv = calloc((size_t)argc + 1, sizeof(*opt_argv));
-	int opt_argc = 0;
-	if (!opt_argv)
-		return 2;
-	opt_argv[opt_argc++] = argv[0];
-	for (int i = 1; i < argc; i++) {
-		if (argv[i][0] == '-' && argv[i][1] == '-') {
-			opt_argv[opt_argc++] = argv[i];
-			if (strcmp(argv[i], "--json") && i + 1 < argc)
-				opt_argv[opt_argc++] = argv[++i];
-		} else if (nargs < 3) {
-			args[nargs++] = argv[i];
-		} else {
-			nargs = 99;
-		}
-	}
-	const char *pos = NULL;
-	ret = online_parse_opts(opt_argc, opt_argv, &o, &pos);
-	free(opt_argv);
-	if (ret || pos || nargs < 2 || nargs > 3) {
+	ret = online_parse_words(argc, argv, &o, args, 3, &nargs);
+	if (ret || nargs < 2 || nargs > 3) {
 		fputs(usage_text, stderr);
 		return 2;
 	}

@@ -34,6 +34,10 @@ struct online_opts {
 
 void online_usage(const char *cmd);
 int online_parse_opts(int argc, char **argv, struct online_opts *o, const char **pos);
+/* online_parse_opts() for commands of several words (policy, amendment): options anywhere,
+ * up to `max` words into args, *n their count (max + 1 when there were more). 0 or 2. */
+int online_parse_words(int argc, char **argv, struct online_opts *o, const char **args, int max,
+		       int *n);
 int online_request(const struct online_opts *o, enum http_method method, const char *path,
 		   const char *send, long *status, char **body);
 int online_fetch(const struct online_opts *o, enum http_method method, const char *path,
