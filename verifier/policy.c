@@ -765,8 +765,8 @@ enum digests_form {
 };
 
 /*
- * The raw path a key of `form` stands for, in path and *plen (buf holds it when it is not the key
- * itself); NULL with *why set when the key is not one.
+ * The raw path a key of `form` stands for, returned with its length in *plen (in buf when it
+ * is not the key itself); NULL with *why set when the key names no path.
  */
 static const char *digests_key_path(const char *key, enum digests_form form, char *buf,
 				    size_t *plen, const char **why)

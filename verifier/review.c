@@ -183,11 +183,11 @@ static enum review_status approve(struct app *app, int64_t id, const struct viol
 	enum reason reason;
 
 	/* A reason this build does not know (a newer verifier wrote it) is not approved either. */
-	if (!reason_from_name(vc->reason, &reason) ||
-	    reason_info(reason)->kind != REASON_KIND_LEARNABLE) {
+	if (!reason_from_name(vc->reason, &reason))
+		reason = REASON_COUNT;
+	if (reason == REASON_COUNT || reason_info(reason)->kind != REASON_KIND_LEARNABLE) {
 		snprintf(out->why, sizeof(out->why), "%s cannot be approved: %s", vc->reason,
-			 approve_instead(reason_from_name(vc->reason, &reason) ? reason
-									       : REASON_COUNT));
+			 approve_instead(reason));
 		return REVIEW_NOT_APPROVABLE;
 	}
 	memset(&a, 0, sizeof(a));

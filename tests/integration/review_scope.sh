@@ -106,6 +106,27 @@ curl -sS --cacert "$CA" -H "Authorization: Bearer $(cat "$W/token")" -o /dev/nul
 	"$URL/v1/violations/$post_b/dismiss"
 trusted "b is trusted again after the rollback" b --append "$TOOL"
 check_fails "rolling back to a version that does not exist fails" ctl policy rollback default 99
+# bad input: a clear error, nothing changes
+code() {
+	curl -sS --cacert "$CA" -H "Authorization: Bearer $(cat "$W/token")" -o "$W/err.json" \
+		-w '%{http_code}' "$@"
+	printf ' %s' "$(jq -r .error.code "$W/err.json")"
+}
+v_before=$(op /v1/policies/default/versions | jq '.versions[0].version')
+check_eq "rollback without a version: 400 bad_request" "400 bad_request" \
+	"$(code -X POST --data '{}' "$URL/v1/policies/default/rollback")"
+check_eq "rollback to version 0 of a policy: 400 bad_request" "400 bad_request" \
+	"$(code -X POST --data '{"version": 0}' "$URL/v1/policies/default/rollback")"
+check_eq "rollback to \"2\" (a string): 400 bad_request" "400 bad_request" \
+	"$(code -X POST --data '{"version": "2"}' "$URL/v1/policies/default/rollback")"
+check_eq "rollback of a policy that does not exist: 404 unknown_policy" "404 unknown_policy" \
+	"$(code -X POST --data '{"version": 1}' "$URL/v1/policies/nosuch/rollback")"
+check_eq "approve with a body that is not JSON: 400 bad_request" "400 bad_request" \
+	"$(code -X POST --data 'scope=policy' "$URL/v1/violations/1/approve")"
+check_eq "the amendment of an unknown agent: 404 unknown_agent" "404 unknown_agent" \
+	"$(code "$URL/v1/agents/nosuch/amendment")"
+check_eq "none of that made a version" "$v_before" \
+	"$(op /v1/policies/default/versions | jq '.versions[0].version')"
 ctl amendment a >"$W/amend-a.txt"
 check "attestctl amendment a lists a's own approval" grep -q "^/usr/bin/tool sha256:$D7" "$W/amend-a.txt"
 ctl amendment rollback a 0 >/dev/null
