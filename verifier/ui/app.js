@@ -581,7 +581,8 @@
 			out.push({ path: k, digests: p.digests[k] });
 		const hex = p && p.digests_hex && typeof p.digests_hex === 'object' ? p.digests_hex : {};
 		for (const k of Object.keys(hex)) {
-			/* Bytes that are not UTF-8: \xNN each, a backslash doubled (as the verifier shows them). */
+			/* A path that is not UTF-8: printable ASCII as it is, a backslash doubled, every
+			 * other byte \xNN (the verifier keeps valid sequences; this view goes byte by byte). */
 			let text = '';
 			for (let i = 0; i + 1 < k.length; i += 2) {
 				const b = parseInt(k.slice(i, i + 2), 16);
