@@ -24,7 +24,12 @@
 #define LIMIT_IMA_PATH 4096u               /* n-ng names are unbounded in the kernel; PATH_MAX here */
 #define LIMIT_IMA_LEGACY_NAME 255          /* IMA_EVENT_NAME_LEN_MAX: template `ima` pads n to 256 */
 #define LIMIT_IMA_ENTRIES_PER_ROUND 2000000u
-#define LIMIT_IMA_VIOLATIONS 100000u       /* violation entries recorded one by one per round */
+/*
+ * Distinct violations (reason, path, digest) one round stores one by one; entries of one file
+ * are one violation with a count. Entries of further files are stored as one
+ * `violations_unrecorded` violation with their count: bounded, never silent.
+ */
+#define LIMIT_ROUND_VIOLATIONS 100000u
 /* One whole record: u32 pcr | hash[20] | u32 name_len | name | u32 data_len | data */
 #define LIMIT_IMA_RECORD (4u + 20u + 4u + LIMIT_IMA_TEMPLATE_NAME + 4u + LIMIT_IMA_TEMPLATE_DATA)
 

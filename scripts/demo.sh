@@ -4,8 +4,9 @@
 # Builds what is missing (the patched guest kernel takes about 5 minutes the first time),
 # manufactures a software TPM with an EK certificate, starts the verifier on 127.0.0.1, makes
 # a policy from the guest's root tree, boots the guest in QEMU with attestd started by its
-# init, and narrates: enrolled, trusted, an unapproved program runs, untrusted, and what an
-# operator sees. Everything it starts is stopped by PID at the end (or on Ctrl-C / failure).
+# init, and narrates: enrolled, trusted, an unapproved program runs, untrusted, what an
+# operator sees, and an approval scoped to this guest after which it is trusted again.
+# Everything it starts is stopped by PID at the end (or on Ctrl-C / failure).
 #
 # Environment: KEEP=1 leaves the verifier and guest running until Ctrl-C;
 #              DEMO_DIR (build/demo), B (build/out), DEMO_TIMEOUT seconds per wait (300).
@@ -150,8 +151,18 @@ wait_for "untrusted verdict" '[.verdicts[] | select(.trusted == false)] | length
 reasons=$(api "/v1/agents/$AGENT/verdicts" | jq -r '[.verdicts[] | select(.trusted == false)][0].reasons | map(.code) | unique | join(", ")')
 say "      next verdict: UNTRUSTED ($reasons)"
 say "      what an operator sees (attestctl violations):"
-"$B/attestctl" violations --verifier "https://127.0.0.1:$PORT" --ca "$D/verifier/ca.pem" \
-	--token-file "$D/operator-token" | sed 's/^/        /'
+ctl() { "$B/attestctl" "$@" --verifier "https://127.0.0.1:$PORT" --ca "$D/verifier/ca.pem" --token-file "$D/operator-token"; }
+ctl violations | sed 's/^/        /'
+# The operator decides: approve for this guest only (the default scope). The shared policy
+# stays as it was; the guest's own amendment allows the file from now on.
+vid=$(api "/v1/violations?agent=$AGENT&state=open" | jq -r '[.violations[] | select(.path == "/root/unapproved.sh")][0].id')
+[[ $vid =~ ^[0-9]+$ ]] || failed "the violation of /root/unapproved.sh is not in the queue" "$D/verifier.log"
+say "      the operator approves it for this guest only (attestctl approve $vid):"
+ctl approve "$vid" | sed 's/^/        /'
+seen=$(api "/v1/agents/$AGENT/verdicts?limit=1" | jq '.verdicts[0].id')
+wait_for "a verdict after the approval" "[.verdicts[] | select(.id > $seen and .trusted == true)] | length > 0" \
+	"/v1/agents/$AGENT/verdicts"
+say "      next verdict: TRUSTED — the guest's amendment allows /root/unapproved.sh; policy default is still version $(api /v1/policies/default/versions | jq '.versions[0].version'), it allows nothing new"
 
 if [[ $KEEP == 1 ]]; then
 	say "KEEP=1: verifier on https://127.0.0.1:$PORT and the guest keep running; Ctrl-C stops both"

@@ -28,6 +28,9 @@ struct app {
 	int64_t pending_ttl;       /* seconds a pending enrollment lives (the store's limit) */
 	uint8_t token_digest[32]; /* SHA-256 of the operator token */
 	struct policy_cache policies;
+	/* agents' amendments (store.h, store_amendment_name()): their own cache, so that many of
+	 * them never evict the large shared policies */
+	struct policy_cache amendments;
 	struct metrics metrics;
 	/*
 	 * Tests only (NULL otherwise): called by round_evidence() after a round is judged and

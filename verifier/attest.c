@@ -22,6 +22,7 @@
 #include "proto/encoding.h"
 #include "proto/imalog.h"
 #include "proto/quote.h"
+#include "proto/text.h"
 #include "verifier/policy.h"
 
 /* Reasons past this many are summarised in one `more_reasons` line. */
@@ -30,110 +31,33 @@
 struct eval {
 	const struct attest_request *req;
 	struct attest_result *out;
-	struct dynbuf violations; /* out->violations grows here; out owns the bytes */
+	struct violation_set violations; /* out->violations once the round is judged */
 	uint64_t suppressed; /* reasons not listed individually */
 	int err;             /* allocation failure while recording */
 };
 
-/* Length of the well-formed UTF-8 sequence at p[0..n), or 0 if it is not one (RFC 3629). */
-static size_t utf8_seq(const unsigned char *p, size_t n)
-{
-	unsigned char lo = 0x80, hi = 0xbf;
-	size_t len;
-
-	if (p[0] >= 0x01 && p[0] <= 0x7f)
-		return 1;
-	if (p[0] >= 0xc2 && p[0] <= 0xdf)
-		len = 2;
-	else if (p[0] >= 0xe0 && p[0] <= 0xef)
-		len = 3;
-	else if (p[0] >= 0xf0 && p[0] <= 0xf4)
-		len = 4;
-	else
-		return 0;
-	if (p[0] == 0xe0)
-		lo = 0xa0;
-	else if (p[0] == 0xed)
-		hi = 0x9f;
-	else if (p[0] == 0xf0)
-		lo = 0x90;
-	else if (p[0] == 0xf4)
-		hi = 0x8f;
-	if (n < len || p[1] < lo || p[1] > hi)
-		return 0;
-	for (size_t i = 2; i < len; i++)
-		if (p[i] < 0x80 || p[i] > 0xbf)
-			return 0;
-	return len;
-}
-
-/*
- * Untrusted bytes (a path, a template or algorithm name) as text that JSON can carry: valid
- * UTF-8 is copied, every other byte becomes the four characters \xNN. A name that is not UTF-8
- * must still be stored and shown: jansson refuses such strings, and a verdict or violation that
- * cannot be encoded would be lost. Stops before a sequence or escape that does not fit.
- */
-static void copy_text(char *out, size_t cap, const char *in, size_t n)
-{
-	const unsigned char *p = (const unsigned char *)in;
-	size_t o = 0, i = 0;
-
-	while (i < n) {
-		size_t len = utf8_seq(p + i, n - i);
-
-		if (len) {
-			if (o + len >= cap)
-				break;
-			memcpy(out + o, p + i, len);
-			o += len;
-			i += len;
-		} else {
-			if (o + 4 >= cap)
-				break;
-			snprintf(out + o, 5, "\\x%02x", p[i]);
-			o += 4;
-			i++;
-		}
-	}
-	out[o] = '\0';
-}
-
-/* Cuts an incomplete UTF-8 sequence that truncation left at the end of s (valid before). */
-static void utf8_trim_tail(char *s)
-{
-	size_t len = strlen(s), j = len;
-
-	while (j > 0 && len - j < 3 && ((unsigned char)s[j - 1] & 0xc0) == 0x80)
-		j--;
-	if (j > 0 && (unsigned char)s[j - 1] >= 0xc0) {
-		unsigned char b = (unsigned char)s[j - 1];
-		size_t want = b >= 0xf0 ? 4 : b >= 0xe0 ? 3 : 2;
-
-		if (len - (j - 1) < want)
-			s[j - 1] = '\0';
-	}
-}
-
-static void add_reason(struct eval *ev, enum reason code, int64_t entry, const char *fmt, ...)
+/* Adds a reason; returns its slot, or -1 when it is only counted in `more_reasons`. */
+static int add_reason(struct eval *ev, enum reason code, int64_t entry, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 
-static void add_reason(struct eval *ev, enum reason code, int64_t entry, const char *fmt, ...)
+static int add_reason(struct eval *ev, enum reason code, int64_t entry, const char *fmt, ...)
 {
 	struct verdict_response *v = &ev->out->verdict;
 
 	v->trusted = false;
 	if (v->nreasons >= ATTEST_DETAILED_REASONS) {
 		ev->suppressed++;
-		return;
+		return -1;
 	}
-	struct verdict_reason *r = &v->reason[v->nreasons++];
+	struct verdict_reason *r = &v->reason[v->nreasons];
 	snprintf(r->code, sizeof(r->code), "%s", reason_name(code));
 	r->entry = entry;
 	va_list ap;
 	va_start(ap, fmt);
 	vsnprintf(r->detail, sizeof(r->detail), fmt, ap);
 	va_end(ap);
-	utf8_trim_tail(r->detail);
+	text_trim_utf8_tail(r->detail);
+	return (int)v->nreasons++;
 }
 
 static void format_digest(char *out, size_t cap, const struct ima_entry *e)
@@ -145,46 +69,61 @@ static void format_digest(char *out, size_t cap, const struct ima_entry *e)
 	if (e->digest && e->digest_len <= LIMIT_DIGEST)
 		hex_encode(e->digest, e->digest_len, hex);
 	if (e->digest_alg_name && name_len > 0) {
-		copy_text(name, sizeof(name), e->digest_alg_name, name_len);
+		text_render(e->digest_alg_name, name_len, name, sizeof(name));
 		snprintf(out, cap, "%s:%s", name, hex);
-		utf8_trim_tail(out);
+		text_trim_utf8_tail(out);
 	} else {
 		snprintf(out, cap, "%s%s", e->digest ? "sha1:" : "", hex);
 	}
 }
 
-/* Copies a path for display and storage; it stays untrusted bytes (the UI escapes it). */
-static void copy_path(char *out, size_t cap, const struct ima_entry *e)
+/*
+ * A violation's reason detail: "<path as text> <digest>", and " (N entries)" once the round
+ * saw it more than once. The path is cut, never the digest or the count.
+ */
+static void violation_detail(char *out, size_t cap, const struct attest_violation *v)
 {
-	copy_text(out, cap, e->path, e->path ? e->path_len : 0);
+	char tail[ATTEST_DIGEST_TEXT_MAX + 48];
+	int n = v->count > 1 ? snprintf(tail, sizeof(tail), " %s (%llu entries)", v->digest,
+					(unsigned long long)v->count)
+			     : snprintf(tail, sizeof(tail), " %s", v->digest);
+	size_t room = n > 0 && (size_t)n < cap ? cap - (size_t)n : 1;
+
+	text_render(v->path, v->path_len, out, room);
+	snprintf(out + strlen(out), cap - strlen(out), "%s", tail);
+	text_trim_utf8_tail(out);
 }
 
+/*
+ * Counts a violation in the round's set: the first entry of each (reason, path, digest) gets a
+ * reason of the verdict, later ones only raise its count (the detail says how many at the end).
+ */
 static void record_violation(struct eval *ev, const struct ima_entry *e, enum reason reason)
 {
-	struct attest_result *out = ev->out;
-	char digest[sizeof(out->violations[0].digest)];
-	char path[LIMIT_IMA_PATH + 1];
+	char digest[ATTEST_DIGEST_TEXT_MAX + 1];
+	char template_name[LIMIT_IMA_TEMPLATE_NAME + 1];
+	struct attest_violation *v;
+	bool fresh;
+	long i;
 
 	format_digest(digest, sizeof(digest), e);
-	copy_path(path, sizeof(path), e);
-	add_reason(ev, reason, (int64_t)e->index, "%s %s", path, digest);
+	text_render(e->template_name, e->template_name_len, template_name, sizeof(template_name));
+	i = violation_set_add(&ev->violations, reason, e->index, e->path, e->path ? e->path_len : 0,
+			      digest, template_name, &fresh);
+	if (i == -ENOMEM)
+		ev->err = -ENOMEM;
+	if (i < 0 || !fresh)
+		return; /* past the cap: counted, and stored as one record when the round ends */
+	v = violation_set_at(&ev->violations, (size_t)i);
+	{
+		/* The record's path is an arena offset until the set is taken: show the entry's. */
+		struct attest_violation shown = *v;
+		char detail[LIMIT_VERDICT_DETAIL];
 
-	struct attest_violation *v = dynbuf_grow(&ev->violations, sizeof(*v));
-	if (!v) {
-		/* Past LIMIT_IMA_VIOLATIONS (a list this bad) entries are not recorded one by one. */
-		if (dynbuf_error(&ev->violations) == -ENOMEM)
-			ev->err = -ENOMEM;
-		return;
+		shown.path = e->path;
+		violation_detail(detail, sizeof(detail), &shown);
+		v->reason_slot = add_reason(ev, reason, (int64_t)e->index, "%s", detail);
 	}
-	out->violations = (struct attest_violation *)ev->violations.buf;
-	out->nviolations++;
-	memset(v, 0, sizeof(*v));
-	v->entry = e->index;
-	v->reason = reason;
-	memcpy(v->path, path, sizeof(v->path));
-	memcpy(v->digest, digest, sizeof(v->digest));
-	copy_text(v->template_name, sizeof(v->template_name), e->template_name,
-		  e->template_name_len);
 }
 
 static bool is_boot_aggregate(const struct ima_entry *e)
@@ -236,6 +175,15 @@ static void check_boot_aggregate(struct eval *ev, const struct ima_entry *e)
 		record_violation(ev, e, REASON_BOOT_AGGREGATE_MISMATCH);
 }
 
+/* An operator approved this path with this digest for this agent only (its amendment). */
+static bool amended(const struct eval *ev, const struct ima_entry *e)
+{
+	const struct policy *am = ev->req->amendment;
+
+	return am && policy_check(am, e->path, e->path_len, e->digest_alg, e->digest,
+				  e->digest_len) == POLICY_ALLOWED;
+}
+
 static void judge_entry(struct eval *ev, const struct ima_entry *e)
 {
 	const struct policy *pol = ev->req->policy;
@@ -260,10 +208,12 @@ static void judge_entry(struct eval *ev, const struct ima_entry *e)
 	case POLICY_EXCLUDED:
 		break;
 	case POLICY_NOT_IN_ALLOWLIST:
-		record_violation(ev, e, REASON_NOT_IN_ALLOWLIST);
+		if (!amended(ev, e))
+			record_violation(ev, e, REASON_NOT_IN_ALLOWLIST);
 		break;
 	case POLICY_DIGEST_MISMATCH:
-		record_violation(ev, e, REASON_DIGEST_MISMATCH);
+		if (!amended(ev, e))
+			record_violation(ev, e, REASON_DIGEST_MISMATCH);
 		break;
 	}
 }
@@ -362,6 +312,16 @@ static int replay_and_judge(struct eval *ev)
 		add_reason(ev, REASON_LOG_CORRUPT, (int64_t)ierr.index, "entry %llu at byte %zu: %s",
 			   (unsigned long long)ierr.index, ierr.offset, ierr.msg);
 	r = 0;
+	if (match && e->log_offset == 0 && matched_entries == 0 && imalog_index(log) > 0) {
+		/*
+		 * Only the empty prefix replays: PCR 10 still holds its reset value although the
+		 * list has entries. IMA extends boot_aggregate before anything can run, so this
+		 * TPM's PCR 10 never followed this list (IMA extends another TPM, or none).
+		 */
+		add_reason(ev, REASON_IMA_PCR_NOT_EXTENDED, -1,
+			   "PCR 10 is zero in every quoted bank while the list has %llu entries: IMA never extended this TPM's PCR 10",
+			   (unsigned long long)imalog_index(log));
+	}
 	if (!match) {
 		const struct pcr_bank *b = pcr_set_bank_const(&e->pcrs, TPM2_ALG_SHA256);
 		char hex[2 * LIMIT_DIGEST + 1] = "";
@@ -400,19 +360,62 @@ static enum reason reason_of_quote(enum quote_result q)
 }
 
 /*
- * A violation seen earlier in this boot keeps the machine untrusted until an operator approves
- * or dismisses it, however clean the rounds after it are. A new boot starts with none.
+ * A violation no operator has reviewed keeps the machine untrusted, however clean the rounds
+ * after it are, and across reboots: rebooting must not launder what ran. A policy may say
+ * "reboot_clears_open_violations", and then only those of the current boot count.
  */
 static void check_review(struct eval *ev)
 {
 	const struct attest_request *req = ev->req;
 	const struct attest_result *out = ev->out;
+	bool same_boot = req->prev && req->prev->started &&
+			 out->next.boot_number == req->prev->boot_number;
+	uint64_t this_boot = same_boot ? req->open_violations_prev_boot : 0;
+	uint64_t earlier = req->open_violations - (same_boot ? req->open_violations_prev_boot : 0);
 
-	if (!out->verdict.trusted || !req->open_violations || !req->prev || !req->prev->started ||
-	    out->next.boot_number != req->prev->boot_number)
+	if (policy_reboot_clears_open_violations(req->policy))
+		earlier = 0;
+	if (!out->verdict.trusted || this_boot + earlier == 0)
 		return;
-	add_reason(ev, REASON_OPEN_VIOLATIONS, -1, "%llu violations of this boot await an operator's review",
-		   (unsigned long long)req->open_violations);
+	add_reason(ev, REASON_OPEN_VIOLATIONS, -1,
+		   "%llu violations await an operator's review (%llu of this boot, %llu of earlier boots)",
+		   (unsigned long long)(this_boot + earlier), (unsigned long long)this_boot,
+		   (unsigned long long)earlier);
+}
+
+/*
+ * The round's violations into out: the detail of each reason whose file recurred in the round
+ * says how many entries it stands for, and entries past the cap are one more violation with a
+ * reason of their own, listed even when the reasons are full (they must never go unseen).
+ */
+static int take_violations(struct eval *ev)
+{
+	struct attest_result *out = ev->out;
+	struct verdict_response *v = &out->verdict;
+	uint64_t unrecorded = ev->violations.unrecorded;
+	int ret;
+
+	ret = violation_set_take(&ev->violations, &out->violations, &out->nviolations,
+				 &out->violation_paths);
+	if (ret)
+		return ret;
+	for (size_t i = 0; i < out->nviolations; i++) {
+		const struct attest_violation *a = &out->violations[i];
+
+		if (a->count > 1 && a->reason_slot >= 0)
+			violation_detail(v->reason[a->reason_slot].detail,
+					 sizeof(v->reason[a->reason_slot].detail), a);
+	}
+	if (unrecorded) {
+		if (v->nreasons >= ATTEST_DETAILED_REASONS) {
+			v->nreasons--; /* the last detailed reason makes room; it is counted instead */
+			ev->suppressed++;
+		}
+		add_reason(ev, REASON_VIOLATIONS_UNRECORDED, (int64_t)ev->violations.unrecorded_first,
+			   "%llu entries of more than %u distinct files that break the policy were not stored one by one; the agent stays untrusted until this is reviewed",
+			   (unsigned long long)unrecorded, LIMIT_ROUND_VIOLATIONS);
+	}
+	return 0;
 }
 
 int attest_evaluate(const struct attest_request *req, struct attest_result *out)
@@ -421,7 +424,10 @@ int attest_evaluate(const struct attest_request *req, struct attest_result *out)
 	struct quote_info qi;
 
 	memset(out, 0, sizeof(*out));
-	dynbuf_init(&ev.violations, (size_t)LIMIT_IMA_VIOLATIONS * sizeof(struct attest_violation));
+	if (violation_set_init(&ev.violations, LIMIT_ROUND_VIOLATIONS)) {
+		violation_set_release(&ev.violations);
+		return -ENOMEM;
+	}
 	out->verdict.trusted = true;
 	if (req->prev)
 		out->next = *req->prev;
@@ -450,12 +456,16 @@ int attest_evaluate(const struct attest_request *req, struct attest_result *out)
 		goto done;
 	}
 	int r = replay_and_judge(&ev);
+	if (!r)
+		r = take_violations(&ev);
 	if (r < 0) {
+		violation_set_release(&ev.violations);
 		attest_result_release(out);
 		return r;
 	}
 	check_review(&ev);
 done:
+	violation_set_release(&ev.violations);
 	if (ev.suppressed) {
 		/* add_reason() keeps the last slot free for this summary. */
 		struct verdict_reason *more = &out->verdict.reason[out->verdict.nreasons++];
@@ -473,6 +483,8 @@ void attest_result_release(struct attest_result *res)
 	if (!res)
 		return;
 	free(res->violations);
+	free(res->violation_paths);
 	res->violations = NULL;
+	res->violation_paths = NULL;
 	res->nviolations = 0;
 }

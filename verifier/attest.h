@@ -23,6 +23,7 @@
 #include "proto/pcrs.h"
 #include "proto/replay.h"
 #include "verifier/reasons.h"
+#include "verifier/violation_set.h"
 
 struct policy;
 
@@ -34,25 +35,21 @@ struct attest_request {
 	size_t nonce_len;
 	const struct pcr_set *requested;  /* selection the challenge asked for (masks) */
 	const struct policy *policy;      /* NULL: no policy assigned, every entry is allowed */
+	/*
+	 * The agent's own amendment (operators' approvals scoped to this agent), or NULL. An entry
+	 * the policy does not allow passes if the amendment lists its path with its digest.
+	 */
+	const struct policy *amendment;
 	const struct boot_state *prev;
 	/*
-	 * Violations of prev's boot (prev->boot_number) that no operator has approved or dismissed
-	 * yet. They keep the agent untrusted for the rest of that boot: what ran cannot be taken
-	 * back by later clean rounds. Ignored when the evidence starts a new boot.
+	 * Violations of this agent that no operator has approved or dismissed yet, from every boot,
+	 * and how many of them are of prev's boot. They keep the agent untrusted, however clean
+	 * the rounds after them and across reboots: what ran cannot be taken back. A policy with
+	 * "reboot_clears_open_violations" counts only those of the current boot.
 	 */
 	uint64_t open_violations;
+	uint64_t open_violations_prev_boot;
 	const struct evidence *ev;
-};
-
-/* "alg:hex": an algorithm name of up to 16 bytes, each escaped as \xNN at worst, and a digest. */
-#define ATTEST_DIGEST_TEXT_MAX (4 * 16 + 1 + 2 * LIMIT_DIGEST)
-
-struct attest_violation {
-	uint64_t entry;
-	enum reason reason;     /* one whose review kind is not REVIEW_NONE */
-	char path[LIMIT_IMA_PATH + 1];
-	char digest[ATTEST_DIGEST_TEXT_MAX + 1]; /* "sha256:hex"; an odd algorithm name escaped */
-	char template_name[LIMIT_IMA_TEMPLATE_NAME + 1];
 };
 
 struct attest_result {
@@ -65,8 +62,10 @@ struct attest_result {
 	 * verdict (anyone can fetch a challenge; a forged answer must not change the record).
 	 */
 	bool authenticated;
+	/* One per (reason, raw path, digest) of the round, with its count (violation_set.h). */
 	struct attest_violation *violations;
 	size_t nviolations;
+	char *violation_paths; /* the arena their paths point into */
 };
 
 int attest_evaluate(const struct attest_request *req, struct attest_result *out);

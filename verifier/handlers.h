@@ -8,6 +8,8 @@
 
 #include <stdbool.h>
 
+#include <jansson.h>
+
 #include "verifier/app.h"
 #include "verifier/server.h"
 
@@ -20,6 +22,11 @@ bool app_authorize(void *app, const struct http_request *req);
 /* Large bodies read only where they can be valid (http_server_config.admit). */
 bool app_admit(void *app, const struct http_route *route, const struct http_request *req,
 	       struct http_response *resp);
+
+/* Shared by the handlers (handlers_operator.c): the answer v as JSON (v is consumed; NULL is a
+ * 500), and whether a name may name a policy (the agent-id alphabet, at most LIMIT_POLICY_NAME). */
+void reply_json_value(struct http_response *resp, unsigned status, json_t *v);
+bool policy_name_valid(const char *s);
 void app_observe(void *app, const struct http_route *route, unsigned status, double seconds);
 
 /* Handlers ------------------------------------------------------------------------------- */
@@ -41,6 +48,14 @@ void handle_violation_approve(const struct http_request *req, struct http_respon
 void handle_violation_dismiss(const struct http_request *req, struct http_response *resp);
 void handle_policy_get(const struct http_request *req, struct http_response *resp);
 void handle_policy_put(const struct http_request *req, struct http_response *resp);
+
+/* Policy history and agents' amendments (handlers_history.c). */
+void handle_policy_versions(const struct http_request *req, struct http_response *resp);
+void handle_policy_version_get(const struct http_request *req, struct http_response *resp);
+void handle_policy_rollback(const struct http_request *req, struct http_response *resp);
+void handle_amendment_get(const struct http_request *req, struct http_response *resp);
+void handle_amendment_versions(const struct http_request *req, struct http_response *resp);
+void handle_amendment_rollback(const struct http_request *req, struct http_response *resp);
 
 /* The operator web page (handlers_ui.c): /ui/, /ui/app.js, /ui/style.css. */
 void handle_ui_index(const struct http_request *req, struct http_response *resp);

@@ -16,17 +16,19 @@
 
 #include "proto/encoding.h"
 #include "proto/limits.h"
+#include "proto/text.h"
 #include "verifier/agentcache.h"
 #include "verifier/handlers.h"
 #include "common/log.h"
 #include "verifier/policy.h"
+#include "verifier/reasons.h"
 #include "verifier/review.h"
 
 #define LIST_LIMIT_DEFAULT 100u
 
 /* Helpers ------------------------------------------------------------------------------------- */
 
-static void reply_json_value(struct http_response *resp, unsigned status, json_t *v)
+void reply_json_value(struct http_response *resp, unsigned status, json_t *v)
 {
 	char *s = v ? json_dumps(v, JSON_COMPACT) : NULL;
 
@@ -196,7 +198,7 @@ void handle_agent_verdicts(const struct http_request *req, struct http_response 
 	reply_json_value(resp, 200, json_pack("{s:s, s:o}", "agent_id", req->arg[0], "verdicts", arr));
 }
 
-static bool policy_name_valid(const char *s)
+bool policy_name_valid(const char *s)
 {
 	/* Same alphabet as agent ids, shorter. */
 	return s && strlen(s) <= LIMIT_POLICY_NAME && agent_id_valid(s);
@@ -251,16 +253,47 @@ struct violations_ctx {
 	json_t *arr;
 };
 
+/*
+ * A stored violation as JSON. `path` is the path as text (proto/text.h: exact when it is UTF-8,
+ * else escaped, and then `path_escaped` is true); `path_hex` is always its raw bytes. `approvable`
+ * says whether approval can allow it (reasons.h), `recurs` names the decided violation it recurred
+ * after.
+ */
+static json_t *violation_json(const struct store_violation *v)
+{
+	size_t plen = v->path_len < LIMIT_IMA_PATH ? v->path_len : LIMIT_IMA_PATH;
+	char *text = malloc(TEXT_ESCAPED_MAX(LIMIT_IMA_PATH)), *hex = malloc(2 * plen + 1);
+	enum reason reason;
+	bool escaped;
+	json_t *o = NULL;
+
+	if (!text || !hex)
+		goto out;
+	escaped = text_render(v->path, plen, text, TEXT_ESCAPED_MAX(LIMIT_IMA_PATH));
+	hex_encode((const uint8_t *)v->path, plen, hex);
+	o = json_pack("{s:I, s:s, s:I, s:I, s:s, s:b, s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:s, s:b,"
+		      " s:I, s:s}",
+		      "id", (json_int_t)v->id, "agent_id", v->agent, "boot_number",
+		      (json_int_t)v->boot_number, "entry", (json_int_t)v->entry, "path", text,
+		      "path_escaped", escaped, "path_hex", hex, "digest", v->digest, "template",
+		      v->template_name, "reason", v->reason, "first_seen", (json_int_t)v->first_seen,
+		      "last_seen", (json_int_t)v->last_seen, "count", (json_int_t)v->count, "state",
+		      violation_state_str(v->state), "approvable",
+		      reason_from_name(v->reason, &reason) &&
+			      reason_info(reason)->kind == REASON_KIND_LEARNABLE,
+		      "decided_at", (json_int_t)v->decided_at, "decision", v->decision);
+	if (o && v->recurs)
+		json_object_set_new(o, "recurs", json_integer(v->recurs));
+out:
+	free(text);
+	free(hex);
+	return o;
+}
+
 static int violations_cb(void *arg, const struct store_violation *v)
 {
 	struct violations_ctx *c = arg;
-	json_t *o = json_pack("{s:I, s:s, s:I, s:I, s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:s}", "id",
-			      (json_int_t)v->id, "agent_id", v->agent, "boot_number",
-			      (json_int_t)v->boot_number, "entry", (json_int_t)v->entry, "path",
-			      v->path, "digest", v->digest, "template", v->template_name,
-			      "reason", v->reason, "first_seen", (json_int_t)v->first_seen,
-			      "last_seen", (json_int_t)v->last_seen, "count",
-			      (json_int_t)v->count, "state", violation_state_str(v->state));
+	json_t *o = violation_json(v);
 
 	return o && json_array_append_new(c->arr, o) == 0 ? 0 : -ENOMEM;
 }
@@ -308,41 +341,88 @@ static int64_t violation_id_arg(const struct http_request *req)
 	return id;
 }
 
+/* The scope of an approval: the body's "scope" ("agent" when there is no body). */
+static int approve_scope(const struct http_request *req, enum review_scope *scope)
+{
+	json_t *body, *v;
+	int sc;
+
+	*scope = REVIEW_SCOPE_AGENT;
+	if (!req->body_len)
+		return 0;
+	body = json_loadb(req->body, req->body_len, JSON_REJECT_DUPLICATES, NULL);
+	v = json_object_get(body, "scope");
+	sc = review_scope_from_str(json_string_value(v));
+	if (!json_is_object(body) || json_object_size(body) != (v ? 1u : 0u) || (v && sc < 0)) {
+		json_decref(body);
+		return -EINVAL;
+	}
+	if (v)
+		*scope = (enum review_scope)sc;
+	json_decref(body);
+	return 0;
+}
+
 static void act_on_violation(const struct http_request *req, struct http_response *resp,
 			     enum violation_state st)
 {
 	struct app *app = req->app;
-	struct review_result r;
+	enum review_scope scope;
+	struct review_result *r = calloc(1, sizeof(*r)); /* large: it holds a path as text */
 	json_t *o;
 
-	switch (review_decide(app, violation_id_arg(req), st, &r)) {
+	if (!r) {
+		http_reply_error(resp, 500, "internal", "out of memory");
+		return;
+	}
+	if (approve_scope(req, &scope)) {
+		http_reply_error(resp, 400, "bad_request",
+				 "want no body or {\"scope\": \"agent\"|\"policy\"}");
+		goto out;
+	}
+	switch (review_decide(app, violation_id_arg(req), st, scope, r)) {
 	case REVIEW_OK:
 		break;
 	case REVIEW_UNKNOWN_VIOLATION:
 		http_reply_error(resp, 404, "unknown_violation", "no such violation");
-		return;
+		goto out;
 	case REVIEW_UNKNOWN_AGENT:
 		http_reply_error(resp, 404, "unknown_agent", "the violation's agent is gone");
-		return;
+		goto out;
+	case REVIEW_ALREADY_DECIDED:
+		http_reply_error(resp, 409, "already_decided", "%s", r->why);
+		goto out;
 	case REVIEW_NOT_APPROVABLE:
-		http_reply_error(resp, 409, "not_approvable", "%s", r.why);
-		return;
+		http_reply_error(resp, 409, "not_approvable", "%s", r->why);
+		goto out;
+	case REVIEW_UNKNOWN_POLICY:
+		http_reply_error(resp, 409, "unknown_policy", "%s", r->why);
+		goto out;
 	case REVIEW_POLICY_BROKEN:
-		http_reply_error(resp, 500, "internal", "%s", r.why);
-		return;
+		http_reply_error(resp, 500, "internal", "%s", r->why);
+		goto out;
 	case REVIEW_STORE_FAILED:
 	case REVIEW_INTERNAL:
 	default:
 		http_reply_error(resp, 500, "internal", "store failure");
-		return;
+		goto out;
 	}
-	o = json_pack("{s:I, s:s}", "id", (json_int_t)violation_id_arg(req), "state",
-		      violation_state_str(r.state));
-	if (o && r.into_policy) {
-		json_object_set_new(o, "policy", json_string(r.policy));
-		json_object_set_new(o, "policy_version", json_integer(r.policy_version));
+	/* What the call did, exactly: the scope, and the policy or amendment version it wrote. */
+	o = json_pack("{s:I, s:s, s:s, s:s, s:s, s:b, s:s, s:s}", "id",
+		      (json_int_t)violation_id_arg(req), "state", violation_state_str(r->state),
+		      "agent_id", r->agent, "reason", r->reason, "path", r->path, "path_escaped",
+		      r->path_escaped, "digest", r->digest, "policy", r->policy);
+	if (o && st == VIOLATION_APPROVED)
+		json_object_set_new(o, "scope", json_string(review_scope_str(r->scope)));
+	if (o && r->into_policy) {
+		json_object_set_new(o, "policy_version", json_integer(r->policy_version));
+		json_object_set_new(o, "policy_agents", json_integer((json_int_t)r->policy_agents));
 	}
+	if (o && r->into_amendment)
+		json_object_set_new(o, "amendment_version", json_integer(r->amendment_version));
 	reply_json_value(resp, 200, o);
+out:
+	free(r);
 }
 
 void handle_violation_approve(const struct http_request *req, struct http_response *resp)

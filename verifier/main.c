@@ -2,10 +2,12 @@
  * verifier: the host attestation service.
  *
  *   verifier [--listen 127.0.0.1:8443] [--state-dir DIR] [--tls-cert FILE --tls-key FILE]
- *            [--tls-san NAME]... [--ek-ca FILE]... [--policy FILE]
+ *            [--tls-san NAME]... [--ek-ca FILE]... [--policy FILE [--policy-replace]]
  *            [--operator-token-file FILE] [--threads N] [--nonce-ttl SECONDS] [--verbose]
  *            [--store URI] [--pending-ttl SECONDS] [--client-connections N]
  *
+ * --policy FILE seeds the default policy when the store has none; a stored default that
+ * differs is kept (and the log says so) unless --policy-replace is given.
  * --store names the database (store.h): sqlite:PATH, by default sqlite:STATE_DIR/verifier.db.
  * --pending-ttl: an enrollment not activated within it expires (default 600 s).
  * --client-connections: open connections per client address (default 64; agents behind one
@@ -56,6 +58,7 @@ struct options {
 	const char *ek_ca[MAX_EK_CA];
 	size_t nek_ca;
 	const char *policy;
+	bool policy_replace;
 	const char *token_file;
 	unsigned threads;
 	int64_t nonce_ttl;
@@ -68,7 +71,8 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: verifier [--listen ADDR:PORT] [--state-dir DIR]\n"
 		"                [--tls-cert FILE --tls-key FILE] [--tls-san NAME]...\n"
-		"                [--ek-ca FILE]... [--policy FILE] [--operator-token-file FILE]\n"
+		"                [--ek-ca FILE]... [--policy FILE [--policy-replace]]\n"
+		"                [--operator-token-file FILE]\n"
 		"                [--threads N] [--nonce-ttl SECONDS] [--verbose]\n"
 		"                [--store sqlite:PATH] [--pending-ttl SECONDS]\n"
 		"                [--client-connections N]\n");
@@ -98,6 +102,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{ "tls-san", required_argument, NULL, 'N' },
 		{ "ek-ca", required_argument, NULL, 'e' },
 		{ "policy", required_argument, NULL, 'p' },
+		{ "policy-replace", no_argument, NULL, 'P' },
 		{ "operator-token-file", required_argument, NULL, 't' },
 		{ "threads", required_argument, NULL, 'T' },
 		{ "nonce-ttl", required_argument, NULL, 'n' },
@@ -140,6 +145,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 			o->ek_ca[o->nek_ca++] = optarg;
 			break;
 		case 'p': o->policy = optarg; break;
+		case 'P': o->policy_replace = true; break;
 		case 't': o->token_file = optarg; break;
 		case 'T':
 			if (parse_uint(optarg, 256, &v) || v == 0) {
@@ -263,10 +269,41 @@ static int setup_token(const struct options *o, uint8_t digest[32])
 	return ret;
 }
 
-static int load_default_policy(struct app *app, const char *file)
+/* "2026-12-03 07:31:57Z" for a log line. */
+static void fmt_utc(int64_t t, char *out, size_t cap)
 {
-	char err[256] = "";
-	char *json = NULL;
+	time_t tt = (time_t)t;
+	struct tm tm;
+
+	if (!gmtime_r(&tt, &tm) || !strftime(out, cap, "%Y-%m-%d %H:%M:%SZ", &tm))
+		snprintf(out, cap, "%lld", (long long)t);
+}
+
+struct newest_version {
+	int64_t version, time;
+	char actor[128];
+};
+
+static int newest_cb(void *arg, const struct store_policy_version *v)
+{
+	struct newest_version *n = arg;
+
+	n->version = v->version;
+	n->time = v->time;
+	snprintf(n->actor, sizeof(n->actor), "%s", v->actor);
+	return 1; /* newest first: the first row is all we want */
+}
+
+/*
+ * --policy FILE seeds the default policy: it becomes the stored default only when the store has
+ * none (or with --policy-replace). A store that has one keeps it, approvals and rollbacks
+ * included, whatever a unit file passes on every restart; the log says which copy is used.
+ */
+static int load_default_policy(struct app *app, const char *file, bool replace)
+{
+	struct newest_version cur = { 0 };
+	char err[256] = "", actor[PATH_MAX + 32], when[32];
+	char *json = NULL, *stored = NULL;
 	size_t len = 0;
 	struct policy *p;
 	int64_t ver = 0;
@@ -289,11 +326,37 @@ static int load_default_policy(struct app *app, const char *file)
 		return -EINVAL;
 	}
 	policy_unref(p);
-	ret = store_policy_put(app->store, POLICY_DEFAULT_NAME, json, "command line",
-			       (int64_t)time(NULL), &ver);
+	ret = store_policy_get(app->store, POLICY_DEFAULT_NAME, &stored, &ver);
+	if (ret && ret != -ENOENT)
+		goto out;
+	if (!ret && strcmp(stored, json) == 0) {
+		log_info("default policy: version %" PRId64 " in the store is \"%s\"", ver, file);
+		goto out;
+	}
+	if (!ret && !replace) {
+		ret = store_policy_versions(app->store, POLICY_DEFAULT_NAME, newest_cb, &cur);
+		if (ret < 0)
+			goto out;
+		fmt_utc(cur.time, when, sizeof(when));
+		log_warn("default policy: keeping the store's version %" PRId64 " (by %s, %s), which"
+			 " differs from \"%s\" given with --policy; the file only seeds a store that"
+			 " has no default policy. To replace the store's copy (and what approvals and"
+			 " rollbacks made of it) with the file, start once with --policy-replace",
+			 cur.version, cur.actor, when, file);
+		ret = 0;
+		goto out;
+	}
+	snprintf(actor, sizeof(actor), "command line (%s)", file);
+	ret = store_policy_put(app->store, POLICY_DEFAULT_NAME, json, actor, (int64_t)time(NULL),
+			       &ver);
+	if (!ret && stored)
+		log_warn("default policy: --policy-replace: \"%s\" replaced the store's copy as"
+			 " version %" PRId64 " (the older versions stay in its history)", file, ver);
+	else if (!ret)
+		log_info("default policy: seeded from \"%s\" as version %" PRId64, file, ver);
+out:
+	free(stored);
 	free(json);
-	if (!ret)
-		log_info("default policy from \"%s\" is version %" PRId64, file, ver);
 	return ret;
 }
 
@@ -314,6 +377,7 @@ int main(int argc, char **argv)
 	memset(&app, 0, sizeof(app));
 	memset(&tls, 0, sizeof(tls));
 	policy_cache_init(&app.policies);
+	policy_cache_init(&app.amendments);
 	if (parse_args(argc, argv, &o))
 		return 2;
 	app.nonce_ttl = o.nonce_ttl;
@@ -359,7 +423,11 @@ int main(int argc, char **argv)
 	app.trust = enroll_trust_new(o.ek_ca, o.nek_ca);
 	if (!app.trust)
 		goto out;
-	if (o.policy && load_default_policy(&app, o.policy))
+	if (o.policy_replace && !o.policy) {
+		log_error("--policy-replace needs --policy FILE");
+		goto out;
+	}
+	if (o.policy && load_default_policy(&app, o.policy, o.policy_replace))
 		goto out;
 	if (tls_setup(o.state_dir, o.tls_cert, o.tls_key, o.sans, o.nsans, &tls))
 		goto out;
@@ -396,6 +464,7 @@ int main(int argc, char **argv)
 out:
 	http_server_stop(srv);
 	policy_cache_release(&app.policies);
+	policy_cache_release(&app.amendments);
 	enroll_trust_free(app.trust);
 	store_close(app.store);
 	nonces_free(app.nonces);

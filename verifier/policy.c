@@ -29,6 +29,7 @@
 #include "proto/siphash.h"
 #include "proto/encoding.h"
 #include "proto/limits.h"
+#include "proto/text.h"
 
 #define POLICY_FORMAT_VERSION 1
 #define POLICY_MODE_PCRS_NAME "any-matching-pcrs"
@@ -234,6 +235,7 @@ struct policy {
 	atomic_size_t refs;
 	bool keylime;
 	bool violations_ignore;
+	bool reboot_clears; /* "reboot_clears_open_violations": true */
 	enum policy_boot_aggregate_mode ba_mode;
 	char *description;
 	struct ktab paths;  /* path -> digests */
@@ -422,30 +424,29 @@ static const char *path_problem(const char *path, size_t len)
 	return NULL;
 }
 
-int policy_add_digest(struct policy *p, const char *path, uint16_t alg, const uint8_t *digest,
-		      size_t len)
+int policy_add_digest_bytes(struct policy *p, const char *path, size_t path_len, uint16_t alg,
+			    const uint8_t *digest, size_t len)
 {
 	int ai = alg_index(alg);
-	size_t plen;
-	json_t *probe;
 	long ei;
 
 	if (!p || !path || !digest || ai < 0 || len != algs[ai].size)
 		return -EINVAL;
 	if (policy_shared(p))
 		return -EBUSY;
-	plen = strlen(path);
-	if (path_problem(path, plen))
+	/* Raw bytes: a path that is not UTF-8 is serialised under digests_hex. */
+	if (path_problem(path, path_len))
 		return -EINVAL;
-	/* The policy is JSON: a path that is not UTF-8 could never be serialised. */
-	probe = json_stringn(path, plen);
-	if (!probe)
-		return -EINVAL;
-	json_decref(probe);
-	ei = path_entry(p, path, plen);
+	ei = path_entry(p, path, path_len);
 	if (ei < 0)
 		return (int)ei;
 	return entry_add_digest(p, (uint32_t)ei, ai, digest);
+}
+
+int policy_add_digest(struct policy *p, const char *path, uint16_t alg, const uint8_t *digest,
+		      size_t len)
+{
+	return policy_add_digest_bytes(p, path, path ? strlen(path) : 0, alg, digest, len);
 }
 
 
@@ -622,6 +623,11 @@ bool policy_violations_allowed(const struct policy *p)
 	return p && p->violations_ignore;
 }
 
+bool policy_reboot_clears_open_violations(const struct policy *p)
+{
+	return p && p->reboot_clears;
+}
+
 enum policy_boot_aggregate_mode policy_boot_aggregate_mode(const struct policy *p)
 {
 	return p ? p->ba_mode : POLICY_BOOT_AGGREGATE_MATCHING_PCRS;
@@ -751,59 +757,94 @@ static int parse_keylime_digest(const json_t *v, uint8_t *out, const char **why)
 	return -1;
 }
 
-static int load_digests(struct policy *p, const json_t *digests, bool keylime, char *err,
-			size_t errlen)
+/* Where a digests table comes from: its keys are paths, hex of raw paths, or Keylime's. */
+enum digests_form {
+	DIGESTS_OURS,    /* "digests": UTF-8 path -> ["alg:hex"] */
+	DIGESTS_HEX,     /* "digests_hex": hex of a path that is not UTF-8 -> ["alg:hex"] */
+	DIGESTS_KEYLIME, /* Keylime "digests": path -> [hex] */
+};
+
+/*
+ * The raw path a key of `form` stands for, returned with its length in *plen (in buf when it
+ * is not the key itself); NULL with *why set when the key names no path.
+ */
+static const char *digests_key_path(const char *key, enum digests_form form, char *buf,
+				    size_t *plen, const char **why)
 {
+	size_t klen = strlen(key);
+	ssize_t n;
+
+	*plen = klen;
+	if (form == DIGESTS_KEYLIME && klen <= LIMIT_IMA_PATH && memchr(key, ' ', klen)) {
+		/* Keylime compares the recorded (underscored) name: map its policy keys the same
+		 * way; two keys that collide merge their digests. */
+		memcpy(buf, key, klen);
+		for (size_t i = 0; i < klen; i++)
+			if (buf[i] == ' ')
+				buf[i] = '_';
+		return buf;
+	}
+	if (form != DIGESTS_HEX)
+		return key;
+	/* One spelling per path: lowercase hex, and only for names JSON cannot carry. */
+	if (klen > 2 * LIMIT_IMA_PATH || strspn(key, "0123456789abcdef") != klen ||
+	    (n = hex_decode(key, klen, (uint8_t *)buf, LIMIT_IMA_PATH)) < 0) {
+		*why = "not lowercase hex of at most " LIMIT_STR(LIMIT_IMA_PATH) " bytes";
+		return NULL;
+	}
+	*plen = (size_t)n;
+	if (*plen && text_is_utf8(buf, *plen)) {
+		*why = "the path is UTF-8: write it under \"digests\"";
+		return NULL;
+	}
+	return buf;
+}
+
+static int load_digests(struct policy *p, const json_t *digests, enum digests_form form,
+			char *err, size_t errlen)
+{
+	const char *table = form == DIGESTS_HEX ? "digests_hex" : "digests";
+	bool keylime = form == DIGESTS_KEYLIME;
 	uint8_t d[LIMIT_DIGEST];
 	const char *key, *why;
-	char *fixed = NULL;
+	char *buf = NULL;
 	json_t *list, *v;
 	size_t i;
 	int rc = -EINVAL;
 
 	if (!json_is_object(digests)) {
-		seterr(err, errlen, "\"digests\" must be an object of path -> list");
+		seterr(err, errlen, "\"%s\" must be an object of path -> list", table);
 		return -EINVAL;
 	}
-	rc = ktab_reserve(&p->paths, json_object_size(digests));
+	buf = malloc(LIMIT_IMA_PATH + 1);
+	if (!buf)
+		return -ENOMEM;
+	rc = ktab_reserve(&p->paths, (size_t)p->paths.count + json_object_size(digests));
 	if (rc) {
 		seterr(err, errlen, "out of memory for %zu paths", json_object_size(digests));
-		return rc;
+		goto out;
 	}
-	/* json_object_foreach finds the next pair through the key: never reassign it. */
+	/* json_object_foreach finds the next pair through the key: never reassign it. Messages
+	 * quote the key (always UTF-8), never the raw path. */
 	json_object_foreach((json_t *)digests, key, list) {
-		const char *path = key;
-		size_t plen = strlen(path);
-		bool is_ba = keylime && strcmp(path, "boot_aggregate") == 0;
-		const char *problem;
+		bool is_ba = keylime && strcmp(key, "boot_aggregate") == 0;
+		const char *path, *problem;
+		size_t plen;
 		long ei = -1;
 
 		rc = -EINVAL;
-		if (keylime && plen <= LIMIT_IMA_PATH && memchr(path, ' ', plen)) {
-			/* Keylime compares the recorded (underscored) name: map its policy keys the
-			 * same way; two keys that collide merge their digests. */
-			free(fixed);
-			fixed = strdup(path);
-			if (!fixed) {
-				rc = -ENOMEM;
-				goto out;
-			}
-			for (char *c = fixed; *c; c++)
-				if (*c == ' ')
-					*c = '_';
-			path = fixed;
-		}
-		problem = path_problem(path, plen);
+		path = digests_key_path(key, form, buf, &plen, &why);
+		problem = path ? path_problem(path, plen) : why;
 		if (problem) {
-			seterr(err, errlen, "digests[\"%.200s\"]: %s", path, problem);
+			seterr(err, errlen, "%s[\"%.200s\"]: %s", table, key, problem);
 			goto out;
 		}
 		if (!json_is_array(list)) {
-			seterr(err, errlen, "digests[\"%.200s\"]: must be a list of digests", path);
+			seterr(err, errlen, "%s[\"%.200s\"]: must be a list of digests", table, key);
 			goto out;
 		}
 		if (json_array_size(list) > LIMIT_POLICY_DIGESTS_PER_PATH) {
-			seterr(err, errlen, "digests[\"%.200s\"]: more than %u digests", path,
+			seterr(err, errlen, "%s[\"%.200s\"]: more than %u digests", table, key,
 			       LIMIT_POLICY_DIGESTS_PER_PATH);
 			goto out;
 		}
@@ -811,7 +852,7 @@ static int load_digests(struct policy *p, const json_t *digests, bool keylime, c
 			ei = path_entry(p, path, plen);
 			if (ei < 0) {
 				rc = (int)ei;
-				seterr(err, errlen, "digests[\"%.200s\"]: cannot store", path);
+				seterr(err, errlen, "%s[\"%.200s\"]: cannot store", table, key);
 				goto out;
 			}
 		}
@@ -820,21 +861,21 @@ static int load_digests(struct policy *p, const json_t *digests, bool keylime, c
 					 : parse_alg_digest(v, d, &why);
 
 			if (ai < 0) {
-				seterr(err, errlen, "digests[\"%.200s\"][%zu]: %s", path, i, why);
+				seterr(err, errlen, "%s[\"%.200s\"][%zu]: %s", table, key, i, why);
 				rc = -EINVAL;
 				goto out;
 			}
 			rc = is_ba ? ba_add(p, ai, d) : entry_add_digest(p, (uint32_t)ei, ai, d);
 			if (rc) {
-				seterr(err, errlen, "digests[\"%.200s\"][%zu]: cannot store (%s)",
-				       path, i, strerror(-rc));
+				seterr(err, errlen, "%s[\"%.200s\"][%zu]: cannot store (%s)", table,
+				       key, i, strerror(-rc));
 				goto out;
 			}
 		}
 	}
 	rc = 0;
 out:
-	free(fixed);
+	free(buf);
 	return rc;
 }
 
@@ -1097,10 +1138,16 @@ static int load_ours(struct policy *p, const json_t *root, char *err, size_t err
 			p->description = strdup(json_string_value(v));
 			if (!p->description)
 				return -ENOMEM;
-		} else if (strcmp(key, "digests") == 0) {
-			rc = load_digests(p, v, false, err, errlen);
+		} else if (strcmp(key, "digests") == 0 || strcmp(key, "digests_hex") == 0) {
+			rc = load_digests(p, v, key[7] ? DIGESTS_HEX : DIGESTS_OURS, err, errlen);
 			if (rc)
 				return rc;
+		} else if (strcmp(key, "reboot_clears_open_violations") == 0) {
+			if (!json_is_boolean(v)) {
+				seterr(err, errlen, "\"reboot_clears_open_violations\" must be true or false");
+				return -EINVAL;
+			}
+			p->reboot_clears = json_is_true(v);
 		} else if (strcmp(key, "excludes") == 0) {
 			rc = load_excludes(p, v, false, err, errlen);
 			if (rc)
@@ -1164,7 +1211,7 @@ static int load_keylime(struct policy *p, const json_t *root, char *err, size_t 
 	}
 	v = json_object_get(root, "digests");
 	if (v) {
-		rc = load_digests(p, v, true, err, errlen);
+		rc = load_digests(p, v, DIGESTS_KEYLIME, err, errlen);
 		if (rc)
 			return rc;
 	}
@@ -1253,7 +1300,7 @@ static json_t *digest_json(int ai, const uint8_t *d)
 
 char *policy_to_json(const struct policy *p)
 {
-	json_t *root = NULL, *digs, *list, *ex, *ba;
+	json_t *root = NULL, *digs, *list, *ex, *ba, *hexdigs = NULL;
 	char *out = NULL;
 
 	if (!p)
@@ -1272,6 +1319,9 @@ char *policy_to_json(const struct policy *p)
 	if (p->description &&
 	    json_object_set_new(root, "description", json_string(p->description)))
 		goto out;
+	if (p->reboot_clears &&
+	    json_object_set_new(root, "reboot_clears_open_violations", json_true()))
+		goto out;
 	if (p->ba_mode == POLICY_BOOT_AGGREGATE_LIST) {
 		ba = json_array();
 		if (json_object_set_new(root, "boot_aggregate", ba))
@@ -1285,11 +1335,27 @@ char *policy_to_json(const struct policy *p)
 	for (uint32_t e = 0; e < p->paths.count; e++) {
 		const struct kentry *ke = ktab_ent(&p->paths, e);
 		const uint8_t *r = arena_at(&p->digs, ke->dig_off);
+		const char *path = (const char *)arena_at(&p->paths.keys, ke->key_off);
 
 		list = json_array();
-		if (json_object_setn_new(digs, (const char *)arena_at(&p->paths.keys, ke->key_off),
-					 ke->key_len, list))
-			goto out;
+		if (text_is_utf8(path, ke->key_len)) {
+			if (json_object_setn_new(digs, path, ke->key_len, list))
+				goto out;
+		} else {
+			/* JSON carries UTF-8 only: the raw bytes as hex, never an escaped look-alike. */
+			char hex[2 * LIMIT_IMA_PATH + 1];
+
+			if (!hexdigs) {
+				hexdigs = json_object();
+				if (json_object_set_new(root, "digests_hex", hexdigs)) {
+					json_decref(list);
+					goto out;
+				}
+			}
+			hex_encode((const uint8_t *)path, ke->key_len, hex);
+			if (json_object_set_new(hexdigs, hex, list))
+				goto out;
+		}
 		for (uint16_t n = 0; n < ke->ndig; n++) {
 			if (json_array_append_new(list, digest_json(r[0], r + 1)))
 				goto out;

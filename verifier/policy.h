@@ -66,6 +66,9 @@ const char *policy_decision_name(enum policy_decision d);
 
 /* true when the policy says "violations": "ignore" (ToMToU/open_writers entries pass). */
 bool policy_violations_allowed(const struct policy *p);
+/* true when the policy says "reboot_clears_open_violations": true: violations of earlier boots
+ * that await review no longer keep an agent untrusted (the default keeps them until reviewed). */
+bool policy_reboot_clears_open_violations(const struct policy *p);
 enum policy_boot_aggregate_mode policy_boot_aggregate_mode(const struct policy *p);
 /* In LIST mode: true iff (alg, digest) is listed. In MATCHING_PCRS mode: always false, the
  * verifier compares with its own recomputation instead. */
@@ -77,17 +80,23 @@ size_t policy_entry_count(const struct policy *p);
 bool policy_is_keylime(const struct policy *p);
 
 /*
- * Adds one digest to a path (creating the path). 0 on success, also when it was present
- * already; -EINVAL for an unknown alg, wrong length or bad path (empty, too long, NUL, space);
- * -E2BIG past LIMIT_POLICY_DIGESTS_PER_PATH; -EBUSY if the policy is shared; -ENOMEM.
+ * Adds one digest to a path (creating the path): path_len raw bytes, as IMA recorded them (a
+ * path that is not UTF-8 is kept byte for byte and serialised under "digests_hex"). 0 on
+ * success, also when it was present already; -EINVAL for an unknown alg, wrong length or bad
+ * path (empty, too long, NUL, space); -E2BIG past LIMIT_POLICY_DIGESTS_PER_PATH; -EBUSY if the
+ * policy is shared; -ENOMEM.
  */
+int policy_add_digest_bytes(struct policy *p, const char *path, size_t path_len, uint16_t alg,
+			    const uint8_t *digest, size_t len);
+/* The same for a NUL-terminated path. */
 int policy_add_digest(struct policy *p, const char *path, uint16_t alg, const uint8_t *digest,
 		      size_t len);
 /* Adds an exclude pattern (our syntax: POSIX ERE, matched against the whole path). 0, -EINVAL
  * if regcomp refuses it, -EBUSY, -ENOMEM. */
 int policy_add_exclude(struct policy *p, const char *regex);
 
-/* Our format, keys sorted, so equal policies serialise equally. NULL on allocation failure. */
+/* Our format, keys sorted, so equal policies serialise equally: paths that are UTF-8 under
+ * "digests", the others under "digests_hex" (hex of the raw bytes). NULL on allocation failure. */
 char *policy_to_json(const struct policy *p);
 
 /* Helpers shared with attestctl: "sha256" <-> TPM2_ALG_ID, digest size (0 if unknown). */

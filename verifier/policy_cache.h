@@ -24,7 +24,7 @@ struct policy;
 #define POLICY_CACHE_SLOTS 32u
 
 struct policy_slot {
-	char name[LIMIT_POLICY_NAME + 1];
+	char name[STORE_AMENDMENT_NAME_MAX + 1]; /* a policy's name, or an amendment's */
 	int64_t version;
 	struct policy *policy;
 };

@@ -18,8 +18,12 @@
 /* What approving a violation with this reason does. */
 enum reason_kind {
 	REASON_KIND_VERDICT,    /* a reason of the verdict only, never a stored violation */
-	REASON_KIND_VIOLATION,  /* a stored violation: approving or dismissing closes it */
-	REASON_KIND_LEARNABLE, /* a stored violation: approving adds its path and digest to the policy */
+	/* a stored violation no policy entry fixes: approval is refused with what to do instead
+	 * (review.c), dismissing closes it */
+	REASON_KIND_VIOLATION,
+	/* a stored violation: approving adds its path and digest to the agent's amendment (or, when
+	 * asked, to its policy) and closes it */
+	REASON_KIND_LEARNABLE,
 };
 
 /* X(enum suffix, wire name, kind, hint for the operator) */
@@ -75,14 +79,20 @@ enum reason_kind {
 	X(UNJUDGEABLE_ENTRY, "unjudgeable_entry", REASON_KIND_VIOLATION,                            \
 	  "an entry without a path or digest the policy can judge (unknown template)")              \
 	X(NOT_IN_ALLOWLIST, "not_in_allowlist", REASON_KIND_LEARNABLE,                              \
-	  "a file the policy does not list ran: approve to add it to the policy")                   \
+	  "a file the policy does not list ran: approve to allow it for this agent (or its policy)") \
 	X(DIGEST_MISMATCH, "digest_mismatch", REASON_KIND_LEARNABLE,                                \
-	  "a listed file ran with another content: approve to add this digest")                     \
+	  "a listed file ran with another content: approve to allow this digest")                   \
 	/* Review state */                                                                          \
 	X(OPEN_VIOLATIONS, "open_violations", REASON_KIND_VERDICT,                                  \
-	  "violations of this boot await an operator's review: approve or dismiss them")            \
+	  "violations await an operator's review (from any boot): approve or dismiss them")         \
 	X(MORE_REASONS, "more_reasons", REASON_KIND_VERDICT,                                        \
-	  "more reasons than a verdict lists; the violations list has every entry")
+	  "more reasons than a verdict lists; the violations list has every entry")                 \
+	/* Issue 12: a flood cannot hide an entry; a PCR 10 that never followed the list */         \
+	X(VIOLATIONS_UNRECORDED, "violations_unrecorded", REASON_KIND_VIOLATION,                    \
+	  "more distinct files broke the policy in one round than are stored one by one: "          \
+	  "their count is stored; look at the machine")                                             \
+	X(IMA_PCR_NOT_EXTENDED, "ima_pcr_not_extended", REASON_KIND_VERDICT,                            \
+	  "PCR 10 is zero while the list has entries: IMA never extended this TPM's PCR 10")
 
 enum reason {
 #define REASON_ENUM(id, name, review, hint) REASON_##id,

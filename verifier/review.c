@@ -10,16 +10,40 @@
 
 #include "common/log.h"
 #include "proto/encoding.h"
-#include "verifier/attest.h"
 #include "verifier/policy.h"
 #include "verifier/reasons.h"
+
+/*
+ * Every decision runs under this lock: reading the violation, changing a policy and closing the
+ * violation are one step for other operators, so two approvals never lose each other's digest
+ * and a violation is never decided twice.
+ */
+static pthread_mutex_t review_lock = PTHREAD_MUTEX_INITIALIZER;
+
+const char *review_scope_str(enum review_scope s)
+{
+	return s == REVIEW_SCOPE_POLICY ? "policy" : "agent";
+}
+
+int review_scope_from_str(const char *s)
+{
+	if (s && !strcmp(s, "agent"))
+		return REVIEW_SCOPE_AGENT;
+	if (s && !strcmp(s, "policy"))
+		return REVIEW_SCOPE_POLICY;
+	return -1;
+}
 
 /* A copy of the violation an operator acts on (the store's strings die with its cursor). */
 struct violation_copy {
 	char agent[LIMIT_AGENT_ID + 1];
-	char path[LIMIT_IMA_PATH + 1];
+	char path[LIMIT_IMA_PATH + 1]; /* raw bytes */
+	size_t path_len;
 	char digest[ATTEST_DIGEST_TEXT_MAX + 1];
 	char reason[32];
+	enum violation_state state;
+	int64_t decided_at;
+	char decision[256];
 };
 
 static int copy_violation(void *arg, const struct store_violation *v)
@@ -27,36 +51,143 @@ static int copy_violation(void *arg, const struct store_violation *v)
 	struct violation_copy *c = arg;
 
 	snprintf(c->agent, sizeof(c->agent), "%s", v->agent ? v->agent : "");
-	snprintf(c->path, sizeof(c->path), "%s", v->path ? v->path : "");
+	c->path_len = v->path_len < sizeof(c->path) ? v->path_len : 0;
+	memcpy(c->path, v->path, c->path_len);
+	c->path[c->path_len] = '\0';
 	snprintf(c->digest, sizeof(c->digest), "%s", v->digest ? v->digest : "");
 	snprintf(c->reason, sizeof(c->reason), "%s", v->reason ? v->reason : "");
+	c->state = v->state;
+	c->decided_at = v->decided_at;
+	snprintf(c->decision, sizeof(c->decision), "%s", v->decision ? v->decision : "");
 	return 0;
 }
 
-/*
- * Adds the violation's path and digest to its agent's policy as a new version (actor
- * "operator"). Serialised by a lock so two approvals never lose each other's digest.
- */
-static enum review_status approve_into_policy(struct app *app, const struct violation_copy *vc,
-					      struct review_result *out)
+/* What an operator can do about a violation that no policy entry fixes. */
+static const char *approve_instead(enum reason r)
 {
-	static pthread_mutex_t approve_lock = PTHREAD_MUTEX_INITIALIZER;
-	struct store_agent a;
-	struct policy *p = NULL;
-	char *json = NULL, *text = NULL, err[160] = "";
+	switch (r) {
+	case REASON_BOOT_AGGREGATE_MISMATCH:
+		return "boot_aggregate does not match the quoted PCR 0-9, and no policy entry changes"
+		       " that: if this firmware and kernel are expected, pin their boot_aggregate in"
+		       " the policy (\"boot_aggregate\": [\"alg:hex\"]), otherwise investigate the boot;"
+		       " dismiss the violation once dealt with";
+	case REASON_BOOT_AGGREGATE_NOT_ALLOWED:
+		return "the policy pins other boot_aggregate values: if this boot is expected, add"
+		       " its value to the policy's \"boot_aggregate\" list (attestctl policy put);"
+		       " dismiss the violation once dealt with";
+	case REASON_VIOLATION_ENTRY:
+		return "IMA recorded a measurement violation (a file written while in use), which"
+		       " no file entry covers: find what wrote it, or set \"violations\": \"ignore\""
+		       " in the policy; dismiss the violation once dealt with";
+	case REASON_UNJUDGEABLE_ENTRY:
+		return "the entry has no path and digest a policy can list (an unknown template);"
+		       " dismiss the violation once dealt with";
+	case REASON_VIOLATIONS_UNRECORDED:
+		return "these entries were not stored one by one, so there is no file to approve:"
+		       " look at the machine's measurement list, then dismiss the violation";
+	default:
+		return "no policy entry covers this reason; dismiss the violation once dealt with";
+	}
+}
+
+/* The policy text `name` now, or an empty policy when it has none and `create` allows it. */
+static enum review_status load_doc(struct app *app, const char *name, bool create,
+				   struct policy **out, struct review_result *res)
+{
+	char err[160] = "", *json = NULL;
+	int64_t ver = 0;
+	int ret;
+
+	*out = NULL;
+	ret = store_policy_get(app->store, name, &json, &ver);
+	if (ret == -ENOENT && create) {
+		*out = policy_new();
+		return *out ? REVIEW_OK : REVIEW_INTERNAL;
+	}
+	if (ret == -ENOENT) {
+		snprintf(res->why, sizeof(res->why),
+			 "agent \"%s\" uses policy \"%s\", which does not exist: there is no policy to"
+			 " widen; approve for this agent only", res->agent, name);
+		return REVIEW_UNKNOWN_POLICY;
+	}
+	if (ret)
+		return REVIEW_STORE_FAILED;
+	*out = policy_load(json, strlen(json), err, sizeof(err));
+	free(json);
+	if (!*out) {
+		snprintf(res->why, sizeof(res->why), "cannot load \"%s\": %s", name, err);
+		return REVIEW_POLICY_BROKEN;
+	}
+	return REVIEW_OK;
+}
+
+/*
+ * Adds the violation's path and digest to `name` (the agent's policy or its amendment) as a
+ * new version written by `actor`; *version gets it.
+ */
+static enum review_status approve_into(struct app *app, const struct violation_copy *vc,
+				       const char *name, bool create, const char *actor,
+				       int64_t *version, struct review_result *out)
+{
 	const char *colon = strchr(vc->digest, ':');
 	uint8_t digest[LIMIT_DIGEST];
 	ssize_t dlen = -1;
 	uint16_t alg = 0;
-	enum review_status st = REVIEW_INTERNAL;
+	struct policy *p = NULL;
+	enum review_status st;
+	char *text = NULL;
 	int ret;
 
 	if (colon) {
 		alg = policy_alg_from_name(vc->digest, (size_t)(colon - vc->digest));
 		dlen = hex_decode(colon + 1, strlen(colon + 1), digest, sizeof(digest));
 	}
-	if (!alg || dlen <= 0) {
-		snprintf(out->why, sizeof(out->why), "violation has no usable digest");
+	if (!alg || dlen <= 0 || !vc->path_len) {
+		snprintf(out->why, sizeof(out->why), "the violation has no usable path and digest;"
+			 " dismiss it once dealt with");
+		return REVIEW_NOT_APPROVABLE;
+	}
+	st = load_doc(app, name, create, &p, out);
+	if (st)
+		return st;
+	ret = policy_add_digest_bytes(p, vc->path, vc->path_len, alg, digest, (size_t)dlen);
+	if (ret) {
+		snprintf(out->why, sizeof(out->why), "a policy cannot hold \"%.200s\": %s", out->path,
+			 ret == -EINVAL ? "IMA never records such a path (space, NUL or too long)"
+					: strerror(-ret));
+		st = REVIEW_NOT_APPROVABLE;
+		goto out;
+	}
+	st = REVIEW_INTERNAL;
+	text = policy_to_json(p);
+	if (!text)
+		goto out;
+	if (store_policy_put(app->store, name, text, actor, (int64_t)time(NULL), version)) {
+		st = REVIEW_STORE_FAILED;
+		goto out;
+	}
+	st = REVIEW_OK;
+out:
+	policy_free(p);
+	free(text);
+	return st;
+}
+
+static enum review_status approve(struct app *app, int64_t id, const struct violation_copy *vc,
+				  enum review_scope scope, struct review_result *out,
+				  char *decision, size_t cap)
+{
+	char actor[256], name[STORE_AMENDMENT_NAME_MAX + 1];
+	struct store_agent a;
+	enum review_status st;
+	enum reason reason;
+
+	/* A reason this build does not know (a newer verifier wrote it) is not approved either. */
+	if (!reason_from_name(vc->reason, &reason))
+		reason = REASON_COUNT;
+	if (reason == REASON_COUNT || reason_info(reason)->kind != REASON_KIND_LEARNABLE) {
+		snprintf(out->why, sizeof(out->why), "%s cannot be approved: %s", vc->reason,
+			 approve_instead(reason));
 		return REVIEW_NOT_APPROVABLE;
 	}
 	memset(&a, 0, sizeof(a));
@@ -65,87 +196,80 @@ static enum review_status approve_into_policy(struct app *app, const struct viol
 	snprintf(out->policy, sizeof(out->policy), "%s", a.policy[0] ? a.policy : POLICY_DEFAULT_NAME);
 	store_agent_release(&a);
 
-	pthread_mutex_lock(&approve_lock);
-	ret = store_policy_get(app->store, out->policy, &json, &out->policy_version);
-	if (ret == -ENOENT) {
-		p = policy_new();
-	} else if (ret == 0) {
-		p = policy_load(json, strlen(json), err, sizeof(err));
-		if (!p) {
-			snprintf(out->why, sizeof(out->why), "cannot load policy \"%s\": %s",
-				 out->policy, err);
-			st = REVIEW_POLICY_BROKEN;
-			goto out;
-		}
-	} else {
-		st = REVIEW_STORE_FAILED;
-		goto out;
+	if (scope == REVIEW_SCOPE_AGENT) {
+		store_amendment_name(vc->agent, name);
+		snprintf(actor, sizeof(actor), "operator (approve violation %lld for agent %s)",
+			 (long long)id, vc->agent);
+		st = approve_into(app, vc, name, true, actor, &out->amendment_version, out);
+		if (st)
+			return st;
+		policy_cache_invalidate(&app->amendments, name);
+		out->into_amendment = true;
+		snprintf(decision, cap, "approved for agent %s only: its amendment version %lld"
+			 " (over policy %s)", vc->agent, (long long)out->amendment_version,
+			 out->policy);
+		return REVIEW_OK;
 	}
-	if (!p)
-		goto out;
-	ret = policy_add_digest(p, vc->path, alg, digest, (size_t)dlen);
-	if (ret) {
-		snprintf(out->why, sizeof(out->why), "cannot add \"%s\" to the policy: %s", vc->path,
-			 strerror(-ret));
-		st = REVIEW_NOT_APPROVABLE;
-		goto out;
-	}
-	text = policy_to_json(p);
-	if (!text)
-		goto out;
-	if (store_policy_put(app->store, out->policy, text, "operator", (int64_t)time(NULL),
-			     &out->policy_version)) {
-		st = REVIEW_STORE_FAILED;
-		goto out;
-	}
+	snprintf(actor, sizeof(actor), "operator (approve violation %lld of agent %s for the policy)",
+		 (long long)id, vc->agent);
+	st = approve_into(app, vc, out->policy, false, actor, &out->policy_version, out);
+	if (st)
+		return st;
 	policy_cache_invalidate(&app->policies, out->policy);
 	out->into_policy = true;
-	st = REVIEW_OK;
-out:
-	pthread_mutex_unlock(&approve_lock);
-	policy_free(p);
-	free(json);
-	free(text);
-	return st;
+	if (store_policy_agents(app->store,
+				strcmp(out->policy, POLICY_DEFAULT_NAME) ? out->policy : "",
+				&out->policy_agents))
+		return REVIEW_STORE_FAILED;
+	snprintf(decision, cap, "approved into policy %s: version %lld, used by %llu agents",
+		 out->policy, (long long)out->policy_version,
+		 (unsigned long long)out->policy_agents);
+	return REVIEW_OK;
 }
 
 enum review_status review_decide(struct app *app, int64_t id, enum violation_state st,
-				 struct review_result *out)
+				 enum review_scope scope, struct review_result *out)
 {
 	struct violation_copy vc;
-	enum reason reason;
-	enum review_status rs;
+	enum review_status rs = REVIEW_OK;
+	char decision[400] = "dismissed";
 	int ret;
 
 	memset(out, 0, sizeof(*out));
 	memset(&vc, 0, sizeof(vc));
 	out->state = st;
+	out->scope = scope;
+	pthread_mutex_lock(&review_lock);
 	ret = id > 0 ? store_violation_get(app->store, id, copy_violation, &vc) : -ENOENT;
-	if (ret == -ENOENT)
-		return REVIEW_UNKNOWN_VIOLATION;
-	if (ret)
-		return REVIEW_STORE_FAILED;
-	snprintf(out->reason, sizeof(out->reason), "%s", vc.reason);
-	snprintf(out->path, sizeof(out->path), "%s", vc.path);
-	/*
-	 * Approving a file the allowlist did not know teaches the policy that file; the next
-	 * attestation is judged against the new version. Other kinds (violation entries,
-	 * boot_aggregate) have nothing to learn: approval only closes them. A reason this build
-	 * does not know (a newer verifier wrote it) is only closed.
-	 */
-	if (st == VIOLATION_APPROVED && reason_from_name(vc.reason, &reason) &&
-	    reason_info(reason)->kind == REASON_KIND_LEARNABLE) {
-		rs = approve_into_policy(app, &vc, out);
-		if (rs)
-			return rs;
+	if (ret) {
+		rs = ret == -ENOENT ? REVIEW_UNKNOWN_VIOLATION : REVIEW_STORE_FAILED;
+		goto out;
 	}
-	ret = store_violation_set_state(app->store, id, st);
-	if (ret == -ENOENT)
-		return REVIEW_UNKNOWN_VIOLATION;
-	if (ret)
-		return REVIEW_STORE_FAILED;
-	log_info("violation %lld (%s \"%s\") %s by operator%s%s", (long long)id, vc.reason, vc.path,
-		 violation_state_str(st), out->into_policy ? "; added to policy " : "",
-		 out->into_policy ? out->policy : "");
-	return REVIEW_OK;
+	snprintf(out->agent, sizeof(out->agent), "%s", vc.agent);
+	snprintf(out->reason, sizeof(out->reason), "%s", vc.reason);
+	snprintf(out->digest, sizeof(out->digest), "%s", vc.digest);
+	out->path_escaped = text_render(vc.path, vc.path_len, out->path, sizeof(out->path));
+	if (vc.state != VIOLATION_OPEN) {
+		snprintf(out->why, sizeof(out->why), "violation %lld was %s already (%s); a decision"
+			 " stands: if the file runs again, a new violation opens", (long long)id,
+			 violation_state_str(vc.state), vc.decision[0] ? vc.decision : "no record");
+		rs = REVIEW_ALREADY_DECIDED;
+		goto out;
+	}
+	if (st == VIOLATION_APPROVED) {
+		rs = approve(app, id, &vc, scope, out, decision, sizeof(decision));
+		if (rs)
+			goto out;
+	}
+	ret = store_violation_decide(app->store, id, st, (int64_t)time(NULL), decision);
+	if (ret) {
+		rs = ret == -ENOENT ? REVIEW_UNKNOWN_VIOLATION
+		     : ret == -EALREADY ? REVIEW_ALREADY_DECIDED : REVIEW_STORE_FAILED;
+		goto out;
+	}
+	log_info("violation %lld (%s \"%s\" of agent \"%s\") %s by operator: %s", (long long)id,
+		 vc.reason, out->path, vc.agent, violation_state_str(st), decision);
+out:
+	pthread_mutex_unlock(&review_lock);
+	return rs;
 }

@@ -1,10 +1,18 @@
 /*
  * review: an operator's decision on a stored violation, without HTTP.
  *
- * Approving a violation whose reason is learnable (reasons.h: a file the policy did not list,
- * or listed with another digest) teaches the agent's policy that file, as a new policy version
- * written before the violation is closed; other violations are only closed. Dismissing closes
- * without touching any policy. attestctl and the HTTP handler both call this; a test can too.
+ * Approval is scoped. By default (REVIEW_SCOPE_AGENT) approving a learnable violation (reasons.h:
+ * a file the policy did not list, or listed with another digest) adds its path and digest to the
+ * violation's agent's amendment (store.h, store_amendment_name()): a small policy of that agent
+ * alone, consulted after its policy says no. REVIEW_SCOPE_POLICY adds them to the policy the
+ * agent is assigned instead, which every agent assigned to it shares: the result names that
+ * policy, its new version and how many agents use it. Either is written as a new version before
+ * the violation is closed, with the raw path bytes IMA recorded.
+ *
+ * Approving what no policy entry can fix (a boot_aggregate, a violation entry, an unjudgeable
+ * entry, entries past the per-round cap) is refused with what to do instead; dismissing closes
+ * any open violation without touching a policy. A decided violation stays decided (a recurrence
+ * opens a new one). attestctl, the web page and the HTTP handler all call this; tests can too.
  */
 #ifndef VERIFIER_REVIEW_H
 #define VERIFIER_REVIEW_H
@@ -12,30 +20,49 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "proto/text.h"
 #include "verifier/app.h"
+#include "verifier/violation_set.h"
 
 enum review_status {
 	REVIEW_OK = 0,
 	REVIEW_UNKNOWN_VIOLATION,
 	REVIEW_UNKNOWN_AGENT,   /* the violation's agent is gone */
-	REVIEW_NOT_APPROVABLE,  /* out->why says why (no usable digest, the policy refuses the path) */
+	REVIEW_ALREADY_DECIDED, /* out->why says how it was decided */
+	REVIEW_NOT_APPROVABLE,  /* out->why says why, and what to do instead */
+	REVIEW_UNKNOWN_POLICY,  /* REVIEW_SCOPE_POLICY, and the agent's policy does not exist */
 	REVIEW_POLICY_BROKEN,   /* the stored policy does not load; out->why says why */
 	REVIEW_STORE_FAILED,
 	REVIEW_INTERNAL,
 };
 
+enum review_scope {
+	REVIEW_SCOPE_AGENT = 0, /* the violation's agent only: its amendment */
+	REVIEW_SCOPE_POLICY,    /* the policy the agent is assigned, for every agent using it */
+};
+const char *review_scope_str(enum review_scope s);
+/* -1 if the text names no scope ("agent", "policy"). */
+int review_scope_from_str(const char *s);
+
 struct review_result {
-	enum violation_state state;      /* the state set */
-	char reason[32];                 /* the violation's reason, for the log */
-	char path[LIMIT_IMA_PATH + 1];   /* the violation's path, for the log */
-	bool into_policy;                /* approval added the file to `policy` */
-	char policy[LIMIT_POLICY_NAME + 1];
-	int64_t policy_version;
-	char why[LIMIT_IMA_PATH + 256]; /* may quote the path */
+	enum violation_state state;         /* the state set */
+	enum review_scope scope;
+	char agent[LIMIT_AGENT_ID + 1];
+	char reason[32];
+	char path[TEXT_ESCAPED_MAX(LIMIT_IMA_PATH)]; /* display text (proto/text.h) */
+	bool path_escaped;
+	char digest[ATTEST_DIGEST_TEXT_MAX + 1];
+	char policy[LIMIT_POLICY_NAME + 1]; /* the policy the agent is assigned */
+	bool into_policy;                   /* approval added the file to `policy` ... */
+	int64_t policy_version;             /* ... which is now this version */
+	uint64_t policy_agents;             /* ... used by this many agents */
+	bool into_amendment;                /* approval added the file to the agent's amendment */
+	int64_t amendment_version;
+	char why[512];                      /* a refusal's reason (may quote a short path) */
 };
 
-/* Sets violation `id` to `st` (approved or dismissed), with what approval teaches the policy. */
+/* Sets open violation `id` to `st` (approved or dismissed); approval as `scope` says. */
 enum review_status review_decide(struct app *app, int64_t id, enum violation_state st,
-				 struct review_result *out);
+				 enum review_scope scope, struct review_result *out);
 
 #endif

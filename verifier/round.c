@@ -185,8 +185,11 @@ static enum round_status commit(struct app *app, const char *id, int64_t now,
 		const struct attest_violation *v = &res->violations[i];
 
 		viol[i].entry = v->entry;
+		viol[i].last_entry = v->last_entry;
+		viol[i].count = v->count;
 		viol[i].reason = reason_name(v->reason);
 		viol[i].path = v->path;
+		viol[i].path_len = v->path_len;
 		viol[i].digest = v->digest;
 		viol[i].template_name = v->template_name;
 	}
@@ -228,7 +231,8 @@ enum round_status round_evidence(struct app *app, const char *id, const struct e
 	struct challenge ch;
 	struct boot_state prev;
 	uint64_t prev_version = 0;
-	struct policy *policy = NULL;
+	struct policy *policy = NULL, *amendment = NULL;
+	char amendment_name[STORE_AMENDMENT_NAME_MAX + 1];
 	EVP_PKEY *ak = NULL;
 	enum round_status st;
 	bool have_result = false;
@@ -249,13 +253,22 @@ enum round_status round_evidence(struct app *app, const char *id, const struct e
 		st = ROUND_POLICY_UNAVAILABLE;
 		goto out;
 	}
+	/* The agent's own approvals: none is the common case (-ENOENT, nothing cached). */
+	store_amendment_name(id, amendment_name);
+	ret = policy_cache_get(&app->amendments, app->store, amendment_name, &amendment);
+	if (ret && ret != -ENOENT) {
+		log_error("evidence: agent \"%s\": its amendment (\"%s\") %s", id, amendment_name,
+			  ret == -EINVAL ? "does not load" : "cannot be read");
+		st = ret == -EINVAL ? ROUND_POLICY_UNAVAILABLE : ROUND_STORE_FAILED;
+		goto out;
+	}
 	now = (int64_t)time(NULL);
 	st = spend_nonce(app, id, ev, now, &ch);
 	if (st)
 		goto out;
 	if (store_boot_get(app->store, id, &prev, &prev_version) ||
-	    (prev.started &&
-	     store_violations_open_count(app->store, id, prev.boot_number, &ar.open_violations))) {
+	    store_violations_open_count(app->store, id, prev.boot_number, &ar.open_violations,
+					&ar.open_violations_prev_boot)) {
 		st = ROUND_STORE_FAILED;
 		goto out;
 	}
@@ -264,6 +277,7 @@ enum round_status round_evidence(struct app *app, const char *id, const struct e
 	ar.nonce_len = ch.nonce_len;
 	ar.requested = &ch.selection;
 	ar.policy = policy;
+	ar.amendment = amendment;
 	ar.prev = &prev;
 	ar.ev = ev;
 	ret = attest_evaluate(&ar, &res);
@@ -297,6 +311,7 @@ out:
 	if (have_result)
 		attest_result_release(&res);
 	policy_unref(policy);
+	policy_unref(amendment);
 	EVP_PKEY_free(ak);
 	return st;
 }

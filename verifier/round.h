@@ -3,10 +3,12 @@
  *
  * round_challenge() issues a nonce to an active agent and says where its list should start;
  * round_evidence() takes the agent's answer through every step, in this order: the agent and
- * its AK, its policy, the nonce (spent here, before anything that depends on the evidence, so a
- * replayed body is `nonce_reused` whatever follows), the stored boot state and its unreviewed
- * violations, attest_evaluate() (which decides), and the commit of the boot state, the verdict
- * and the violations in one transaction. A verdict is returned only once it is durable.
+ * its AK, its policy and its amendment (what operators approved for it alone), the nonce
+ * (spent here, before anything that depends on the evidence, so a replayed body is
+ * `nonce_reused` whatever follows), the stored boot state and its unreviewed violations (of
+ * every boot, and of the last one), attest_evaluate() (which decides), and the commit of the
+ * boot state, the verdict and the violations in one transaction. A verdict is returned only
+ * once it is durable.
  *
  * Everything that can fail for the verifier's own reasons (the store, the policy) is checked
  * before the nonce is spent, so such a failure leaves the agent's challenge usable.

@@ -31,6 +31,18 @@ const struct http_route app_routes[] = {
 	{ "GET", "/v1/policies/*", LIMIT_SMALL_BODY, true, "policy_get", handle_policy_get },
 	/* Policies can be large (a whole distribution's digests). */
 	{ "PUT", "/v1/policies/*", LIMIT_REQUEST_BODY, true, "policy_put", handle_policy_put },
+	{ "GET", "/v1/policies/*/versions", LIMIT_SMALL_BODY, true, "policy_versions",
+	  handle_policy_versions },
+	{ "GET", "/v1/policies/*/versions/*", LIMIT_SMALL_BODY, true, "policy_version",
+	  handle_policy_version_get },
+	{ "POST", "/v1/policies/*/rollback", LIMIT_SMALL_BODY, true, "policy_rollback",
+	  handle_policy_rollback },
+	{ "GET", "/v1/agents/*/amendment", LIMIT_SMALL_BODY, true, "amendment",
+	  handle_amendment_get },
+	{ "GET", "/v1/agents/*/amendment/versions", LIMIT_SMALL_BODY, true, "amendment_versions",
+	  handle_amendment_versions },
+	{ "POST", "/v1/agents/*/amendment/rollback", LIMIT_SMALL_BODY, true, "amendment_rollback",
+	  handle_amendment_rollback },
 	/* The web page: a fixed set of embedded files, public (its data needs the token). */
 	{ "GET", "/ui/", LIMIT_SMALL_BODY, false, "ui", handle_ui_index },
 	{ "GET", "/ui/app.js", LIMIT_SMALL_BODY, false, "ui", handle_ui_js },

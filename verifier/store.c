@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -267,14 +268,15 @@ int store_violation_get(struct store *st, int64_t id, store_violation_cb cb, voi
 }
 
 int store_violations_open_count(struct store *st, const char *agent, uint64_t boot_number,
-				uint64_t *count)
+				uint64_t *total, uint64_t *in_boot)
 {
-	return st->be->ops->violations_open_count(st->be, agent, boot_number, count);
+	return st->be->ops->violations_open_count(st->be, agent, boot_number, total, in_boot);
 }
 
-int store_violation_set_state(struct store *st, int64_t id, enum violation_state state)
+int store_violation_decide(struct store *st, int64_t id, enum violation_state state, int64_t now,
+			   const char *decision)
 {
-	return st->be->ops->violation_set_state(st->be, id, state);
+	return st->be->ops->violation_decide(st->be, id, state, now, decision ? decision : "");
 }
 
 int store_policy_put(struct store *st, const char *name, const char *json, const char *actor,
@@ -291,6 +293,27 @@ int store_policy_version(struct store *st, const char *name, int64_t *version)
 int store_policy_get(struct store *st, const char *name, char **json, int64_t *version)
 {
 	return st->be->ops->policy_get(st->be, name, json, version);
+}
+
+int store_policy_get_version(struct store *st, const char *name, int64_t version, char **json)
+{
+	return st->be->ops->policy_get_version(st->be, name, version, json);
+}
+
+int store_policy_versions(struct store *st, const char *name, store_policy_version_cb cb,
+			  void *arg)
+{
+	return st->be->ops->policy_versions(st->be, name, cb, arg);
+}
+
+int store_policy_agents(struct store *st, const char *name, uint64_t *count)
+{
+	return st->be->ops->policy_agents(st->be, name, count);
+}
+
+void store_amendment_name(const char *agent, char out[STORE_AMENDMENT_NAME_MAX + 1])
+{
+	snprintf(out, STORE_AMENDMENT_NAME_MAX + 1, "agent/%s", agent);
 }
 
 int store_counts(struct store *st, struct store_counts *out)

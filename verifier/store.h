@@ -139,13 +139,20 @@ int store_agents_list(struct store *st, store_agent_cb cb, void *arg);
 int store_boot_get(struct store *st, const char *agent, struct boot_state *out,
 		   uint64_t *version);
 
-/* A violation a round found (strings NUL-terminated, borrowed for the call). */
+/*
+ * A violation a round found (borrowed for the call): one (reason, path, digest) and how many of
+ * the round's entries it stands for. Zeroes mean the simple case: path_len 0 takes strlen(path),
+ * count 0 is one entry, last_entry below entry is `entry`.
+ */
 struct store_round_violation {
-	uint64_t entry;
+	uint64_t entry;            /* the first of the round's entries */
 	const char *reason;        /* its wire name: not_in_allowlist, violation_entry, ... */
-	const char *path;
+	const char *path;          /* raw bytes as IMA recorded them, not necessarily UTF-8 */
 	const char *digest;        /* "alg:hex" */
 	const char *template_name;
+	size_t path_len;
+	uint64_t count;
+	uint64_t last_entry;       /* the last of the round's entries */
 };
 
 struct store_round {
@@ -161,10 +168,16 @@ struct store_round {
 };
 
 /*
- * One transaction: boot state, verdict, violations (deduplicated per agent, digest, path).
- * A compare-and-swap on the boot state's version: if another round of the agent committed
- * since r->prev_version was read, nothing is written and -ESTALE is returned (two rounds of one
- * agent in flight: the slower one must not overwrite the newer state).
+ * One transaction: boot state, verdict, violations. A compare-and-swap on the boot state's
+ * version: if another round of the agent committed since r->prev_version was read, nothing is
+ * written and -ESTALE is returned (two rounds of one agent in flight: the slower one must not
+ * overwrite the newer state).
+ *
+ * A violation is one row per agent, reason, path and digest while it is open: seen again, its
+ * count and last entry grow. Once an operator decided it (approved, dismissed), a later
+ * occurrence is a new event: a new open row whose `recurs` names the decided one. Entries the
+ * verifier was sent again (the same boot, at or before the row's last entry: a tail the quote
+ * did not cover yet) are not new occurrences.
  */
 int store_round_commit(struct store *st, const struct store_round *r, int64_t *verdict_id);
 
@@ -196,9 +209,10 @@ int violation_state_from_str(const char *s);
 struct store_violation {
 	int64_t id;
 	const char *agent;
-	uint64_t boot_number;
-	uint64_t entry;
-	const char *path;
+	uint64_t boot_number;      /* of its last occurrence */
+	uint64_t entry;            /* its last occurrence's entry */
+	const char *path;          /* raw bytes (path_len of them, NUL after), maybe not UTF-8 */
+	size_t path_len;
 	const char *digest;
 	const char *template_name;
 	const char *reason;
@@ -206,6 +220,9 @@ struct store_violation {
 	int64_t last_seen;
 	uint64_t count;
 	enum violation_state state;
+	int64_t recurs;            /* the decided violation this one recurred after, or 0 */
+	int64_t decided_at;        /* 0 while open */
+	const char *decision;      /* what the decision did ("" while open) */
 };
 typedef int (*store_violation_cb)(void *arg, const struct store_violation *v);
 /* state < 0: any state; agent NULL: every agent. Newest last_seen first, at most limit. */
@@ -213,11 +230,17 @@ int store_violations_list(struct store *st, int state, const char *agent, unsign
 			  store_violation_cb cb, void *arg);
 /* Calls cb once with violation id; -ENOENT unknown id. */
 int store_violation_get(struct store *st, int64_t id, store_violation_cb cb, void *arg);
-/* Violations of this agent's boot that no operator approved or dismissed yet. */
+/* Violations of this agent that no operator approved or dismissed yet: *total of every boot,
+ * *in_boot of boot `boot_number`. */
 int store_violations_open_count(struct store *st, const char *agent, uint64_t boot_number,
-				uint64_t *count);
-/* -ENOENT unknown id. */
-int store_violation_set_state(struct store *st, int64_t id, enum violation_state state);
+				uint64_t *total, uint64_t *in_boot);
+/*
+ * An operator's decision on an open violation: its state (approved or dismissed), when, and
+ * what it did (text kept with it). -ENOENT unknown id, -EALREADY decided already (a decision
+ * is never replaced; a recurrence opens a new violation).
+ */
+int store_violation_decide(struct store *st, int64_t id, enum violation_state state, int64_t now,
+			   const char *decision);
 
 /* Policies ------------------------------------------------------------------------------- */
 
@@ -232,6 +255,30 @@ int store_policy_put(struct store *st, const char *name, const char *json, const
 int store_policy_version(struct store *st, const char *name, int64_t *version);
 /* The newest version's JSON (caller frees). -ENOENT if none. */
 int store_policy_get(struct store *st, const char *name, char **json, int64_t *version);
+/* Version `version`'s JSON (caller frees). -ENOENT if the policy has no such version. */
+int store_policy_get_version(struct store *st, const char *name, int64_t version, char **json);
+
+/* One version of a policy, for its history. */
+struct store_policy_version {
+	int64_t version;
+	const char *actor;  /* who wrote it and why: "operator", "command line (FILE)", ... */
+	int64_t time;
+	uint64_t bytes;     /* length of its JSON */
+};
+typedef int (*store_policy_version_cb)(void *arg, const struct store_policy_version *v);
+/* Every version of a policy, newest first. 0 (no call at all for an unknown name). */
+int store_policy_versions(struct store *st, const char *name, store_policy_version_cb cb,
+			  void *arg);
+/* How many agents are assigned policy `name`, spelt as agents store it ("" for the default). */
+int store_policy_agents(struct store *st, const char *name, uint64_t *count);
+
+/*
+ * An agent's amendment (the approvals an operator scoped to that one agent) is a policy of its
+ * own, versioned like any other, stored under the name this writes into out: "agent/ID". An
+ * operator cannot give a policy that name ('/' is not in policy names).
+ */
+#define STORE_AMENDMENT_NAME_MAX (6 + LIMIT_AGENT_ID)
+void store_amendment_name(const char *agent, char out[STORE_AMENDMENT_NAME_MAX + 1]);
 
 /* Metrics -------------------------------------------------------------------------------- */
 

@@ -65,15 +65,20 @@ struct store_ops {
 	int (*violation_get)(struct store_backend *b, int64_t id, store_violation_cb cb,
 			     void *arg);
 	int (*violations_open_count)(struct store_backend *b, const char *agent,
-				     uint64_t boot_number, uint64_t *count);
-	int (*violation_set_state)(struct store_backend *b, int64_t id,
-				   enum violation_state state);
+				     uint64_t boot_number, uint64_t *total, uint64_t *in_boot);
+	int (*violation_decide)(struct store_backend *b, int64_t id, enum violation_state state,
+				int64_t now, const char *decision);
 
 	int (*policy_put)(struct store_backend *b, const char *name, const char *json,
 			  const char *actor, int64_t now, int64_t *version);
 	int (*policy_version)(struct store_backend *b, const char *name, int64_t *version);
 	int (*policy_get)(struct store_backend *b, const char *name, char **json,
 			  int64_t *version);
+	int (*policy_get_version)(struct store_backend *b, const char *name, int64_t version,
+				  char **json);
+	int (*policy_versions)(struct store_backend *b, const char *name,
+			       store_policy_version_cb cb, void *arg);
+	int (*policy_agents)(struct store_backend *b, const char *name, uint64_t *count);
 
 	int (*counts)(struct store_backend *b, struct store_counts *out);
 };

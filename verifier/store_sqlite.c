@@ -31,7 +31,7 @@
 
 #define VIOLATION_COLUMNS                                                                  \
 	"id, agent, boot_number, entry, path, digest, template, reason, first_seen, last_seen," \
-	" count, state"
+	" count, state, COALESCE(recurs, 0), decided_at, decision"
 
 /*
  * Every statement the store runs, prepared once when the store opens (compiling SQL was
@@ -58,15 +58,20 @@ enum stmt {
 	STMT_BOOT_INSERT,
 	STMT_BOOT_UPDATE,
 	STMT_VERDICT_INSERT,
-	STMT_VIOLATION_UPSERT,
+	STMT_VIOLATION_NEWEST,
+	STMT_VIOLATION_INSERT,
+	STMT_VIOLATION_AGAIN,
 	STMT_VERDICTS_LIST,
 	STMT_VIOLATION_GET,
 	STMT_VIOLATIONS_OPEN_COUNT,
 	STMT_VIOLATIONS_LIST,
-	STMT_VIOLATION_SET_STATE,
+	STMT_VIOLATION_DECIDE,
 	STMT_POLICY_NEWEST,
 	STMT_POLICY_INSERT,
 	STMT_POLICY_VERSION,
+	STMT_POLICY_GET_VERSION,
+	STMT_POLICY_VERSIONS,
+	STMT_POLICY_AGENTS,
 	STMT_COUNTS,
 	STMT_COUNT /* the number of statements */
 };
@@ -121,26 +126,35 @@ static const char *const stmt_sql[STMT_COUNT] = {
 	[STMT_VERDICT_INSERT] =
 		"INSERT INTO verdicts(agent, boot_number, time, trusted, reasons,"
 		" next_offset) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-	/* One row per (agent, digest, path): a file seen again bumps count and last_seen. */
-	[STMT_VIOLATION_UPSERT] =
-		"INSERT INTO violations(agent, boot_number, entry, path, digest, template,"
-		" reason, first_seen, last_seen) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?8)"
-		" ON CONFLICT(agent, digest, path) DO UPDATE SET"
-		" boot_number = excluded.boot_number, entry = excluded.entry,"
-		" reason = excluded.reason, last_seen = excluded.last_seen,"
-		" count = count + 1",
+	/*
+	 * A violation's newest row decides what a new occurrence does (round_violation()): there
+	 * is at most one open row per (agent, reason, path, digest) and it is always the newest.
+	 */
+	[STMT_VIOLATION_NEWEST] =
+		"SELECT id, state, boot_number, entry FROM violations"
+		" WHERE agent = ?1 AND reason = ?2 AND path = ?3 AND digest = ?4"
+		" ORDER BY id DESC LIMIT 1",
+	[STMT_VIOLATION_INSERT] =
+		"INSERT INTO violations(agent, reason, path, digest, boot_number, entry, template,"
+		" first_seen, last_seen, count, recurs)"
+		" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?8, ?9, ?10)",
+	[STMT_VIOLATION_AGAIN] =
+		"UPDATE violations SET boot_number = ?2, entry = ?3, last_seen = ?4,"
+		" count = count + ?5 WHERE id = ?1",
 	[STMT_VERDICTS_LIST] =
 		"SELECT id, agent, boot_number, time, trusted, reasons, next_offset"
 		" FROM verdicts WHERE agent = ?1 ORDER BY id DESC LIMIT ?2",
 	[STMT_VIOLATION_GET] = "SELECT " VIOLATION_COLUMNS " FROM violations WHERE id = ?1",
 	[STMT_VIOLATIONS_OPEN_COUNT] =
-		"SELECT COUNT(*) FROM violations WHERE agent = ?1 AND boot_number = ?2"
-		" AND state = 'open'",
+		"SELECT COUNT(*), COALESCE(SUM(boot_number = ?2), 0) FROM violations"
+		" WHERE agent = ?1 AND state = 'open'",
 	[STMT_VIOLATIONS_LIST] =
 		"SELECT " VIOLATION_COLUMNS " FROM violations"
 		" WHERE (?1 IS NULL OR state = ?1) AND (?2 IS NULL OR agent = ?2)"
 		" ORDER BY last_seen DESC, id DESC LIMIT ?3",
-	[STMT_VIOLATION_SET_STATE] = "UPDATE violations SET state = ?2 WHERE id = ?1",
+	[STMT_VIOLATION_DECIDE] =
+		"UPDATE violations SET state = ?2, decided_at = ?3, decision = ?4"
+		" WHERE id = ?1 AND state = 'open'",
 	[STMT_POLICY_NEWEST] =
 		"SELECT version, json FROM policies WHERE name = ?1"
 		" ORDER BY version DESC LIMIT 1",
@@ -148,6 +162,11 @@ static const char *const stmt_sql[STMT_COUNT] = {
 		"INSERT INTO policies(name, version, json, actor, time)"
 		" VALUES (?1, ?2, ?3, ?4, ?5)",
 	[STMT_POLICY_VERSION] = "SELECT max(version) FROM policies WHERE name = ?1",
+	[STMT_POLICY_GET_VERSION] = "SELECT json FROM policies WHERE name = ?1 AND version = ?2",
+	[STMT_POLICY_VERSIONS] =
+		"SELECT version, actor, time, length(CAST(json AS BLOB)) FROM policies"
+		" WHERE name = ?1 ORDER BY version DESC",
+	[STMT_POLICY_AGENTS] = "SELECT COUNT(*) FROM agents WHERE policy = ?1",
 	[STMT_COUNTS] =
 		"SELECT (SELECT COUNT(*) FROM agents WHERE state = 'pending'),"
 		" (SELECT COUNT(*) FROM agents WHERE state = 'active'),"
@@ -313,6 +332,13 @@ static int blob_copy(sqlite3_stmt *s, int col, uint8_t **out, size_t *len)
 	memcpy(*out, p, (size_t)n);
 	*len = (size_t)n;
 	return 0;
+}
+
+static const char *col_text(sqlite3_stmt *s, int col)
+{
+	const unsigned char *t = sqlite3_column_text(s, col);
+
+	return t ? (const char *)t : "";
 }
 
 static void text_copy(sqlite3_stmt *s, int col, char *out, size_t cap)
@@ -626,6 +652,84 @@ out:
 	return ret;
 }
 
+/*
+ * A path is bound as the bytes it is (a BLOB), never as text: it need not be UTF-8. No path at
+ * all is NULL, which the NOT NULL column refuses.
+ */
+static void bind_path(sqlite3_stmt *s, int col, const char *path, size_t len)
+{
+	if (!path)
+		sqlite3_bind_null(s, col);
+	else if (len)
+		sqlite3_bind_blob(s, col, path, (int)len, SQLITE_STATIC);
+	else
+		sqlite3_bind_zeroblob(s, col, 0);
+}
+
+/*
+ * One violation of a round (store.h, store_round_commit()): a new open row, a recurrence after
+ * a decision (a new open row naming the decided one), more of an open one, or entries sent
+ * again, which change nothing. The caller holds the lock inside a transaction.
+ */
+static int round_violation(struct sqlite_store *st, const struct store_round *r,
+			   const struct store_round_violation *v)
+{
+	size_t plen = v->path_len || !v->path ? v->path_len : strlen(v->path);
+	uint64_t count = v->count ? v->count : 1;
+	uint64_t last = v->last_entry > v->entry ? v->last_entry : v->entry;
+	uint64_t boot = r->next->boot_number;
+	int64_t newest = 0, recurs = 0;
+	bool open = false, resent = false;
+	sqlite3_stmt *s;
+	int ret = 0, rc;
+
+	s = stmt(st, STMT_VIOLATION_NEWEST);
+	sqlite3_bind_text(s, 1, r->agent, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 2, v->reason, -1, SQLITE_STATIC);
+	bind_path(s, 3, v->path, plen);
+	sqlite3_bind_text(s, 4, v->digest, -1, SQLITE_STATIC);
+	rc = sqlite3_step(s);
+	if (rc == SQLITE_ROW) {
+		newest = sqlite3_column_int64(s, 0);
+		open = !strcmp(col_text(s, 1), "open");
+		/* The same boot, nothing past the entry already counted: a resent tail. */
+		resent = (uint64_t)sqlite3_column_int64(s, 2) == boot &&
+			 last <= (uint64_t)sqlite3_column_int64(s, 3);
+	} else if (rc != SQLITE_DONE) {
+		ret = db_fail(st, rc, "violation lookup");
+	}
+	finish(s);
+	if (ret || resent)
+		return ret;
+	if (open) {
+		s = stmt(st, STMT_VIOLATION_AGAIN);
+		sqlite3_bind_int64(s, 1, newest);
+		sqlite3_bind_int64(s, 2, (int64_t)boot);
+		sqlite3_bind_int64(s, 3, (int64_t)last);
+		sqlite3_bind_int64(s, 4, r->now);
+		sqlite3_bind_int64(s, 5, (int64_t)count);
+		ret = step_done(st, s, "violation update");
+		finish(s);
+		return ret;
+	}
+	recurs = newest; /* 0: the first time; else it recurs after an operator's decision */
+	s = stmt(st, STMT_VIOLATION_INSERT);
+	sqlite3_bind_text(s, 1, r->agent, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 2, v->reason, -1, SQLITE_STATIC);
+	bind_path(s, 3, v->path, plen);
+	sqlite3_bind_text(s, 4, v->digest, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 5, (int64_t)boot);
+	sqlite3_bind_int64(s, 6, (int64_t)last);
+	sqlite3_bind_text(s, 7, v->template_name ? v->template_name : "", -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 8, r->now);
+	sqlite3_bind_int64(s, 9, (int64_t)count);
+	if (recurs)
+		sqlite3_bind_int64(s, 10, recurs);
+	ret = step_done(st, s, "violation write");
+	finish(s);
+	return ret;
+}
+
 /* Writes one round inside the caller's transaction; the caller holds the lock. */
 static int round_write(struct sqlite_store *st, const struct store_round *r, int64_t *verdict_id)
 {
@@ -666,22 +770,8 @@ static int round_write(struct sqlite_store *st, const struct store_round *r, int
 	if (ret)
 		return ret;
 
-	s = stmt(st, STMT_VIOLATION_UPSERT);
-	for (size_t i = 0; i < r->nviolations && !ret; i++) {
-		const struct store_round_violation *v = &r->violations[i];
-
-		sqlite3_reset(s);
-		sqlite3_bind_text(s, 1, r->agent, -1, SQLITE_STATIC);
-		sqlite3_bind_int64(s, 2, (int64_t)r->next->boot_number);
-		sqlite3_bind_int64(s, 3, (int64_t)v->entry);
-		sqlite3_bind_text(s, 4, v->path, -1, SQLITE_STATIC);
-		sqlite3_bind_text(s, 5, v->digest, -1, SQLITE_STATIC);
-		sqlite3_bind_text(s, 6, v->template_name, -1, SQLITE_STATIC);
-		sqlite3_bind_text(s, 7, v->reason, -1, SQLITE_STATIC);
-		sqlite3_bind_int64(s, 8, r->now);
-		ret = step_done(st, s, "violation write");
-	}
-	finish(s);
+	for (size_t i = 0; i < r->nviolations && !ret; i++)
+		ret = round_violation(st, r, &r->violations[i]);
 	return ret;
 }
 
@@ -748,13 +838,6 @@ out:
 
 /* Violations ----------------------------------------------------------------------------- */
 
-static const char *col_text(sqlite3_stmt *s, int col)
-{
-	const unsigned char *t = sqlite3_column_text(s, col);
-
-	return t ? (const char *)t : "";
-}
-
 /* Reads a row selected with VIOLATION_COLUMNS; the strings live until the next step. */
 static void violation_from_row(sqlite3_stmt *s, struct store_violation *v)
 {
@@ -765,7 +848,9 @@ static void violation_from_row(sqlite3_stmt *s, struct store_violation *v)
 	v->agent = col_text(s, 1);
 	v->boot_number = (uint64_t)sqlite3_column_int64(s, 2);
 	v->entry = (uint64_t)sqlite3_column_int64(s, 3);
+	/* A BLOB read as text: its bytes, unchanged, with a NUL after them. */
 	v->path = col_text(s, 4);
+	v->path_len = (size_t)sqlite3_column_bytes(s, 4);
 	v->digest = col_text(s, 5);
 	v->template_name = col_text(s, 6);
 	v->reason = col_text(s, 7);
@@ -774,6 +859,9 @@ static void violation_from_row(sqlite3_stmt *s, struct store_violation *v)
 	v->count = (uint64_t)sqlite3_column_int64(s, 10);
 	vs = violation_state_from_str(col_text(s, 11));
 	v->state = vs < 0 ? VIOLATION_OPEN : (enum violation_state)vs;
+	v->recurs = sqlite3_column_int64(s, 12);
+	v->decided_at = sqlite3_column_int64(s, 13);
+	v->decision = col_text(s, 14);
 }
 
 static int sq_violation_get(struct store_backend *b, int64_t id, store_violation_cb cb,
@@ -802,22 +890,24 @@ static int sq_violation_get(struct store_backend *b, int64_t id, store_violation
 }
 
 static int sq_violations_open_count(struct store_backend *b, const char *agent,
-				    uint64_t boot_number, uint64_t *count)
+				    uint64_t boot_number, uint64_t *total, uint64_t *in_boot)
 {
 	struct sqlite_store *st = sq(b);
 	sqlite3_stmt *s;
 	int ret = 0, rc;
 
-	*count = 0;
+	*total = *in_boot = 0;
 	lock(st);
 	s = stmt(st, STMT_VIOLATIONS_OPEN_COUNT);
 	sqlite3_bind_text(s, 1, agent, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(s, 2, (sqlite3_int64)boot_number);
 	rc = sqlite3_step(s);
-	if (rc == SQLITE_ROW)
-		*count = (uint64_t)sqlite3_column_int64(s, 0);
-	else
+	if (rc == SQLITE_ROW) {
+		*total = (uint64_t)sqlite3_column_int64(s, 0);
+		*in_boot = (uint64_t)sqlite3_column_int64(s, 1);
+	} else {
 		ret = db_fail(st, rc, "open violations");
+	}
 	finish(s);
 	unlock(st);
 	return ret;
@@ -852,21 +942,30 @@ out:
 	return ret;
 }
 
-static int sq_violation_set_state(struct store_backend *b, int64_t id,
-				  enum violation_state state)
+static int sq_violation_decide(struct store_backend *b, int64_t id, enum violation_state state,
+			       int64_t now, const char *decision)
 {
 	struct sqlite_store *st = sq(b);
 	sqlite3_stmt *s;
-	int ret;
+	int ret, rc;
 
 	lock(st);
-	s = stmt(st, STMT_VIOLATION_SET_STATE);
+	s = stmt(st, STMT_VIOLATION_DECIDE);
 	sqlite3_bind_int64(s, 1, id);
 	sqlite3_bind_text(s, 2, violation_state_str(state), -1, SQLITE_STATIC);
-	ret = step_done(st, s, "violation state");
-	if (!ret && sqlite3_changes(st->db) != 1)
-		ret = -ENOENT;
+	sqlite3_bind_int64(s, 3, now);
+	sqlite3_bind_text(s, 4, decision, -1, SQLITE_STATIC);
+	ret = step_done(st, s, "violation decision");
 	finish(s);
+	if (!ret && sqlite3_changes(st->db) != 1) {
+		/* Not open: decided already, or no such violation. */
+		s = stmt(st, STMT_VIOLATION_GET);
+		sqlite3_bind_int64(s, 1, id);
+		rc = sqlite3_step(s);
+		ret = rc == SQLITE_ROW ? -EALREADY : rc == SQLITE_DONE ? -ENOENT
+								     : db_fail(st, rc, "violation get");
+		finish(s);
+	}
 	unlock(st);
 	return ret;
 }
@@ -968,6 +1067,75 @@ out:
 	return ret;
 }
 
+static int sq_policy_get_version(struct store_backend *b, const char *name, int64_t version,
+				 char **json)
+{
+	struct sqlite_store *st = sq(b);
+	sqlite3_stmt *s;
+	int ret = 0, rc;
+
+	*json = NULL;
+	lock(st);
+	s = stmt(st, STMT_POLICY_GET_VERSION);
+	sqlite3_bind_text(s, 1, name, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 2, version);
+	rc = sqlite3_step(s);
+	if (rc == SQLITE_ROW)
+		ret = (*json = strdup(col_text(s, 0))) ? 0 : -ENOMEM;
+	else
+		ret = rc == SQLITE_DONE ? -ENOENT : db_fail(st, rc, "policy version lookup");
+	finish(s);
+	unlock(st);
+	return ret;
+}
+
+static int sq_policy_versions(struct store_backend *b, const char *name,
+			      store_policy_version_cb cb, void *arg)
+{
+	struct sqlite_store *st = sq(b);
+	struct store_policy_version v;
+	sqlite3_stmt *s;
+	int ret = 0, rc;
+
+	lock(st);
+	s = stmt(st, STMT_POLICY_VERSIONS);
+	sqlite3_bind_text(s, 1, name, -1, SQLITE_STATIC);
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		v.version = sqlite3_column_int64(s, 0);
+		v.actor = col_text(s, 1);
+		v.time = sqlite3_column_int64(s, 2);
+		v.bytes = (uint64_t)sqlite3_column_int64(s, 3);
+		if ((ret = cb(arg, &v)))
+			goto out;
+	}
+	if (rc != SQLITE_DONE)
+		ret = db_fail(st, rc, "policy versions");
+out:
+	finish(s);
+	unlock(st);
+	return ret;
+}
+
+static int sq_policy_agents(struct store_backend *b, const char *name, uint64_t *count)
+{
+	struct sqlite_store *st = sq(b);
+	sqlite3_stmt *s;
+	int ret = 0, rc;
+
+	*count = 0;
+	lock(st);
+	s = stmt(st, STMT_POLICY_AGENTS);
+	sqlite3_bind_text(s, 1, name, -1, SQLITE_STATIC);
+	rc = sqlite3_step(s);
+	if (rc == SQLITE_ROW)
+		*count = (uint64_t)sqlite3_column_int64(s, 0);
+	else
+		ret = db_fail(st, rc, "policy agents");
+	finish(s);
+	unlock(st);
+	return ret;
+}
+
 /* Metrics -------------------------------------------------------------------------------- */
 
 static int sq_counts(struct store_backend *b, struct store_counts *out)
@@ -1010,9 +1178,12 @@ const struct store_ops store_sqlite_ops = {
 	.violations_list = sq_violations_list,
 	.violation_get = sq_violation_get,
 	.violations_open_count = sq_violations_open_count,
-	.violation_set_state = sq_violation_set_state,
+	.violation_decide = sq_violation_decide,
 	.policy_put = sq_policy_put,
 	.policy_version = sq_policy_version,
 	.policy_get = sq_policy_get,
+	.policy_get_version = sq_policy_get_version,
+	.policy_versions = sq_policy_versions,
+	.policy_agents = sq_policy_agents,
 	.counts = sq_counts,
 };

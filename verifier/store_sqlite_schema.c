@@ -11,8 +11,10 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "proto/encoding.h"
 #include "verifier/boot_state.h"
 #include "common/log.h"
 #include "verifier/store_sqlite.h"
@@ -248,6 +250,108 @@ static int m3_enrollment_limits_round_cas(sqlite3 *db)
 	return ret;
 }
 
+ * Before version 4 a violation's path was display text: each byte outside a valid UTF-8
+ * sequence (NUL, 0x80-0xff) written as the four characters \xNN, a backslash as itself. This
+ * turns such text back into the bytes. A real path that held the text "\x80" (backslash, x,
+ * two hex digits of such a byte) was stored the same way and is read as the byte: the old
+ * rendering cannot tell them apart, and real paths spelt like that are not known to exist.
+ */
+static size_t m4_unescape(const unsigned char *in, size_t n, unsigned char *out)
+{
+	size_t o = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		uint8_t b;
+
+		if (in[i] == '\\' && i + 3 < n && in[i + 1] == 'x' &&
+		    hex_decode((const char *)in + i + 2, 2, &b, 1) == 1 && (b == 0 || b >= 0x80)) {
+			out[o++] = b;
+			i += 3;
+		} else {
+			out[o++] = in[i];
+		}
+	}
+	return o;
+}
+
+/* Rewrites the paths m4_unescape() changes; the caller holds the transaction. */
+static int m4_raw_paths(sqlite3 *db)
+{
+	sqlite3_stmt *sel = NULL, *upd = NULL;
+	unsigned char *buf = NULL;
+	int ret = 0, rc;
+
+	rc = sqlite3_prepare_v2(db, "SELECT id, path FROM violations"
+				" WHERE instr(path, CAST('\\x' AS BLOB)) > 0", -1, &sel, NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_prepare_v2(db, "UPDATE violations SET path = ?2 WHERE id = ?1", -1,
+					&upd, NULL);
+	if (rc != SQLITE_OK) {
+		ret = db_fail(db, rc, "prepare");
+		goto out;
+	}
+	while ((rc = sqlite3_step(sel)) == SQLITE_ROW) {
+		const unsigned char *p = sqlite3_column_blob(sel, 1);
+		size_t n = (size_t)sqlite3_column_bytes(sel, 1), m;
+
+		free(buf);
+		buf = malloc(n + 1);
+		if (!buf) {
+			ret = -ENOMEM;
+			goto out;
+		}
+		m = m4_unescape(p, n, buf);
+		sqlite3_bind_int64(upd, 1, sqlite3_column_int64(sel, 0));
+		sqlite3_bind_blob(upd, 2, buf, (int)m, SQLITE_STATIC);
+		rc = sqlite3_step(upd);
+		sqlite3_reset(upd);
+		if (rc != SQLITE_DONE) {
+			ret = db_fail(db, rc, "path conversion");
+			goto out;
+		}
+	}
+	if (rc != SQLITE_DONE)
+		ret = db_fail(db, rc, "violations read");
+out:
+	free(buf);
+	sqlite3_finalize(sel);
+	sqlite3_finalize(upd);
+	return ret;
+}
+
+/*
+ * 4 (issue 12, trust that holds under review): violations keep raw path bytes (a BLOB), one
+ * open row per (agent, reason, path, digest) instead of one row per file whatever its state,
+ * so a file that recurs after an operator's decision opens a new row; that row names the
+ * decided one (`recurs`), and a decision says when and what it did.
+ */
+static int m4_violations_reviewed(sqlite3 *db)
+{
+	int ret = store_sqlite_exec(db,
+		"CREATE TABLE violations_v3("
+		" id INTEGER PRIMARY KEY AUTOINCREMENT, agent TEXT NOT NULL, boot_number INTEGER NOT NULL,"
+		" entry INTEGER NOT NULL, path BLOB NOT NULL, digest TEXT NOT NULL, template TEXT NOT NULL,"
+		" reason TEXT NOT NULL, first_seen INTEGER NOT NULL, last_seen INTEGER NOT NULL,"
+		" count INTEGER NOT NULL DEFAULT 1,"
+		" state TEXT NOT NULL DEFAULT 'open' CHECK(state IN ('open','approved','dismissed')),"
+		" recurs INTEGER, decided_at INTEGER NOT NULL DEFAULT 0,"
+		" decision TEXT NOT NULL DEFAULT '');"
+		"INSERT INTO violations_v3(id, agent, boot_number, entry, path, digest, template, reason,"
+		" first_seen, last_seen, count, state, decision)"
+		" SELECT id, agent, boot_number, entry, CAST(path AS BLOB), digest, template, reason,"
+		" first_seen, last_seen, count, state,"
+		" CASE state WHEN 'open' THEN '' ELSE 'decided before schema version 4' END"
+		" FROM violations ORDER BY id;"
+		"DROP TABLE violations;"
+		"ALTER TABLE violations_v3 RENAME TO violations;"
+		"CREATE INDEX violations_state ON violations(state, last_seen);"
+		"CREATE INDEX violations_key ON violations(agent, reason, path, digest, id);"
+		"CREATE UNIQUE INDEX violations_open ON violations(agent, reason, path, digest)"
+		" WHERE state = 'open';");
+
+	return ret ? ret : m4_raw_paths(db);
+}
+
 static const struct migration {
 	const char *what;
 	int (*apply)(sqlite3 *db);
@@ -255,6 +359,7 @@ static const struct migration {
 	{ "the first tables", m1_tables },
 	{ "boot state in a versioned encoding", m2_boot_state_encoded },
 	{ "pending enrollments by age and EK, boot state versions", m3_enrollment_limits_round_cas },
+	{ "violations with raw paths, reopened when they recur (issue 12)", m4_violations_reviewed },
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == STORE_SQLITE_SCHEMA_VERSION,

@@ -46,7 +46,7 @@ e2e_stop pcr9
 # 3. a policy pinning boot_aggregate to a value this machine does not have
 jq --arg d "sha256:$(printf 'ab%.0s' {1..32})" '.boot_aggregate = [$d]' "$W/policy.json" >"$W/policy-pinned.json"
 e2e_verifier_stop
-e2e_verifier_start "$W/policy-pinned.json" || e2e_abort "verifier restarts with a pinned boot_aggregate" "$W/verifier.log"
+e2e_verifier_start "$W/policy-pinned.json" --policy-replace || e2e_abort "verifier restarts with a pinned boot_aggregate" "$W/verifier.log"
 e2e_boot pinned boot-pinned || e2e_abort "guest for the pinned policy boots"
 e2e_wait "first verdict" '.verdicts | length > 0' /v1/agents/boot-pinned/verdicts
 first=$(e2e_verdicts boot-pinned | jq -c '.verdicts[-1]')
@@ -63,7 +63,7 @@ e2e_stop pinned
 #    A new machine with the same firmware, kernel and TPM make has the same boot PCRs.
 jq --arg d "$real" '.boot_aggregate = [$d]' "$W/policy.json" >"$W/policy-real.json"
 e2e_verifier_stop
-e2e_verifier_start "$W/policy-real.json" || e2e_abort "verifier restarts with the real boot_aggregate" "$W/verifier.log"
+e2e_verifier_start "$W/policy-real.json" --policy-replace || e2e_abort "verifier restarts with the real boot_aggregate" "$W/verifier.log"
 e2e_boot pinned2 boot-pinned2 || e2e_abort "a second guest for the real pin boots"
 e2e_wait "first verdict" '.verdicts | length > 0' /v1/agents/boot-pinned2/verdicts
 first=$(e2e_verdicts boot-pinned2 | jq -c '.verdicts[-1]')

@@ -38,7 +38,7 @@ e2e_stop strict
 # 2. "violations": "ignore": the same actions, trusted throughout
 jq '.violations = "ignore"' "$W/policy.json" >"$W/policy-ignore.json"
 e2e_verifier_stop
-e2e_verifier_start "$W/policy-ignore.json" || e2e_abort "verifier restarts with violations ignored" "$W/verifier.log"
+e2e_verifier_start "$W/policy-ignore.json" --policy-replace || e2e_abort "verifier restarts with violations ignored" "$W/verifier.log"
 e2e_boot ignore viol-ignore attest.e2e=violations || e2e_abort "guest boots"
 e2e_check_wait "ignore: trusted before the violations" '[.verdicts[] | select(.trusted)] | length > 0' \
 	/v1/agents/viol-ignore/verdicts

@@ -5,7 +5,8 @@
 # (tests/e2e/guest/S40e2e, S90e2e), chosen per boot with attest.e2e=ACTION.
 #
 #   e2e_prepare                 kernel, verifier TLS CA, root image, policies, verifier
-#   e2e_verifier_start [FILE]   (re)start the verifier on $VPORT and $W/verifier, policy FILE
+#   e2e_verifier_start [FILE [--policy-replace]]   (re)start the verifier on $VPORT and
+#                               $W/verifier; FILE seeds the default policy, or replaces it
 #   e2e_verifier_stop           SIGTERM, wait
 #   e2e_boot VM AGENT [ARGS..]  boot a guest in the background; ARGS go to the kernel
 #                               command line (attest.e2e=ACTION ...). TPM: $W/tpm-AGENT;
@@ -125,10 +126,12 @@ e2e_free_port() {
 	return 1
 }
 
-# e2e_verifier_start [POLICY]: starts the verifier on $VPORT with state in $W/verifier.
+# e2e_verifier_start [POLICY [--policy-replace]]: starts the verifier on $VPORT with state in
+# $W/verifier. POLICY seeds the default policy of a new store; to make another file the default
+# on a restart, pass --policy-replace (the store keeps its copy otherwise).
 e2e_verifier_start() {
 	local args=()
-	[[ -n ${1:-} ]] && args=(--policy "$1")
+	[[ -n ${1:-} ]] && args=(--policy "$1" ${2:+"$2"})
 	: >"$W/verifier.out"
 	"$B/verifier" --listen "127.0.0.1:$VPORT" --state-dir "$W/verifier" --tls-san 10.0.2.100 \
 		--ek-ca "$W/ek-ca.pem" --operator-token-file "$W/token" "${args[@]}" \

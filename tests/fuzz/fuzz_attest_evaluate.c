@@ -12,9 +12,11 @@
  *
  * Invariants checked (abort on breach): the call succeeds or runs out of memory; a trusted
  * verdict has no reasons and no violations; every reason is a row of reasons.h; every violation
- * is a kind an operator reviews; a verdict lists at most LIMIT_VERDICT_REASONS; the expected next
- * entry never moves back within a boot; unreviewed violations never leave a verdict trusted
- * in the same boot; a quote over another nonce is never trusted.
+ * is a kind an operator reviews, stands for at least one entry, and no two share a reason, raw
+ * path and digest; a verdict lists at most LIMIT_VERDICT_REASONS; the expected next entry never
+ * moves back within a boot; unreviewed violations never leave a verdict trusted, in the same
+ * boot or after a reboot (neither policy here forgets them); a quote over another nonce is never
+ * trusted.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -131,15 +133,25 @@ static void check_result(const struct attest_request *req, const struct attest_r
 		if (!reason_from_name(v->reason[i].code, &r))
 			abort();
 	}
-	for (size_t i = 0; i < res->nviolations; i++)
-		if ((unsigned)res->violations[i].reason >= REASON_COUNT ||
-		    reason_info(res->violations[i].reason)->kind == REASON_KIND_VERDICT)
+	for (size_t i = 0; i < res->nviolations; i++) {
+		const struct attest_violation *a = &res->violations[i];
+
+		if ((unsigned)a->reason >= REASON_COUNT ||
+		    reason_info(a->reason)->kind == REASON_KIND_VERDICT || a->count == 0 ||
+		    a->last_entry < a->entry)
 			abort();
+		for (size_t k = i + 1; k < res->nviolations && k < 1000; k++) {
+			const struct attest_violation *b = &res->violations[k];
+
+			if (a->reason == b->reason && a->path_len == b->path_len &&
+			    !memcmp(a->path, b->path, a->path_len) && !strcmp(a->digest, b->digest))
+				abort();
+		}
+	}
 	if (req->prev->started && res->next.boot_number == req->prev->boot_number &&
 	    res->next.next_entry < req->prev->next_entry)
 		abort();
-	if (req->open_violations && req->prev->started && v->trusted &&
-	    res->next.boot_number == req->prev->boot_number)
+	if (req->open_violations && v->trusted)
 		abort();
 }
 
@@ -208,6 +220,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	req.prev = &prev;
 	req.open_violations = (flags & 0x20) ? 1 + data[1] : 0;
+	req.open_violations_prev_boot = req.open_violations / 2;
 	req.ev = &ev;
 	r = attest_evaluate(&req, &res);
 	if (r == -ENOMEM)

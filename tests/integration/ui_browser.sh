@@ -6,7 +6,9 @@
 # (bench/loadgen, each with a software EK of its own: one TPM is one agent).
 # Checks: serving (types, CSP, nosniff, fixed names), the token prompt, the fleet, filtering and
 # paging, the agent timeline, the violations queue showing paths as text, approving a violation
-# in the page (seen through the API), and screenshots under $BUILD/ui/.
+# in the page for the one agent (preselected) and for its policy (chosen), the agent's own
+# approvals and both histories, a rollback in the page (all seen through the API), and
+# screenshots under $BUILD/ui/.
 set -uo pipefail
 source "$(dirname "$0")/../lib.sh"
 
@@ -219,16 +221,18 @@ click '#nav-violations'
 check "queue shows the four open violations" wait_count '#viol-list tr[data-violation]' 4
 check_eq "nav shows the open count" "4" "$(text '#open-count')"
 check_eq "the HTML path is shown as text, exactly" "$EVIL" \
-	"$(text "#viol-list tr[data-violation='$EVIL_ID'] td.path")"
-check_eq "the script path too" "$SCRIPT" "$(text "#viol-list tr[data-violation='$SCRIPT_ID'] td.path")"
+	"$(text "#viol-list tr[data-violation='$EVIL_ID'] td.path .text")"
+check_eq "the script path too" "$SCRIPT" "$(text "#viol-list tr[data-violation='$SCRIPT_ID'] td.path .text")"
 check_eq "no element was made from them" 0 "$(count 'img, #viol-list script, #viol-list b')"
 check_eq "no alert ran" "no such alert" "$(wd GET "$S/alert/text" | jq -r '.value.error // "alert open"')"
 CTRL_ID=$(op '/v1/violations?state=open' | jq -r '.violations[] | select(.path | startswith("/tmp/red")) | .id')
 BAD_ID=$(op '/v1/violations?state=open' | jq -r '.violations[] | select(.path | startswith("/bin/bad")) | .id')
 check_eq "the control character is shown escaped" "$CTRL_SHOWN" \
-	"$(text "#viol-list tr[data-violation='$CTRL_ID'] td.path")"
+	"$(text "#viol-list tr[data-violation='$CTRL_ID'] td.path .text")"
 check_eq "bytes that are not UTF-8 are shown as the verifier escaped them" '/bin/bad\xff\xfeutf8' \
-	"$(text "#viol-list tr[data-violation='$BAD_ID'] td.path")"
+	"$(text "#viol-list tr[data-violation='$BAD_ID'] td.path .text")"
+check_eq "and marked as escaped" '(not UTF-8)' \
+	"$(text "#viol-list tr[data-violation='$BAD_ID'] td.path .hint")"
 check_eq "reason shown" "not_in_allowlist" "$(text "#viol-list tr[data-violation='$EVIL_ID'] td.reason")"
 check "violations screenshot written" shot violations
 
@@ -246,20 +250,37 @@ click "$(row "$EVIL_ID") button.confirm.dismiss"
 check "dismissed in the page" wait_text "$(row "$EVIL_ID") td.actions" '^dismissed$'
 check_eq "the API sees it dismissed" "$EVIL_ID" \
 	"$(op '/v1/violations?state=dismissed' | jq -r '[.violations[].id] | join(",")')"
+# scoped approval: "this agent only" is preselected; widening the shared policy is chosen
 click "$(row "$SCRIPT_ID") button.approve"
+check "approve asks for the scope" wait_count "$(row "$SCRIPT_ID") input[type=radio]" 2
+check_eq "this agent only is preselected" "agent" \
+	"$(js "return document.querySelector(\"$(row "$SCRIPT_ID") input[type=radio]:checked\").value")"
+check "the scopes are named" wait_text "$(row "$SCRIPT_ID") td.actions" 'this agent \(fleet-b\) only.*its policy'
 click "$(row "$SCRIPT_ID") button.confirm.approve"
-check "the row says approved, into the policy" \
-	wait_text "$(row "$SCRIPT_ID") td.actions" '^approved → policy default v[0-9]+$'
+check "the row says approved for this agent only, and where it went" \
+	wait_text "$(row "$SCRIPT_ID") td.actions" '^approved → this agent only \(amendment v1 over policy default\)$'
 check_eq "the API sees it approved (GET /v1/violations?state=approved)" "$SCRIPT_ID" \
 	"$(op '/v1/violations?state=approved' | jq -r '[.violations[].id] | join(",")')"
-check_eq "the other two stay open" 2 "$(op '/v1/violations?state=open' | jq '.violations | length')"
 in_policy() { op /v1/policies/default | jq -e --arg p "$1" '.digests[$p] | length == 1' >/dev/null; }
-check "the approved path is in the default policy" in_policy "$SCRIPT"
-check_fails "the refused one is not" in_policy "$EVIL"
-check "nav count follows" wait_text '#open-count' '^2$'
+in_amendment() { op "/v1/agents/$1/amendment" | jq -e --arg p "$2" '.amendment.digests[$p] | length == 1' >/dev/null; }
+check "the approved path is in fleet-b's amendment" in_amendment fleet-b "$SCRIPT"
+check_fails "and not in the shared default policy" in_policy "$SCRIPT"
+check_fails "nor in another agent's amendment" in_amendment fleet-a "$SCRIPT"
+check_fails "the refused one is nowhere" in_amendment fleet-b "$EVIL"
+click "$(row "$CTRL_ID") button.approve"
+wait_count "$(row "$CTRL_ID") input[value=policy]" 1 >/dev/null
+click "$(row "$CTRL_ID") input[value=policy]"
+click "$(row "$CTRL_ID") button.confirm.approve"
+check "scope policy: the row names the policy, its new version and how many agents use it" \
+	wait_text "$(row "$CTRL_ID") td.actions" '^approved → policy default v2 \(1003 agents\)$'
+check "that path is in the default policy now" in_policy "$(printf '/tmp/red\x1b[31mtext')"
+check_eq "the non-UTF-8 one stays open" "$BAD_ID" \
+	"$(op '/v1/violations?state=open' | jq -r '[.violations[].id] | join(",")')"
+check "nav count follows" wait_text '#open-count' '^1$'
 js "document.getElementById('viol-state').value = 'approved'; document.getElementById('viol-state').dispatchEvent(new Event('change')); return 1" >/dev/null
-check "approved list: one row" wait_count '#viol-list tr[data-violation]' 1
+check "approved list: two rows" wait_count '#viol-list tr[data-violation]' 2
 check_eq "approved list: no buttons" 0 "$(count '#viol-list button')"
+check "approvals screenshot written" shot approvals
 
 # one agent: timeline, open violations, policy
 wd POST "$S/url" "$(jq -cn --arg u "$URL/ui/#/agent/fleet-b" '{url: $u}')" >/dev/null
@@ -268,15 +289,36 @@ check_eq "agent id" "fleet-b" "$(text '#agent-id')"
 check "newest first: untrusted with not_in_allowlist" \
 	wait_text '#timeline > li:first-child' 'untrusted[[:space:]].*not_in_allowlist'
 check_eq "oldest: trusted, no reasons" "0" "$(count '#timeline > li:last-child .reasons li')"
-check_eq "agent's open violations: the remaining two" 2 "$(count '#agent-violations tr[data-violation]')"
+check_eq "agent's open violations: the remaining one" 1 "$(count '#agent-violations tr[data-violation]')"
 check_eq "policy named" "default" "$(text '#policy-name')"
+check_eq "with the agents that use it" "(used by 1003 agents)" "$(text '#policy-agents')"
 npaths=$(op /v1/policies/default | jq '.digests | length')
 check "policy: the page counts its $npaths paths (the approved one included)" \
 	wait_text '#policy .pager .range' " of $npaths\$"
-type_in '#policy input[type=search]' '<script>'
+type_in '#policy input[type=search]' 'red'
 check "policy: filtering paths finds the approved one" wait_count '#policy table.policy tbody tr' 1
-check_eq "policy: shown as text" "$SCRIPT" "$(text '#policy table.policy tbody td.path')"
+check_eq "policy: shown as text" "$CTRL_SHOWN" "$(text '#policy table.policy tbody td.path')"
+check_eq "the agent's own approvals: the script path" "$SCRIPT" \
+	"$(text '#amendment table tbody td.path .text')"
+check_eq "amendment history: v1 current, v0 to withdraw it" "v1 v0" \
+	"$(js "return [...document.querySelectorAll('#amendment-history tr[data-version] td.version')].map((e) => e.textContent).join(' ')")"
+check_eq "policy history: v2 by the approval, v1 from the command line" "2 1" \
+	"$(js "return [...document.querySelectorAll('#policy-history tr[data-version]')].map((e) => e.dataset.version).join(' ')")"
+check "who made v2" wait_text '#policy-history tr[data-version="2"] td.actor' 'approve violation'
 check "agent screenshot written" shot agent
+# roll the shared policy back to v1 in the page: two clicks, then a new version 3
+click '#policy-history tr[data-version="1"] button.rollback'
+check "rollback asks first" wait_count '#policy-history tr[data-version="1"] button.confirm.rollback' 1
+check_eq "nothing rolled back before the confirmation" 2 \
+	"$(op /v1/policies/default/versions | jq '.versions[0].version')"
+click '#policy-history tr[data-version="1"] button.confirm.rollback'
+check "the page says what the rollback did" wait_text '#status' 'rolled back to v1: now v3'
+check_eq "the API: version 3, by the rollback" "3 operator (rollback to version 1)" \
+	"$(op /v1/policies/default/versions | jq -r '.versions[0] | "\(.version) \(.actor)"')"
+check_fails "the path approved into the policy is gone again" in_policy "$(printf '/tmp/red\x1b[31mtext')"
+check "fleet-b's own approval is untouched" in_amendment fleet-b "$SCRIPT"
+check "the history shows v3 current" wait_text '#policy-history tr[data-version="3"] td.actions' '^current$'
+check "history screenshot written" shot history
 # The browser's console: no script error, no CSP refusal (expected: the wrong token's
 # 401, the refused approval's 409, the missing favicon).
 wd POST "$S/se/log" '{"type":"browser"}' >"$W/console.json"

@@ -7,7 +7,8 @@
  *                                              simulated IMA list holding boot_aggregate, a clock
  *   softagent enroll DIR --verifier URL --cacert FILE --id ID [--wrong-secret]
  *                    [--attack NAME] [--other-dir DIR2] [--sleep SECONDS]
- *   softagent round DIR [--append PATH:HEXDIGEST]... [--violation PATH] [--attack NAME]
+ *   softagent round DIR [--append PATH:HEXDIGEST]... [--violation PATH]
+ *                   [--flood N:PATH:HEXDIGEST] [--spray N:PREFIX] [--attack NAME]
  *                   [--other-dir DIR2] [--other-id ID2] [--sleep SECONDS]
  *   softagent reboot DIR                       resetCount + 1, the IMA list starts over
  *
@@ -25,7 +26,9 @@
  * 10: what root can do with /dev/tpmrm0); every other attack mutates only what is sent.
  *
  * A PATH given to --append or --violation may contain \xNN escapes (control bytes, invalid
- * UTF-8); it must not contain NUL.
+ * UTF-8); it must not contain NUL. --flood appends N entries of one file (a flood); --spray
+ * appends N distinct files PREFIX0 .. PREFIX(N-1), each with the SHA-256 of its own name as its
+ * digest (more files than a round stores one by one).
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -373,6 +376,58 @@ static bool unescape_path(const char *in, size_t in_len, char *out, size_t cap, 
 	return o > 0;
 }
 
+enum append_kind { APPEND_FILE, APPEND_VIOLATION, APPEND_FLOOD, APPEND_SPRAY };
+
+/* "N:REST": N (1..LIMIT_IMA_ENTRIES_PER_ROUND) and where REST starts; false if it is not one. */
+static bool count_prefix(const char *spec, unsigned long *n, const char **rest)
+{
+	char *end;
+
+	errno = 0;
+	*n = strtoul(spec, &end, 10);
+	if (errno || end == spec || *end != ':' || *n == 0 || *n > LIMIT_IMA_ENTRIES_PER_ROUND ||
+	    spec[0] == '-')
+		return false;
+	*rest = end + 1;
+	return true;
+}
+
+static int append_spec(struct dynbuf *list, const char *spec, bool violation);
+
+/* --flood N:PATH:HEX (N entries of one file) or --spray N:PREFIX (N distinct files). */
+static int append_many(struct dynbuf *list, const char *spec, enum append_kind kind)
+{
+	char path[LIMIT_IMA_PATH + 1], name[LIMIT_IMA_PATH + 1];
+	uint8_t digest[32];
+	unsigned long n;
+	const char *rest;
+	size_t plen = 0;
+
+	if (!count_prefix(spec, &n, &rest)) {
+		fprintf(stderr, "softagent: --%s wants N:..., got \"%s\"\n",
+			kind == APPEND_FLOOD ? "flood" : "spray", spec);
+		return -EINVAL;
+	}
+	if (kind == APPEND_FLOOD) {
+		for (unsigned long i = 0; i < n; i++)
+			if (append_spec(list, rest, false))
+				return -EINVAL;
+		return dynbuf_error(list);
+	}
+	if (!unescape_path(rest, strlen(rest), path, sizeof(path) - 24, &plen)) {
+		fprintf(stderr, "softagent: bad prefix in \"%s\"\n", spec);
+		return -EINVAL;
+	}
+	for (unsigned long i = 0; i < n; i++) {
+		int len = snprintf(name, sizeof(name), "%s%lu", path, i);
+
+		SHA256((const uint8_t *)name, (size_t)len, digest);
+		if (ima_ng_entry(list, name, (size_t)len, digest, false, true))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
 /* PATH:HEX (the last ':' splits) appended to list; a violation entry when hex is NULL. */
 static int append_spec(struct dynbuf *list, const char *spec, bool violation)
 {
@@ -713,7 +768,7 @@ out:
 
 struct round_opts {
 	const char *append[SA_MAX_APPEND];
-	bool append_violation[SA_MAX_APPEND];
+	enum append_kind append_kind[SA_MAX_APPEND];
 	unsigned nappend;
 	const char *attack, *other_dir, *other_id;
 	double sleep_s;
@@ -727,7 +782,8 @@ static const char *const round_attacks[] = {
 	"reset-back", "restart-back", "clock-back", "offset-ahead", "offset-behind",
 	"record-len-overflow", "name-len-overflow", "field-len-overflow", "nonce-empty",
 	"nonce-65", "nonce-15", "bad-base64", "deep-json", "dup-key", "pcr-index-huge",
-	"pcr-index-24", "unknown-bank", "offset-huge", "offset-negative", "oversized", NULL,
+	"pcr-index-24", "unknown-bank", "offset-huge", "offset-negative", "oversized", "pcr10-zero",
+	"firmware-changed", NULL,
 };
 
 static bool attack_is(const struct round_opts *o, const char *name)
@@ -1000,7 +1056,9 @@ static int cmd_round(const char *dir, const struct round_opts *o)
 
 	/* The simulated kernel appends first (true entries, extended into PCR 10). */
 	for (unsigned i = 0; i < o->nappend; i++)
-		if (append_spec(&list, o->append[i], o->append_violation[i]))
+		if (o->append_kind[i] == APPEND_FLOOD || o->append_kind[i] == APPEND_SPRAY
+			    ? append_many(&list, o->append[i], o->append_kind[i])
+			    : append_spec(&list, o->append[i], o->append_kind[i] == APPEND_VIOLATION))
 			goto out;
 	if (attack_is(o, "fabricate")) {
 		/* Root writes a made-up entry and extends PCR 10 to match it. */
@@ -1079,6 +1137,14 @@ static int cmd_round(const char *dir, const struct round_opts *o)
 	} else if (attack_is(o, "pcr-selection-drop10")) {
 		for (unsigned i = 0; i < pcrs.nbanks; i++)
 			pcrs.bank[i].mask &= ~(1u << PCR_IMA);
+	} else if (attack_is(o, "firmware-changed")) {
+		/* PCR 0 is not what the list's boot_aggregate was computed from (quoted as it is). */
+		for (unsigned i = 0; i < pcrs.nbanks; i++)
+			pcrs.bank[i].value[0][0] ^= 0x01;
+	} else if (attack_is(o, "pcr10-zero")) {
+		/* A TPM whose PCR 10 IMA never extended: quoted (and reported) at its reset value. */
+		for (unsigned i = 0; i < pcrs.nbanks; i++)
+			memset(pcrs.bank[i].value[PCR_IMA], 0, sizeof(pcrs.bank[i].value[PCR_IMA]));
 	} else if (attack_is(o, "bank-split")) {
 		/* sha1 PCR 10 tells the truth, sha256 PCR 10 does not; both are quoted */
 		struct pcr_bank *b = pcr_set_bank(&pcrs, TPM2_ALG_SHA256);
@@ -1180,6 +1246,7 @@ static void usage(void)
 		"                        [--attack ek-mismatch|ak-unrestricted|ak-not-fixedtpm]\n"
 		"                        [--other-dir DIR2] [--sleep SECONDS]\n"
 		"       softagent round DIR [--append PATH:HEX]... [--violation PATH]...\n"
+		"                       [--flood N:PATH:HEX] [--spray N:PREFIX]\n"
 		"                       [--attack NAME] [--other-dir DIR2] [--other-id ID2]\n"
 		"                       [--sleep SECONDS]\n"
 		"       softagent reboot DIR\n"
@@ -1230,13 +1297,17 @@ int main(int argc, char **argv)
 			eo.other_dir = ro.other_dir = v;
 		} else if (!strcmp(a, "--other-id")) {
 			ro.other_id = v;
-		} else if (!strcmp(a, "--append") || !strcmp(a, "--violation")) {
+		} else if (!strcmp(a, "--append") || !strcmp(a, "--violation") ||
+			   !strcmp(a, "--flood") || !strcmp(a, "--spray")) {
 			if (ro.nappend == SA_MAX_APPEND) {
 				fprintf(stderr, "softagent: at most %d entries per round\n",
 					SA_MAX_APPEND);
 				return 2;
 			}
-			ro.append_violation[ro.nappend] = !strcmp(a, "--violation");
+			ro.append_kind[ro.nappend] = !strcmp(a, "--violation") ? APPEND_VIOLATION
+						     : !strcmp(a, "--flood")   ? APPEND_FLOOD
+						     : !strcmp(a, "--spray")   ? APPEND_SPRAY
+									       : APPEND_FILE;
 			ro.append[ro.nappend++] = v;
 		} else if (!strcmp(a, "--sleep")) {
 			char *end;

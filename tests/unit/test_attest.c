@@ -115,7 +115,8 @@ struct round {
 };
 
 /* Unreviewed violations of prev's boot, as round.c reads them from the store. */
-static uint64_t round_open_violations;
+static uint64_t round_open_violations, round_open_prev_boot;
+static const struct policy *round_amendment;
 
 /* Quotes and sends entries [from, to) of the list; evaluates against prev. */
 static int run_round(struct machine *m, struct round *r, unsigned from, unsigned to,
@@ -142,7 +143,9 @@ static int run_round(struct machine *m, struct round *r, unsigned from, unsigned
 	struct pcr_set requested = m->pcrs;
 	struct attest_request req = {.ak = m->ak, .nonce = r->nonce, .nonce_len = 32,
 				     .requested = &requested, .policy = pol, .prev = prev, .ev = &r->ev,
-				     .open_violations = round_open_violations};
+				     .open_violations = round_open_violations,
+				     .open_violations_prev_boot = round_open_prev_boot,
+				     .amendment = round_amendment};
 	return attest_evaluate(&req, &r->res);
 }
 
@@ -183,6 +186,80 @@ static struct policy *make_policy(const char *violations)
 		return q;
 	}
 	return p;
+}
+
+/*
+ * The first round of a new boot carrying boot_aggregate, then `copies` entries of one file
+ * /opt/flood, then `distinct` files /opt/d/N, none of them in pol, PCR 10 extended over all of
+ * them (a list far larger than struct list holds).
+ */
+static int flood_round(struct machine *m, struct round *r, const struct policy *pol,
+		       size_t copies, size_t distinct)
+{
+	size_t one = softtpm_ima_ng_size("sha256", 32, 40), cap = m->list.len + (copies + distinct) * one;
+	uint8_t *buf = malloc(cap), d[32];
+	struct ima_entry e;
+	size_t len = m->list.len;
+	char path[40];
+	int ret = -1;
+
+	if (!buf)
+		return -1;
+	memcpy(buf, m->list.buf, len);
+	for (size_t i = 0; i < copies + distinct; i++) {
+		ssize_t n;
+
+		if (i < copies)
+			snprintf(path, sizeof(path), "/opt/flood");
+		else
+			snprintf(path, sizeof(path), "/opt/d/%zu", i - copies);
+		file_digest(path, d);
+		n = softtpm_ima_ng_entry(buf + len, cap - len, "sha256", d, 32, path, strlen(path),
+					 false);
+		if (n < 0)
+			goto out;
+		len += (size_t)n;
+	}
+	replay_state_init(&m->pcr10, REPLAY_SHA1 | REPLAY_SHA256);
+	imalog_reset(m->log, buf, len, 0);
+	while (imalog_next(m->log, &e, NULL) == 1)
+		replay_extend(m->rc, &m->pcr10, &e);
+	memcpy(pcr_set_bank(&m->pcrs, TPM2_ALG_SHA1)->value[10], m->pcr10.sha1, 20);
+	memcpy(pcr_set_bank(&m->pcrs, TPM2_ALG_SHA256)->value[10], m->pcr10.sha256, 32);
+	memset(r, 0, sizeof(*r));
+	memset(r->nonce, 0x42, 32);
+	memcpy(r->ev.nonce, r->nonce, 32);
+	r->ev.nonce_len = 32;
+	r->ev.pcrs = m->pcrs;
+	r->ev.log = buf;
+	r->ev.log_len = len;
+	if (softtpm_quote(m->ak, r->nonce, 32, &m->pcrs, &m->clk, r->attest, sizeof(r->attest),
+			  &r->ev.attest_len, r->sig, sizeof(r->sig), &r->ev.signature_len))
+		goto out;
+	r->ev.attest = r->attest;
+	r->ev.signature = r->sig;
+	{
+		struct pcr_set requested = m->pcrs;
+		struct attest_request req = {.ak = m->ak, .nonce = r->nonce, .nonce_len = 32,
+					     .requested = &requested, .policy = pol, .ev = &r->ev};
+
+		ret = attest_evaluate(&req, &r->res);
+	}
+out:
+	r->ev.log = NULL;
+	free(buf);
+	return ret;
+}
+
+static const struct attest_violation *violation_of(const struct attest_result *res,
+						   const char *path, const char *reason)
+{
+	for (size_t i = 0; i < res->nviolations; i++)
+		if (res->violations[i].path_len == strlen(path) &&
+		    !memcmp(res->violations[i].path, path, strlen(path)) &&
+		    !strcmp(reason_name(res->violations[i].reason), reason))
+			return &res->violations[i];
+	return NULL;
 }
 
 int main(void)
@@ -366,12 +443,43 @@ int main(void)
 	attest_result_release(&r.res);
 	CHECK(run_round(&m, &r, 0, 2, &after_reboot, pol, NULL) == 0 && r.res.verdict.trusted &&
 	      r.res.next.next_entry == 2 && r.res.next.boot_number == 2, "new boot replayed from 0: trusted");
+	struct boot_state in_boot2 = r.res.next;
 	attest_result_release(&r.res);
-	round_open_violations = 5; /* of boot 1: they do not follow the machine into boot 2 */
-	CHECK(run_round(&m, &r, 0, 2, &st, pol, NULL) == 0 && r.res.verdict.trusted && r.res.new_boot,
-	      "agent that starts from 0 after a reboot is trusted at once, open violations of the old boot aside");
+	round_open_violations = 5; /* of boot 1: a reboot does not launder them */
+	round_open_prev_boot = 5;
+	CHECK(run_round(&m, &r, 0, 2, &st, pol, NULL) == 0 && !r.res.verdict.trusted &&
+		      r.res.new_boot && r.res.verdict.nreasons == 1 &&
+		      has_reason(&r.res, "open_violations") &&
+		      strstr(r.res.verdict.reason[0].detail, "5 of earlier boots"),
+	      "after a reboot, unreviewed violations of the old boot keep the agent untrusted");
 	attest_result_release(&r.res);
+	{
+		char *js = policy_to_json(pol), *opt = js ? strstr(js, "\"version\"") : NULL, err[128];
+		struct policy *forgets = NULL;
+
+		if (opt) {
+			char buf[4096];
+
+			snprintf(buf, sizeof(buf), "%.*s\"reboot_clears_open_violations\": true, %s",
+				 (int)(opt - js), js, opt);
+			forgets = policy_load(buf, strlen(buf), err, sizeof(err));
+		}
+		CHECK(forgets && policy_reboot_clears_open_violations(forgets) &&
+			      run_round(&m, &r, 0, 2, &st, forgets, NULL) == 0 &&
+			      r.res.verdict.trusted && r.res.new_boot,
+		      "with reboot_clears_open_violations, a new boot starts with none");
+		attest_result_release(&r.res);
+		round_open_prev_boot = 2; /* now only those of the current boot count */
+		CHECK(forgets && run_round(&m, &r, 2, 2, &in_boot2, forgets, NULL) == 0 &&
+			      has_reason(&r.res, "open_violations") &&
+			      strstr(r.res.verdict.reason[0].detail, "2 of this boot, 0 of earlier"),
+		      "and those of the current boot still count");
+		attest_result_release(&r.res);
+		policy_free(forgets);
+		free(js);
+	}
 	round_open_violations = 0;
+	round_open_prev_boot = 0;
 
 	CASE_BEGIN("boot_aggregate mismatch");
 	/* 11. boot_aggregate that does not match the quoted PCR 0-7. */
@@ -391,6 +499,82 @@ int main(void)
 	CHECK(run_round(&m, &r, 0, 2, NULL, pol, NULL) == 0 && has_reason(&r.res, "tpm_bypass") &&
 	      !r.res.verdict.trusted && r.res.next.next_entry == 0,
 	      "TPM bypass: tpm_bypass, nothing of the list is covered by PCR 10");
+	attest_result_release(&r.res);
+
+	CASE_BEGIN("PCR 10 that never followed the list");
+	/* 12b. A list with entries and PCR 10 at its reset value: only the empty prefix replays. */
+	machine_boot(&m, 3);
+	add_file(&m.list, "/bin/a");
+	CHECK(run_round(&m, &r, 0, 2, NULL, pol, NULL) == 0 && !r.res.verdict.trusted &&
+		      has_reason(&r.res, "ima_pcr_not_extended") && r.res.next.next_entry == 0,
+	      "PCR 10 zero with 2 entries: ima_pcr_not_extended, not only a boot problem");
+	attest_result_release(&r.res);
+	machine_extend(&m, 2);
+	CHECK(run_round(&m, &r, 0, 2, NULL, pol, NULL) == 0 && r.res.verdict.trusted,
+	      "the same list once PCR 10 follows it: trusted");
+	attest_result_release(&r.res);
+
+	CASE_BEGIN("amendment");
+	/* 12c. An operator approved /opt/mine for this agent only: its amendment allows it. */
+	{
+		struct policy *am = policy_new();
+		uint8_t d[32];
+
+		file_digest("/opt/mine", d);
+		policy_add_digest(am, "/opt/mine", TPM2_ALG_SHA256, d, 32);
+		machine_boot(&m, 4);
+		add_file(&m.list, "/opt/mine");
+		add_file(&m.list, "/opt/other");
+		machine_extend(&m, 3);
+		CHECK(run_round(&m, &r, 0, 3, NULL, pol, NULL) == 0 && r.res.nviolations == 2,
+		      "without the amendment: two files not allowed");
+		attest_result_release(&r.res);
+		round_amendment = am;
+		CHECK(run_round(&m, &r, 0, 3, NULL, pol, NULL) == 0 && r.res.nviolations == 1 &&
+			      violation_of(&r.res, "/opt/other", "not_in_allowlist"),
+		      "with it: only the other file");
+		attest_result_release(&r.res);
+		round_amendment = NULL;
+		policy_free(am);
+	}
+
+	CASE_BEGIN("a flood hides nothing");
+	/* 12d. 100,000 entries of one unknown file, then one more unknown file. */
+	machine_boot(&m, 5);
+	CHECK(flood_round(&m, &r, pol, 100000, 1) == 0 && !r.res.verdict.trusted &&
+		      r.res.nviolations == 2,
+	      "two violations stored, not one (%zu)", r.res.nviolations);
+	{
+		const struct attest_violation *fl = violation_of(&r.res, "/opt/flood", "not_in_allowlist");
+		const struct attest_violation *d0 = violation_of(&r.res, "/opt/d/0", "not_in_allowlist");
+
+		CHECK(fl && fl->count == 100000 && fl->entry == 1 && fl->last_entry == 100000,
+		      "the flood: one violation with count 100000, entries 1..100000");
+		CHECK(d0 && d0->count == 1 && d0->entry == 100001, "the other file: its own violation");
+		CHECK(r.res.verdict.nreasons == 2 &&
+			      strstr(r.res.verdict.reason[0].detail, "(100000 entries)") &&
+			      strstr(r.res.verdict.reason[1].detail, "/opt/d/0"),
+		      "the verdict names both, the flood with its count");
+	}
+	attest_result_release(&r.res);
+
+	CASE_BEGIN("past the cap, counted and stored");
+	/* 12e. More distinct unknown files than a round stores one by one. */
+	machine_boot(&m, 6);
+	CHECK(flood_round(&m, &r, pol, 0, LIMIT_ROUND_VIOLATIONS + 5) == 0 &&
+		      r.res.nviolations == LIMIT_ROUND_VIOLATIONS + 1,
+	      "%u violations and one more (%zu)", LIMIT_ROUND_VIOLATIONS, r.res.nviolations);
+	if (r.res.nviolations) {
+		const struct attest_violation *last = &r.res.violations[r.res.nviolations - 1];
+
+		CHECK(last->reason == REASON_VIOLATIONS_UNRECORDED && last->count == 5 &&
+			      last->entry == LIMIT_ROUND_VIOLATIONS + 1 && last->path_len == 0 &&
+			      last->path && !last->path[0],
+		      "the last: violations_unrecorded, 5 entries, from entry %u",
+		      LIMIT_ROUND_VIOLATIONS + 1);
+	}
+	CHECK(has_reason(&r.res, "violations_unrecorded") && has_reason(&r.res, "more_reasons"),
+	      "the verdict says so even with its reasons full");
 	attest_result_release(&r.res);
 
 	CASE_BEGIN("no policy");

@@ -275,6 +275,16 @@ static void test_rejects(void)
 		{ "{\"version\":1,\"boot_aggregate\":[\"sha1:00\"]}", "boot_aggregate[0]: digest length" },
 		{ "{\"version\":1,\"digest_only\":{}}", "\"digest_only\" must be" },
 		{ "{\"version\":1,\"digest_only\":[\"sha9:00\"]}", "digest_only[0]: unknown algorithm" },
+		{ "{\"version\":1,\"digests_hex\":[]}", "\"digests_hex\" must be an object" },
+		{ "{\"version\":1,\"digests_hex\":{\"2f61ff\":\"x\"}}", "digests_hex[\"2f61ff\"]: must be a list" },
+		{ "{\"version\":1,\"digests_hex\":{\"2F61FF\":[]}}", "digests_hex[\"2F61FF\"]: not lowercase hex" },
+		{ "{\"version\":1,\"digests_hex\":{\"2f61f\":[]}}", "not lowercase hex" },
+		{ "{\"version\":1,\"digests_hex\":{\"/a\":[]}}", "not lowercase hex" },
+		{ "{\"version\":1,\"digests_hex\":{\"2f61\":[]}}", "digests_hex[\"2f61\"]: the path is UTF-8: write it under \"digests\"" },
+		{ "{\"version\":1,\"digests_hex\":{\"2f00ff\":[]}}", "NUL in path" },
+		{ "{\"version\":1,\"digests_hex\":{\"2f20ff\":[]}}", "space in path" },
+		{ "{\"version\":1,\"digests_hex\":{\"\":[]}}", "empty path" },
+		{ "{\"version\":1,\"reboot_clears_open_violations\":\"yes\"}", "\"reboot_clears_open_violations\" must be true or false" },
 		{ "{\"meta\":[]}", "\"meta\" must be an object" },
 		{ "{\"meta\":{\"version\":\"x\"}}", "meta.version" },
 		{ "{\"meta\":{},\"digests\":{\"/a\":[\"abc\"]}}", "digests[\"/a\"][0]: hex length" },
@@ -337,6 +347,40 @@ static void test_rejects(void)
 	CHECK(policy_load("{}", 2, NULL, 0) == NULL, "no error buffer is fine");
 }
 
+/* A path that is not UTF-8 under digests_hex; the review option; both survive a round trip. */
+static void test_raw_paths(void)
+{
+	static const char doc[] =
+		"{\"version\":1,\"digests\":{\"/usr/bin/t\\\\xffol\":[\"sha1:" A1 "\"]},"
+		"\"digests_hex\":{\"2f7573722f62696e2f74ff6f6c\":[\"sha1:" A1 "\"]},"
+		"\"reboot_clears_open_violations\":true}";
+	char err[256], *js = NULL;
+	struct policy *p = load(doc, err, sizeof(err)), *q = NULL;
+
+	CHECK(p != NULL, "loads: %s", err);
+	if (!p)
+		return;
+	CHECK(chk(p, "/usr/bin/t\xffol", TPM2_ALG_SHA1, A1) == POLICY_ALLOWED,
+	      "the raw path from digests_hex");
+	CHECK(chk(p, "/usr/bin/t\\xffol", TPM2_ALG_SHA1, A1) == POLICY_ALLOWED &&
+		      policy_entry_count(p) == 2,
+	      "a real backslash path from digests is another path");
+	CHECK(policy_reboot_clears_open_violations(p), "reboot_clears_open_violations read");
+	js = policy_to_json(p);
+	q = js ? load(js, err, sizeof(err)) : NULL;
+	CHECK(q && policy_entry_count(q) == 2 && policy_reboot_clears_open_violations(q) &&
+		      chk(q, "/usr/bin/t\xffol", TPM2_ALG_SHA1, A1) == POLICY_ALLOWED &&
+		      chk(q, "/usr/bin/t\\xffol", TPM2_ALG_SHA1, A1) == POLICY_ALLOWED,
+	      "both kept through a round trip (%s)", q ? "" : err);
+	CHECK(js && strstr(js, "\"/usr/bin/t\\\\xffol\"") &&
+		      strstr(js, "\"2f7573722f62696e2f74ff6f6c\""),
+	      "one under digests, one under digests_hex");
+	CHECK(!policy_reboot_clears_open_violations(NULL), "off by default");
+	policy_free(q);
+	policy_free(p);
+	free(js);
+}
+
 static void test_add_roundtrip(void)
 {
 	char err[256];
@@ -356,13 +400,18 @@ static void test_add_roundtrip(void)
 	CHECK(policy_add_digest(p, "/new/file_x", TPM2_ALG_SHA256, d, 32) == 0, "second digest");
 	CHECK(policy_add_digest(p, "/new/f y", TPM2_ALG_SHA1, e, 20) == -EINVAL, "space refused");
 	CHECK(policy_add_digest(p, "", TPM2_ALG_SHA1, e, 20) == -EINVAL, "empty refused");
-	CHECK(policy_add_digest(p, "/new/\xff", TPM2_ALG_SHA1, e, 20) == -EINVAL,
-	      "non-UTF-8 refused");
+	CHECK(policy_add_digest(p, "/new/\xff", TPM2_ALG_SHA1, e, 20) == 0,
+	      "a path that is not UTF-8 is kept as its bytes");
+	CHECK(policy_add_digest_bytes(p, "/n\0x", 4, TPM2_ALG_SHA1, e, 20) == -EINVAL,
+	      "NUL refused");
 	CHECK(policy_add_digest(p, "/n", TPM2_ALG_SHA1, e, 32) == -EINVAL, "wrong length refused");
 	CHECK(policy_add_digest(p, "/n", 0x0099, e, 20) == -EINVAL, "unknown alg refused");
 	CHECK(policy_add_exclude(p, "/var/cache/.*") == 0, "add exclude");
 	CHECK(policy_add_exclude(p, "/(") == -EINVAL, "bad exclude refused");
-	CHECK(policy_entry_count(p) == 5, "5 paths now");
+	CHECK(policy_entry_count(p) == 6, "6 paths now");
+	CHECK(chk(p, "/new/\xff", TPM2_ALG_SHA1, A1) == POLICY_ALLOWED &&
+		      chk(p, "/new/\\xff", TPM2_ALG_SHA1, A1) == POLICY_NOT_IN_ALLOWLIST,
+	      "the raw bytes are allowed, not their escaped look-alike");
 	CHECK(chk(p, "/usr/bin/a", TPM2_ALG_SHA256, B256) == POLICY_ALLOWED, "added digest");
 	CHECK(chk(p, "/usr/bin/a", TPM2_ALG_SHA256, A256) == POLICY_ALLOWED, "old digest kept");
 	CHECK(chk(p, "/usr/bin/a", TPM2_ALG_SHA1, A1) == POLICY_ALLOWED, "old sha1 kept");
@@ -373,7 +422,10 @@ static void test_add_roundtrip(void)
 	q = js ? load(js, err, sizeof(err)) : NULL;
 	CHECK(q != NULL, "reload: %s", err);
 	if (q) {
-		CHECK(policy_entry_count(q) == 5, "count kept");
+		CHECK(policy_entry_count(q) == 6, "count kept");
+		CHECK(chk(q, "/new/\xff", TPM2_ALG_SHA1, A1) == POLICY_ALLOWED &&
+			      strstr(js, "\"digests_hex\": {\n  \"2f6e65772fff\": [") != NULL,
+		      "the raw path kept through digests_hex");
 		CHECK(chk(q, "/usr/bin/a", TPM2_ALG_SHA256, B256) == POLICY_ALLOWED, "added kept");
 		CHECK(chk(q, "/new/file_x", TPM2_ALG_SHA1, A1) == POLICY_ALLOWED, "new kept");
 		CHECK(chk(q, "/new/file_x", TPM2_ALG_SHA256, B256) == POLICY_ALLOWED, "new 2 kept");
@@ -516,6 +568,7 @@ int main(void)
 	CASE(test_keylime);
 	CASE(test_rejects);
 	CASE(test_add_roundtrip);
+	CASE(test_raw_paths);
 	CASE(test_many);
 	CASE(test_threads);
 	return check_finish();

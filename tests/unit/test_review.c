@@ -1,8 +1,9 @@
 /*
  * verifier/review.c against a real SQLite store: approving a learnable violation writes a new
- * policy version that allows the file and closes it; approving another kind only closes it;
- * dismissing touches no policy; unknown ids and violations without a usable digest are refused
- * with nothing changed.
+ * version of the agent's amendment (by default) or of its policy (scope policy) that allows the
+ * file's raw bytes, and closes it; approving what no policy entry fixes is refused with what to
+ * do instead; a decision stands; dismissing touches no policy; unknown ids, a policy that does
+ * not exist and violations without a usable digest are refused with nothing changed.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -35,12 +36,13 @@ static int collect(void *arg, const struct store_violation *v)
 	return 0;
 }
 
-/* An active agent "web-01" on the default policy, one round with three violations. */
+/* An active agent "web-01" on the default policy, one round with five violations. */
 static int seed(struct store *st)
 {
 	static uint8_t key[8] = { 1 }, digest[32];
 	static char hex[7 + 64 + 1];
-	struct store_round_violation v[4];
+	static const char raw[] = "/usr/bin/t\xffol"; /* not UTF-8 */
+	struct store_round_violation v[5];
 	struct store_agent a;
 	struct store_round r;
 	struct boot_state bs;
@@ -59,28 +61,38 @@ static int seed(struct store *st)
 	memset(digest, 0xab, sizeof(digest));
 	snprintf(hex, sizeof(hex), "sha256:");
 	hex_encode(digest, 32, hex + 7);
-	v[0] = (struct store_round_violation){ 1, "not_in_allowlist", "/usr/bin/new", hex, "ima-ng" };
-	v[1] = (struct store_round_violation){ 2, "violation_entry", "/var/log/x", hex, "ima-ng" };
-	v[2] = (struct store_round_violation){ 3, "not_in_allowlist", "/usr/bin/other", hex, "ima-ng" };
-	v[3] = (struct store_round_violation){ 4, "not_in_allowlist", "/usr/bin/nodigest", "sha256:zz",
-					       "ima-ng" };
+	memset(v, 0, sizeof(v));
+	v[0] = (struct store_round_violation){ .entry = 1, .reason = "not_in_allowlist",
+					       .path = "/usr/bin/new", .digest = hex };
+	v[1] = (struct store_round_violation){ .entry = 2, .reason = "violation_entry",
+					       .path = "/var/log/x", .digest = hex };
+	v[2] = (struct store_round_violation){ .entry = 3, .reason = "not_in_allowlist",
+					       .path = "/usr/bin/other", .digest = hex };
+	v[3] = (struct store_round_violation){ .entry = 4, .reason = "not_in_allowlist",
+					       .path = "/usr/bin/nodigest", .digest = "sha256:zz" };
+	v[4] = (struct store_round_violation){ .entry = 5, .reason = "not_in_allowlist",
+					       .path = raw, .path_len = sizeof(raw) - 1,
+					       .digest = hex };
+	for (int i = 0; i < 5; i++)
+		v[i].template_name = "ima-ng";
 	memset(&bs, 0, sizeof(bs));
 	bs.started = true;
 	bs.boot_number = 1;
-	bs.next_entry = 5;
+	bs.next_entry = 6;
 	memset(&r, 0, sizeof(r));
 	r.agent = "web-01";
 	r.next = &bs;
 	r.reasons_json = "[]";
-	r.next_offset = 5;
+	r.next_offset = 6;
 	r.violations = v;
-	r.nviolations = 4;
+	r.nviolations = 5;
 	r.now = 102;
 	return store_round_commit(st, &r, &vid);
 }
 
-/* The policy `name` allows path with digest 0xab..., as the verifier would judge it. */
-static bool policy_allows(struct store *st, const char *path, int64_t *version)
+/* Policy `name` (newest version) allows path (path_len raw bytes) with digest 0xab... */
+static bool allows(struct store *st, const char *name, const char *path, size_t path_len,
+		   int64_t *version)
 {
 	uint8_t digest[32];
 	char *json = NULL, err[128];
@@ -88,77 +100,131 @@ static bool policy_allows(struct store *st, const char *path, int64_t *version)
 	bool ok;
 
 	memset(digest, 0xab, sizeof(digest));
-	if (store_policy_get(st, POLICY_DEFAULT_NAME, &json, version))
+	*version = 0;
+	if (store_policy_get(st, name, &json, version))
 		return false;
 	p = policy_load(json, strlen(json), err, sizeof(err));
 	free(json);
-	ok = p && policy_check(p, path, strlen(path), TPM2_ALG_SHA256, digest, 32) == POLICY_ALLOWED;
+	ok = p && policy_check(p, path, path_len, TPM2_ALG_SHA256, digest, 32) == POLICY_ALLOWED;
 	policy_free(p);
 	return ok;
+}
+
+static bool still_open(struct store *st, int64_t id)
+{
+	struct found f = { 0 };
+
+	store_violations_list(st, VIOLATION_OPEN, "web-01", 10, collect, &f);
+	for (int i = 0; i < f.n; i++)
+		if (f.id[i] == id)
+			return true;
+	return false;
 }
 
 int main(void)
 {
 	char dir[] = "/tmp/test_review.XXXXXX", path[256], uri[300];
+	char amend[STORE_AMENDMENT_NAME_MAX + 1], *json = NULL;
 	struct app app;
 	struct review_result r;
 	struct found f = { 0 };
-	int64_t version = 0;
+	int64_t version = 0, v2 = 0;
 
 	memset(&app, 0, sizeof(app));
 	policy_cache_init(&app.policies);
+	policy_cache_init(&app.amendments);
+	store_amendment_name("web-01", amend);
 	if (!mkdtemp(dir))
 		return 1;
 	snprintf(path, sizeof(path), "%s/state.db", dir);
 	snprintf(uri, sizeof(uri), "sqlite:%s", path);
-	CHECK(store_open(uri, &app.store) == 0 && seed(app.store) == 0, "store with 4 violations");
-	CHECK(store_violations_list(app.store, -1, "web-01", 10, collect, &f) == 0 && f.n == 4,
-	      "4 violations listed (%d)", f.n);
-	if (f.n != 4)
+	CHECK(store_open(uri, &app.store) == 0 && seed(app.store) == 0, "store with 5 violations");
+	CHECK(store_violations_list(app.store, -1, "web-01", 10, collect, &f) == 0 && f.n == 5,
+	      "5 violations listed (%d)", f.n);
+	if (f.n != 5)
 		return check_finish();
-	CASE_BEGIN("approve and dismiss");
 	/* One round stored them in the order given, with consecutive ids. */
 	int64_t learn = f.id[0];
 
 	for (int i = 1; i < f.n; i++)
 		if (f.id[i] < learn)
 			learn = f.id[i];
-	int64_t closeonly = learn + 1, other = learn + 2, nodigest = learn + 3;
+	int64_t viol = learn + 1, other = learn + 2, nodigest = learn + 3, rawpath = learn + 4;
 
-	CHECK(review_decide(&app, 999999, VIOLATION_APPROVED, &r) == REVIEW_UNKNOWN_VIOLATION,
+	CASE_BEGIN("refusals change nothing");
+	CHECK(review_decide(&app, 999999, VIOLATION_APPROVED, REVIEW_SCOPE_AGENT, &r) ==
+		      REVIEW_UNKNOWN_VIOLATION,
 	      "unknown violation refused");
-	CHECK(review_decide(&app, 0, VIOLATION_DISMISSED, &r) == REVIEW_UNKNOWN_VIOLATION,
+	CHECK(review_decide(&app, 0, VIOLATION_DISMISSED, REVIEW_SCOPE_AGENT, &r) ==
+		      REVIEW_UNKNOWN_VIOLATION,
 	      "id 0 refused");
+	CHECK(review_decide(&app, learn, VIOLATION_APPROVED, REVIEW_SCOPE_POLICY, &r) ==
+		      REVIEW_UNKNOWN_POLICY && strstr(r.why, "does not exist") && still_open(app.store, learn),
+	      "widening a policy that does not exist is refused (%s)", r.why);
+	CHECK(review_decide(&app, viol, VIOLATION_APPROVED, REVIEW_SCOPE_AGENT, &r) ==
+		      REVIEW_NOT_APPROVABLE && strstr(r.why, "\"violations\": \"ignore\"") &&
+		      strstr(r.why, "dismiss") && still_open(app.store, viol),
+	      "approving a violation entry is refused with what to do instead (%s)", r.why);
+	CHECK(review_decide(&app, nodigest, VIOLATION_APPROVED, REVIEW_SCOPE_AGENT, &r) ==
+		      REVIEW_NOT_APPROVABLE && r.why[0] && still_open(app.store, nodigest),
+	      "a violation without a usable digest is not approvable (%s)", r.why);
+	CHECK(store_policy_version(app.store, POLICY_DEFAULT_NAME, &version) == -ENOENT &&
+		      store_policy_version(app.store, amend, &version) == -ENOENT,
+	      "no policy and no amendment written");
+
+	CASE_BEGIN("approve for this agent only");
+	CHECK(review_decide(&app, learn, VIOLATION_APPROVED, REVIEW_SCOPE_AGENT, &r) == REVIEW_OK &&
+		      r.into_amendment && !r.into_policy && r.amendment_version == 1 &&
+		      !strcmp(r.policy, POLICY_DEFAULT_NAME) && !strcmp(r.agent, "web-01"),
+	      "the file goes into web-01's amendment, version 1");
+	CHECK(allows(app.store, amend, "/usr/bin/new", 12, &version) && version == 1,
+	      "the amendment allows the approved file");
 	CHECK(store_policy_version(app.store, POLICY_DEFAULT_NAME, &version) == -ENOENT,
-	      "no policy yet");
+	      "the shared policy is untouched");
+	CHECK(review_decide(&app, learn, VIOLATION_DISMISSED, REVIEW_SCOPE_AGENT, &r) ==
+		      REVIEW_ALREADY_DECIDED && strstr(r.why, "approved"),
+	      "a decided violation stays decided (%s)", r.why);
+	CHECK(review_decide(&app, rawpath, VIOLATION_APPROVED, REVIEW_SCOPE_AGENT, &r) == REVIEW_OK &&
+		      r.amendment_version == 2 && r.path_escaped &&
+		      !strcmp(r.path, "/usr/bin/t\\xffol"),
+	      "a path that is not UTF-8: approved (shown as %s)", r.path);
+	CHECK(allows(app.store, amend, "/usr/bin/t\xffol", 13, &version) && version == 2,
+	      "the amendment allows the raw bytes");
+	CHECK(!allows(app.store, amend, "/usr/bin/t\\xffol", 16, &version),
+	      "and not a file named with a backslash");
+	CHECK(store_policy_get(app.store, amend, &json, &version) == 0 &&
+		      strstr(json, "\"digests_hex\"") && strstr(json, "\"2f7573722f62696e2f74ff6f6c\"") &&
+		      !strstr(json, "xffol"),
+	      "its policy text carries the raw path as hex under digests_hex");
+	free(json);
 
-	CHECK(review_decide(&app, learn, VIOLATION_APPROVED, &r) == REVIEW_OK && r.into_policy &&
-	      !strcmp(r.policy, POLICY_DEFAULT_NAME) && r.policy_version >= 1,
-	      "approving not_in_allowlist adds the file to the agent's policy (version %lld)",
-	      (long long)r.policy_version);
-	CHECK(policy_allows(app.store, "/usr/bin/new", &version) && version == r.policy_version,
-	      "the new policy version allows the approved file");
-	int64_t after_learn = version;
+	CASE_BEGIN("approve into the policy");
+	CHECK(store_policy_put(app.store, POLICY_DEFAULT_NAME,
+			       "{\"version\": 1, \"digests\": {}}", "test", 103, &v2) == 0 && v2 == 1,
+	      "a default policy exists now");
+	CHECK(review_decide(&app, other, VIOLATION_APPROVED, REVIEW_SCOPE_POLICY, &r) == REVIEW_OK &&
+		      r.into_policy && !r.into_amendment && r.policy_version == 2 &&
+		      r.policy_agents == 1,
+	      "scope policy: default version 2, used by 1 agent (%llu)",
+	      (unsigned long long)r.policy_agents);
+	CHECK(allows(app.store, POLICY_DEFAULT_NAME, "/usr/bin/other", 14, &version) && version == 2,
+	      "the shared policy allows it");
 
-	CHECK(review_decide(&app, closeonly, VIOLATION_APPROVED, &r) == REVIEW_OK && !r.into_policy,
-	      "approving violation_entry only closes it");
-	CHECK(store_policy_version(app.store, POLICY_DEFAULT_NAME, &version) == 0 &&
-	      version == after_learn, "no new policy version for a violation entry");
-
-	CHECK(review_decide(&app, other, VIOLATION_DISMISSED, &r) == REVIEW_OK && !r.into_policy,
+	CASE_BEGIN("dismiss");
+	CHECK(review_decide(&app, viol, VIOLATION_DISMISSED, REVIEW_SCOPE_AGENT, &r) == REVIEW_OK &&
+		      !r.into_policy && !r.into_amendment,
 	      "dismissing closes without teaching");
-	CHECK(!policy_allows(app.store, "/usr/bin/other", &version) && version == after_learn,
-	      "a dismissed file stays unknown to the policy");
-
-	CHECK(review_decide(&app, nodigest, VIOLATION_APPROVED, &r) == REVIEW_NOT_APPROVABLE &&
-	      r.why[0], "a violation without a usable digest is not approvable (%s)", r.why);
-
+	CHECK(store_policy_version(app.store, POLICY_DEFAULT_NAME, &version) == 0 && version == 2 &&
+		      store_policy_version(app.store, amend, &version) == 0 && version == 2,
+	      "no new version for a dismissal");
 	memset(&f, 0, sizeof(f));
 	CHECK(store_violations_list(app.store, VIOLATION_OPEN, "web-01", 10, collect, &f) == 0 &&
-	      f.n == 1 && f.id[0] == nodigest, "only the refused one is still open");
+		      f.n == 1 && f.id[0] == nodigest,
+	      "only the refused one is still open");
 
 	store_close(app.store);
 	policy_cache_release(&app.policies);
+	policy_cache_release(&app.amendments);
 	unlink(path);
 	rmdir(dir);
 	return check_finish();

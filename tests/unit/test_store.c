@@ -166,10 +166,11 @@ static void test_rounds(struct store *st)
 	r.reasons_json = "[]";
 	r.nviolations = 1;
 	r.now = 2001;
+	/* v[0] again: entry 0 of the same boot, sent again, is no new occurrence. */
 	CHECK(store_round_commit(st, &r, &id2) == 0 && id2 > id1, "round 2");
 	CHECK(store_boot_get(st, "web-01", &got, &ver) == 0 && ver == 2, "then version 2");
 	CHECK(store_violations_list(st, VIOLATION_OPEN, "web-01", 100, viol_cb, &seen) == 0 &&
-		      seen.n == 1 && seen.count == 3,
+		      seen.n == 1 && seen.count == 2,
 	      "violation deduplicated (n=%d count=%llu)", seen.n, (unsigned long long)seen.count);
 	CHECK(store_verdicts_list(st, "web-01", 10, verdict_cb, &n) == 0 && n == 1,
 	      "verdict list");
@@ -177,13 +178,141 @@ static void test_rounds(struct store *st)
 		      counts.verdicts_trusted == 1 && counts.verdicts_untrusted == 1 &&
 		      counts.agents_active == 1 && counts.agents_pending == 1,
 	      "counts");
-	CHECK(store_violation_set_state(st, seen.id, VIOLATION_APPROVED) == 0, "approve");
-	CHECK(store_violation_set_state(st, 12345, VIOLATION_APPROVED) == -ENOENT,
+	CHECK(store_violation_decide(st, seen.id, VIOLATION_APPROVED, 2002, "test") == 0, "approve");
+	CHECK(store_violation_decide(st, 12345, VIOLATION_APPROVED, 2002, "test") == -ENOENT,
 	      "approve unknown");
 	seen.n = 0;
 	CHECK(store_violations_list(st, VIOLATION_OPEN, NULL, 100, viol_cb, &seen) == 0 &&
 		      seen.n == 0,
 	      "no open violations left");
+}
+
+struct viol_rows {
+	int n;
+	struct {
+		int64_t id, recurs, decided_at;
+		uint64_t count, entry, boot;
+		enum violation_state state;
+		size_t path_len;
+		uint8_t path[16];
+		char decision[64];
+	} row[8];
+};
+
+static int rows_cb(void *arg, const struct store_violation *v)
+{
+	struct viol_rows *s = arg;
+
+	if (s->n < 8) {
+		s->row[s->n].id = v->id;
+		s->row[s->n].recurs = v->recurs;
+		s->row[s->n].decided_at = v->decided_at;
+		s->row[s->n].count = v->count;
+		s->row[s->n].entry = v->entry;
+		s->row[s->n].boot = v->boot_number;
+		s->row[s->n].state = v->state;
+		s->row[s->n].path_len = v->path_len;
+		memcpy(s->row[s->n].path, v->path, v->path_len < 16 ? v->path_len : 16);
+		snprintf(s->row[s->n].decision, sizeof(s->row[0].decision), "%s", v->decision);
+	}
+	s->n++;
+	return 0;
+}
+
+/* One round of agent "lc-01" in boot `boot` with one violation of PATH at entries first..last. */
+static int lc_round(struct store *st, uint64_t boot, uint64_t first, uint64_t last, uint64_t count)
+{
+	static const char path[] = "/opt/t\xffol"; /* not UTF-8 */
+	struct store_round_violation v = { .entry = first, .last_entry = last, .count = count,
+					   .reason = "not_in_allowlist", .path = path,
+					   .path_len = sizeof(path) - 1, .digest = "sha256:ab",
+					   .template_name = "ima-ng" };
+	struct boot_state bs;
+	struct store_round r;
+	int64_t id;
+
+	memset(&bs, 0, sizeof(bs));
+	bs.started = true;
+	bs.boot_number = boot;
+	memset(&r, 0, sizeof(r));
+	r.agent = "lc-01";
+	r.next = &bs;
+	r.reasons_json = "[]";
+	r.violations = &v;
+	r.nviolations = 1;
+	r.now = (int64_t)(3000 + 100 * boot + last);
+	return store_round_commit(st, &r, &id);
+}
+
+/* newest first: row[0] is the newest */
+static struct viol_rows lc_rows(struct store *st)
+{
+	struct viol_rows rows;
+
+	memset(&rows, 0, sizeof(rows));
+	store_violations_list(st, -1, "lc-01", 100, rows_cb, &rows);
+	return rows;
+}
+
+/*
+ * A violation's life: raw path bytes kept; one open row counting new occurrences and not entries
+ * sent again; a decision is final; a recurrence after it (later in the boot, or after a reboot)
+ * opens a new row naming the decided one; open counts per boot and in all.
+ */
+static void test_violation_lifecycle(struct store *st)
+{
+	struct viol_rows rows;
+	uint64_t total = 0, in_boot = 0;
+	int64_t first;
+
+	CHECK(lc_round(st, 1, 5, 5, 1) == 0, "a violation at entry 5");
+	rows = lc_rows(st);
+	first = rows.row[0].id;
+	CHECK(rows.n == 1 && rows.row[0].path_len == 9 && !memcmp(rows.row[0].path, "/opt/t\xffol", 9),
+	      "stored with its raw bytes (0xff kept)");
+	CHECK(lc_round(st, 1, 5, 5, 1) == 0 && lc_rows(st).row[0].count == 1,
+	      "the same entry sent again: no new occurrence");
+	CHECK(lc_round(st, 1, 5, 9, 2) == 0 && (rows = lc_rows(st)).n == 1 &&
+		      rows.row[0].count == 3 && rows.row[0].entry == 9,
+	      "entries 5..9 with one new past 5: counted (count %llu)",
+	      (unsigned long long)rows.row[0].count);
+	CHECK(store_violations_open_count(st, "lc-01", 1, &total, &in_boot) == 0 && total == 1 &&
+		      in_boot == 1,
+	      "one open, of boot 1");
+	CHECK(store_violation_decide(st, first, VIOLATION_DISMISSED, 4000, "dismissed") == 0,
+	      "dismissed");
+	CHECK(store_violation_decide(st, first, VIOLATION_APPROVED, 4001, "x") == -EALREADY,
+	      "a decision is not replaced");
+	CHECK(lc_round(st, 1, 7, 9, 2) == 0 && lc_rows(st).n == 1,
+	      "entries up to the decided one's last, sent again: nothing reopens");
+	CHECK(lc_round(st, 1, 12, 12, 1) == 0 && (rows = lc_rows(st)).n == 2 &&
+		      rows.row[0].state == VIOLATION_OPEN && rows.row[0].recurs == first &&
+		      rows.row[1].state == VIOLATION_DISMISSED && rows.row[1].decided_at == 4000 &&
+		      !strcmp(rows.row[1].decision, "dismissed"),
+	      "it runs again later in the boot: a new open row that recurs after the dismissed one");
+	CHECK(store_violation_decide(st, rows.row[0].id, VIOLATION_APPROVED, 4002, "approved") == 0,
+	      "the recurrence approved");
+	CHECK(store_violations_open_count(st, "lc-01", 1, &total, &in_boot) == 0 && total == 0,
+	      "nothing open");
+	CHECK(lc_round(st, 2, 3, 3, 1) == 0 && (rows = lc_rows(st)).n == 3 &&
+		      rows.row[0].state == VIOLATION_OPEN && rows.row[0].recurs == rows.row[1].id &&
+		      rows.row[0].boot == 2,
+	      "after a reboot, it runs again: open again");
+	CHECK(store_violations_open_count(st, "lc-01", 3, &total, &in_boot) == 0 && total == 1 &&
+		      in_boot == 0,
+	      "open in all boots: 1; of boot 3: 0");
+}
+
+static int hist_cb(void *arg, const struct store_policy_version *v)
+{
+	struct { int n; int64_t v[4]; char actor[4][16]; } *h = arg;
+
+	if (h->n < 4) {
+		h->v[h->n] = v->version;
+		snprintf(h->actor[h->n], sizeof(h->actor[0]), "%s", v->actor);
+	}
+	h->n++;
+	return 0;
 }
 
 static void test_policies(struct store *st)
@@ -200,6 +329,28 @@ static void test_policies(struct store *st)
 		      !strcmp(json, "{\"a\":2}"),
 	      "get newest");
 	free(json);
+	json = NULL;
+	CHECK(store_policy_get_version(st, "default", 1, &json) == 0 && !strcmp(json, "{\"a\":1}"),
+	      "get version 1");
+	free(json);
+	json = NULL;
+	CHECK(store_policy_get_version(st, "default", 3, &json) == -ENOENT && !json,
+	      "no version 3");
+	{
+		struct { int n; int64_t v[4]; char actor[4][16]; } h = { 0 };
+		uint64_t agents = 99;
+
+		CHECK(store_policy_versions(st, "default", hist_cb, &h) == 0 && h.n == 2 &&
+			      h.v[0] == 2 && h.v[1] == 1 && !strcmp(h.actor[0], "test"),
+		      "history: versions 2, 1 with their actor");
+		h.n = 0;
+		CHECK(store_policy_versions(st, "nothing", hist_cb, &h) == 0 && h.n == 0,
+		      "history of an unknown policy: empty");
+		CHECK(store_policy_agents(st, "strict", &agents) == 0 && agents == 1,
+		      "one agent uses policy strict");
+		CHECK(store_policy_agents(st, "", &agents) == 0 && agents == 1,
+		      "one agent uses the default (%llu)", (unsigned long long)agents);
+	}
 }
 
 /* A round that fails inside its batch (a NOT NULL column) changes nothing and says so. */
@@ -596,6 +747,7 @@ int main(void)
 	if (st) {
 		CHECK_CASE("agents", test_agents(st));
 		CHECK_CASE("rounds", test_rounds(st));
+		CHECK_CASE("violation lifecycle", test_violation_lifecycle(st));
 		CHECK_CASE("policies", test_policies(st));
 		CHECK_CASE("failed round", test_failed_round(st));
 		CHECK_CASE("round compare-and-swap", test_round_cas(st));

@@ -3,6 +3,7 @@
  * (tests/data/store-v0.db, made by tests/data/store-v0.sh) opens, is upgraded, and keeps its
  * agents, verdicts, boot states (decoded from the old raw struct copies), violations and
  * policies. A row the upgrade cannot read stops it and leaves the boot states as they were.
+ * One of version 2 (tests/data/store-v2.db) gets raw violation paths back.
  *
  * The expected values are what store-v0.sh printed when it made the file: the software
  * agents' clock files and `attestctl replay --bank all` of their lists.
@@ -17,6 +18,7 @@
 #include "tests/unit/check.h"
 #include "verifier/boot_state.h"
 #include "verifier/store.h"
+#include "verifier/store_sqlite.h"
 
 #define ALPHA_SHA1 "7ed93b5cd790b68552c4f7b76742834c06d724f9"
 #define ALPHA_SHA256 "bca70250e3a690a23364d8b799465d4756cb994153c71395d3f09d829485ea5c"
@@ -179,7 +181,7 @@ static void check_verdicts_violations_policies(struct store *st)
 	struct verdicts_seen va = { 0 }, vg = { 0 };
 	struct violations_seen open = { 0 }, all = { 0 };
 	struct store_counts c;
-	uint64_t n = 0;
+	uint64_t n = 0, in_boot = 0;
 	int64_t ver = 0;
 	char *json = NULL;
 
@@ -198,7 +200,8 @@ static void check_verdicts_violations_policies(struct store *st)
 	CHECK((!strcmp(all.path[0], "/usr/bin/worse") && all.state[0] == VIOLATION_APPROVED) ||
 		      (!strcmp(all.path[1], "/usr/bin/worse") && all.state[1] == VIOLATION_APPROVED),
 	      "/usr/bin/worse stays approved");
-	CHECK(store_violations_open_count(st, "alpha", 1, &n) == 0 && n == 1,
+	CHECK(store_violations_open_count(st, "alpha", 1, &n, &in_boot) == 0 && n == 1 &&
+		      in_boot == 1,
 	      "open count of alpha's boot 1");
 	CHECK(store_policy_version(st, "default", &ver) == 0 && ver == 2, "default at version 2");
 	CHECK(store_policy_get(st, "default", &json, &ver) == 0 && ver == 2 &&
@@ -240,6 +243,106 @@ static void check_next_round(struct store *st)
 	CHECK(store_boot_get(st, "alpha", &got, &ver) == 0 && got.clock == 8000 && ver == 2 &&
 		      got.next_entry == 6 && !memcmp(&got.replay, &bs.replay, sizeof(bs.replay)),
 	      "stored and read back in the new encoding");
+}
+
+struct v2_rows {
+	int n;
+	struct {
+		int64_t id;
+		char path[24];
+		size_t path_len;
+		enum violation_state state;
+		char decision[48];
+	} row[6];
+};
+
+static int v2_cb(void *arg, const struct store_violation *v)
+{
+	struct v2_rows *s = arg;
+
+	if (s->n < 6) {
+		s->row[s->n].id = v->id;
+		s->row[s->n].path_len = v->path_len;
+		memcpy(s->row[s->n].path, v->path, v->path_len < 24 ? v->path_len : 24);
+		s->row[s->n].state = v->state;
+		snprintf(s->row[s->n].decision, sizeof(s->row[0].decision), "%s", v->decision);
+	}
+	s->n++;
+	return 0;
+}
+
+static int by_id(const void *a, const void *b)
+{
+	const int64_t *x = a, *y = b;
+
+	return *x < *y ? -1 : *x > *y;
+}
+
+/*
+ * tests/data/store-v2.db (made by tests/data/store-v2.sh with the verifier of schema version 2):
+ * violation paths become their raw bytes ("t\xffol" text back to the byte 0xff), ids, states and
+ * counts are kept, decided rows say they were decided before, and a recurrence of a decided file
+ * now opens a new row with a new id.
+ */
+static void check_v2(const char *data, const char *dir)
+{
+	char src[256], path[256], uri[300];
+	struct store *st = NULL;
+	struct v2_rows rows = { 0 };
+	uint64_t total = 0, in_boot = 0;
+	int v = -1;
+
+	snprintf(src, sizeof(src), "%s/store-v2.db", data);
+	snprintf(path, sizeof(path), "%s/v2.db", dir);
+	CHECK(copy_file(src, path) == 0 && sql_int(path, "PRAGMA user_version", &v) == 0 && v == 2,
+	      "the fixture is at version 2 (%d)", v);
+	snprintf(uri, sizeof(uri), "sqlite:%s", path);
+	CHECK(store_open(uri, &st) == 0, "it opens and is upgraded");
+	if (!st)
+		return;
+	CHECK(store_violations_list(st, -1, "alpha", 10, v2_cb, &rows) == 0 && rows.n == 4,
+	      "alpha's 4 violations kept (%d)", rows.n);
+	qsort(rows.row, rows.n < 6 ? (size_t)rows.n : 6, sizeof(rows.row[0]), by_id);
+	CHECK(rows.row[0].id == 1 && rows.row[0].path_len == 13 &&
+		      !memcmp(rows.row[0].path, "/usr/bin/evil", 13) && rows.row[0].state == VIOLATION_OPEN,
+	      "1: /usr/bin/evil, open");
+	CHECK(rows.row[1].id == 2 && rows.row[1].path_len == 13 &&
+		      !memcmp(rows.row[1].path, "/usr/bin/t\xffol", 13),
+	      "2: the display text t\\xffol is the byte 0xff again (%zu bytes)", rows.row[1].path_len);
+	CHECK(rows.row[2].state == VIOLATION_APPROVED && rows.row[3].state == VIOLATION_DISMISSED &&
+		      strstr(rows.row[2].decision, "before schema version 4") && !rows.row[0].decision[0],
+	      "decisions kept, marked as made before");
+	CHECK(store_violations_open_count(st, "alpha", 1, &total, &in_boot) == 0 && total == 2 &&
+		      in_boot == 2,
+	      "two open, of boot 1");
+	{
+		/* /usr/bin/gone (dismissed, entry 5 of boot 1) runs again at entry 9. */
+		struct store_round_violation nv = { .entry = 9, .reason = "not_in_allowlist",
+						    .path = "/usr/bin/gone",
+						    .digest = "sha256:6666666666666666666666666666666666666666666666666666666666666666",
+						    .template_name = "ima-ng" };
+		struct boot_state bs;
+		struct store_round r;
+		uint64_t ver = 0;
+		int64_t id = 0;
+
+		CHECK(store_boot_get(st, "alpha", &bs, &ver) == 0, "alpha's boot state");
+		memset(&r, 0, sizeof(r));
+		r.agent = "alpha";
+		r.next = &bs;
+		r.prev_version = ver;
+		r.reasons_json = "[]";
+		r.violations = &nv;
+		r.nviolations = 1;
+		r.now = 4102444800; /* newer than every row: listed first */
+		memset(&rows, 0, sizeof(rows));
+		CHECK(store_round_commit(st, &r, &id) == 0 &&
+			      store_violations_list(st, VIOLATION_OPEN, "alpha", 10, v2_cb, &rows) == 0 &&
+			      rows.n == 3 && rows.row[0].id == 5,
+		      "the dismissed file recurs: a new open violation, id 5 (%lld)",
+		      (long long)rows.row[0].id);
+	}
+	store_close(st);
 }
 
 /* A copy whose boot state row is broken as `sql` breaks it: the upgrade stops, nothing changes. */
@@ -294,21 +397,25 @@ int main(void)
 		check_verdicts_violations_policies(st);
 		store_close(st);
 	}
-	CHECK(sql_int(path, "PRAGMA user_version", &v) == 0 && v == 3, "now at version 3 (%d)", v);
+	CHECK(sql_int(path, "PRAGMA user_version", &v) == 0 && v == STORE_SQLITE_SCHEMA_VERSION,
+	      "now at version %d (%d)", STORE_SQLITE_SCHEMA_VERSION, v);
 	CHECK(sql_int(path, "SELECT count(*) FROM agents WHERE enrolled_at != created_at", &v) ==
 			      0 && v == 0,
 	      "every agent's pending time starts at its enrollment (%d differ)", v);
 	CHECK(sql_int(path, "SELECT count(*) FROM pragma_table_info('boot_state')"
 			    " WHERE name = 'layout'", &layout) == 0 && layout == 0,
 	      "boot_state has no layout column any more");
-	CASE_BEGIN("reopen at version 3");
+	CASE_BEGIN("reopen at the current version");
 	st = NULL;
-	CHECK(store_open(uri, &st) == 0, "reopens at version 3");
+	CHECK(store_open(uri, &st) == 0, "reopens at the current version");
 	if (st) {
 		check_boot_states(st);
 		check_next_round(st);
 		store_close(st);
 	}
+
+	CASE_BEGIN("upgrade from version 2");
+	check_v2(data ? data : "tests/data", dir);
 
 	CASE_BEGIN("broken rows stop the upgrade");
 	check_refused(src, dir, "a boot state of another size",

@@ -2,7 +2,10 @@
  * attestctl subcommands that talk to a running verifier over HTTPS (operator API, bearer token):
  *
  *   agents | agent ID | verdicts ID [--limit N] | violations [--open|--state S] [--agent ID]
- *   approve VIOLATION_ID | dismiss VIOLATION_ID
+ *   approve VIOLATION_ID [--scope agent|policy] | dismiss VIOLATION_ID
+ *
+ * approve allows the file for the violation's agent only (its amendment) unless --scope policy
+ * widens the policy the agent uses; it prints which, and the version it wrote.
  *   common options: --verifier URL  --ca FILE  --token-file FILE  --json
  *
  * Defaults: $ATTEST_VERIFIER or https://127.0.0.1:8443, $ATTEST_CA, $ATTEST_TOKEN_FILE.
@@ -119,8 +122,9 @@ void online_usage(const char *cmd)
 		cmd,
 		!strcmp(cmd, "agent") || !strcmp(cmd, "verdicts") ? " ID"
 		: !strcmp(cmd, "violations") ? " [--open | --state open|approved|dismissed] [--agent ID]"
-		: !strcmp(cmd, "approve") || !strcmp(cmd, "dismiss") ? " VIOLATION_ID"
-								     : "");
+		: !strcmp(cmd, "approve") ? " VIOLATION_ID [--scope agent|policy]"
+		: !strcmp(cmd, "dismiss") ? " VIOLATION_ID"
+					  : "");
 }
 
 /* Parses common options; *pos gets the first positional argument (or NULL). */
@@ -135,6 +139,8 @@ int online_parse_opts(int argc, char **argv, struct online_opts *o, const char *
 		{ "state", required_argument, NULL, 's' },
 		{ "agent", required_argument, NULL, 'a' },
 		{ "limit", required_argument, NULL, 'l' },
+		{ "scope", required_argument, NULL, 'S' },
+		{ "version", required_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -156,6 +162,8 @@ int online_parse_opts(int argc, char **argv, struct online_opts *o, const char *
 		case 's': o->state = optarg; break;
 		case 'a': o->agent = optarg; break;
 		case 'l': o->limit = optarg; break;
+		case 'S': o->scope = optarg; break;
+		case 'V': o->version = optarg; break;
 		default: online_usage(argv[0]); return 2;
 		}
 	}
@@ -179,7 +187,35 @@ int online_parse_opts(int argc, char **argv, struct online_opts *o, const char *
 	return 0;
 }
 
-static void fmt_time(json_int_t t, char *out, size_t cap)
+int online_parse_words(int argc, char **argv, struct online_opts *o, const char **args, int max,
+		       int *n)
+{
+	char **opt_argv = calloc((size_t)argc + 1, sizeof(*opt_argv));
+	const char *pos = NULL;
+	int opt_argc = 0, ret;
+
+	*n = 0;
+	if (!opt_argv)
+		return 2;
+	/* Words apart from options, so online_parse_opts sees options only. */
+	opt_argv[opt_argc++] = argv[0];
+	for (int i = 1; i < argc; i++) {
+		if (argv[i][0] == '-' && argv[i][1] == '-') {
+			opt_argv[opt_argc++] = argv[i];
+			if (strcmp(argv[i], "--json") && i + 1 < argc)
+				opt_argv[opt_argc++] = argv[++i];
+		} else if (*n < max) {
+			args[(*n)++] = argv[i];
+		} else {
+			*n = max + 1;
+		}
+	}
+	ret = online_parse_opts(opt_argc, opt_argv, o, &pos);
+	free(opt_argv);
+	return ret ? ret : pos ? 2 : 0;
+}
+
+void online_fmt_time(json_int_t t, char *out, size_t cap)
 {
 	time_t tt = (time_t)t;
 	struct tm tm;
@@ -243,7 +279,7 @@ static void print_agent_row(json_t *a)
 	char t[32];
 	json_t *lv = json_object_get(a, "last_verdict");
 
-	fmt_time(num(a, "last_verdict_at"), t, sizeof(t));
+	online_fmt_time(num(a, "last_verdict_at"), t, sizeof(t));
 	printf("%-24s %-8s %-12s %-10s %-21s %6" JSON_INTEGER_FORMAT " %8" JSON_INTEGER_FORMAT
 	       " %6" JSON_INTEGER_FORMAT "\n",
 	       str(a, "agent_id"), str(a, "state"), str(a, "policy"),
@@ -293,8 +329,8 @@ int cmd_agent(int argc, char **argv)
 	snprintf(path, sizeof(path), "/v1/agents/%s", pos);
 	if ((ret = online_fetch(&o, HTTP_GET, path, NULL, &j)) || !j)
 		return ret;
-	fmt_time(num(j, "created_at"), t1, sizeof(t1));
-	fmt_time(num(j, "activated_at"), t2, sizeof(t2));
+	online_fmt_time(num(j, "created_at"), t1, sizeof(t1));
+	online_fmt_time(num(j, "activated_at"), t2, sizeof(t2));
 	printf("agent:           %s\nstate:           %s\npolicy:          %s\n"
 	       "ak name:         %s\nenrolled:        %s\nactivated:       %s\n"
 	       "boot number:     %" JSON_INTEGER_FORMAT "\nnext entry:      %" JSON_INTEGER_FORMAT "\n"
@@ -330,7 +366,7 @@ int cmd_verdicts(int argc, char **argv)
 		return ret;
 	printf("%-8s %-21s %-10s %5s %8s  %s\n", "ID", "TIME", "VERDICT", "BOOT", "NEXT", "REASONS");
 	json_array_foreach(json_object_get(j, "verdicts"), i, v) {
-		fmt_time(num(v, "time"), t, sizeof(t));
+		online_fmt_time(num(v, "time"), t, sizeof(t));
 		printf("%-8" JSON_INTEGER_FORMAT " %-21s %-10s %5" JSON_INTEGER_FORMAT
 		       " %8" JSON_INTEGER_FORMAT "  ",
 		       num(v, "id"), t, str(v, "verdict"), num(v, "boot_number"),
@@ -373,11 +409,17 @@ int cmd_violations(int argc, char **argv)
 	printf("%-6s %-16s %-9s %-16s %-5s %-21s %s\n", "ID", "AGENT", "STATE", "REASON", "COUNT",
 	       "LAST SEEN", "PATH / DIGEST");
 	json_array_foreach(json_object_get(j, "violations"), i, v) {
-		fmt_time(num(v, "last_seen"), t, sizeof(t));
+		online_fmt_time(num(v, "last_seen"), t, sizeof(t));
+		/* The path as the verifier renders it: escaped (and said so) when not UTF-8. */
 		printf("%-6" JSON_INTEGER_FORMAT " %-16s %-9s %-16s %-5" JSON_INTEGER_FORMAT
-		       " %-21s %s %s\n",
+		       " %-21s %s%s %s",
 		       num(v, "id"), str(v, "agent_id"), str(v, "state"), str(v, "reason"),
-		       num(v, "count"), t, str(v, "path"), str(v, "digest"));
+		       num(v, "count"), t, str(v, "path"),
+		       json_is_true(json_object_get(v, "path_escaped")) ? " (not UTF-8, shown escaped)" : "",
+		       str(v, "digest"));
+		if (num(v, "recurs"))
+			printf("  (recurs after %" JSON_INTEGER_FORMAT ")", num(v, "recurs"));
+		printf("\n");
 	}
 	if (json_array_size(json_object_get(j, "violations")) == 0)
 		printf("(none)\n");
@@ -385,24 +427,49 @@ int cmd_violations(int argc, char **argv)
 	return 0;
 }
 
+/* What an approval or dismissal did, in one line: its scope and the version it wrote. */
+static void print_decision(const char *id, json_t *j)
+{
+	const char *scope = str(j, "scope");
+
+	if (strcmp(str(j, "state"), "approved")) {
+		printf("violation %s: %s\n", id, str(j, "state"));
+	} else if (!strcmp(scope, "policy")) {
+		printf("violation %s: approved into policy %s: now version %" JSON_INTEGER_FORMAT
+		       ", used by %" JSON_INTEGER_FORMAT " agents\n",
+		       id, str(j, "policy"), num(j, "policy_version"), num(j, "policy_agents"));
+	} else {
+		printf("violation %s: approved for agent %s only: its amendment version %"
+		       JSON_INTEGER_FORMAT " (over policy %s; the policy is unchanged)\n",
+		       id, str(j, "agent_id"), num(j, "amendment_version"), str(j, "policy"));
+	}
+}
+
 static int set_violation(int argc, char **argv, const char *action)
 {
 	struct online_opts o;
 	const char *pos;
-	char path[128];
+	char path[128], body[64] = "";
 	json_t *j = NULL;
+	bool json_out;
 	int ret;
 
 	if ((ret = online_parse_opts(argc, argv, &o, &pos)))
 		return ret;
-	if (!pos || !pos[0] || strspn(pos, "0123456789") != strlen(pos) || strlen(pos) > 18) {
+	if (!pos || !pos[0] || strspn(pos, "0123456789") != strlen(pos) || strlen(pos) > 18 ||
+	    (o.scope && (strcmp(action, "approve") ||
+			 (strcmp(o.scope, "agent") && strcmp(o.scope, "policy"))))) {
 		online_usage(action);
 		return 2;
 	}
+	if (o.scope)
+		snprintf(body, sizeof(body), "{\"scope\": \"%s\"}", o.scope);
 	snprintf(path, sizeof(path), "/v1/violations/%s/%s", pos, action);
-	if ((ret = online_fetch(&o, HTTP_POST, path, NULL, &j)) || !j)
+	json_out = o.json;
+	if ((ret = online_fetch(&o, HTTP_POST, path, body[0] ? body : NULL, &j)) || !j)
 		return ret;
-	printf("violation %s: %s\n", pos, str(j, "state"));
+	if (!json_out)
+		print_decision(pos, j);
 	json_decref(j);
 	return 0;
 }

@@ -1,8 +1,11 @@
 /*
- * attestctl policy get NAME | put NAME FILE | assign AGENT NAME | diff OLD NEW
+ * attestctl policy get NAME [--version N] | put NAME FILE | assign AGENT NAME | diff OLD NEW
+ *                  | history NAME | rollback NAME VERSION
  *
  * Named policies on a running verifier (every put is a new version; the verifier keeps the old
- * ones and who made them). diff compares two policies, each a file or @NAME on the verifier,
+ * ones and who made them: `history` lists them, `get --version` reads one, `rollback` makes an
+ * old version's text current again as a new version). diff compares two policies, each a file
+ * or @NAME on the verifier,
  * and prints one line per change: `+ PATH ALG:HEX`, `- PATH ALG:HEX`, `+exclude RE`,
  * `-exclude RE`, and changed settings. Exit 0 (diff: 0 same, 1 different), 1 the verifier
  * refused, 2 usage, I/O or transport error. Common options as in online.h.
@@ -20,7 +23,8 @@
 #include "verifier/attestctl/online.h"
 
 static const char usage_text[] =
-	"usage: attestctl policy get NAME | put NAME FILE | assign AGENT NAME | diff OLD NEW\n"
+	"usage: attestctl policy get NAME [--version N] | put NAME FILE | assign AGENT NAME\n"
+	"                      | diff OLD NEW | history NAME | rollback NAME VERSION\n"
 	"       (OLD and NEW are files or @NAME on the verifier)\n"
 	"       [--verifier URL] [--ca FILE] [--token-file FILE]\n";
 
@@ -75,20 +79,24 @@ static bool array_has(json_t *arr, json_t *v)
 	return false;
 }
 
-/* Prints `sign PATH DIGEST` for digests of a's paths that b lacks. */
-static unsigned diff_digests(json_t *a, json_t *b, char sign)
+/*
+ * Prints `sign PATH DIGEST` for digests of a's paths that b lacks, in table `key`: "digests", or
+ * "digests_hex" (paths that are not UTF-8, printed as hex:HEX).
+ */
+static unsigned diff_digests(json_t *a, json_t *b, char sign, const char *key)
 {
 	const char *path;
 	json_t *list, *d;
 	size_t i;
 	unsigned n = 0;
 
-	json_object_foreach(json_object_get(a, "digests"), path, list) {
-		json_t *other = json_object_get(json_object_get(b, "digests"), path);
+	json_object_foreach(json_object_get(a, key), path, list) {
+		json_t *other = json_object_get(json_object_get(b, key), path);
 
 		json_array_foreach(list, i, d)
 			if (!other || !array_has(other, d)) {
-				printf("%c %s %s\n", sign, path, json_string_value(d) ? json_string_value(d) : "?");
+				printf("%c %s%s %s\n", sign, strcmp(key, "digests") ? "hex:" : "", path,
+				       json_string_value(d) ? json_string_value(d) : "?");
 				n++;
 			}
 	}
@@ -113,7 +121,8 @@ static unsigned diff_list(json_t *a, json_t *b, const char *key, char sign)
 
 static int policy_diff(const struct online_opts *o, const char *old_src, const char *new_src)
 {
-	static const char *settings[] = {"violations", "boot_aggregate", "version"};
+	static const char *settings[] = {"violations", "boot_aggregate", "version",
+					 "reboot_clears_open_violations"};
 	json_t *a = load_policy(o, old_src), *b = a ? load_policy(o, new_src) : NULL;
 	unsigned n = 0;
 
@@ -121,8 +130,10 @@ static int policy_diff(const struct online_opts *o, const char *old_src, const c
 		json_decref(a);
 		return 2;
 	}
-	n += diff_digests(a, b, '-');
-	n += diff_digests(b, a, '+');
+	n += diff_digests(a, b, '-', "digests");
+	n += diff_digests(b, a, '+', "digests");
+	n += diff_digests(a, b, '-', "digests_hex");
+	n += diff_digests(b, a, '+', "digests_hex");
 	n += diff_list(a, b, "excludes", '-');
 	n += diff_list(b, a, "excludes", '+');
 	n += diff_list(a, b, "digest_only", '-');
@@ -143,42 +154,83 @@ static int policy_diff(const struct online_opts *o, const char *old_src, const c
 	return n ? 1 : 0;
 }
 
+static bool is_number(const char *s)
+{
+	return s && *s && strspn(s, "0123456789") == strlen(s) && strlen(s) <= 18;
+}
+
+/* A policy's (or an amendment's) versions, newest first: VERSION TIME BYTES BY. */
+int policy_print_history(const struct online_opts *o, const char *path, const char *what)
+{
+	json_t *j = NULL, *v;
+	char t[32];
+	size_t i;
+	int ret;
+
+	if ((ret = online_fetch(o, HTTP_GET, path, NULL, &j)) || !j)
+		return ret;
+	if (json_object_get(j, "agents"))
+		printf("%s: used by %" JSON_INTEGER_FORMAT " agents\n", what,
+		       json_integer_value(json_object_get(j, "agents")));
+	printf("%-8s %-21s %10s  %s\n", "VERSION", "TIME", "BYTES", "BY");
+	json_array_foreach(json_object_get(j, "versions"), i, v) {
+		online_fmt_time(json_integer_value(json_object_get(v, "time")), t, sizeof(t));
+		printf("%-8" JSON_INTEGER_FORMAT " %-21s %10" JSON_INTEGER_FORMAT "  %s\n",
+		       json_integer_value(json_object_get(v, "version")), t,
+		       json_integer_value(json_object_get(v, "bytes")),
+		       json_string_value(json_object_get(v, "actor")) ?
+			       json_string_value(json_object_get(v, "actor")) : "-");
+	}
+	if (!json_array_size(json_object_get(j, "versions")))
+		printf("(none)\n");
+	json_decref(j);
+	return 0;
+}
+
+/* POST {"version": N} to a rollback URL; prints what it did. */
+int policy_rollback_to(const struct online_opts *o, const char *path, const char *what,
+		       const char *version)
+{
+	char body[64];
+	json_t *j = NULL;
+	int ret;
+
+	snprintf(body, sizeof(body), "{\"version\": %s}", version);
+	if ((ret = online_fetch(o, HTTP_POST, path, body, &j)) || !j)
+		return ret;
+	if (json_is_true(json_object_get(j, "changed")))
+		printf("%s rolled back to version %s: now version %" JSON_INTEGER_FORMAT "\n", what,
+		       version, json_integer_value(json_object_get(j, "version")));
+	else
+		printf("%s: version %" JSON_INTEGER_FORMAT " already has the text of version %s;"
+		       " nothing changed\n", what, json_integer_value(json_object_get(j, "version")),
+		       version);
+	json_decref(j);
+	return 0;
+}
+
 int cmd_policy(int argc, char **argv)
 {
 	struct online_opts o;
 	const char *args[3] = {NULL, NULL, NULL};
 	int nargs = 0, ret;
 	json_t *j = NULL;
-	char path[512];
+	char path[512], what[300];
 
-	/* Split positional words from options so online_parse_opts sees options only. */
-	char **opt_argv = calloc((size_t)argc + 1, sizeof(*opt_argv));
-	int opt_argc = 0;
-	if (!opt_argv)
-		return 2;
-	opt_argv[opt_argc++] = argv[0];
-	for (int i = 1; i < argc; i++) {
-		if (argv[i][0] == '-' && argv[i][1] == '-') {
-			opt_argv[opt_argc++] = argv[i];
-			if (strcmp(argv[i], "--json") && i + 1 < argc)
-				opt_argv[opt_argc++] = argv[++i];
-		} else if (nargs < 3) {
-			args[nargs++] = argv[i];
-		} else {
-			nargs = 99;
-		}
-	}
-	const char *pos = NULL;
-	ret = online_parse_opts(opt_argc, opt_argv, &o, &pos);
-	free(opt_argv);
-	if (ret || pos || nargs < 2 || nargs > 3) {
+	ret = online_parse_words(argc, argv, &o, args, 3, &nargs);
+	if (ret || nargs < 2 || nargs > 3) {
 		fputs(usage_text, stderr);
 		return 2;
 	}
 	const char *verb = args[0];
 	if (!strcmp(verb, "get") && nargs == 2) {
+		if (o.version && !is_number(o.version)) {
+			fputs(usage_text, stderr);
+			return 2;
+		}
 		o.json = false;
-		snprintf(path, sizeof(path), "/v1/policies/%s", args[1]);
+		snprintf(path, sizeof(path), "/v1/policies/%s%s%s", args[1],
+			 o.version ? "/versions/" : "", o.version ? o.version : "");
 		if ((ret = online_fetch(&o, HTTP_GET, path, NULL, &j)))
 			return ret;
 		char *s = json_dumps(j, JSON_INDENT(2) | JSON_SORT_KEYS);
@@ -221,6 +273,15 @@ int cmd_policy(int argc, char **argv)
 	}
 	if (!strcmp(verb, "diff") && nargs == 3)
 		return policy_diff(&o, args[1], args[2]);
+	snprintf(what, sizeof(what), "policy %s", args[1]);
+	if (!strcmp(verb, "history") && nargs == 2) {
+		snprintf(path, sizeof(path), "/v1/policies/%s/versions", args[1]);
+		return policy_print_history(&o, path, what);
+	}
+	if (!strcmp(verb, "rollback") && nargs == 3 && is_number(args[2])) {
+		snprintf(path, sizeof(path), "/v1/policies/%s/rollback", args[1]);
+		return policy_rollback_to(&o, path, what, args[2]);
+	}
 	fputs(usage_text, stderr);
 	return 2;
 }

@@ -21,5 +21,6 @@ int cmd_verdicts(int argc, char **argv);
 int cmd_violations(int argc, char **argv);
 int cmd_approve(int argc, char **argv);
 int cmd_dismiss(int argc, char **argv);
+int cmd_amendment(int argc, char **argv);
 
 #endif

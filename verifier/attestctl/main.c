@@ -13,7 +13,7 @@ static const struct command {
 	{"replay", cmd_replay, "replay [--bank sha1|sha256|sha384|sha512|all] LIST"},
 	{"check-quote", cmd_check_quote, "check-quote --ak AKPUB --message MSG --signature SIG --nonce HEX [--pcrs PCRS] [--list LIST]"},
 	{"policy-learn", cmd_policy_learn, "policy-learn LIST [--out FILE]"},
-	{"policy", cmd_policy, "policy get NAME | put NAME FILE | assign AGENT NAME | diff OLD NEW"},
+	{"policy", cmd_policy, "policy get NAME [--version N] | put NAME FILE | assign AGENT NAME | diff OLD NEW | history NAME | rollback NAME VERSION"},
 	{"policy-gen", cmd_policy_gen,
 	 "policy-gen DIR [--exclude REGEX]... [--hash sha1|sha256] [--prefix /] [--out FILE]"},
 	{"policy-check", cmd_policy_check, "policy-check POLICY [PATH ALG:HEX]"},
@@ -22,8 +22,9 @@ static const struct command {
 	{"verdicts", cmd_verdicts, "verdicts ID [--limit N] [--verifier URL] [--ca FILE] [--token-file FILE] [--json]"},
 	{"violations", cmd_violations,
 	 "violations [--open | --state open|approved|dismissed] [--agent ID] [--verifier URL] [--ca FILE] [--token-file FILE] [--json]"},
-	{"approve", cmd_approve, "approve VIOLATION_ID [--verifier URL] [--ca FILE] [--token-file FILE]"},
+	{"approve", cmd_approve, "approve VIOLATION_ID [--scope agent|policy] [--verifier URL] [--ca FILE] [--token-file FILE]"},
 	{"dismiss", cmd_dismiss, "dismiss VIOLATION_ID [--verifier URL] [--ca FILE] [--token-file FILE]"},
+	{"amendment", cmd_amendment, "amendment AGENT | amendment history AGENT | amendment rollback AGENT VERSION [--verifier URL] [--ca FILE] [--token-file FILE]"},
 };
 
 static int usage(FILE *f)

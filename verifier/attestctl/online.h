@@ -3,7 +3,8 @@
  * common/http_client.h).
  *
  * online_parse_opts(): common options --verifier URL --ca FILE --token-file FILE --json
- *   (--open --state --agent --limit for listings); defaults from $ATTEST_VERIFIER, $ATTEST_CA,
+ *   (--open --state --agent --limit for listings, --scope for approve, --version for policy
+ *   get); defaults from $ATTEST_VERIFIER, $ATTEST_CA,
  *   $ATTEST_TOKEN_FILE. *pos gets the one positional argument allowed (or NULL). 0 or 2.
  * online_request(): METHOD PATH with an optional JSON body; *status and *body (caller frees).
  *   0, or 2 with a message printed (transport or TLS failure).
@@ -26,14 +27,27 @@ struct online_opts {
 	const char *state;
 	const char *agent;
 	const char *limit;
+	const char *scope;   /* approve: "agent" or "policy" */
+	const char *version; /* policy get: a version number */
 	bool json;
 };
 
 void online_usage(const char *cmd);
 int online_parse_opts(int argc, char **argv, struct online_opts *o, const char **pos);
+/* online_parse_opts() for commands of several words (policy, amendment): options anywhere,
+ * up to `max` words into args, *n their count (max + 1 when there were more). 0 or 2. */
+int online_parse_words(int argc, char **argv, struct online_opts *o, const char **args, int max,
+		       int *n);
 int online_request(const struct online_opts *o, enum http_method method, const char *path,
 		   const char *send, long *status, char **body);
 int online_fetch(const struct online_opts *o, enum http_method method, const char *path,
 		 const char *send, json_t **out);
+/* cmd_policy.c, shared with cmd_amendment.c: a version history (GET path) as a table, and a
+ * rollback (POST {"version": N} to path) with what it did; `what` names the policy. 0, 1, 2. */
+int policy_print_history(const struct online_opts *o, const char *path, const char *what);
+int policy_rollback_to(const struct online_opts *o, const char *path, const char *what,
+		       const char *version);
+/* "2026-12-03 07:31:57Z" (UTC), or "-" for 0. */
+void online_fmt_time(json_int_t t, char *out, size_t cap);
 
 #endif

@@ -13,6 +13,9 @@
  *  - The list endpoints return everything (agents) or up to a limit (violations, verdicts); the
  *    page keeps the data and renders one page of rows at a time, so 1,000 agents stay fast.
  *  - The token lives in sessionStorage (this tab only) and goes out as Authorization: Bearer.
+ *  - Approval asks its scope, "this agent only" preselected (an amendment over the agent's
+ *    policy); widening the shared policy must be chosen. Every policy change can be rolled back
+ *    from the agent view's histories, each step confirmed by a second click.
  */
 'use strict';
 
@@ -57,6 +60,8 @@
 		digest_mismatch: 'File content not in the policy',
 		open_violations: 'Violations await review',
 		more_reasons: 'More reasons than listed',
+		violations_unrecorded: 'More files broke the policy than are stored one by one',
+		ima_pcr_not_extended: 'PCR 10 never followed the list',
 	};
 	const reasonLabel = (code) => REASON_LABELS[code] || String(code);
 
@@ -167,23 +172,28 @@
 		return sessionStorage.getItem(TOKEN_KEY) || '';
 	}
 
-	async function api(method, path) {
+	/* body: an object sent as JSON (POST), or undefined. */
+	async function api(method, path, body) {
 		let r;
+		const headers = { Authorization: 'Bearer ' + token() };
+		if (body !== undefined)
+			headers['Content-Type'] = 'application/json';
 		try {
 			r = await fetch(path, {
 				method: method,
-				headers: { Authorization: 'Bearer ' + token() },
+				headers: headers,
+				body: body === undefined ? undefined : JSON.stringify(body),
 				cache: 'no-store',
 				credentials: 'omit',
 			});
 		} catch (e) {
 			throw new ApiError(0, 'network', 'the verifier does not answer (' + e.message + ')');
 		}
-		let body = null;
+		let answer = null;
 		try {
-			body = await r.json();
+			answer = await r.json();
 		} catch (e) {
-			body = null;
+			answer = null;
 		}
 		if (r.status === 401) {
 			sessionStorage.removeItem(TOKEN_KEY);
@@ -191,13 +201,13 @@
 			throw new ApiError(401, 'unauthorized', 'token refused');
 		}
 		if (!r.ok) {
-			const err = body && body.error ? body.error : {};
+			const err = answer && answer.error ? answer.error : {};
 			throw new ApiError(r.status, String(err.code || 'http_' + r.status),
 				String(err.message || r.statusText));
 		}
-		if (body === null || typeof body !== 'object')
+		if (answer === null || typeof answer !== 'object')
 			throw new ApiError(r.status, 'bad_json', 'the verifier sent something that is not JSON');
-		return body;
+		return answer;
 	}
 
 	function failed(e) {
@@ -320,47 +330,75 @@
 		return hex.length > 16 ? s.slice(0, c + 1) + hex.slice(0, 12) + '\u2026' : s;
 	}
 
+	/* What an approval or dismissal did, in words: its scope and what it wrote. */
+	function outcome(r) {
+		if (r.state !== 'approved')
+			return String(r.state);
+		if (r.scope === 'policy')
+			return 'approved \u2192 policy ' + r.policy + ' v' + r.policy_version + ' (' +
+				r.policy_agents + (Number(r.policy_agents) === 1 ? ' agent' : ' agents') + ')';
+		return 'approved \u2192 this agent only (amendment v' + r.amendment_version +
+			' over policy ' + r.policy + ')';
+	}
+
 	/* After an action: the row shows what happened and loses its buttons. */
 	function actionDone(row, cell, result) {
 		clear(cell);
 		row.classList.add('done');
 		row.querySelector('td.vstate').textContent = visible(result.state);
-		let text = result.state;
-		if (result.policy)
-			text += ' \u2192 policy ' + result.policy + ' v' + result.policy_version;
-		cell.appendChild(el('span', { class: 'result' }, text));
+		cell.appendChild(el('span', { class: 'result' }, outcome(result)));
 	}
 
+	/*
+	 * Approve or dismiss, each confirmed by a second click. Approval asks its scope: this agent
+	 * only (preselected: an amendment over the agent's policy) or the agent's policy, which every
+	 * agent assigned to it shares. A reason no policy entry fixes offers dismissal only.
+	 */
 	function actions(v, row, cell, onChange) {
 		clear(cell);
 		if (v.state !== 'open')
 			return;
 		const arm = (verb) => {
 			clear(cell);
-			const what = verb === 'approve'
-				? 'Add this digest to the agent\'s policy?' : 'Close without changing the policy?';
-			cell.appendChild(el('span', { class: 'ask' }, what));
+			let scope = null;
+			if (verb === 'approve') {
+				const name = 'scope-' + v.id;
+				const option = (value, text, checked) => el('label', { class: 'scope' },
+					el('input', { type: 'radio', name: name, value: value, checked: checked }), ' ', text);
+				scope = el('span', { class: 'scopes' },
+					option('agent', 'this agent (' + v.agent_id + ') only', true),
+					option('policy', 'its policy (every agent using it)', false));
+				cell.appendChild(el('span', { class: 'ask' }, 'Allow this file for'));
+				cell.appendChild(scope);
+			} else {
+				cell.appendChild(el('span', { class: 'ask' }, 'Close without changing a policy?'));
+			}
 			cell.appendChild(el('button', { type: 'button', class: 'confirm ' + verb,
-				onclick: (ev) => act(verb, ev.target) }, 'Confirm ' + verb));
+				onclick: (ev) => act(verb, ev.target, scope) }, 'Confirm ' + verb));
 			cell.appendChild(el('button', { type: 'button', class: 'cancel',
 				onclick: () => actions(v, row, cell, onChange) }, 'Cancel'));
 		};
-		const act = async (verb, button) => {
+		const act = async (verb, button, scope) => {
 			button.disabled = true;
+			const picked = scope ? scope.querySelector('input:checked') : null;
 			try {
 				const r = await api('POST', '/v1/violations/' + encodeURIComponent(String(v.id)) +
-					'/' + verb);
+					'/' + verb, picked ? { scope: picked.value } : undefined);
 				v.state = r.state;
 				actionDone(row, cell, r);
-				setStatus('violation ' + v.id + ' ' + r.state);
+				setStatus('violation ' + v.id + ': ' + outcome(r));
 				onChange();
 			} catch (e) {
 				failed(e);
 				actions(v, row, cell, onChange);
 			}
 		};
-		cell.appendChild(el('button', { type: 'button', class: 'approve',
-			onclick: () => arm('approve') }, 'Approve'));
+		if (v.approvable !== false)
+			cell.appendChild(el('button', { type: 'button', class: 'approve',
+				onclick: () => arm('approve') }, 'Approve'));
+		else
+			cell.appendChild(el('span', { class: 'hint', title: reasonLabel(v.reason) },
+				'no policy entry fixes this '));
 		cell.appendChild(el('button', { type: 'button', class: 'dismiss',
 			onclick: () => arm('dismiss') }, 'Dismiss'));
 	}
@@ -378,7 +416,11 @@
 			if (withAgent)
 				row.appendChild(el('td', { class: 'agent' }, agentLink(v.agent_id)));
 			row.appendChild(el('td', { class: 'reason', title: reasonLabel(v.reason) }, v.reason));
-			row.appendChild(el('td', { class: 'path mono' }, v.path));
+			row.appendChild(el('td', { class: 'path mono', title: v.path_escaped
+				? 'not UTF-8: shown escaped (\\xNN a byte, \\\\ a backslash); raw bytes ' + v.path_hex
+				: null }, el('span', { class: 'text' }, v.path),
+				v.path_escaped ? el('span', { class: 'hint' }, ' (not UTF-8)') : null,
+				v.recurs ? el('span', { class: 'hint recurs' }, ' recurs after #' + v.recurs) : null));
 			row.appendChild(el('td', { class: 'digest mono', title: visible(v.digest) },
 				shortDigest(v.digest)));
 			row.appendChild(el('td', { class: 'num' }, v.boot_number + ' / ' + v.entry));
@@ -532,6 +574,84 @@
 		draw();
 	}
 
+	/* The paths of a policy document: "digests" as they are, "digests_hex" decoded for display. */
+	function policyPaths(p) {
+		const out = [];
+		for (const k of Object.keys(p && p.digests && typeof p.digests === 'object' ? p.digests : {}))
+			out.push({ path: k, digests: p.digests[k] });
+		const hex = p && p.digests_hex && typeof p.digests_hex === 'object' ? p.digests_hex : {};
+		for (const k of Object.keys(hex)) {
+			/* A path that is not UTF-8: printable ASCII as it is, a backslash doubled, every
+			 * other byte \xNN (the verifier keeps valid sequences; this view goes byte by byte). */
+			let text = '';
+			for (let i = 0; i + 1 < k.length; i += 2) {
+				const b = parseInt(k.slice(i, i + 2), 16);
+				text += b === 0x5c ? '\\\\' : b >= 0x20 && b < 0x7f ? String.fromCharCode(b)
+					: '\\x' + k.slice(i, i + 2);
+			}
+			out.push({ path: text, digests: hex[k], raw: true });
+		}
+		return out.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+	}
+
+	/*
+	 * A version history with a rollback per older version (two clicks). `path` is the versions
+	 * URL's base (/v1/policies/NAME or /v1/agents/ID/amendment); `zero` offers version 0 (the empty
+	 * amendment).
+	 */
+	function renderHistory(box, path, versions, zero, what) {
+		clear(box);
+		const rows = versions.slice();
+		if (zero)
+			rows.push({ version: 0, actor: 'nothing approved for this agent', time: 0, bytes: 0 });
+		if (!rows.length) {
+			box.appendChild(el('p', { class: 'empty' }, 'No versions.'));
+			return;
+		}
+		const newest = versions.length ? versions[0].version : 0;
+		const tbody = el('tbody');
+		for (const v of rows) {
+			const cell = el('td', { class: 'actions' });
+			const arm = () => {
+				clear(cell);
+				cell.appendChild(el('span', { class: 'ask' }, 'Make version ' + v.version + '\u2019s text current again?'));
+				cell.appendChild(el('button', { type: 'button', class: 'confirm rollback',
+					onclick: (ev) => roll(ev.target) }, 'Confirm rollback'));
+				cell.appendChild(el('button', { type: 'button', class: 'cancel', onclick: draw }, 'Cancel'));
+			};
+			const draw = () => {
+				clear(cell);
+				if (v.version !== newest)
+					cell.appendChild(el('button', { type: 'button', class: 'rollback', onclick: arm },
+						'Roll back to this'));
+				else
+					cell.appendChild(el('span', { class: 'hint' }, 'current'));
+			};
+			const roll = async (button) => {
+				button.disabled = true;
+				try {
+					const r = await api('POST', path + '/rollback', { version: v.version });
+					await loadAgent(agentView.id);
+					setStatus(what + ' rolled back to v' + r.from + ': now v' + r.version +
+						(r.changed ? '' : ' (it had that text already)'));
+				} catch (e) {
+					failed(e);
+					draw();
+				}
+			};
+			draw();
+			tbody.appendChild(el('tr', { 'data-version': String(v.version) },
+				el('td', { class: 'num version' }, 'v' + v.version),
+				el('td', { class: 'actor' }, v.actor),
+				el('td', { class: 'when' }, v.time ? timeCell(v.time) : ''),
+				el('td', { class: 'num' }, String(v.bytes)),
+				cell));
+		}
+		box.appendChild(el('table', { class: 'history' },
+			el('thead', null, el('tr', null, ...['version', 'by', 'when', 'bytes', ''].map((h) => el('th', null, h)))),
+			tbody));
+	}
+
 	async function loadAgent(id) {
 		if (agentView.id !== id)
 			agentView.limit = VERDICTS_FIRST;
@@ -576,6 +696,38 @@
 				throw e;
 		}
 		renderPolicy(pname, policy);
+
+		/* What was approved for this agent alone, and both histories. */
+		const [am, amv] = await Promise.all([
+			api('GET', '/v1/agents/' + enc + '/amendment'),
+			api('GET', '/v1/agents/' + enc + '/amendment/versions'),
+		]);
+		const abox = clear($('amendment'));
+		const apaths = policyPaths(am.amendment);
+		if (!apaths.length)
+			abox.appendChild(el('p', { class: 'empty' }, 'Nothing approved for this agent alone.'));
+		else
+			abox.appendChild(el('table', { class: 'policy amendment' },
+				el('thead', null, el('tr', null, el('th', null, 'path'), el('th', null, 'digests'))),
+				el('tbody', null, ...apaths.map((x) => el('tr', null,
+					el('td', { class: 'path mono' }, el('span', { class: 'text' }, x.path),
+						x.raw ? el('span', { class: 'hint' }, ' (not UTF-8)') : null),
+					el('td', { class: 'digest mono' }, (Array.isArray(x.digests) ? x.digests : [])
+						.map(shortDigest).join('  ')))))));
+		renderHistory($('amendment-history'), '/v1/agents/' + enc + '/amendment',
+			Array.isArray(amv.versions) ? amv.versions : [], (amv.versions || []).length > 0,
+			'amendment of ' + id);
+		let pv = { versions: [] };
+		try {
+			pv = await api('GET', '/v1/policies/' + encodeURIComponent(pname) + '/versions');
+		} catch (e) {
+			if (!(e instanceof ApiError && e.status === 404))
+				throw e;
+		}
+		$('policy-agents').textContent = pv.agents !== undefined
+			? '(used by ' + pv.agents + (Number(pv.agents) === 1 ? ' agent)' : ' agents)') : '';
+		renderHistory($('policy-history'), '/v1/policies/' + encodeURIComponent(pname),
+			Array.isArray(pv.versions) ? pv.versions : [], false, 'policy ' + pname);
 		setStatus('agent loaded ' + absTime(Date.now() / 1000));
 	}
 
