@@ -106,7 +106,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{ "operator-token-file", required_argument, NULL, 't' },
 		{ "threads", required_argument, NULL, 'T' },
 		{ "nonce-ttl", required_argument, NULL, 'n' },
-		{ "pending-ttl", required_argument, NULL, 'P' },
+		{ "pending-ttl", required_argument, NULL, 'E' },
 		{ "client-connections", required_argument, NULL, 'C' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -169,7 +169,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 			}
 			o->client_connections = (unsigned)v;
 			break;
-		case 'P':
+		case 'E':
 			if (parse_uint(optarg, 7 * 86400, &v) || v == 0) {
 				fprintf(stderr, "verifier: --pending-ttl wants 1..604800 seconds\n");
 				return -EINVAL;

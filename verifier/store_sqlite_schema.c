@@ -250,6 +250,7 @@ static int m3_enrollment_limits_round_cas(sqlite3 *db)
 	return ret;
 }
 
+/*
  * Before version 4 a violation's path was display text: each byte outside a valid UTF-8
  * sequence (NUL, 0x80-0xff) written as the four characters \xNN, a backslash as itself. This
  * turns such text back into the bytes. A real path that held the text "\x80" (backslash, x,

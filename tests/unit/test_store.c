@@ -4,6 +4,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -13,6 +14,7 @@
 #include "tests/unit/check.h"
 #include "verifier/boot_state.h"
 #include "verifier/store.h"
+#include "verifier/store_sqlite.h"
 
 static void make_agent(struct store_agent *a, const char *id, uint8_t ek, uint8_t ak, uint8_t cred)
 {
@@ -229,13 +231,17 @@ static int lc_round(struct store *st, uint64_t boot, uint64_t first, uint64_t la
 					   .template_name = "ima-ng" };
 	struct boot_state bs;
 	struct store_round r;
+	uint64_t ver = 0;
 	int64_t id;
 
+	memset(&r, 0, sizeof(r));
+	if (store_boot_get(st, "lc-01", &bs, &ver))
+		return -EIO;
 	memset(&bs, 0, sizeof(bs));
 	bs.started = true;
 	bs.boot_number = boot;
-	memset(&r, 0, sizeof(r));
 	r.agent = "lc-01";
+	r.prev_version = ver;
 	r.next = &bs;
 	r.reasons_json = "[]";
 	r.violations = &v;
@@ -692,7 +698,7 @@ static void test_boot_state_encoding(void)
 /* URIs, schema versions, rows that fail their checks. */
 static void test_open(const char *dir)
 {
-	char path[256], uri[300];
+	char path[256], uri[300], sql[64];
 	struct store *st = (struct store *)&st;
 	struct boot_state bs;
 	int v = -1;
@@ -708,8 +714,8 @@ static void test_open(const char *dir)
 	snprintf(uri, sizeof(uri), "sqlite:%s", path);
 	CHECK(store_open(uri, &st) == 0, "new database");
 	store_close(st);
-	CHECK(sql_int(path, "PRAGMA user_version", &v) == 0 && v == 3,
-	      "a new database is at schema version 3 (%d)", v);
+	CHECK(sql_int(path, "PRAGMA user_version", &v) == 0 && v == STORE_SQLITE_SCHEMA_VERSION,
+	      "a new database is at schema version %d (%d)", STORE_SQLITE_SCHEMA_VERSION, v);
 	CHECK(store_open(uri, &st) == 0, "reopen at the current version");
 	store_close(st);
 
@@ -723,10 +729,12 @@ static void test_open(const char *dir)
 		store_close(st);
 	}
 
-	CHECK(sql_exec(path, "PRAGMA user_version = 4") == 0, "pretend a newer verifier wrote it");
+	snprintf(sql, sizeof(sql), "PRAGMA user_version = %d", STORE_SQLITE_SCHEMA_VERSION + 1);
+	CHECK(sql_exec(path, sql) == 0, "pretend a newer verifier wrote it");
 	st = (struct store *)&st;
 	CHECK(store_open(uri, &st) == -EPROTO && !st, "newer database refused");
-	CHECK(sql_int(path, "PRAGMA user_version", &v) == 0 && v == 4, "and left alone");
+	CHECK(sql_int(path, "PRAGMA user_version", &v) == 0 && v == STORE_SQLITE_SCHEMA_VERSION + 1,
+	      "and left alone");
 	CHECK(sql_exec(path, "PRAGMA user_version = -1") == 0, "a negative version");
 	CHECK(store_open(uri, &st) == -EPROTO && !st, "negative version refused");
 }
