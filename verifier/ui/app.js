@@ -55,6 +55,10 @@
 		unjudgeable_entry: 'Entry the policy cannot judge',
 		not_in_allowlist: 'File not in the policy',
 		digest_mismatch: 'File content not in the policy',
+		bad_file_signature: 'File signature invalid (modified after signing?)',
+		unknown_signing_key: 'File signed by an untrusted key',
+		missing_file_signature: 'Unsigned file where signatures are required',
+		keyring_key_not_allowed: 'Key loaded onto a keyring not in the policy',
 		open_violations: 'Violations await review',
 		more_reasons: 'More reasons than listed',
 	};
