@@ -33,6 +33,7 @@
 #include "verifier/agentcache.h"
 #include "verifier/handlers.h"
 #include "verifier/policy.h"
+#include "verifier/policy_file.h"
 #include "verifier/tls.h"
 
 #define MAX_EK_CA 16
@@ -222,6 +223,17 @@ static int setup_token(const struct options *o, uint8_t digest[32])
 	return ret;
 }
 
+/* What an imported Keylime policy does not enforce as Keylime would: one log line each. */
+static void log_warnings(const char *file, const char *w)
+{
+	while (*w) {
+		size_t n = strcspn(w, "\n");
+
+		log_warn("policy \"%s\": %.*s", file, (int)n, w);
+		w += n + (w[n] == '\n');
+	}
+}
+
 static int load_default_policy(struct app *app, const char *file)
 {
 	char err[256] = "";
@@ -231,15 +243,10 @@ static int load_default_policy(struct app *app, const char *file)
 	int64_t ver = 0;
 	int ret;
 
-	ret = read_file(file, LIMIT_POLICY_BYTES, &json, &len);
+	ret = policy_file_read(file, &json, &len, err, sizeof(err));
 	if (ret) {
-		log_error("cannot read policy \"%s\": %s", file, strerror(-ret));
+		log_error("%s", err);
 		return ret;
-	}
-	if (strlen(json) != len) {
-		log_error("policy \"%s\" contains a NUL byte", file);
-		free(json);
-		return -EINVAL;
 	}
 	p = policy_load(json, len, err, sizeof(err));
 	if (!p) {
@@ -247,6 +254,7 @@ static int load_default_policy(struct app *app, const char *file)
 		free(json);
 		return -EINVAL;
 	}
+	log_warnings(file, policy_warnings(p));
 	policy_unref(p);
 	ret = store_policy_put(app->store, POLICY_DEFAULT_NAME, json, "command line",
 			       (int64_t)time(NULL), &ver);

@@ -4,8 +4,10 @@
  * Named policies on a running verifier (every put is a new version; the verifier keeps the old
  * ones and who made them). diff compares two policies, each a file or @NAME on the verifier,
  * and prints one line per change: `+ PATH ALG:HEX`, `- PATH ALG:HEX`, `+exclude RE`,
- * `-exclude RE`, and changed settings. Exit 0 (diff: 0 same, 1 different), 1 the verifier
- * refused, 2 usage, I/O or transport error. Common options as in online.h.
+ * `-exclude RE`, and changed settings. put sends key files the policy names inline
+ * (policy_file.h) and prints the verifier's import warnings on stderr (what a Keylime policy
+ * asks for that is not enforced as Keylime would). Exit 0 (diff: 0 same, 1 different), 1 the
+ * verifier refused, 2 usage, I/O or transport error. Common options as in online.h.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +20,7 @@
 #include "proto/limits.h"
 #include "verifier/attestctl/commands.h"
 #include "verifier/attestctl/online.h"
+#include "verifier/policy_file.h"
 
 static const char usage_text[] =
 	"usage: attestctl policy get NAME | put NAME FILE | assign AGENT NAME | diff OLD NEW\n"
@@ -189,9 +192,15 @@ int cmd_policy(int argc, char **argv)
 		return 0;
 	}
 	if (!strcmp(verb, "put") && nargs == 3) {
-		char *text = read_text(args[2]);
-		if (!text)
+		char *text = NULL, err[512];
+		size_t len = 0, i;
+		json_t *w;
+
+		/* Key files named in the policy travel inline: the verifier reads no operator files. */
+		if (policy_file_read(args[2], &text, &len, err, sizeof(err))) {
+			fprintf(stderr, "attestctl: %s\n", err);
 			return 2;
+		}
 		o.json = false;
 		snprintf(path, sizeof(path), "/v1/policies/%s", args[1]);
 		ret = online_fetch(&o, HTTP_PUT, path, text, &j);
@@ -200,6 +209,9 @@ int cmd_policy(int argc, char **argv)
 			return ret;
 		printf("policy %s version %lld\n", args[1],
 		       (long long)json_integer_value(json_object_get(j, "version")));
+		json_array_foreach(json_object_get(j, "warnings"), i, w)
+			fprintf(stderr, "attestctl: warning: policy %s: %s\n", args[1],
+				json_string_value(w) ? json_string_value(w) : "?");
 		json_decref(j);
 		return 0;
 	}

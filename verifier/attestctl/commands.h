@@ -14,6 +14,9 @@ int cmd_policy_learn(int argc, char **argv);
 int cmd_policy(int argc, char **argv);
 int cmd_policy_gen(int argc, char **argv);
 int cmd_policy_check(int argc, char **argv);
+int cmd_evaluate(int argc, char **argv);
+/* A policy's import warnings (policy_warnings()), one "attestctl: warning:" line each on stderr. */
+void print_warnings(const char *file, const char *w);
 /* cmd_online.c: operator calls to a running verifier */
 int cmd_agents(int argc, char **argv);
 int cmd_agent(int argc, char **argv);
