@@ -378,19 +378,18 @@ void handle_policy_get(const struct http_request *req, struct http_response *res
 	http_reply_json(resp, 200, json);
 }
 
-/* policy_warnings()' lines as a JSON list of strings; NULL on allocation failure. */
-static json_t *warnings_json(const char *w)
+/* The policy's import warnings as a JSON list of strings; NULL on allocation failure. */
+static json_t *warnings_json(const struct policy *p)
 {
 	json_t *a = json_array();
+	const char *w;
+	size_t n;
 
-	while (a && *w) {
-		size_t n = strcspn(w, "\n");
-
+	for (size_t i = 0; a && (w = policy_warning(p, i, &n)); i++) {
 		if (json_array_append_new(a, json_stringn(w, n))) {
 			json_decref(a);
 			return NULL;
 		}
-		w += n + (w[n] == '\n');
 	}
 	return a;
 }
@@ -414,7 +413,7 @@ void handle_policy_put(const struct http_request *req, struct http_response *res
 	}
 	/* What an imported Keylime policy asks for that is not enforced as Keylime would: the
 	 * operator sees it in the answer (attestctl prints it), nothing is dropped silently. */
-	warnings = warnings_json(policy_warnings(p));
+	warnings = warnings_json(p);
 	policy_unref(p);
 	if (!warnings) {
 		http_reply_error(resp, 500, "internal", "out of memory");

@@ -224,14 +224,13 @@ static int setup_token(const struct options *o, uint8_t digest[32])
 }
 
 /* What an imported Keylime policy does not enforce as Keylime would: one log line each. */
-static void log_warnings(const char *file, const char *w)
+static void log_warnings(const char *file, const struct policy *p)
 {
-	while (*w) {
-		size_t n = strcspn(w, "\n");
+	const char *w;
+	size_t n;
 
+	for (size_t i = 0; (w = policy_warning(p, i, &n)); i++)
 		log_warn("policy \"%s\": %.*s", file, (int)n, w);
-		w += n + (w[n] == '\n');
-	}
 }
 
 static int load_default_policy(struct app *app, const char *file)
@@ -254,7 +253,7 @@ static int load_default_policy(struct app *app, const char *file)
 		free(json);
 		return -EINVAL;
 	}
-	log_warnings(file, policy_warnings(p));
+	log_warnings(file, p);
 	policy_unref(p);
 	ret = store_policy_put(app->store, POLICY_DEFAULT_NAME, json, "command line",
 			       (int64_t)time(NULL), &ver);

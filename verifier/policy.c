@@ -630,6 +630,22 @@ const char *policy_warnings(const struct policy *p)
 	return p ? dynbuf_str(&p->warnings) : "";
 }
 
+const char *policy_warning(const struct policy *p, size_t i, size_t *len)
+{
+	const char *w = policy_warnings(p);
+
+	for (; *w; i--) {
+		size_t n = strcspn(w, "\n");
+
+		if (!i) {
+			*len = n;
+			return w;
+		}
+		w += n + (w[n] == '\n');
+	}
+	return NULL;
+}
+
 const char *policy_decision_name(enum policy_decision d)
 {
 	switch (d) {
@@ -681,8 +697,7 @@ bool policy_is_keylime(const struct policy *p)
 
 /* --- loading ---------------------------------------------------------------------------- */
 
-__attribute__((format(printf, 3, 4)))
-static void seterr(char *err, size_t errlen, const char *fmt, ...)
+void policy_seterr(char *err, size_t errlen, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -691,6 +706,18 @@ static void seterr(char *err, size_t errlen, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(err, errlen, fmt, ap);
 	va_end(ap);
+}
+
+#define seterr policy_seterr
+
+void policy_warn(struct dynbuf *warnings, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	dynbuf_vaddf(warnings, fmt, ap);
+	va_end(ap);
+	dynbuf_adds(warnings, "\n");
 }
 
 static bool depth_ok(const json_t *v, unsigned depth)
@@ -1185,17 +1212,6 @@ static int load_ours(struct policy *p, const json_t *root, char *err, size_t err
 	return 0;
 }
 
-__attribute__((format(printf, 2, 3)))
-static void add_warning(struct policy *p, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	dynbuf_vaddf(&p->warnings, fmt, ap);
-	va_end(ap);
-	dynbuf_adds(&p->warnings, "\n");
-}
-
 /*
  * The "ima" object of a Keylime policy: ignored_keyrings is policy_keys.c's; the others change
  * nothing here, which the importer says rather than drops.
@@ -1216,12 +1232,12 @@ static int keylime_ima(struct policy *p, const json_t *ima, char *err, size_t er
 			continue;
 		if (!strcmp(key, "log_hash_alg")) {
 			if (!json_is_string(v) || strcmp(json_string_value(v), "sha1") != 0)
-				add_warning(p, "ima.log_hash_alg: not used; the verifier checks the SHA-1 template hash of the binary list (Linux 6.1) and replays every quoted PCR 10 bank");
+				policy_warn(&p->warnings, "ima.log_hash_alg: not used; the verifier checks the SHA-1 template hash of the binary list (Linux 6.1) and replays every quoted PCR 10 bank");
 		} else if (!strcmp(key, "dm_policy")) {
 			if (!json_is_null(v))
-				add_warning(p, "ima.dm_policy: device-mapper measurements are not checked against it; their ima-buf entries are judged by name against \"digests\" and fail unless listed");
+				policy_warn(&p->warnings, "ima.dm_policy: device-mapper measurements are not checked against it; their ima-buf entries are judged by name against \"digests\" and fail unless listed");
 		} else {
-			add_warning(p, "ima.%.64s: unknown key, not used", key);
+			policy_warn(&p->warnings, "ima.%.64s: unknown key, not used", key);
 		}
 	}
 	return 0;
@@ -1280,7 +1296,7 @@ static int load_keylime(struct policy *p, const json_t *root, char *err, size_t 
 		while (i < sizeof(known) / sizeof(known[0]) && strcmp(key, known[i]))
 			i++;
 		if (i == sizeof(known) / sizeof(known[0]))
-			add_warning(p, "%.64s: unknown key, not used", key);
+			policy_warn(&p->warnings, "%.64s: unknown key, not used", key);
 	}
 	return 0;
 }

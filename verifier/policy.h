@@ -75,6 +75,8 @@ const struct policy_keys *policy_keys(const struct policy *p);
  * ("" when none); the PUT's answer and `attestctl policy put` show them.
  */
 const char *policy_warnings(const struct policy *p);
+/* Warning i of those (its *len bytes, not NUL-terminated), or NULL past the last. */
+const char *policy_warning(const struct policy *p, size_t i, size_t *len);
 /* Stable lowercase name of a decision ("allowed", "not_in_allowlist", ...). */
 const char *policy_decision_name(enum policy_decision d);
 

@@ -3,7 +3,6 @@
 
 #include <errno.h>
 #include <libgen.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,18 +13,8 @@
 #include "proto/dynbuf.h"
 #include "proto/encoding.h"
 #include "proto/limits.h"
+#include "verifier/policy_json.h"
 
-__attribute__((format(printf, 3, 4)))
-static void seterr(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || !errlen)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 /* keys[i].file -> keys[i].pem or .der; the file relative to dir unless absolute. */
 static int inline_key(json_t *key, size_t i, const char *dir, char *err, size_t errlen)
@@ -37,18 +26,18 @@ static int inline_key(json_t *key, size_t i, const char *dir, char *err, size_t 
 	int rc;
 
 	if (!name || !*name) {
-		seterr(err, errlen, "keys[%zu]: \"file\" must be a file name", i);
+		policy_seterr(err, errlen, "keys[%zu]: \"file\" must be a file name", i);
 		return -EINVAL;
 	}
 	if (snprintf(path, sizeof(path), "%s%s%s", name[0] == '/' ? "" : dir,
 		     name[0] == '/' ? "" : "/", name) >= (int)sizeof(path)) {
-		seterr(err, errlen, "keys[%zu]: file name too long", i);
+		policy_seterr(err, errlen, "keys[%zu]: file name too long", i);
 		return -ENAMETOOLONG;
 	}
 	dynbuf_init(&b, LIMIT_POLICY_KEY_BYTES);
 	rc = file_read(path, &b);
 	if (rc) {
-		seterr(err, errlen, "keys[%zu]: cannot read key file \"%s\": %s", i, path,
+		policy_seterr(err, errlen, "keys[%zu]: cannot read key file \"%s\": %s", i, path,
 		       rc == -EFBIG ? "larger than LIMIT_POLICY_KEY_BYTES" : strerror(-rc));
 		return rc;
 	}
@@ -64,7 +53,7 @@ static int inline_key(json_t *key, size_t i, const char *dir, char *err, size_t 
 	}
 	dynbuf_release(&b);
 	if (rc || json_object_del(key, "file")) {
-		seterr(err, errlen, "keys[%zu]: key file \"%s\" is neither PEM text nor DER", i, path);
+		policy_seterr(err, errlen, "keys[%zu]: key file \"%s\" is neither PEM text nor DER", i, path);
 		return -EINVAL;
 	}
 	return 0;
@@ -121,7 +110,7 @@ int policy_file_read(const char *path, char **out, size_t *out_len, char *err, s
 	dynbuf_init(&b, LIMIT_POLICY_BYTES);
 	rc = file_read(path, &b);
 	if (rc) {
-		seterr(err, errlen, "cannot read policy \"%s\": %s", path,
+		policy_seterr(err, errlen, "cannot read policy \"%s\": %s", path,
 		       rc == -EFBIG ? "larger than LIMIT_POLICY_BYTES" : strerror(-rc));
 		return rc;
 	}
@@ -129,7 +118,7 @@ int policy_file_read(const char *path, char **out, size_t *out_len, char *err, s
 	if (!text)
 		return -ENOMEM;
 	if (strlen(text) != len) {
-		seterr(err, errlen, "policy \"%s\" contains a NUL byte", path);
+		policy_seterr(err, errlen, "policy \"%s\" contains a NUL byte", path);
 		free(text);
 		return -EINVAL;
 	}

@@ -1,14 +1,18 @@
 /*
- * policy_json: how a policy's JSON spells a digest, for policy.c and the files that load a
- * section of the policy (policy_keys.c). Implemented in policy.c, which owns the format.
+ * policy_json: what policy.c shares with the files that load a part of a policy
+ * (policy_keys.c, policy_file.c): how the JSON spells a digest, the one-line error and the
+ * import warning. Implemented in policy.c, which owns the format.
  */
 #ifndef VERIFIER_POLICY_JSON_H
 #define VERIFIER_POLICY_JSON_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include <jansson.h>
+
+#include "proto/dynbuf.h"
 
 /*
  * A digest: in our format "alg:hex" (lowercase hex, alg sha1/sha256/sha384/sha512); in
@@ -19,5 +23,12 @@ uint16_t policy_json_digest(const json_t *v, bool keylime, uint8_t *out, const c
 
 /* "alg:hex" as a new JSON string (NULL for an unknown alg or on allocation failure). */
 json_t *policy_json_digest_string(uint16_t alg, const uint8_t *digest);
+
+/* printf into err[errlen] (nothing when err is NULL or errlen 0): a loader's one-line reason. */
+void policy_seterr(char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* Appends one warning line to warnings (policy_warnings()' text). */
+void policy_warn(struct dynbuf *warnings, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #endif

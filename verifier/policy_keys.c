@@ -8,7 +8,6 @@
 #include "verifier/policy_keys.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,17 +64,6 @@ static const struct ring_digest *ring_digest_at(const struct keyring *r, size_t 
 	return (const struct ring_digest *)r->digs.buf + i;
 }
 
-__attribute__((format(printf, 3, 4)))
-static void seterr(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || !errlen)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 struct policy_keys *policy_keys_new(void)
 {
@@ -148,29 +136,29 @@ static int load_key_object(struct policy_keys *k, size_t i, const json_t *o, cha
 	json_object_foreach((json_t *)o, key, v) {
 		if (strcmp(key, "pem") && strcmp(key, "der") && strcmp(key, "keyid")) {
 			if (!strcmp(key, "file"))
-				seterr(err, errlen, "keys[%zu]: \"file\" is read by the tool that reads the policy file (attestctl, verifier --policy); a policy sent to the verifier carries its keys inline (\"pem\" or \"der\")",
+				policy_seterr(err, errlen, "keys[%zu]: \"file\" is read by the tool that reads the policy file (attestctl, verifier --policy); a policy sent to the verifier carries its keys inline (\"pem\" or \"der\")",
 				       i);
 			else
-				seterr(err, errlen, "keys[%zu]: unknown key \"%.64s\" (pem, der, keyid)", i, key);
+				policy_seterr(err, errlen, "keys[%zu]: unknown key \"%.64s\" (pem, der, keyid)", i, key);
 			return -EINVAL;
 		}
 	}
 	if (!!pem + !!der != 1) {
-		seterr(err, errlen, "keys[%zu]: give exactly one of \"pem\" and \"der\"", i);
+		policy_seterr(err, errlen, "keys[%zu]: give exactly one of \"pem\" and \"der\"", i);
 		return -EINVAL;
 	}
 	if (kid) {
 		const char *s = json_string_value(kid);
 
 		if (!s || json_string_length(kid) != 8 || hex_decode(s, 8, idb, sizeof(idb)) != 4) {
-			seterr(err, errlen, "keys[%zu]: \"keyid\" must be 8 hex digits", i);
+			policy_seterr(err, errlen, "keys[%zu]: \"keyid\" must be 8 hex digits", i);
 			return -EINVAL;
 		}
 		keyid = (uint32_t)idb[0] << 24 | (uint32_t)idb[1] << 16 | (uint32_t)idb[2] << 8 | idb[3];
 	}
 	if (pem) {
 		if (!json_is_string(pem)) {
-			seterr(err, errlen, "keys[%zu]: \"pem\" must be a string", i);
+			policy_seterr(err, errlen, "keys[%zu]: \"pem\" must be a string", i);
 			return -EINVAL;
 		}
 		rc = imasig_keyset_add(k->ks, (const uint8_t *)json_string_value(pem),
@@ -178,14 +166,14 @@ static int load_key_object(struct policy_keys *k, size_t i, const json_t *o, cha
 	} else {
 		if (!json_is_string(der) ||
 		    !(bytes = base64_decode_alloc(json_string_value(der), json_string_length(der), &len))) {
-			seterr(err, errlen, "keys[%zu]: \"der\" must be base64", i);
+			policy_seterr(err, errlen, "keys[%zu]: \"der\" must be base64", i);
 			return -EINVAL;
 		}
 		rc = imasig_keyset_add(k->ks, bytes, len, kid ? &keyid : NULL, NULL, &why);
 		free(bytes);
 	}
 	if (rc)
-		seterr(err, errlen, "keys[%zu]: %s", i, rc == -ENOMEM ? "out of memory" : why);
+		policy_seterr(err, errlen, "keys[%zu]: %s", i, rc == -ENOMEM ? "out of memory" : why);
 	return rc;
 }
 
@@ -196,16 +184,16 @@ static int load_keys(struct policy_keys *k, const json_t *v, char *err, size_t e
 	int rc;
 
 	if (!json_is_array(v)) {
-		seterr(err, errlen, "\"keys\" must be a list of {\"pem\": ...} or {\"der\": ...}");
+		policy_seterr(err, errlen, "\"keys\" must be a list of {\"pem\": ...} or {\"der\": ...}");
 		return -EINVAL;
 	}
 	if (json_array_size(v) > LIMIT_POLICY_KEYS) {
-		seterr(err, errlen, "\"keys\": more than %d keys", LIMIT_POLICY_KEYS);
+		policy_seterr(err, errlen, "\"keys\": more than %d keys", LIMIT_POLICY_KEYS);
 		return -E2BIG;
 	}
 	json_array_foreach(v, i, o) {
 		if (!json_is_object(o)) {
-			seterr(err, errlen, "keys[%zu]: must be an object", i);
+			policy_seterr(err, errlen, "keys[%zu]: must be an object", i);
 			return -EINVAL;
 		}
 		rc = load_key_object(k, i, o, err, errlen);
@@ -224,7 +212,7 @@ static int load_required(struct policy_keys *k, const json_t *v, char *err, size
 	int rc;
 
 	if (!json_is_array(v)) {
-		seterr(err, errlen, "\"require_signatures\" must be a list of path prefixes");
+		policy_seterr(err, errlen, "\"require_signatures\" must be a list of path prefixes");
 		return -EINVAL;
 	}
 	json_array_foreach(v, i, s) {
@@ -233,13 +221,13 @@ static int load_required(struct policy_keys *k, const json_t *v, char *err, size
 
 		if (!p || len == 0 || len > LIMIT_IMA_PATH || strlen(p) != len || p[0] != '/' ||
 		    memchr(p, ' ', len)) {
-			seterr(err, errlen, "require_signatures[%zu]: a path prefix starting with '/', at most %u bytes, with '_' for spaces as IMA records them",
+			policy_seterr(err, errlen, "require_signatures[%zu]: a path prefix starting with '/', at most %u bytes, with '_' for spaces as IMA records them",
 			       i, LIMIT_IMA_PATH);
 			return -EINVAL;
 		}
 		rc = strings_add(&k->prefixes, &k->nprefixes, p);
 		if (rc) {
-			seterr(err, errlen, "require_signatures: more than %u prefixes",
+			policy_seterr(err, errlen, "require_signatures: more than %u prefixes",
 			       LIMIT_POLICY_SIG_PREFIXES);
 			return rc;
 		}
@@ -290,19 +278,19 @@ static int load_keyrings(struct policy_keys *k, const json_t *v, bool keylime, c
 	int rc;
 
 	if (!json_is_object(v)) {
-		seterr(err, errlen, "\"keyrings\" must be an object of keyring name -> list of digests");
+		policy_seterr(err, errlen, "\"keyrings\" must be an object of keyring name -> list of digests");
 		return -EINVAL;
 	}
 	json_object_foreach((json_t *)v, name, list) {
 		struct keyring *r;
 
 		if (!keyring_name_ok(name, strlen(name))) {
-			seterr(err, errlen, "keyrings[\"%.64s\"]: a keyring name of 1 to %u bytes", name,
+			policy_seterr(err, errlen, "keyrings[\"%.64s\"]: a keyring name of 1 to %u bytes", name,
 			       KEYRING_NAME_MAX);
 			return -EINVAL;
 		}
 		if (!json_is_array(list) || json_array_size(list) > LIMIT_POLICY_DIGESTS_PER_PATH) {
-			seterr(err, errlen, "keyrings[\"%.64s\"]: a list of at most %u digests", name,
+			policy_seterr(err, errlen, "keyrings[\"%.64s\"]: a list of at most %u digests", name,
 			       LIMIT_POLICY_DIGESTS_PER_PATH);
 			return -EINVAL;
 		}
@@ -317,7 +305,7 @@ static int load_keyrings(struct policy_keys *k, const json_t *v, bool keylime, c
 				return -ENOMEM;
 			if (dynbuf_add(&k->rings, &nr, sizeof(nr))) {
 				free(nr.name);
-				seterr(err, errlen, "keyrings: more than %u keyrings", LIMIT_POLICY_KEYRINGS);
+				policy_seterr(err, errlen, "keyrings: more than %u keyrings", LIMIT_POLICY_KEYRINGS);
 				return dynbuf_error(&k->rings);
 			}
 			r = ring_at(k, k->nrings++);
@@ -326,12 +314,12 @@ static int load_keyrings(struct policy_keys *k, const json_t *v, bool keylime, c
 			uint16_t alg = policy_json_digest(d, keylime, dig, &why);
 
 			if (!alg) {
-				seterr(err, errlen, "keyrings[\"%.64s\"][%zu]: %s", name, i, why);
+				policy_seterr(err, errlen, "keyrings[\"%.64s\"][%zu]: %s", name, i, why);
 				return -EINVAL;
 			}
 			rc = ring_add_digest(r, alg, dig);
 			if (rc) {
-				seterr(err, errlen, "keyrings[\"%.64s\"]: cannot store (%s)", name,
+				policy_seterr(err, errlen, "keyrings[\"%.64s\"]: cannot store (%s)", name,
 				       strerror(-rc));
 				return rc;
 			}
@@ -348,14 +336,14 @@ static int load_ignored(struct policy_keys *k, const json_t *v, const char *what
 	int rc;
 
 	if (!json_is_array(v)) {
-		seterr(err, errlen, "\"%s\" must be a list of keyring names or \"*\"", what);
+		policy_seterr(err, errlen, "\"%s\" must be a list of keyring names or \"*\"", what);
 		return -EINVAL;
 	}
 	json_array_foreach(v, i, s) {
 		const char *name = json_string_value(s);
 
 		if (!name || !keyring_name_ok(name, json_string_length(s))) {
-			seterr(err, errlen, "%s[%zu]: a keyring name of 1 to %u bytes, or \"*\"", what, i,
+			policy_seterr(err, errlen, "%s[%zu]: a keyring name of 1 to %u bytes, or \"*\"", what, i,
 			       KEYRING_NAME_MAX);
 			return -EINVAL;
 		}
@@ -365,7 +353,7 @@ static int load_ignored(struct policy_keys *k, const json_t *v, const char *what
 		}
 		rc = strings_add(&k->ignored, &k->nignored, name);
 		if (rc) {
-			seterr(err, errlen, "%s: more than %u names", what, LIMIT_POLICY_KEYRINGS);
+			policy_seterr(err, errlen, "%s: more than %u names", what, LIMIT_POLICY_KEYRINGS);
 			return rc;
 		}
 	}
@@ -388,18 +376,6 @@ int policy_keys_load(struct policy_keys *k, const char *key, const json_t *v, ch
 
 /* --- Keylime ----------------------------------------------------------------------------- */
 
-static void warn(struct dynbuf *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void warn(struct dynbuf *w, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	dynbuf_vaddf(w, fmt, ap);
-	va_end(ap);
-	dynbuf_adds(w, "\n");
-}
-
 /*
  * verification-keys: a string holding Keylime's ImaKeyring JSON, {"pubkeys": [base64 DER
  * SubjectPublicKeyInfo, ...], "keyids": [int, ...]} (keyids optional, by position). Keylime
@@ -415,7 +391,7 @@ static int load_verification_keys(struct policy_keys *k, const json_t *v, struct
 	int rc = -EINVAL;
 
 	if (!json_is_string(v)) {
-		seterr(err, errlen, "keylime \"verification-keys\" must be a string");
+		policy_seterr(err, errlen, "keylime \"verification-keys\" must be a string");
 		return -EINVAL;
 	}
 	if (json_string_length(v) == 0)
@@ -432,18 +408,18 @@ static int load_verification_keys(struct policy_keys *k, const json_t *v, struct
 	pubkeys = json_object_get(ring, "pubkeys");
 	keyids = json_object_get(ring, "keyids");
 	if (!json_is_object(ring) || !json_is_array(pubkeys) || (keyids && !json_is_array(keyids))) {
-		seterr(err, errlen, "keylime \"verification-keys\" is not {\"pubkeys\": [...], \"keyids\": [...]}");
+		policy_seterr(err, errlen, "keylime \"verification-keys\" is not {\"pubkeys\": [...], \"keyids\": [...]}");
 		goto out;
 	}
 	if (json_array_size(pubkeys) > LIMIT_POLICY_KEYS) {
-		seterr(err, errlen, "keylime \"verification-keys\": more than %d keys", LIMIT_POLICY_KEYS);
+		policy_seterr(err, errlen, "keylime \"verification-keys\": more than %d keys", LIMIT_POLICY_KEYS);
 		rc = -E2BIG;
 		goto out;
 	}
 	json_array_foreach(keyids, i, pk) {
 		if (!json_is_integer(pk) || json_integer_value(pk) < 0 ||
 		    json_integer_value(pk) > (json_int_t)UINT32_MAX) {
-			seterr(err, errlen, "keylime \"verification-keys\": keyids[%zu] is not a 32-bit key id", i);
+			policy_seterr(err, errlen, "keylime \"verification-keys\": keyids[%zu] is not a 32-bit key id", i);
 			goto out;
 		}
 	}
@@ -466,7 +442,7 @@ static int load_verification_keys(struct policy_keys *k, const json_t *v, struct
 			goto out;
 		}
 		if (r)
-			warn(w, "verification-keys: key %zu not used (%s); files it signed are judged by the digest list",
+			policy_warn(w, "verification-keys: key %zu not used (%s); files it signed are judged by the digest list",
 			     i, why);
 	}
 	rc = 0;
@@ -493,7 +469,7 @@ int policy_keys_load_keylime(struct policy_keys *k, const json_t *root, struct d
 		if (rc)
 			return rc;
 		if (k->nrings)
-			warn(warnings, "keyrings: a key the machine loads onto a listed keyring is accepted, but unlike Keylime it does not become a signing key for later entries: list it under \"keys\" to trust its signatures");
+			policy_warn(warnings, "keyrings: a key the machine loads onto a listed keyring is accepted, but unlike Keylime it does not become a signing key for later entries: list it under \"keys\" to trust its signatures");
 	}
 	v = json_object_get(ima, "ignored_keyrings");
 	if (v) {

@@ -14,6 +14,34 @@
 #ifndef TESTS_UNIT_IMASIG_VECTORS_H
 #define TESTS_UNIT_IMASIG_VECTORS_H
 
+#include <string.h>
+
+#include "proto/encoding.h"
+
+/* A vector decoded from hex or base64 (empty if it does not decode). */
+struct bytes {
+	uint8_t b[2048];
+	size_t n;
+};
+
+static inline struct bytes hex(const char *h)
+{
+	struct bytes out;
+	ssize_t n = hex_decode(h, strlen(h), out.b, sizeof(out.b));
+
+	out.n = n < 0 ? 0 : (size_t)n;
+	return out;
+}
+
+static inline struct bytes b64(const char *s)
+{
+	struct bytes out;
+	ssize_t n = base64_decode(s, strlen(s), out.b, sizeof(out.b));
+
+	out.n = n < 0 ? 0 : (size_t)n;
+	return out;
+}
+
 static const char __attribute__((unused)) kl_rsa_pem[] =
 	"-----BEGIN PUBLIC KEY-----\n"
 	"MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEA1cD7bW5tX5qIVgWskS5t\n"

@@ -20,29 +20,6 @@
 #include "tests/unit/check.h"
 #include "tests/unit/imasig_vectors.h"
 
-struct bytes {
-	uint8_t b[2048];
-	size_t n;
-};
-
-static struct bytes hex(const char *h)
-{
-	struct bytes out;
-	ssize_t n = hex_decode(h, strlen(h), out.b, sizeof(out.b));
-
-	out.n = n < 0 ? 0 : (size_t)n;
-	return out;
-}
-
-static struct bytes b64(const char *s)
-{
-	struct bytes out;
-	ssize_t n = base64_decode(s, strlen(s), out.b, sizeof(out.b));
-
-	out.n = n < 0 ? 0 : (size_t)n;
-	return out;
-}
-
 static int add_text(struct imasig_keyset *ks, const char *pem, uint32_t *id)
 {
 	const char *why = NULL;

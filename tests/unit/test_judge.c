@@ -18,20 +18,6 @@
 #define OTHER256 "bad05d13792292e202dbf69a6f1b07bc8a02f01424db8489ba7bb7d43c0290ef"
 #define KEYRING_CERT_SHA256 "a7d52aaa18c23d2d9bb2abb4308c0eeee67387a42259f4a6b1a42257065f3d5a"
 
-struct vec {
-	uint8_t b[2048];
-	size_t n;
-};
-
-static struct vec hx(const char *h)
-{
-	struct vec v;
-	ssize_t n = hex_decode(h, strlen(h), v.b, sizeof(v.b));
-
-	v.n = n < 0 ? 0 : (size_t)n;
-	return v;
-}
-
 /* The PEM's base64 body: the DER SubjectPublicKeyInfo, as a policy's "der". */
 static char *pem_body(const char *pem)
 {
@@ -60,7 +46,7 @@ static struct policy *mk(json_t *root)
 }
 
 /* An ima-sig style entry: path, sha256 digest, optional signature field. */
-static struct ima_entry ent(const char *path, const struct vec *digest, const struct vec *sig)
+static struct ima_entry ent(const char *path, const struct bytes *digest, const struct bytes *sig)
 {
 	struct ima_entry e;
 
@@ -104,7 +90,7 @@ static json_t *keys_both(void)
 
 static void test_no_policy(void)
 {
-	struct vec d = hx(KL_DD_SHA256), s = hx(KL_ZMORE_BAD_SIG);
+	struct bytes d = hex(KL_DD_SHA256), s = hex(KL_ZMORE_BAD_SIG);
 	struct ima_entry e = ent("/usr/bin/dd", &d, &s);
 
 	EXPECT(NULL, &e, "allowed", "no policy: even a malformed signature passes");
@@ -114,8 +100,8 @@ static void test_no_policy(void)
 
 static void test_signed_files(void)
 {
-	struct vec d_dd = hx(KL_DD_SHA256), d_zm = hx(KL_ZMORE_SHA256), other = hx(OTHER256);
-	struct vec s_dd = hx(KL_DD_SIG), s_zm = hx(KL_ZMORE_SIG);
+	struct bytes d_dd = hex(KL_DD_SHA256), d_zm = hex(KL_ZMORE_SHA256), other = hex(OTHER256);
+	struct bytes s_dd = hex(KL_DD_SIG), s_zm = hex(KL_ZMORE_SIG);
 	struct policy *keys = mk(json_pack("{s:i, s:o}", "version", 1, "keys", keys_both()));
 	struct policy *wrong = mk(json_pack("{s:i, s:o, s:{s:[s], s:[s]}}", "version", 1, "keys",
 					    keys_both(), "digests", "/usr/bin/dd", "sha256:" OTHER256,
@@ -161,8 +147,8 @@ static void test_signed_files(void)
 
 static void test_malformed_and_excludes(void)
 {
-	struct vec d = hx(KL_ZMORE_SHA256), bad = hx(KL_ZMORE_BAD_SIG), other = hx(OTHER256);
-	struct vec s_zm = hx(KL_ZMORE_SIG);
+	struct bytes d = hex(KL_ZMORE_SHA256), bad = hex(KL_ZMORE_BAD_SIG), other = hex(OTHER256);
+	struct bytes s_zm = hex(KL_ZMORE_SIG);
 	struct policy *ex = mk(json_pack("{s:i, s:o, s:[s]}", "version", 1, "keys", keys_both(),
 					 "excludes", "/usr/bin/.*"));
 	struct policy *listed = mk(json_pack("{s:i, s:{s:[s]}}", "version", 1, "digests",
@@ -179,8 +165,8 @@ static void test_malformed_and_excludes(void)
 
 static void test_required(void)
 {
-	struct vec d_dd = hx(KL_DD_SHA256), d_zm = hx(KL_ZMORE_SHA256), s_dd = hx(KL_DD_SIG);
-	struct vec s_zm = hx(KL_ZMORE_SIG), d1 = hx(KL_DD_SHA1), s1 = hx(KL_DD_SHA1_SIG);
+	struct bytes d_dd = hex(KL_DD_SHA256), d_zm = hex(KL_ZMORE_SHA256), s_dd = hex(KL_DD_SIG);
+	struct bytes s_zm = hex(KL_ZMORE_SIG), d1 = hex(KL_DD_SHA1), s1 = hex(KL_DD_SHA1_SIG);
 	char *rsa = pem_body(kl_rsa_pem);
 	struct policy *p = mk(json_pack("{s:i, s:[{s:s}], s:[s], s:{s:[s, s], s:[s]}}", "version", 1,
 					"keys", "der", rsa, "require_signatures", "/usr/",
@@ -203,8 +189,8 @@ static void test_required(void)
 
 static void test_keyrings(void)
 {
-	struct vec cert = hx(KL_KEYRING_CERT), d = hx(KEYRING_CERT_SHA256), other = hx(OTHER256);
-	struct vec cmdline = {.b = "console=ttyS0", .n = 13};
+	struct bytes cert = hex(KL_KEYRING_CERT), d = hex(KEYRING_CERT_SHA256), other = hex(OTHER256);
+	struct bytes cmdline = {.b = "console=ttyS0", .n = 13};
 	struct policy *ring = mk(json_pack("{s:i, s:{s:[s]}}", "version", 1, "keyrings", ".ima",
 					   "sha256:" KEYRING_CERT_SHA256));
 	struct policy *none = mk(json_pack("{s:i, s:{s:[s]}}", "version", 1, "digests", ".ima",
@@ -240,7 +226,7 @@ static void test_keyrings(void)
 
 static void test_unjudgeable_and_violations(void)
 {
-	struct vec d = hx(KL_DD_SHA256);
+	struct bytes d = hex(KL_DD_SHA256);
 	struct policy *p = mk(json_pack("{s:i, s:s}", "version", 1, "violations", "ignore"));
 	struct policy *strict = mk(json_pack("{s:i}", "version", 1));
 	struct ima_entry e = ent("/x", &d, NULL);

@@ -132,7 +132,7 @@ int cmd_evaluate(int argc, char **argv)
 		fprintf(stderr, "attestctl evaluate: invalid policy \"%s\": %s\n", policy_path, err);
 		goto out;
 	}
-	print_warnings(policy_path, policy_warnings(pol));
+	print_warnings(policy_path, pol);
 	r = file_map(list_path, &buf, &len);
 	if (r < 0) {
 		fprintf(stderr, "attestctl evaluate: cannot read \"%s\": %s\n", list_path, strerror(-r));

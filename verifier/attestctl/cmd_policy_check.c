@@ -22,14 +22,13 @@
 static const char usage_text[] = "usage: attestctl policy-check POLICY [PATH ALG:HEX]\n";
 
 /* Import warnings of a Keylime policy, one stderr line each. */
-void print_warnings(const char *file, const char *w)
+void print_warnings(const char *file, const struct policy *p)
 {
-	while (*w) {
-		size_t n = strcspn(w, "\n");
+	const char *w;
+	size_t n;
 
+	for (size_t i = 0; (w = policy_warning(p, i, &n)); i++)
 		fprintf(stderr, "attestctl: warning: %s: %.*s\n", file, (int)n, w);
-		w += n + (w[n] == '\n');
-	}
 }
 
 int cmd_policy_check(int argc, char **argv)
@@ -60,7 +59,7 @@ int cmd_policy_check(int argc, char **argv)
 		rc = 1;
 		goto out;
 	}
-	print_warnings(argv[1], policy_warnings(pol));
+	print_warnings(argv[1], pol);
 	if (argc == 2) {
 		const struct policy_keys *k = policy_keys(pol);
 
