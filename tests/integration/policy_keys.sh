@@ -47,6 +47,15 @@ check_eq "GET returns the keys inline" 2 "$(op "$URL/v1/policies/signed" | jq '[
 "$B/attestctl" policy-check "$W/pol/signed.json" >"$W/check.out" 2>&1
 check "policy-check counts keys and prefixes" grep -q '2 signing keys, 1 signed prefixes' "$W/check.out"
 
+# policy diff: the file (its key files read as put reads them) equals what put stored; a key
+# dropped is a change a reviewer sees.
+ctl policy diff "$W/pol/signed.json" @signed >"$W/diff0"
+check_eq "policy diff of the file and what put stored: same (exit 0)" 0 $?
+jq '.keys |= .[:1]' "$W/pol/signed.json" >"$W/pol/one-key.json"
+ctl policy diff @signed "$W/pol/one-key.json" >"$W/diff1"
+check_eq "policy diff with a key dropped: exit 1" 1 $?
+check "the dropped key is shown" grep -q '^-keys {.*"der":' "$W/diff1"
+
 # A reference the verifier cannot read is refused, naming the way to send it.
 code=$(op -o "$W/file.json" -w '%{http_code}' -X PUT --data-binary @"$W/pol/signed.json" "$URL/v1/policies/raw")
 check_eq "PUT with a key file reference: 400" 400 "$code"

@@ -3,8 +3,10 @@
  *
  * Named policies on a running verifier (every put is a new version; the verifier keeps the old
  * ones and who made them). diff compares two policies, each a file or @NAME on the verifier,
- * and prints one line per change: `+ PATH ALG:HEX`, `- PATH ALG:HEX`, `+exclude RE`,
- * `-exclude RE`, and changed settings. put sends key files the policy names inline
+ * and prints one line per change: `+ PATH ALG:HEX`, `- PATH ALG:HEX`, `+excludes RE`,
+ * `-excludes RE`, the same for digest_only, keys (a trusted signing key added or dropped is a
+ * change a reviewer must see), require_signatures and ignored_keyrings, and changed settings
+ * (keyrings among them). put sends key files the policy names inline
  * (policy_file.h) and prints the verifier's import warnings on stderr (what a Keylime policy
  * asks for that is not enforced as Keylime would). Exit 0 (diff: 0 same, 1 different), 1 the
  * verifier refused, 2 usage, I/O or transport error. Common options as in online.h.
@@ -15,7 +17,6 @@
 
 #include <jansson.h>
 
-#include "common/file.h"
 #include "proto/dynbuf.h"
 #include "proto/limits.h"
 #include "verifier/attestctl/commands.h"
@@ -26,19 +27,6 @@ static const char usage_text[] =
 	"usage: attestctl policy get NAME | put NAME FILE | assign AGENT NAME | diff OLD NEW\n"
 	"       (OLD and NEW are files or @NAME on the verifier)\n"
 	"       [--verifier URL] [--ca FILE] [--token-file FILE]\n";
-
-static char *read_text(const char *path)
-{
-	struct dynbuf b;
-	char *out;
-
-	dynbuf_init(&b, LIMIT_POLICY_BYTES);
-	out = file_read(path, &b) == 0 ? dynbuf_take(&b, NULL) : NULL;
-	if (!out)
-		fprintf(stderr, "attestctl: cannot read \"%s\"\n", path);
-	dynbuf_release(&b);
-	return out;
-}
 
 /* A policy's JSON: "@NAME" from the verifier, anything else a file. NULL after a message. */
 static json_t *load_policy(const struct online_opts *o, const char *what)
@@ -56,10 +44,14 @@ static json_t *load_policy(const struct online_opts *o, const char *what)
 			return NULL;
 		return j;
 	}
-	char *text = read_text(what);
-	if (!text)
+	/* Key files resolved as put resolves them, so a file and what put stored compare equal. */
+	char *text = NULL, err[512];
+	size_t len = 0;
+	if (policy_file_read(what, &text, &len, err, sizeof(err))) {
+		fprintf(stderr, "attestctl: %s\n", err);
 		return NULL;
-	j = json_loads(text, JSON_REJECT_DUPLICATES, &jerr);
+	}
+	j = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
 	free(text);
 	if (!j)
 		fprintf(stderr, "attestctl: \"%s\" is not JSON: %s (line %d)\n", what, jerr.text,
@@ -116,7 +108,10 @@ static unsigned diff_list(json_t *a, json_t *b, const char *key, char sign)
 
 static int policy_diff(const struct online_opts *o, const char *old_src, const char *new_src)
 {
-	static const char *settings[] = {"violations", "boot_aggregate", "version"};
+	/* keyrings is compared whole, like a setting: a change to it is rare and small. */
+	static const char *settings[] = {"violations", "boot_aggregate", "version", "keyrings"};
+	static const char *lists[] = {"excludes", "digest_only", "keys", "require_signatures",
+				      "ignored_keyrings"};
 	json_t *a = load_policy(o, old_src), *b = a ? load_policy(o, new_src) : NULL;
 	unsigned n = 0;
 
@@ -126,10 +121,10 @@ static int policy_diff(const struct online_opts *o, const char *old_src, const c
 	}
 	n += diff_digests(a, b, '-');
 	n += diff_digests(b, a, '+');
-	n += diff_list(a, b, "excludes", '-');
-	n += diff_list(b, a, "excludes", '+');
-	n += diff_list(a, b, "digest_only", '-');
-	n += diff_list(b, a, "digest_only", '+');
+	for (size_t i = 0; i < sizeof(lists) / sizeof(lists[0]); i++) {
+		n += diff_list(a, b, lists[i], '-');
+		n += diff_list(b, a, lists[i], '+');
+	}
 	for (size_t i = 0; i < sizeof(settings) / sizeof(settings[0]); i++) {
 		json_t *x = json_object_get(a, settings[i]), *y = json_object_get(b, settings[i]);
 		if (!json_equal(x, y) && (x || y)) {
