@@ -89,6 +89,6 @@
 #define LIMIT_IMASIG_RSA_BITS 16384      /* the largest RSA key accepted (verify cost) */
 #define LIMIT_POLICY_KEYRINGS 256u       /* keyrings named in a policy */
 #define LIMIT_POLICY_SIG_PREFIXES 1024u  /* paths that must carry a signature */
-#define LIMIT_POLICY_WARNINGS 64u        /* import warnings kept with a policy */
+#define LIMIT_POLICY_WARNINGS 64         /* import warnings kept with a policy (the last says more) */
 
 #endif

@@ -33,8 +33,9 @@
 #include "verifier/policy_keys.h"
 
 #define POLICY_FORMAT_VERSION 1
-/* Import warnings: at most this many bytes of text (LIMIT_POLICY_WARNINGS lines of ~256). */
-#define POLICY_WARNINGS_BYTES (LIMIT_POLICY_WARNINGS * 256u)
+/* Import warnings: LIMIT_POLICY_WARNINGS lines of at most POLICY_WARNING_LINE bytes. */
+#define POLICY_WARNING_LINE 384u
+#define POLICY_WARNINGS_BYTES (LIMIT_POLICY_WARNINGS * (POLICY_WARNING_LINE + 1u))
 #define POLICY_MODE_PCRS_NAME "any-matching-pcrs"
 
 /* --- algorithms: proto/alg rows that allow ALG_USE_POLICY; records store the row index --- */
@@ -712,11 +713,25 @@ void policy_seterr(char *err, size_t errlen, const char *fmt, ...)
 
 void policy_warn(struct dynbuf *warnings, const char *fmt, ...)
 {
+	char line[POLICY_WARNING_LINE];
+	size_t lines = 0;
 	va_list ap;
 
+	for (size_t i = 0; i < warnings->len; i++)
+		lines += warnings->buf[i] == '\n';
+	/* Past the cap one last line says so: no warning disappears without a trace. */
+	if (lines >= LIMIT_POLICY_WARNINGS)
+		return;
+	if (lines == LIMIT_POLICY_WARNINGS - 1) {
+		dynbuf_adds(warnings, "more than " LIMIT_STR(LIMIT_POLICY_WARNINGS)
+			    " warnings: the rest are not listed; fix these and load the policy again\n");
+		return;
+	}
 	va_start(ap, fmt);
-	dynbuf_vaddf(warnings, fmt, ap);
+	vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
+	line[strcspn(line, "\n")] = '\0';
+	dynbuf_adds(warnings, line);
 	dynbuf_adds(warnings, "\n");
 }
 

@@ -5,6 +5,7 @@
  * The vectors and their provenance are in imasig_vectors.h.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -330,6 +331,49 @@ static void test_roundtrip(void)
 	imasig_keyset_free(ks);
 }
 
+/* One key set verified from several threads at once, as the verifier's pool threads do. */
+struct shared {
+	const struct imasig_keyset *ks;
+	int bad;
+};
+
+static void *verify_many(void *arg)
+{
+	struct shared *sh = arg;
+	struct bytes s1 = hex(KL_DD_SIG), d1 = hex(KL_DD_SHA256);
+	struct bytes s2 = hex(KL_ZMORE_SIG), d2 = hex(KL_ZMORE_SHA256);
+	struct imasig sig;
+	const char *why;
+
+	for (int i = 0; i < 100; i++) {
+		if (imasig_check(sh->ks, s1.b, s1.n, TPM2_ALG_SHA256, d1.b, d1.n, &sig, &why) !=
+			    IMASIG_VALID ||
+		    imasig_check(sh->ks, s2.b, s2.n, TPM2_ALG_SHA256, d2.b, d2.n, &sig, &why) !=
+			    IMASIG_VALID)
+			__atomic_add_fetch(&sh->bad, 1, __ATOMIC_RELAXED);
+	}
+	return NULL;
+}
+
+static void test_threads(void)
+{
+	struct imasig_keyset *ks = imasig_keyset_new();
+	struct bytes ec = b64(kl_ec_b64);
+	struct shared sh = {.ks = ks};
+	pthread_t t[4];
+	const char *why;
+
+	CHECK(add_text(ks, kl_rsa_pem, NULL) == 0 &&
+		      imasig_keyset_add(ks, ec.b, ec.n, NULL, NULL, &why) == 0,
+	      "keys added");
+	for (int i = 0; i < 4; i++)
+		CHECK(pthread_create(&t[i], NULL, verify_many, &sh) == 0, "thread %d", i);
+	for (int i = 0; i < 4; i++)
+		pthread_join(t[i], NULL);
+	CHECK(sh.bad == 0, "%d verifications failed across 4 threads", sh.bad);
+	imasig_keyset_free(ks);
+}
+
 static void test_names(void)
 {
 	CHECK(strcmp(imasig_status_name(IMASIG_VALID), "valid") == 0, "valid");
@@ -348,6 +392,7 @@ int main(void)
 	CASE(test_keyid_override);
 	CASE(test_key_forms);
 	CASE(test_roundtrip);
+	CASE(test_threads);
 	CASE(test_names);
 	return check_finish();
 }

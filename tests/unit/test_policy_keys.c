@@ -12,6 +12,7 @@
 #include <tss2/tss2_tpm2_types.h>
 
 #include "proto/encoding.h"
+#include "proto/limits.h"
 #include "tests/unit/check.h"
 #include "tests/unit/imasig_vectors.h"
 #include "verifier/policy.h"
@@ -241,11 +242,37 @@ static void test_keylime_warnings(void)
 	policy_free(p);
 }
 
+/* Past LIMIT_POLICY_WARNINGS warnings the last one says more were not listed. */
+static void test_warning_cap(void)
+{
+	json_t *ring = json_pack("{s:[]}", "pubkeys");
+	char err[256] = "", *vk;
+	struct policy *p;
+	const char *w;
+	size_t n = 0, len;
+
+	for (int i = 0; i < LIMIT_POLICY_WARNINGS + 10; i++)
+		json_array_append_new(json_object_get(ring, "pubkeys"), json_string("aGVsbG8="));
+	vk = json_dumps(ring, JSON_COMPACT);
+	p = load_json(json_pack("{s:{}, s:s}", "meta", "verification-keys", vk), err, sizeof(err));
+	CHECK(p != NULL, "loads: %s", err);
+	for (size_t i = 0; p && (w = policy_warning(p, i, &len)); i++, n++)
+		if (i == 0)
+			CHECK(strncmp(w, "verification-keys: key 0 not used", 33) == 0, "first warning");
+	CHECK(n == LIMIT_POLICY_WARNINGS, "%zu warnings listed", n);
+	w = p ? policy_warning(p, LIMIT_POLICY_WARNINGS - 1, &len) : NULL;
+	CHECK(w && strncmp(w, "more than", 9) == 0, "the last says more were not listed");
+	policy_free(p);
+	free(vk);
+	json_decref(ring);
+}
+
 int main(void)
 {
 	CASE(test_ours);
 	CASE(test_refusals);
 	CASE(test_keylime);
 	CASE(test_keylime_warnings);
+	CASE(test_warning_cap);
 	return check_finish();
 }
