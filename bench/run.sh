@@ -12,6 +12,7 @@
 #   throughput  bench/loadgen with N agents against a real verifier (fresh state per N)
 #   incr        bench/incr: a 10-entry round on a short vs a long stored list
 #   policy      bench/policy_scale: a large policy's load, memory and lookups
+#   filesig     bench/filesig: an entry judged by its signature (RSA, ECDSA) vs by the digest list
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 TOP=$PWD
@@ -25,7 +26,7 @@ else
 fi
 case $BB in /*) ;; *) BB=$TOP/$BB ;; esac
 case $OUT in /*) ;; *) OUT=$TOP/$OUT ;; esac
-ONLY=${BENCH_ONLY:-replay quote throughput incr policy}
+ONLY=${BENCH_ONLY:-replay quote throughput incr policy filesig}
 mkdir -p "$OUT" "$TOP/build"
 TMP=$(mktemp -d "$TOP/build/bench-tmp.XXXXXX")
 PIDS=()
@@ -94,7 +95,7 @@ free_port() {
 want() { [[ " $ONLY " == *" $1 "* ]]; }
 
 for bin in attestctl verifier tools/imagen bench/floor_replay bench/quote_bench bench/loadgen \
-	bench/incr bench/policy_scale; do
+	bench/incr bench/policy_scale bench/filesig; do
 	[[ -x $BB/$bin ]] || { bad "missing $BB/$bin (build first: make bench, or make)"; }
 done
 if [[ $FAILED -ne 0 ]]; then
@@ -104,10 +105,10 @@ fi
 
 if [[ -n $QUICK ]]; then
 	REPLAY_N=100000 REPS=1 QSEC=1 TQ_LOOPS=10 AGENTS=(50) LG_SEC=3 INCR_LONG=100000 INCR_ROUNDS=100
-	POLICY_N=100000 LOOKUPS=500000
+	POLICY_N=100000 LOOKUPS=500000 SIG_PATHS=10000 SIG_SEC=1
 else
 	REPLAY_N=1000000 REPS=3 QSEC=3 TQ_LOOPS=40 AGENTS=(100 1000 10000) LG_SEC=15 INCR_LONG=1000000
-	INCR_ROUNDS=300 POLICY_N=1000000 LOOKUPS=4000000
+	INCR_ROUNDS=300 POLICY_N=1000000 LOOKUPS=4000000 SIG_PATHS=1000000 SIG_SEC=6
 fi
 LG_THREADS=${LG_THREADS:-8}
 
@@ -287,6 +288,24 @@ if want policy; then
 			"unknown paths, no excludes"
 	else
 		bad "policy_scale: $(tail -n 2 "$TMP/policy.out")"
+	fi
+fi
+
+# --- 6. file signatures ---------------------------------------------------------------------
+if want filesig; then
+	log "filesig: judging signed entries (RSA-2048, P-256) vs unsigned ones by a $SIG_PATHS-path digest list"
+	if "$BB/bench/filesig" --paths "$SIG_PATHS" --seconds "$SIG_SEC" >"$TMP/filesig.out" 2>&1; then
+		f=$TMP/filesig.out
+		d=$(kv "$f" digest_us)
+		for k in rsa ec; do
+			name=$([[ $k == rsa ]] && echo "RSA-2048" || echo "ECDSA P-256")
+			us=$(kv "$f" "${k}_us")
+			row "Entry judged by its signature, $name (CPU µs/entry)" "$us" "digest lookup: $d" \
+				"$(calc "$us / $d" %.0f)" "—" "—" \
+				"judge_measurement() of ima-sig entries, sha256 file digests, a trusted key, paths not in the digest list ($(kv "$f" "${k}_per_s")/s) vs unsigned entries of a $SIG_PATHS-path policy admitted by policy_check() ($(kv "$f" digest_per_s)/s); same process, one thread, interleaved, best of 2"
+		done
+	else
+		bad "filesig: $(tail -n 2 "$TMP/filesig.out")"
 	fi
 fi
 

@@ -20,19 +20,28 @@
 
 /* sha1 is refused where a signature or a key depends on the hash: no current TPM needs it. */
 #define USES_ALL (ALG_USE_PCR | ALG_USE_REPLAY | ALG_USE_POLICY | ALG_USE_IMA)
-#define USES_STRONG (ALG_USE_QUOTE | ALG_USE_CREDENTIAL | ALG_USE_KEY_NAME)
+#define USES_STRONG (ALG_USE_QUOTE | ALG_USE_CREDENTIAL | ALG_USE_KEY_NAME | ALG_USE_FILE_SIG)
 
 const struct alg alg_table[ALG_COUNT] = {
-	{TPM2_ALG_SHA1, "sha1", 20, REPLAY_SHA1, USES_ALL, EVP_sha1},
-	{TPM2_ALG_SHA256, "sha256", 32, REPLAY_SHA256, USES_ALL | USES_STRONG, EVP_sha256},
-	{TPM2_ALG_SHA384, "sha384", 48, REPLAY_SHA384, USES_ALL | USES_STRONG, EVP_sha384},
-	{TPM2_ALG_SHA512, "sha512", 64, REPLAY_SHA512, USES_ALL | USES_STRONG, EVP_sha512},
+	/* The kernel numbers: HASH_ALGO_SHA1 2, _SHA256 4, _SHA384 5, _SHA512 6 (hash_info.h). */
+	{TPM2_ALG_SHA1, "sha1", 20, REPLAY_SHA1, USES_ALL, EVP_sha1, 2},
+	{TPM2_ALG_SHA256, "sha256", 32, REPLAY_SHA256, USES_ALL | USES_STRONG, EVP_sha256, 4},
+	{TPM2_ALG_SHA384, "sha384", 48, REPLAY_SHA384, USES_ALL | USES_STRONG, EVP_sha384, 5},
+	{TPM2_ALG_SHA512, "sha512", 64, REPLAY_SHA512, USES_ALL | USES_STRONG, EVP_sha512, 6},
 };
 
 const struct alg *alg_by_id(uint16_t id)
 {
 	for (unsigned i = 0; i < ALG_COUNT; i++)
 		if (alg_table[i].id == id)
+			return &alg_table[i];
+	return NULL;
+}
+
+const struct alg *alg_by_kernel_hash(uint8_t kernel_hash)
+{
+	for (unsigned i = 0; i < ALG_COUNT; i++)
+		if (alg_table[i].kernel_hash == kernel_hash)
 			return &alg_table[i];
 	return NULL;
 }

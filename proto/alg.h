@@ -2,9 +2,10 @@
  * The hash algorithms of the protocol, in one table.
  *
  * Each row is one algorithm: its TPM2_ALG_ID, its name on the wire and in policies ("sha256"),
- * its digest size, its bit in a replay state (enum replay_bank), its OpenSSL digest, and the
- * uses that accept it. Every module that maps an algorithm id, a name or a size asks this
- * table; a use that accepts an algorithm says so here (alg_allows()) and nowhere else.
+ * its digest size, its bit in a replay state (enum replay_bank), its OpenSSL digest, its number
+ * in the kernel's enum hash_algo (the hash byte of an IMA signature), and the uses that accept
+ * it. Every module that maps an algorithm id, a name or a size asks this table; a use that
+ * accepts an algorithm says so here (alg_allows()) and nowhere else.
  *
  * The table is read-only data: the pointers returned stay valid for the whole program and are
  * never freed. Rows keep their order (a new algorithm is appended), since the verifier's
@@ -28,6 +29,7 @@ enum alg_use {
 	ALG_USE_CREDENTIAL = 1u << 4, /* KDFa/KDFe and the outer wrap of MakeCredential */
 	ALG_USE_KEY_NAME = 1u << 5,   /* the nameAlg of an EK or AK (tpmkey.c) */
 	ALG_USE_IMA = 1u << 6,        /* an IMA file digest with a TPM id (imalog.c digest_alg) */
+	ALG_USE_FILE_SIG = 1u << 7,   /* the hash of an IMA file signature (imasig.c) */
 };
 
 struct alg {
@@ -37,6 +39,7 @@ struct alg {
 	uint32_t replay_bank; /* enum replay_bank bit */
 	uint32_t uses;        /* enum alg_use bits */
 	const EVP_MD *(*evp)(void); /* through alg_evp_md() */
+	uint8_t kernel_hash;  /* HASH_ALGO_* of include/uapi/linux/hash_info.h */
 };
 
 #define ALG_COUNT 4u
@@ -50,6 +53,8 @@ const struct alg *alg_by_id(uint16_t id);
 const struct alg *alg_by_name(const char *name);
 /* Same for a name that is not NUL-terminated. */
 const struct alg *alg_by_name_len(const char *name, size_t len);
+/* The row for the kernel's HASH_ALGO_* number (an IMA signature's hash byte), or NULL. */
+const struct alg *alg_by_kernel_hash(uint8_t kernel_hash);
 /* The row for an id if that use accepts it, else NULL. */
 const struct alg *alg_for_use(uint16_t id, enum alg_use use);
 

@@ -108,4 +108,16 @@
 #define LIMIT_POLICY_ENTRIES (LIMIT_POLICY_BYTES / 32u) /* per table: paths, digest_only */
 #define LIMIT_POLICY_EXCLUDES 4096u
 
+/*
+ * File signatures (issue 14): the keys a policy trusts and what else its signature section
+ * holds. A key is checked once per signed entry that names its id, so neither the count nor an
+ * RSA key's size may grow without bound.
+ */
+#define LIMIT_POLICY_KEYS 1024           /* trusted signing keys in one policy */
+#define LIMIT_POLICY_KEY_BYTES 16384     /* one key: a certificate or public key, DER or PEM */
+#define LIMIT_IMASIG_RSA_BITS 16384      /* the largest RSA key accepted (verify cost) */
+#define LIMIT_POLICY_KEYRINGS 256u       /* keyrings named in a policy */
+#define LIMIT_POLICY_SIG_PREFIXES 1024u  /* paths that must carry a signature */
+#define LIMIT_POLICY_WARNINGS 64         /* import warnings kept with a policy (the last says more) */
+
 #endif

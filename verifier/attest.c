@@ -23,6 +23,7 @@
 #include "proto/imalog.h"
 #include "proto/quote.h"
 #include "proto/text.h"
+#include "verifier/judge.h"
 #include "verifier/policy.h"
 
 /* Reasons past this many are summarised in one `more_reasons` line. */
@@ -184,38 +185,21 @@ static bool amended(const struct eval *ev, const struct ima_entry *e)
 				  e->digest_len) == POLICY_ALLOWED;
 }
 
+/* The first entry of a boot against the quote; every other against the policy (judge.h). */
 static void judge_entry(struct eval *ev, const struct ima_entry *e)
 {
-	const struct policy *pol = ev->req->policy;
+	struct judgement j;
 
 	if (e->index == 0) {
 		check_boot_aggregate(ev, e);
 		return;
 	}
-	if (e->violation) {
-		if (!pol || !policy_violations_allowed(pol))
-			record_violation(ev, e, REASON_VIOLATION_ENTRY);
+	if (judge_measurement(ev->req->policy, e, &j))
 		return;
-	}
-	if (!pol)
+	/* Only what approval can teach is looked up in the agent's amendment. */
+	if (reason_info(j.reason)->kind == REASON_KIND_LEARNABLE && amended(ev, e))
 		return;
-	if (!e->path || !e->digest || !e->digest_alg) {
-		record_violation(ev, e, REASON_UNJUDGEABLE_ENTRY);
-		return;
-	}
-	switch (policy_check(pol, e->path, e->path_len, e->digest_alg, e->digest, e->digest_len)) {
-	case POLICY_ALLOWED:
-	case POLICY_EXCLUDED:
-		break;
-	case POLICY_NOT_IN_ALLOWLIST:
-		if (!amended(ev, e))
-			record_violation(ev, e, REASON_NOT_IN_ALLOWLIST);
-		break;
-	case POLICY_DIGEST_MISMATCH:
-		if (!amended(ev, e))
-			record_violation(ev, e, REASON_DIGEST_MISMATCH);
-		break;
-	}
+	record_violation(ev, e, j.reason);
 }
 
 static uint32_t banks_of(const struct pcr_set *pcrs)

@@ -458,11 +458,28 @@ void handle_policy_get(const struct http_request *req, struct http_response *res
 	http_reply_json(resp, 200, json);
 }
 
+/* The policy's import warnings as a JSON list of strings; NULL on allocation failure. */
+static json_t *warnings_json(const struct policy *p)
+{
+	json_t *a = json_array();
+	const char *w;
+	size_t n;
+
+	for (size_t i = 0; a && (w = policy_warning(p, i, &n)); i++) {
+		if (json_array_append_new(a, json_stringn(w, n))) {
+			json_decref(a);
+			return NULL;
+		}
+	}
+	return a;
+}
+
 void handle_policy_put(const struct http_request *req, struct http_response *resp)
 {
 	struct app *app = req->app;
 	char err[256] = "";
 	struct policy *p;
+	json_t *warnings;
 	int64_t ver = 0;
 
 	if (!policy_name_valid(req->arg[0])) {
@@ -474,14 +491,24 @@ void handle_policy_put(const struct http_request *req, struct http_response *res
 		http_reply_error(resp, 400, "bad_policy", "%s", err[0] ? err : "policy does not load");
 		return;
 	}
+	/* What an imported Keylime policy asks for that is not enforced as Keylime would: the
+	 * operator sees it in the answer (attestctl prints it), nothing is dropped silently. */
+	warnings = warnings_json(p);
 	policy_unref(p);
+	if (!warnings) {
+		http_reply_error(resp, 500, "internal", "out of memory");
+		return;
+	}
 	if (store_policy_put(app->store, req->arg[0], req->body, "operator", (int64_t)time(NULL),
 			     &ver)) {
+		json_decref(warnings);
 		http_reply_error(resp, 500, "internal", "store failure");
 		return;
 	}
 	policy_cache_invalidate(&app->policies, req->arg[0]);
-	log_info("policy: \"%s\" is now version %" PRId64, req->arg[0], ver);
+	log_info("policy: \"%s\" is now version %" PRId64 " (%zu import warnings)", req->arg[0], ver,
+		 json_array_size(warnings));
 	reply_json_value(resp, 200,
-			 json_pack("{s:s, s:I}", "name", req->arg[0], "version", (json_int_t)ver));
+			 json_pack("{s:s, s:I, s:o}", "name", req->arg[0], "version", (json_int_t)ver,
+				   "warnings", warnings));
 }

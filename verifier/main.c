@@ -40,6 +40,7 @@
 #include "verifier/handlers.h"
 #include "verifier/policy.h"
 #include "verifier/statedir.h"
+#include "verifier/policy_file.h"
 #include "verifier/tls.h"
 
 #define MAX_EK_CA 16
@@ -269,6 +270,16 @@ static int setup_token(const struct options *o, uint8_t digest[32])
 	return ret;
 }
 
+/* What an imported Keylime policy does not enforce as Keylime would: one log line each. */
+static void log_warnings(const char *file, const struct policy *p)
+{
+	const char *w;
+	size_t n;
+
+	for (size_t i = 0; (w = policy_warning(p, i, &n)); i++)
+		log_warn("policy \"%s\": %.*s", file, (int)n, w);
+}
+
 /* "2026-12-03 07:31:57Z" for a log line. */
 static void fmt_utc(int64_t t, char *out, size_t cap)
 {
@@ -309,15 +320,10 @@ static int load_default_policy(struct app *app, const char *file, bool replace)
 	int64_t ver = 0;
 	int ret;
 
-	ret = read_file(file, LIMIT_POLICY_BYTES, &json, &len);
+	ret = policy_file_read(file, &json, &len, err, sizeof(err));
 	if (ret) {
-		log_error("cannot read policy \"%s\": %s", file, strerror(-ret));
+		log_error("%s", err);
 		return ret;
-	}
-	if (strlen(json) != len) {
-		log_error("policy \"%s\" contains a NUL byte", file);
-		free(json);
-		return -EINVAL;
 	}
 	p = policy_load(json, len, err, sizeof(err));
 	if (!p) {
@@ -325,6 +331,7 @@ static int load_default_policy(struct app *app, const char *file, bool replace)
 		free(json);
 		return -EINVAL;
 	}
+	log_warnings(file, p);
 	policy_unref(p);
 	ret = store_policy_get(app->store, POLICY_DEFAULT_NAME, &stored, &ver);
 	if (ret && ret != -ENOENT)

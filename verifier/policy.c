@@ -30,8 +30,13 @@
 #include "proto/encoding.h"
 #include "proto/limits.h"
 #include "proto/text.h"
+#include "verifier/policy_json.h"
+#include "verifier/policy_keys.h"
 
 #define POLICY_FORMAT_VERSION 1
+/* Import warnings: LIMIT_POLICY_WARNINGS lines of at most POLICY_WARNING_LINE bytes. */
+#define POLICY_WARNING_LINE 384u
+#define POLICY_WARNINGS_BYTES (LIMIT_POLICY_WARNINGS * (POLICY_WARNING_LINE + 1u))
 #define POLICY_MODE_PCRS_NAME "any-matching-pcrs"
 
 /* --- algorithms: proto/alg rows that allow ALG_USE_POLICY; records store the row index --- */
@@ -245,6 +250,8 @@ struct policy {
 	size_t nba;
 	struct dynbuf ex;   /* struct exclude[nex], at most LIMIT_POLICY_EXCLUDES */
 	size_t nex;
+	struct policy_keys *keys; /* signature section: policy_keys.c */
+	struct dynbuf warnings;   /* import warnings, one per line */
 };
 
 static struct ba_value *ba_at(const struct policy *p, size_t i)
@@ -267,8 +274,11 @@ struct policy *policy_new(void)
 	dynbuf_init(&p->digs, LIMIT_POLICY_BYTES);
 	dynbuf_init(&p->ba, (size_t)LIMIT_POLICY_DIGESTS_PER_PATH * sizeof(struct ba_value));
 	dynbuf_init(&p->ex, (size_t)LIMIT_POLICY_EXCLUDES * sizeof(struct exclude));
+	dynbuf_init(&p->warnings, POLICY_WARNINGS_BYTES);
 	p->ba_mode = POLICY_BOOT_AGGREGATE_MATCHING_PCRS;
-	if (ktab_init(&p->paths) || ktab_init(&p->donly)) {
+	p->keys = policy_keys_new();
+	if (!p->keys || ktab_init(&p->paths) || ktab_init(&p->donly)) {
+		policy_keys_free(p->keys);
 		free(p);
 		return NULL;
 	}
@@ -286,6 +296,8 @@ static void policy_destroy(struct policy *p)
 		free(ex_at(p, i)->src);
 	}
 	dynbuf_release(&p->ex);
+	policy_keys_free(p->keys);
+	dynbuf_release(&p->warnings);
 	free(p->description);
 	free(p);
 }
@@ -603,6 +615,39 @@ enum policy_decision policy_check(const struct policy *p, const char *path, size
 	return POLICY_NOT_IN_ALLOWLIST;
 }
 
+bool policy_excluded(const struct policy *p, const char *path, size_t path_len)
+{
+	if (!p || !path || path_len > LIMIT_IMA_PATH || ktab_find(&p->paths, path, path_len) >= 0)
+		return false;
+	return path_excluded(p, path, path_len);
+}
+
+const struct policy_keys *policy_keys(const struct policy *p)
+{
+	return p ? p->keys : NULL;
+}
+
+const char *policy_warnings(const struct policy *p)
+{
+	return p ? dynbuf_str(&p->warnings) : "";
+}
+
+const char *policy_warning(const struct policy *p, size_t i, size_t *len)
+{
+	const char *w = policy_warnings(p);
+
+	for (; *w; i--) {
+		size_t n = strcspn(w, "\n");
+
+		if (!i) {
+			*len = n;
+			return w;
+		}
+		w += n + (w[n] == '\n');
+	}
+	return NULL;
+}
+
 const char *policy_decision_name(enum policy_decision d)
 {
 	switch (d) {
@@ -659,8 +704,7 @@ bool policy_is_keylime(const struct policy *p)
 
 /* --- loading ---------------------------------------------------------------------------- */
 
-__attribute__((format(printf, 3, 4)))
-static void seterr(char *err, size_t errlen, const char *fmt, ...)
+void policy_seterr(char *err, size_t errlen, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -669,6 +713,32 @@ static void seterr(char *err, size_t errlen, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(err, errlen, fmt, ap);
 	va_end(ap);
+}
+
+#define seterr policy_seterr
+
+void policy_warn(struct dynbuf *warnings, const char *fmt, ...)
+{
+	char line[POLICY_WARNING_LINE];
+	size_t lines = 0;
+	va_list ap;
+
+	for (size_t i = 0; i < warnings->len; i++)
+		lines += warnings->buf[i] == '\n';
+	/* Past the cap one last line says so: no warning disappears without a trace. */
+	if (lines >= LIMIT_POLICY_WARNINGS)
+		return;
+	if (lines == LIMIT_POLICY_WARNINGS - 1) {
+		dynbuf_adds(warnings, "more than " LIMIT_STR(LIMIT_POLICY_WARNINGS)
+			    " warnings: the rest are not listed; fix these and load the policy again\n");
+		return;
+	}
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	line[strcspn(line, "\n")] = '\0';
+	dynbuf_adds(warnings, line);
+	dynbuf_adds(warnings, "\n");
 }
 
 static bool depth_ok(const json_t *v, unsigned depth)
@@ -755,6 +825,13 @@ static int parse_keylime_digest(const json_t *v, uint8_t *out, const char **why)
 	}
 	*why = "hex length is none of 40, 64, 96, 128";
 	return -1;
+}
+
+uint16_t policy_json_digest(const json_t *v, bool keylime, uint8_t *out, const char **why)
+{
+	int ai = keylime ? parse_keylime_digest(v, out, why) : parse_alg_digest(v, out, why);
+
+	return ai < 0 ? 0 : algs[ai].id;
 }
 
 /* Where a digests table comes from: its keys are paths, hex of raw paths, or Keylime's. */
@@ -1185,18 +1262,61 @@ static int load_ours(struct policy *p, const json_t *root, char *err, size_t err
 			if (rc)
 				return rc;
 		} else {
-			seterr(err, errlen, "unknown key \"%.100s\"", key);
-			return -EINVAL;
+			rc = policy_keys_load(p->keys, key, v, err, errlen);
+			if (rc == -ENOENT) {
+				seterr(err, errlen, "unknown key \"%.100s\"", key);
+				return -EINVAL;
+			}
+			if (rc)
+				return rc;
 		}
 	}
 	return 0;
 }
 
-/* Keylime runtime policy: digests and excludes count; keyrings, ima, ima-buf and
- * verification-keys describe checks this verifier does not make and are ignored. */
+/*
+ * The "ima" object of a Keylime policy: ignored_keyrings is policy_keys.c's; the others change
+ * nothing here, which the importer says rather than drops.
+ */
+static int keylime_ima(struct policy *p, const json_t *ima, char *err, size_t errlen)
+{
+	const char *key;
+	json_t *v;
+
+	if (!ima)
+		return 0;
+	if (!json_is_object(ima)) {
+		seterr(err, errlen, "keylime \"ima\" must be an object");
+		return -EINVAL;
+	}
+	json_object_foreach((json_t *)ima, key, v) {
+		if (!strcmp(key, "ignored_keyrings"))
+			continue;
+		if (!strcmp(key, "log_hash_alg")) {
+			if (!json_is_string(v) || strcmp(json_string_value(v), "sha1") != 0)
+				policy_warn(&p->warnings, "ima.log_hash_alg: not used; the verifier checks the SHA-1 template hash of the binary list (Linux 6.1) and replays every quoted PCR 10 bank");
+		} else if (!strcmp(key, "dm_policy")) {
+			if (!json_is_null(v))
+				policy_warn(&p->warnings, "ima.dm_policy: device-mapper measurements are not checked against it; their ima-buf entries are judged by name against \"digests\" and fail unless listed");
+		} else {
+			policy_warn(&p->warnings, "ima.%.64s: unknown key, not used", key);
+		}
+	}
+	return 0;
+}
+
+/*
+ * Keylime runtime policy. digests, excludes, keyrings, ima.ignored_keyrings and
+ * verification-keys are enforced; ima-buf digests join the digest table (an ima-buf entry that
+ * is not a key is judged by its name there); meta and release are metadata. Anything else is
+ * named in a warning (policy_warnings()): nothing is dropped silently.
+ */
 static int load_keylime(struct policy *p, const json_t *root, char *err, size_t errlen)
 {
+	static const char *const known[] = {"meta", "release", "digests", "excludes", "keyrings",
+					    "ima", "ima-buf", "verification-keys"};
 	const json_t *meta = json_object_get(root, "meta"), *v;
+	const char *key;
 	int rc;
 
 	p->keylime = true;
@@ -1220,6 +1340,25 @@ static int load_keylime(struct policy *p, const json_t *root, char *err, size_t 
 		rc = load_excludes(p, v, true, err, errlen);
 		if (rc)
 			return rc;
+	}
+	v = json_object_get(root, "ima-buf");
+	if (v) {
+		rc = load_digests(p, v, DIGESTS_KEYLIME, err, errlen);
+		if (rc)
+			return rc;
+	}
+	rc = keylime_ima(p, json_object_get(root, "ima"), err, errlen);
+	if (!rc)
+		rc = policy_keys_load_keylime(p->keys, root, &p->warnings, err, errlen);
+	if (rc)
+		return rc;
+	json_object_foreach((json_t *)root, key, v) {
+		size_t i = 0;
+
+		while (i < sizeof(known) / sizeof(known[0]) && strcmp(key, known[i]))
+			i++;
+		if (i == sizeof(known) / sizeof(known[0]))
+			policy_warn(&p->warnings, "%.64s: unknown key, not used", key);
 	}
 	return 0;
 }
@@ -1286,6 +1425,15 @@ fail:
 }
 
 /* --- serialising ------------------------------------------------------------------------ */
+
+static json_t *digest_json(int ai, const uint8_t *d);
+
+json_t *policy_json_digest_string(uint16_t alg, const uint8_t *digest)
+{
+	int ai = alg_index(alg);
+
+	return ai < 0 ? NULL : digest_json(ai, digest);
+}
 
 static json_t *digest_json(int ai, const uint8_t *d)
 {
@@ -1376,6 +1524,8 @@ char *policy_to_json(const struct policy *p)
 				goto out;
 		}
 	}
+	if (policy_keys_to_json(p->keys, root))
+		goto out;
 	out = json_dumps(root, JSON_INDENT(1) | JSON_SORT_KEYS);
 out:
 	json_decref(root);

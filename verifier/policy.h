@@ -22,6 +22,7 @@
 #include <stdint.h>
 
 struct policy;
+struct policy_keys;
 
 /* The result of judging one measurement. Only ALLOWED and EXCLUDED let an entry pass. */
 enum policy_decision {
@@ -42,8 +43,8 @@ enum policy_boot_aggregate_mode {
 /*
  * Parses a policy. The input need not be NUL-terminated; at most LIMIT_POLICY_BYTES. On error
  * returns NULL and writes a one-line reason naming the offending key or path into err
- * (errlen may be 0). Every value is type-checked; unknown keys are rejected in our format and
- * ignored in the Keylime format.
+ * (errlen may be 0). Every value is type-checked; unknown keys are rejected in our format and,
+ * in the Keylime format, named in policy_warnings().
  */
 struct policy *policy_load(const char *json, size_t len, char *err, size_t errlen);
 /* An empty policy in our format (version 1, violations fail, boot_aggregate by PCRs). */
@@ -61,6 +62,21 @@ void policy_free(struct policy *p);
  */
 enum policy_decision policy_check(const struct policy *p, const char *path, size_t path_len,
 				  uint16_t alg, const uint8_t *digest, size_t digest_len);
+/*
+ * true when path is not in the digests table and an exclude pattern matches it: policy_check()
+ * would say EXCLUDED for any digest. An excluded path accepts anything, so verifier/judge.c
+ * asks this before it looks at a file's signature (Keylime's order).
+ */
+bool policy_excluded(const struct policy *p, const char *path, size_t path_len);
+/* The policy's signature section: trusted keys, required signatures, keyrings (policy_keys.h). */
+const struct policy_keys *policy_keys(const struct policy *p);
+/*
+ * What loading a Keylime policy could not enforce as Keylime would, one warning per line
+ * ("" when none); the PUT's answer and `attestctl policy put` show them.
+ */
+const char *policy_warnings(const struct policy *p);
+/* Warning i of those (its *len bytes, not NUL-terminated), or NULL past the last. */
+const char *policy_warning(const struct policy *p, size_t i, size_t *len);
 /* Stable lowercase name of a decision ("allowed", "not_in_allowlist", ...). */
 const char *policy_decision_name(enum policy_decision d);
 

@@ -82,6 +82,15 @@ enum reason_kind {
 	  "a file the policy does not list ran: approve to allow it for this agent (or its policy)") \
 	X(DIGEST_MISMATCH, "digest_mismatch", REASON_KIND_LEARNABLE,                                \
 	  "a listed file ran with another content: approve to allow this digest")                   \
+	/* File signatures and keyrings (issue 14; verifier/judge.c decides) */                     \
+	X(BAD_FILE_SIGNATURE, "bad_file_signature", REASON_KIND_VIOLATION,                          \
+	  "a file's signature is malformed or does not match its content: modified after signing?") \
+	X(UNKNOWN_SIGNING_KEY, "unknown_signing_key", REASON_KIND_VIOLATION,                        \
+	  "a file the policy requires signed is signed by a key the policy does not trust")         \
+	X(MISSING_FILE_SIGNATURE, "missing_file_signature", REASON_KIND_VIOLATION,                  \
+	  "a file under a path the policy requires signed carries no signature")                    \
+	X(KEYRING_KEY_NOT_ALLOWED, "keyring_key_not_allowed", REASON_KIND_VIOLATION,                \
+	  "a key loaded onto a kernel keyring is not one the policy's keyrings list")               \
 	/* Review state */                                                                          \
 	X(OPEN_VIOLATIONS, "open_violations", REASON_KIND_VERDICT,                                  \
 	  "violations await an operator's review (from any boot): approve or dismiss them")         \

@@ -85,6 +85,22 @@ static const char *approve_instead(enum reason r)
 	case REASON_VIOLATIONS_UNRECORDED:
 		return "these entries were not stored one by one, so there is no file to approve:"
 		       " look at the machine's measurement list, then dismiss the violation";
+	case REASON_BAD_FILE_SIGNATURE:
+		return "the file's signature does not verify over what IMA measured (changed after"
+		       " signing, or malformed), and a digest entry must not stand in for it: restore"
+		       " or re-sign the file; dismiss the violation once dealt with";
+	case REASON_UNKNOWN_SIGNING_KEY:
+		return "the file is signed by a key the policy does not trust: if the key is yours,"
+		       " add it to the policy's \"keys\" (attestctl policy put); dismiss the violation"
+		       " once dealt with";
+	case REASON_MISSING_FILE_SIGNATURE:
+		return "the policy requires this path signed and the file carries no signature: sign"
+		       " it (evmctl ima_sign) or narrow \"require_signatures\"; dismiss the violation"
+		       " once dealt with";
+	case REASON_KEYRING_KEY_NOT_ALLOWED:
+		return "a key was loaded onto a keyring the policy does not allow it on: if expected,"
+		       " list its digest under the policy's \"keyrings\"; dismiss the violation once"
+		       " dealt with";
 	default:
 		return "no policy entry covers this reason; dismiss the violation once dealt with";
 	}

@@ -18,6 +18,12 @@
 #   ROOTFS_CA           file installed as /etc/attest/ca.pem   [none]
 #   ROOTFS_OVERLAY      space-separated directories copied over the tree last
 #   ROOTFS_FILES        space-separated SRC:DEST pairs copied into the tree last
+#   ROOTFS_SIGN         space-separated paths in the tree (/usr/bin/x) that get an IMA
+#                       signature in security.ima (`evmctl ima_sign`), which mke2fs -d
+#                       copies into the image; a guest booted with ima_template=ima-sig
+#                       then logs it. Needs root (security.* xattrs) and ROOTFS_SIGN_KEY,
+#                       a private key in PEM (RSA or EC)                       [none]
+#   ROOTFS_SIGN_HASH    hash of those signatures                    [sha256]
 # Prints the image path on its last line.
 set -euo pipefail
 # shellcheck disable=SC2034 # read by vm_log (vm/lib.sh)
@@ -120,6 +126,20 @@ for pair in ${ROOTFS_FILES:-}; do
 	cp -L --remove-destination "$src" ".$dest"
 done
 
+# IMA signatures, after every copy (a copy would drop the xattr) and before the applet links.
+read -r -a sign_paths <<<"${ROOTFS_SIGN:-}"
+if ((${#sign_paths[@]})); then
+	command -v evmctl >/dev/null || vm_die "ROOTFS_SIGN needs evmctl (apt-get install ima-evm-utils)"
+	key=$(vm_abspath "${ROOTFS_SIGN_KEY:-}")
+	[[ -n ${ROOTFS_SIGN_KEY:-} && -r $key ]] || vm_die "ROOTFS_SIGN needs ROOTFS_SIGN_KEY, a readable private key"
+	for path in "${sign_paths[@]}"; do
+		[[ $path == /* && -f .$path && ! -L .$path ]] || vm_die "ROOTFS_SIGN: $path is not a regular file of the tree"
+		evmctl ima_sign -a "${ROOTFS_SIGN_HASH:-sha256}" --key "$key" ".$path" >/dev/null 2>&1 ||
+			vm_die "evmctl ima_sign $path failed (security.* xattrs need root and a file system that keeps them)"
+	done
+	vm_log "signed ${#sign_paths[@]} files with $key (${ROOTFS_SIGN_HASH:-sha256})"
+fi
+
 # One symlink per applet where nothing else provides the name. The links are absolute
 # (/bin/busybox) and so point into the host while staging: they are made last, and
 # every copy uses --remove-destination so that it could never write through one.
@@ -133,6 +153,12 @@ mkdir -p "$(dirname "$IMG")"
 rm -f "$IMG.tmp"
 mke2fs -q -F -t ext4 -L attest-root -E root_owner=0:0 -d "$STAGE" "$IMG.tmp" "$SIZE" >&2 ||
 	vm_die "mke2fs failed"
+# mke2fs -d copies xattrs on this e2fsprogs; a silent loss would make every signed file look
+# unsigned in the guest, so check each one in the image itself.
+for path in "${sign_paths[@]}"; do
+	debugfs -R "ea_get $path security.ima" "$IMG.tmp" 2>/dev/null | grep -q . ||
+		vm_die "the image lost the security.ima of $path (mke2fs -d copies xattrs from e2fsprogs 1.43)"
+done
 mv "$IMG.tmp" "$IMG"
 vm_log "done: $IMG ($(du -sh "$STAGE" | cut -f1) in $SIZE)"
 echo "$IMG"

@@ -26,6 +26,7 @@
 
 #include <openssl/evp.h>
 #include <openssl/sha.h>
+#include <openssl/x509.h>
 #include <tss2/tss2_tpm2_types.h>
 
 #include "proto/encoding.h"
@@ -48,15 +49,32 @@ static bool verbose;
 /* The files both policies allow: each with the SHA-256 of its own path as its digest. */
 static const char *const allowed[] = { "/bin/a", "/bin/b", "/usr/bin/tool" };
 
+/*
+ * The strict policy also trusts a signing key (ima-sig entries reach the signature checks of
+ * verifier/judge.c), requires signatures under /usr/sig/ and names the .ima keyring.
+ */
 static struct policy *make_policy(bool ignore_violations)
 {
-	char json[1024], hex[65];
+	char json[2048], hex[65], *b64 = NULL;
 	size_t o;
 	uint8_t d[32];
 	char err[128];
+	EVP_PKEY *signer = ignore_violations ? NULL : EVP_PKEY_Q_keygen(NULL, NULL, "EC", "P-256");
+	unsigned char *der = NULL;
+	int der_len = signer ? i2d_PUBKEY(signer, &der) : -1;
 
-	o = (size_t)snprintf(json, sizeof(json), "{\"version\":1,\"violations\":\"%s\",\"excludes\":[\"/tmp/ok/.*\"],"
-			     "\"digests\":{", ignore_violations ? "ignore" : "fail");
+	if (der_len > 0)
+		b64 = base64_encode_alloc(der, (size_t)der_len);
+	OPENSSL_free(der);
+	EVP_PKEY_free(signer);
+	o = (size_t)snprintf(json, sizeof(json), "{\"version\":1,\"violations\":\"%s\",\"excludes\":[\"/tmp/ok/.*\"],",
+			     ignore_violations ? "ignore" : "fail");
+	if (b64)
+		o += (size_t)snprintf(json + o, sizeof(json) - o,
+				      "\"keys\":[{\"der\":\"%s\"}],\"require_signatures\":[\"/usr/sig/\"],"
+				      "\"keyrings\":{\".ima\":[\"sha256:%064d\"]},", b64, 0);
+	free(b64);
+	o += (size_t)snprintf(json + o, sizeof(json) - o, "\"digests\":{");
 	for (size_t i = 0; i < sizeof(allowed) / sizeof(allowed[0]); i++) {
 		SHA256((const uint8_t *)allowed[i], strlen(allowed[i]), d);
 		hex_encode(d, 32, hex);

@@ -1,7 +1,8 @@
 /*
  * libFuzzer target: load arbitrary bytes as a policy (ours or Keylime). When they load, every
  * lookup must be safe, and the policy must survive a round trip: serialise, reload, serialise
- * again to the same text, with the same answers. The engine comes from the verifier's library,
+ * again to the same text, with the same answers (signing keys, required prefixes and keyrings
+ * included). The engine comes from the verifier's library,
  * which the fuzz rule links.
  */
 #include <stdint.h>
@@ -11,6 +12,7 @@
 #include <tss2/tss2_tpm2_types.h>
 
 #include "verifier/policy.h"
+#include "verifier/policy_keys.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -32,7 +34,14 @@ static void probe(const struct policy *a, const struct policy *b, const uint8_t 
 		if (policy_boot_aggregate_accepts(a, ids[i], d, dl) !=
 		    policy_boot_aggregate_accepts(b, ids[i], d, dl))
 			abort();
+		if (policy_keys_keyring(policy_keys(a), (const char *)data, plen, ids[i], d, dl) !=
+		    policy_keys_keyring(policy_keys(b), (const char *)data, plen, ids[i], d, dl))
+			abort();
 	}
+	if (policy_keys_required(policy_keys(a), (const char *)data, plen) !=
+	    policy_keys_required(policy_keys(b), (const char *)data, plen) ||
+	    policy_excluded(a, (const char *)data, plen) != policy_excluded(b, (const char *)data, plen))
+		abort();
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -54,7 +63,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();  /* whatever we accept, we must be able to write back */
 	if (policy_entry_count(p) != policy_entry_count(q) ||
 	    policy_violations_allowed(p) != policy_violations_allowed(q) ||
-	    policy_boot_aggregate_mode(p) != policy_boot_aggregate_mode(q))
+	    policy_boot_aggregate_mode(p) != policy_boot_aggregate_mode(q) ||
+	    policy_keys_key_count(policy_keys(p)) != policy_keys_key_count(policy_keys(q)) ||
+	    policy_keys_required_count(policy_keys(p)) != policy_keys_required_count(policy_keys(q)) ||
+	    policy_keys_keyring_count(policy_keys(p)) != policy_keys_keyring_count(policy_keys(q)))
 		abort();
 	js2 = policy_to_json(q);
 	if (js2 && strcmp(js, js2) != 0)

@@ -12,7 +12,9 @@
 #include <openssl/x509v3.h>
 #include <tss2/tss2_mu.h>
 
+#include "proto/alg.h"
 #include "proto/credential.h"
+#include "proto/imasig.h"
 #include "proto/quote.h"
 #include "proto/tpmkey.h"
 
@@ -165,16 +167,21 @@ size_t softtpm_ima_ng_size(const char *alg, size_t digest_len, size_t path_len)
 	return 4 + 20 + 4 + 6 + 4 + (4 + strlen(alg) + 2 + digest_len) + (4 + path_len + 1);
 }
 
-ssize_t softtpm_ima_ng_entry(uint8_t *out, size_t cap, const char *alg, const uint8_t *digest,
-			     size_t digest_len, const char *path, size_t path_len, bool violation)
+/* ima-ng, or ima-sig when sig is not NULL (the sig field may be empty). */
+static ssize_t ima_record(uint8_t *out, size_t cap, const char *alg, const uint8_t *digest,
+			  size_t digest_len, const char *path, size_t path_len,
+			  const uint8_t *sig, size_t sig_len, bool violation)
 {
-	size_t alen = strlen(alg), need = softtpm_ima_ng_size(alg, digest_len, path_len);
+	const char *tname = sig ? "ima-sig" : "ima-ng";
+	size_t tlen = strlen(tname), alen = strlen(alg);
+	size_t need = softtpm_ima_ng_size(alg, digest_len, path_len) + (tlen - 6) +
+		      (sig ? 4 + sig_len : 0);
 
 	if (alen > 16 || memchr(path, '\0', path_len))
 		return -EINVAL;
 	if (need > cap || need > UINT32_MAX)
 		return -ENOSPC;
-	uint8_t *data = out + 38, *p = data;
+	uint8_t *data = out + 32 + tlen, *p = data;
 	p = put_le32(p, (uint32_t)(alen + 2 + digest_len));
 	memcpy(p, alg, alen);
 	p += alen;
@@ -186,6 +193,11 @@ ssize_t softtpm_ima_ng_entry(uint8_t *out, size_t cap, const char *alg, const ui
 	memcpy(p, path, path_len);
 	p += path_len;
 	*p++ = '\0';
+	if (sig) {
+		p = put_le32(p, (uint32_t)sig_len);
+		memcpy(p, sig, sig_len);
+		p += sig_len;
+	}
 	size_t data_len = (size_t)(p - data);
 
 	put_le32(out, 10);
@@ -193,10 +205,59 @@ ssize_t softtpm_ima_ng_entry(uint8_t *out, size_t cap, const char *alg, const ui
 		memset(out + 4, 0, 20);
 	else
 		SHA1(data, data_len, out + 4);
-	put_le32(out + 24, 6);
-	memcpy(out + 28, "ima-ng", 6);
-	put_le32(out + 34, (uint32_t)data_len);
+	put_le32(out + 24, (uint32_t)tlen);
+	memcpy(out + 28, tname, tlen);
+	put_le32(out + 28 + tlen, (uint32_t)data_len);
 	return (ssize_t)need;
+}
+
+ssize_t softtpm_ima_ng_entry(uint8_t *out, size_t cap, const char *alg, const uint8_t *digest,
+			     size_t digest_len, const char *path, size_t path_len, bool violation)
+{
+	return ima_record(out, cap, alg, digest, digest_len, path, path_len, NULL, 0, violation);
+}
+
+ssize_t softtpm_ima_sig_entry(uint8_t *out, size_t cap, const char *alg, const uint8_t *digest,
+			      size_t digest_len, const char *path, size_t path_len,
+			      const uint8_t *sig, size_t sig_len)
+{
+	return ima_record(out, cap, alg, digest, digest_len, path, path_len, sig ? sig : out,
+			  sig ? sig_len : 0, false);
+}
+
+int softtpm_ima_sign(EVP_PKEY *key, const char *alg, const uint8_t *digest, size_t digest_len,
+		     uint8_t *field, size_t cap, size_t *field_len)
+{
+	const struct alg *a = alg_by_name(alg);
+	EVP_PKEY_CTX *ctx = EVP_PKEY_CTX_new(key, NULL);
+	unsigned char *der = NULL;
+	size_t slen = cap > 9 ? cap - 9 : 0;
+	uint32_t keyid = 0;
+	int n, rc = -EINVAL;
+
+	n = i2d_PUBKEY(key, &der);
+	if (!a || !ctx || n <= 0 || cap < 9 || imasig_keyid_of(der, (size_t)n, &keyid) ||
+	    EVP_PKEY_sign_init(ctx) <= 0 ||
+	    (EVP_PKEY_get_base_id(key) == EVP_PKEY_RSA &&
+	     EVP_PKEY_CTX_set_rsa_padding(ctx, RSA_PKCS1_PADDING) <= 0) ||
+	    EVP_PKEY_CTX_set_signature_md(ctx, alg_evp_md(a)) <= 0 ||
+	    EVP_PKEY_sign(ctx, field + 9, &slen, digest, digest_len) <= 0 || slen > 0xffff)
+		goto out;
+	field[0] = 3;
+	field[1] = 2;
+	field[2] = a->kernel_hash;
+	field[3] = (uint8_t)(keyid >> 24);
+	field[4] = (uint8_t)(keyid >> 16);
+	field[5] = (uint8_t)(keyid >> 8);
+	field[6] = (uint8_t)keyid;
+	field[7] = (uint8_t)(slen >> 8);
+	field[8] = (uint8_t)slen;
+	*field_len = 9 + slen;
+	rc = 0;
+out:
+	OPENSSL_free(der);
+	EVP_PKEY_CTX_free(ctx);
+	return rc;
 }
 
 /* --- software EK ----------------------------------------------------------------------- */

@@ -59,6 +59,17 @@ int softtpm_quote(EVP_PKEY *key, const uint8_t *nonce, size_t nonce_len,
 size_t softtpm_ima_ng_size(const char *alg, size_t digest_len, size_t path_len);
 ssize_t softtpm_ima_ng_entry(uint8_t *out, size_t cap, const char *alg, const uint8_t *digest,
 			     size_t digest_len, const char *path, size_t path_len, bool violation);
+/* The same as an ima-sig record with sig[0..sig_len) as its sig field (sig NULL: empty). */
+ssize_t softtpm_ima_sig_entry(uint8_t *out, size_t cap, const char *alg, const uint8_t *digest,
+			      size_t digest_len, const char *path, size_t path_len,
+			      const uint8_t *sig, size_t sig_len);
+/*
+ * What `evmctl ima_sign` writes to security.ima for a file of this digest: the v2 signature
+ * header (type 3, version 2, alg's kernel hash number, the key's id) and key's signature over
+ * the digest (RSA PKCS#1 v1.5 or ECDSA). 0, or -EINVAL when cap is too small or signing fails.
+ */
+int softtpm_ima_sign(EVP_PKEY *key, const char *alg, const uint8_t *digest, size_t digest_len,
+		     uint8_t *field, size_t cap, size_t *field_len);
 
 /*
  * A software EK: TPM2B_PUBLIC of an RSA-2048 key under the TCG default EK template L-1, or of

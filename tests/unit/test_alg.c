@@ -91,7 +91,8 @@ static void test_lookup(void)
 static void test_uses(void)
 {
 	const enum alg_use all[] = { ALG_USE_PCR, ALG_USE_REPLAY, ALG_USE_POLICY, ALG_USE_IMA };
-	const enum alg_use strong[] = { ALG_USE_QUOTE, ALG_USE_CREDENTIAL, ALG_USE_KEY_NAME };
+	const enum alg_use strong[] = { ALG_USE_QUOTE, ALG_USE_CREDENTIAL, ALG_USE_KEY_NAME,
+					ALG_USE_FILE_SIG };
 
 	for (size_t i = 0; i < NWANT; i++) {
 		const struct alg *a = alg_by_id(want[i].id);
@@ -110,6 +111,25 @@ static void test_uses(void)
 	}
 	CHECK(!alg_allows(NULL, ALG_USE_PCR), "NULL allows nothing");
 	CHECK(alg_for_use(0x0012, ALG_USE_PCR) == NULL, "unknown id for a use");
+}
+
+/* The kernel's HASH_ALGO_* numbers (include/uapi/linux/hash_info.h), as IMA signatures carry them. */
+static void test_kernel_hash(void)
+{
+	const struct { uint8_t k; const char *name; } rows[] = {
+		{2, "sha1"}, {4, "sha256"}, {5, "sha384"}, {6, "sha512"},
+	};
+
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		const struct alg *a = alg_by_kernel_hash(rows[i].k);
+
+		CHECK(a && strcmp(a->name, rows[i].name) == 0, "HASH_ALGO %u is %s", rows[i].k,
+		      rows[i].name);
+	}
+	CHECK(alg_by_kernel_hash(0) == NULL, "md4 unknown");
+	CHECK(alg_by_kernel_hash(1) == NULL, "md5 unknown");
+	CHECK(alg_by_kernel_hash(7) == NULL, "sha224 unknown");
+	CHECK(alg_by_kernel_hash(255) == NULL, "255 unknown");
 }
 
 /* The low-level digest equals OpenSSL's EVP one over the same three pieces. */
@@ -182,6 +202,7 @@ int main(void)
 	CASE(test_rows);
 	CASE(test_lookup);
 	CASE(test_uses);
+	CASE(test_kernel_hash);
 	CASE(test_digest3);
 	CASE(test_modules);
 	return check_finish();

@@ -10,8 +10,10 @@
 #include <string.h>
 #include <openssl/evp.h>
 #include <openssl/sha.h>
+#include <openssl/x509.h>
 #include <tss2/tss2_tpm2_types.h>
 
+#include "proto/encoding.h"
 #include "tests/lib/softtpm.h"
 #include "verifier/policy.h"
 
@@ -28,6 +30,19 @@ static void add_entry(struct list *l, const char *alg, const uint8_t *digest, si
 {
 	ssize_t n = softtpm_ima_ng_entry(l->buf + l->len, sizeof(l->buf) - l->len, alg, digest,
 					 dlen, path, strlen(path), violation);
+
+	if (n < 0)
+		abort(); /* the test's own buffer is too small: fix the test */
+	l->len += (size_t)n;
+	l->entry_end[l->n++] = l->len;
+}
+
+/* Appends an ima-sig entry of path with the sha256 digest d and the signature field sig. */
+static void add_signed(struct list *l, const char *path, const uint8_t *d, const uint8_t *sig,
+		       size_t sig_len)
+{
+	ssize_t n = softtpm_ima_sig_entry(l->buf + l->len, sizeof(l->buf) - l->len, "sha256", d, 32,
+					  path, strlen(path), sig, sig_len);
 
 	if (n < 0)
 		abort(); /* the test's own buffer is too small: fix the test */
@@ -585,6 +600,54 @@ int main(void)
 	CHECK(run_round(&m, &r, 0, 2, NULL, NULL, NULL) == 0 && r.res.verdict.trusted,
 	      "no policy: trusted on cryptography alone");
 	attest_result_release(&r.res);
+
+	CASE_BEGIN("signed files");
+	/* 14. ima-sig entries: a trusted signature admits a file the digest list lacks; the same
+	 * signature over changed content is bad_file_signature, recorded for review. */
+	{
+		EVP_PKEY *signer = EVP_PKEY_Q_keygen(NULL, NULL, "EC", "P-256");
+		unsigned char *der = NULL;
+		int der_len = signer ? i2d_PUBKEY(signer, &der) : -1;
+		char *b64 = der_len > 0 ? base64_encode_alloc(der, (size_t)der_len) : NULL, *json;
+		char err[256] = "";
+		struct policy *signed_pol = NULL;
+		uint8_t d[32], field[9 + 128];
+		size_t flen = 0;
+
+		json = b64 ? malloc(strlen(b64) + 64) : NULL;
+		if (json) {
+			snprintf(json, strlen(b64) + 64, "{\"version\": 1, \"keys\": [{\"der\": \"%s\"}]}", b64);
+			signed_pol = policy_load(json, strlen(json), err, sizeof(err));
+		}
+		CHECK(signed_pol != NULL, "policy with a trusted key loads (%s)", err);
+		machine_boot(&m, 3);
+		file_digest("/opt/signed", d);
+		CHECK(softtpm_ima_sign(signer, "sha256", d, 32, field, sizeof(field), &flen) == 0,
+		      "signed /opt/signed");
+		add_signed(&m.list, "/opt/signed", d, field, flen);
+		machine_extend(&m, 2);
+		CHECK(run_round(&m, &r, 0, 2, NULL, signed_pol, NULL) == 0 && r.res.verdict.trusted,
+		      "a signed file absent from the digest list is trusted by the key (%s)",
+		      r.res.verdict.nreasons ? r.res.verdict.reason[0].code : "");
+		st = r.res.next;
+		attest_result_release(&r.res);
+		/* The file is changed after signing: the kernel measures new content, old xattr. */
+		d[0] ^= 1;
+		add_signed(&m.list, "/opt/signed", d, field, flen);
+		machine_extend(&m, 3);
+		CHECK(run_round(&m, &r, 2, 3, &st, signed_pol, NULL) == 0 && !r.res.verdict.trusted &&
+			      has_reason(&r.res, "bad_file_signature") && r.res.nviolations == 1 &&
+			      r.res.violations[0].reason == REASON_BAD_FILE_SIGNATURE &&
+			      strcmp(r.res.violations[0].template_name, "ima-sig") == 0 &&
+			      r.res.next.next_entry == 3,
+		      "the same signature over changed content: bad_file_signature, recorded");
+		attest_result_release(&r.res);
+		policy_free(signed_pol);
+		free(json);
+		free(b64);
+		OPENSSL_free(der);
+		EVP_PKEY_free(signer);
+	}
 
 	policy_free(pol);
 	policy_free(lenient);

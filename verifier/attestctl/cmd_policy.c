@@ -5,10 +5,14 @@
  * Named policies on a running verifier (every put is a new version; the verifier keeps the old
  * ones and who made them: `history` lists them, `get --version` reads one, `rollback` makes an
  * old version's text current again as a new version). diff compares two policies, each a file
- * or @NAME on the verifier,
- * and prints one line per change: `+ PATH ALG:HEX`, `- PATH ALG:HEX`, `+exclude RE`,
- * `-exclude RE`, and changed settings. Exit 0 (diff: 0 same, 1 different), 1 the verifier
- * refused, 2 usage, I/O or transport error. Common options as in online.h.
+ * or @NAME on the verifier, and prints one line per change: `+ PATH ALG:HEX`, `- PATH ALG:HEX`
+ * (digests and digests_hex), `+excludes RE`, `-excludes RE`, the same for digest_only, keys (a
+ * trusted signing key added or dropped is a change a reviewer must see), require_signatures and
+ * ignored_keyrings, and changed settings (keyrings among them). put sends key files the policy
+ * names inline (policy_file.h) and prints the verifier's import warnings on stderr (what a
+ * Keylime policy asks for that is not enforced as Keylime would). Exit 0 (diff: 0 same, 1
+ * different), 1 the verifier refused, 2 usage, I/O or transport error. Common options as in
+ * online.h.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,30 +20,17 @@
 
 #include <jansson.h>
 
-#include "common/file.h"
 #include "proto/dynbuf.h"
 #include "proto/limits.h"
 #include "verifier/attestctl/commands.h"
 #include "verifier/attestctl/online.h"
+#include "verifier/policy_file.h"
 
 static const char usage_text[] =
 	"usage: attestctl policy get NAME [--version N] | put NAME FILE | assign AGENT NAME\n"
 	"                      | diff OLD NEW | history NAME | rollback NAME VERSION\n"
 	"       (OLD and NEW are files or @NAME on the verifier)\n"
 	"       [--verifier URL] [--ca FILE] [--token-file FILE]\n";
-
-static char *read_text(const char *path)
-{
-	struct dynbuf b;
-	char *out;
-
-	dynbuf_init(&b, LIMIT_POLICY_BYTES);
-	out = file_read(path, &b) == 0 ? dynbuf_take(&b, NULL) : NULL;
-	if (!out)
-		fprintf(stderr, "attestctl: cannot read \"%s\"\n", path);
-	dynbuf_release(&b);
-	return out;
-}
 
 /* A policy's JSON: "@NAME" from the verifier, anything else a file. NULL after a message. */
 static json_t *load_policy(const struct online_opts *o, const char *what)
@@ -57,10 +48,14 @@ static json_t *load_policy(const struct online_opts *o, const char *what)
 			return NULL;
 		return j;
 	}
-	char *text = read_text(what);
-	if (!text)
+	/* Key files resolved as put resolves them, so a file and what put stored compare equal. */
+	char *text = NULL, err[512];
+	size_t len = 0;
+	if (policy_file_read(what, &text, &len, err, sizeof(err))) {
+		fprintf(stderr, "attestctl: %s\n", err);
 		return NULL;
-	j = json_loads(text, JSON_REJECT_DUPLICATES, &jerr);
+	}
+	j = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
 	free(text);
 	if (!j)
 		fprintf(stderr, "attestctl: \"%s\" is not JSON: %s (line %d)\n", what, jerr.text,
@@ -121,8 +116,11 @@ static unsigned diff_list(json_t *a, json_t *b, const char *key, char sign)
 
 static int policy_diff(const struct online_opts *o, const char *old_src, const char *new_src)
 {
+	/* keyrings is compared whole, like a setting: a change to it is rare and small. */
 	static const char *settings[] = {"violations", "boot_aggregate", "version",
-					 "reboot_clears_open_violations"};
+					 "reboot_clears_open_violations", "keyrings"};
+	static const char *lists[] = {"excludes", "digest_only", "keys", "require_signatures",
+				      "ignored_keyrings"};
 	json_t *a = load_policy(o, old_src), *b = a ? load_policy(o, new_src) : NULL;
 	unsigned n = 0;
 
@@ -134,10 +132,10 @@ static int policy_diff(const struct online_opts *o, const char *old_src, const c
 	n += diff_digests(b, a, '+', "digests");
 	n += diff_digests(a, b, '-', "digests_hex");
 	n += diff_digests(b, a, '+', "digests_hex");
-	n += diff_list(a, b, "excludes", '-');
-	n += diff_list(b, a, "excludes", '+');
-	n += diff_list(a, b, "digest_only", '-');
-	n += diff_list(b, a, "digest_only", '+');
+	for (size_t i = 0; i < sizeof(lists) / sizeof(lists[0]); i++) {
+		n += diff_list(a, b, lists[i], '-');
+		n += diff_list(b, a, lists[i], '+');
+	}
 	for (size_t i = 0; i < sizeof(settings) / sizeof(settings[0]); i++) {
 		json_t *x = json_object_get(a, settings[i]), *y = json_object_get(b, settings[i]);
 		if (!json_equal(x, y) && (x || y)) {
@@ -241,9 +239,15 @@ int cmd_policy(int argc, char **argv)
 		return 0;
 	}
 	if (!strcmp(verb, "put") && nargs == 3) {
-		char *text = read_text(args[2]);
-		if (!text)
+		char *text = NULL, err[512];
+		size_t len = 0, i;
+		json_t *w;
+
+		/* Key files named in the policy travel inline: the verifier reads no operator files. */
+		if (policy_file_read(args[2], &text, &len, err, sizeof(err))) {
+			fprintf(stderr, "attestctl: %s\n", err);
 			return 2;
+		}
 		o.json = false;
 		snprintf(path, sizeof(path), "/v1/policies/%s", args[1]);
 		ret = online_fetch(&o, HTTP_PUT, path, text, &j);
@@ -252,6 +256,9 @@ int cmd_policy(int argc, char **argv)
 			return ret;
 		printf("policy %s version %lld\n", args[1],
 		       (long long)json_integer_value(json_object_get(j, "version")));
+		json_array_foreach(json_object_get(j, "warnings"), i, w)
+			fprintf(stderr, "attestctl: warning: policy %s: %s\n", args[1],
+				json_string_value(w) ? json_string_value(w) : "?");
 		json_decref(j);
 		return 0;
 	}

@@ -2,7 +2,9 @@
  * attestctl policy-check POLICY [PATH ALG:HEX]
  *
  * Loads a policy file (ours or Keylime) the way the verifier does and prints a summary; with a
- * path and digest, prints the decision the verifier would reach for that measurement. PATH is
+ * path and digest, prints the decision the verifier would reach for that measurement (by the
+ * digest list: a signature needs the whole entry, see `attestctl evaluate`). Key files the
+ * policy names are read as `policy put` reads them; import warnings go to stderr. PATH is
  * taken as IMA records it, so spaces are turned into '_'. Exit 0 when the policy loads and the
  * measurement (if any) is allowed or excluded, 1 when it is refused or the policy is invalid,
  * 2 for usage or I/O errors.
@@ -11,16 +13,27 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/file.h"
 #include "proto/encoding.h"
 #include "verifier/attestctl/commands.h"
 #include "verifier/policy.h"
+#include "verifier/policy_file.h"
+#include "verifier/policy_keys.h"
 
 static const char usage_text[] = "usage: attestctl policy-check POLICY [PATH ALG:HEX]\n";
 
+/* Import warnings of a Keylime policy, one stderr line each. */
+void print_warnings(const char *file, const struct policy *p)
+{
+	const char *w;
+	size_t n;
+
+	for (size_t i = 0; (w = policy_warning(p, i, &n)); i++)
+		fprintf(stderr, "attestctl: warning: %s: %.*s\n", file, (int)n, w);
+}
+
 int cmd_policy_check(int argc, char **argv)
 {
-	const uint8_t *buf = NULL;
+	char *buf = NULL;
 	struct policy *pol = NULL;
 	enum policy_decision d;
 	uint8_t digest[64];
@@ -35,24 +48,29 @@ int cmd_policy_check(int argc, char **argv)
 		fputs(usage_text, stderr);
 		return 2;
 	}
-	r = file_map(argv[1], &buf, &len);
+	r = policy_file_read(argv[1], &buf, &len, err, sizeof(err));
 	if (r < 0) {
-		fprintf(stderr, "attestctl: cannot read \"%s\": %s\n", argv[1], strerror(-r));
+		fprintf(stderr, "attestctl: %s\n", err);
 		return 2;
 	}
-	pol = policy_load(buf ? (const char *)buf : "", len, err, sizeof(err));
+	pol = policy_load(buf, len, err, sizeof(err));
 	if (!pol) {
 		fprintf(stderr, "attestctl: invalid policy \"%s\": %s\n", argv[1], err);
 		rc = 1;
 		goto out;
 	}
+	print_warnings(argv[1], pol);
 	if (argc == 2) {
-		printf("format %s, %zu paths, violations %s, boot_aggregate %s\n",
+		const struct policy_keys *k = policy_keys(pol);
+
+		printf("format %s, %zu paths, violations %s, boot_aggregate %s, %zu signing keys, %zu signed prefixes, %zu keyrings\n",
 		       policy_is_keylime(pol) ? "keylime" : "attest", policy_entry_count(pol),
 		       policy_violations_allowed(pol) ? "ignore" : "fail",
 		       policy_boot_aggregate_mode(pol) == POLICY_BOOT_AGGREGATE_LIST
 			       ? "list"
-			       : "any-matching-pcrs");
+			       : "any-matching-pcrs",
+		       policy_keys_key_count(k), policy_keys_required_count(k),
+		       policy_keys_keyring_count(k));
 		rc = 0;
 		goto out;
 	}
@@ -77,6 +95,6 @@ int cmd_policy_check(int argc, char **argv)
 out:
 	free(path);
 	policy_free(pol);
-	file_unmap(buf, len);
+	free(buf);
 	return rc;
 }

@@ -14,6 +14,10 @@ int cmd_policy_learn(int argc, char **argv);
 int cmd_policy(int argc, char **argv);
 int cmd_policy_gen(int argc, char **argv);
 int cmd_policy_check(int argc, char **argv);
+int cmd_evaluate(int argc, char **argv);
+/* A policy's import warnings (policy_warning()), one "attestctl: warning:" line each on stderr. */
+struct policy;
+void print_warnings(const char *file, const struct policy *p);
 /* cmd_online.c: operator calls to a running verifier */
 int cmd_agents(int argc, char **argv);
 int cmd_agent(int argc, char **argv);
