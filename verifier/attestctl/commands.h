@@ -14,6 +14,16 @@ int cmd_policy_learn(int argc, char **argv);
 int cmd_policy(int argc, char **argv);
 int cmd_policy_gen(int argc, char **argv);
 int cmd_policy_check(int argc, char **argv);
+int cmd_eventlog(int argc, char **argv);
+
+struct dynbuf;
+struct eventlog;
+/*
+ * cmd_eventlog.c: reads FILE into buf (capped) and parses it into log for command cmd; on
+ * failure prints why and returns the exit status (1 a log that does not parse, 2 I/O), else 0
+ * with buf and log to release (eventlog_release(), dynbuf_release()).
+ */
+int eventlog_load(const char *cmd, const char *path, struct dynbuf *buf, struct eventlog *log);
 /* cmd_online.c: operator calls to a running verifier */
 int cmd_agents(int argc, char **argv);
 int cmd_agent(int argc, char **argv);

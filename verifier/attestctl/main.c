@@ -17,6 +17,7 @@ static const struct command {
 	{"policy-gen", cmd_policy_gen,
 	 "policy-gen DIR [--exclude REGEX]... [--hash sha1|sha256] [--prefix /] [--out FILE]"},
 	{"policy-check", cmd_policy_check, "policy-check POLICY [PATH ALG:HEX]"},
+	{"eventlog", cmd_eventlog, "eventlog [--replay] FILE"},
 	{"agents", cmd_agents, "agents [--verifier URL] [--ca FILE] [--token-file FILE] [--json]"},
 	{"agent", cmd_agent, "agent ID [--verifier URL] [--ca FILE] [--token-file FILE] [--json]"},
 	{"verdicts", cmd_verdicts, "verdicts ID [--limit N] [--verifier URL] [--ca FILE] [--token-file FILE] [--json]"},
