@@ -187,6 +187,44 @@ static void record_violation(struct eval *ev, const struct ima_entry *e, enum re
 		  e->template_name_len);
 }
 
+/* A boot finding (boot_check.c) as a reason, and as a stored violation if it is reviewed. */
+static void record_boot_finding(struct eval *ev, const struct boot_finding *f)
+{
+	struct attest_violation *v;
+
+	add_reason(ev, f->reason, -1, "%s", f->detail);
+	if (reason_info(f->reason)->kind == REASON_KIND_VERDICT)
+		return;
+	v = dynbuf_grow(&ev->violations, sizeof(*v));
+	if (!v) {
+		if (dynbuf_error(&ev->violations) == -ENOMEM)
+			ev->err = -ENOMEM;
+		return;
+	}
+	ev->out->violations = (struct attest_violation *)ev->violations.buf;
+	ev->out->nviolations++;
+	memset(v, 0, sizeof(*v));
+	v->entry = f->event >= 0 ? (uint64_t)f->event : 0; /* the event's index in the firmware log */
+	v->reason = f->reason;
+	snprintf(v->path, sizeof(v->path), "%s", f->subject);
+	snprintf(v->digest, sizeof(v->digest), "%s", f->digest);
+	snprintf(v->template_name, sizeof(v->template_name), "%s", f->category);
+}
+
+/* The firmware event log against the quoted PCR 0-9 and the policy's boot section. */
+static int check_boot(struct eval *ev)
+{
+	static const struct boot_input none;
+	const struct attest_request *req = ev->req;
+	struct attest_result *out = ev->out;
+	int r = boot_check(policy_boot(req->policy), req->boot ? req->boot : &none, &req->ev->pcrs,
+			   out->next.boot_number, &out->boot);
+
+	for (size_t i = 0; !r && i < out->boot.nfindings && !ev->err; i++)
+		record_boot_finding(ev, &out->boot.findings[i]);
+	return r ? r : ev->err;
+}
+
 static bool is_boot_aggregate(const struct ima_entry *e)
 {
 	return e->path && e->path_len == 14 && memcmp(e->path, "boot_aggregate", 14) == 0;
@@ -441,6 +479,10 @@ int attest_evaluate(const struct attest_request *req, struct attest_result *out)
 	out->next.reset_count = qi.reset_count;
 	out->next.restart_count = qi.restart_count;
 	out->next.clock = qi.clock;
+	if (check_boot(&ev) < 0) {
+		attest_result_release(out);
+		return -ENOMEM;
+	}
 
 	if (req->ev->log_offset != out->next.next_entry) {
 		add_reason(&ev, out->new_boot ? REASON_REBOOT : REASON_LOG_OFFSET_MISMATCH, -1,
@@ -475,4 +517,5 @@ void attest_result_release(struct attest_result *res)
 	free(res->violations);
 	res->violations = NULL;
 	res->nviolations = 0;
+	boot_result_release(&res->boot);
 }

@@ -26,6 +26,7 @@
 
 struct policy;
 
+#include "verifier/boot_check.h"
 #include "verifier/boot_state.h"
 
 struct attest_request {
@@ -42,6 +43,8 @@ struct attest_request {
 	 */
 	uint64_t open_violations;
 	const struct evidence *ev;
+	/* The firmware event log to check (the evidence's, else the stored one); NULL: none. */
+	const struct boot_input *boot;
 };
 
 /* "alg:hex": an algorithm name of up to 16 bytes, each escaped as \xNN at worst, and a digest. */
@@ -67,6 +70,8 @@ struct attest_result {
 	bool authenticated;
 	struct attest_violation *violations;
 	size_t nviolations;
+	/* What boot_check() found and summarised (boot_check.h); findings are in the verdict. */
+	struct boot_result boot;
 };
 
 int attest_evaluate(const struct attest_request *req, struct attest_result *out);

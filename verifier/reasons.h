@@ -20,6 +20,7 @@ enum reason_kind {
 	REASON_KIND_VERDICT,    /* a reason of the verdict only, never a stored violation */
 	REASON_KIND_VIOLATION,  /* a stored violation: approving or dismissing closes it */
 	REASON_KIND_LEARNABLE, /* a stored violation: approving adds its path and digest to the policy */
+	REASON_KIND_BOOT_LEARNABLE, /* a stored violation: approving adds what booted to the boot policy */
 };
 
 /* X(enum suffix, wire name, kind, hint for the operator) */
@@ -82,7 +83,20 @@ enum reason_kind {
 	X(OPEN_VIOLATIONS, "open_violations", REASON_KIND_VERDICT,                                  \
 	  "violations of this boot await an operator's review: approve or dismiss them")            \
 	X(MORE_REASONS, "more_reasons", REASON_KIND_VERDICT,                                        \
-	  "more reasons than a verdict lists; the violations list has every entry")
+	  "more reasons than a verdict lists; the violations list has every entry")                 \
+	/* The firmware's event log against the quote and the boot policy (verifier/boot_check.c) */ \
+	X(BOOT_LOG_MISSING, "boot_log_missing", REASON_KIND_VERDICT,                                \
+	  "the policy judges the boot, and the agent sent no firmware event log")                   \
+	X(BOOT_LOG_CORRUPT, "boot_log_corrupt", REASON_KIND_VERDICT,                                \
+	  "the firmware event log does not parse")                                                  \
+	X(BOOT_LOG_MISMATCH, "boot_log_mismatch", REASON_KIND_VERDICT,                              \
+	  "the firmware event log does not replay to the quoted PCR 0-9: altered, or a PCR extended after boot") \
+	X(BOOT_NOT_IN_POLICY, "boot_not_in_policy", REASON_KIND_BOOT_LEARNABLE,                     \
+	  "the machine booted something the boot policy does not allow: approve to add it")        \
+	X(BOOT_UNVERIFIABLE, "boot_unverifiable", REASON_KIND_VIOLATION,                            \
+	  "a boot event the policy judges is missing or does not match its digest")                 \
+	X(SECURE_BOOT_MISMATCH, "secure_boot_mismatch", REASON_KIND_VIOLATION,                      \
+	  "Secure Boot is not in the state the boot policy requires")
 
 enum reason {
 #define REASON_ENUM(id, name, review, hint) REASON_##id,

@@ -212,12 +212,26 @@ out:
 	return ret;
 }
 
+/*
+ * 3 (issue 13, measured boot): the firmware event log each agent sent last, with what the
+ * last judgement by a boot policy covered and the boot summary operators see.
+ */
+static int m3_boot_logs(sqlite3 *db)
+{
+	return store_sqlite_exec(db,
+		"CREATE TABLE boot_logs("
+		" agent TEXT PRIMARY KEY, log BLOB NOT NULL, sha256 BLOB NOT NULL, cmdline TEXT,"
+		" judged_boot INTEGER NOT NULL DEFAULT 0, judged_key BLOB, summary TEXT,"
+		" received_at INTEGER NOT NULL, updated_at INTEGER NOT NULL);");
+}
+
 static const struct migration {
 	const char *what;
 	int (*apply)(sqlite3 *db);
 } migrations[] = {
 	{ "the first tables", m1_tables },
 	{ "boot state in a versioned encoding", m2_boot_state_encoded },
+	{ "firmware event logs (issue 13)", m3_boot_logs },
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == STORE_SQLITE_SCHEMA_VERSION,

@@ -13,6 +13,7 @@
 #include "tests/unit/check.h"
 #include "verifier/boot_state.h"
 #include "verifier/store.h"
+#include "verifier/store_sqlite.h"
 
 static void make_agent(struct store_agent *a, const char *id, uint8_t ek, uint8_t ak, uint8_t cred)
 {
@@ -408,8 +409,8 @@ static void test_open(const char *dir)
 	snprintf(uri, sizeof(uri), "sqlite:%s", path);
 	CHECK(store_open(uri, &st) == 0, "new database");
 	store_close(st);
-	CHECK(sql_int(path, "PRAGMA user_version", &v) == 0 && v == 2,
-	      "a new database is at schema version 2 (%d)", v);
+	CHECK(sql_int(path, "PRAGMA user_version", &v) == 0 && v == STORE_SQLITE_SCHEMA_VERSION,
+	      "a new database is at the current schema version %d (%d)", STORE_SQLITE_SCHEMA_VERSION, v);
 	CHECK(store_open(uri, &st) == 0, "reopen at the current version");
 	store_close(st);
 
@@ -423,10 +424,16 @@ static void test_open(const char *dir)
 		store_close(st);
 	}
 
-	CHECK(sql_exec(path, "PRAGMA user_version = 3") == 0, "pretend a newer verifier wrote it");
+	{
+		char sql[64];
+
+		snprintf(sql, sizeof(sql), "PRAGMA user_version = %d", STORE_SQLITE_SCHEMA_VERSION + 1);
+		CHECK(sql_exec(path, sql) == 0, "pretend a newer verifier wrote it");
+	}
 	st = (struct store *)&st;
 	CHECK(store_open(uri, &st) == -EPROTO && !st, "newer database refused");
-	CHECK(sql_int(path, "PRAGMA user_version", &v) == 0 && v == 3, "and left alone");
+	CHECK(sql_int(path, "PRAGMA user_version", &v) == 0 && v == STORE_SQLITE_SCHEMA_VERSION + 1,
+	      "and left alone");
 	CHECK(sql_exec(path, "PRAGMA user_version = -1") == 0, "a negative version");
 	CHECK(store_open(uri, &st) == -EPROTO && !st, "negative version refused");
 }

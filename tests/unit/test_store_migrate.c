@@ -17,6 +17,7 @@
 #include "tests/unit/check.h"
 #include "verifier/boot_state.h"
 #include "verifier/store.h"
+#include "verifier/store_sqlite.h"
 
 #define ALPHA_SHA1 "7ed93b5cd790b68552c4f7b76742834c06d724f9"
 #define ALPHA_SHA256 "bca70250e3a690a23364d8b799465d4756cb994153c71395d3f09d829485ea5c"
@@ -287,7 +288,8 @@ int main(void)
 		check_verdicts_violations_policies(st);
 		store_close(st);
 	}
-	CHECK(sql_int(path, "PRAGMA user_version", &v) == 0 && v == 2, "now at version 2 (%d)", v);
+	CHECK(sql_int(path, "PRAGMA user_version", &v) == 0 && v == STORE_SQLITE_SCHEMA_VERSION,
+	      "now at the current version %d (%d)", STORE_SQLITE_SCHEMA_VERSION, v);
 	CHECK(sql_int(path, "SELECT count(*) FROM pragma_table_info('boot_state')"
 			    " WHERE name = 'layout'", &layout) == 0 && layout == 0,
 	      "boot_state has no layout column any more");

@@ -57,6 +57,12 @@
 		digest_mismatch: 'File content not in the policy',
 		open_violations: 'Violations await review',
 		more_reasons: 'More reasons than listed',
+		boot_log_missing: 'No firmware event log',
+		boot_log_corrupt: 'Firmware event log corrupt',
+		boot_log_mismatch: 'Event log does not replay to PCR 0-9',
+		boot_not_in_policy: 'Boot not in the boot policy',
+		boot_unverifiable: 'Boot event cannot be judged',
+		secure_boot_mismatch: 'Secure Boot in the wrong state',
 	};
 	const reasonLabel = (code) => REASON_LABELS[code] || String(code);
 
