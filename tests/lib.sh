@@ -179,7 +179,8 @@ start_verifier() {
 
 # start_agent ID STATEDIR [ARGS...]: starts $B/attestd in daemon mode as agent ID with state
 # directory STATEDIR against $URL (trusting $CA) on the TPM at $TCTI, ARGS passed through
-# (--ima-list, --interval, ...). Its stdout goes to STATEDIR.out, its stderr to STATEDIR.log.
+# (--ima-list, --interval, ...; the host's own firmware log is never sent: --event-log none,
+# which a later --event-log overrides). Its stdout goes to STATEDIR.out, its stderr to STATEDIR.log.
 # Sets APID (stopped when the test exits), AOUT and ALOG. It does not wait: attestd logs what
 # it does, and tests wait for the lines they expect.
 start_agent() {
@@ -187,7 +188,7 @@ start_agent() {
 	shift 2
 	AOUT=$state.out ALOG=$state.log
 	"$B/attestd" --verifier "$URL" --ca "$CA" --agent-id "$id" --tcti "$TCTI" \
-		--state-dir "$state" "$@" >"$AOUT" 2>"$ALOG" &
+		--state-dir "$state" --event-log none "$@" >"$AOUT" 2>"$ALOG" &
 	APID=$!
 	track_pid "$APID"
 }

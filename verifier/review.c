@@ -20,6 +20,7 @@ struct violation_copy {
 	char path[LIMIT_IMA_PATH + 1];
 	char digest[ATTEST_DIGEST_TEXT_MAX + 1];
 	char reason[32];
+	char template_name[LIMIT_IMA_TEMPLATE_NAME + 1]; /* a boot finding's BOOT_CAT_* */
 };
 
 static int copy_violation(void *arg, const struct store_violation *v)
@@ -30,25 +31,21 @@ static int copy_violation(void *arg, const struct store_violation *v)
 	snprintf(c->path, sizeof(c->path), "%s", v->path ? v->path : "");
 	snprintf(c->digest, sizeof(c->digest), "%s", v->digest ? v->digest : "");
 	snprintf(c->reason, sizeof(c->reason), "%s", v->reason ? v->reason : "");
+	snprintf(c->template_name, sizeof(c->template_name), "%s",
+		 v->template_name ? v->template_name : "");
 	return 0;
 }
 
-/*
- * Adds the violation's path and digest to its agent's policy as a new version (actor
- * "operator"). Serialised by a lock so two approvals never lose each other's digest.
- */
-static enum review_status approve_into_policy(struct app *app, const struct violation_copy *vc,
-					      struct review_result *out)
+/* What approval teaches a private copy of the policy: 0, or -errno with why set. */
+typedef int (*teach_fn)(struct policy *p, const struct violation_copy *vc, char *why, size_t whylen);
+
+/* A file the allowlist did not know: its path with its digest. */
+static int teach_file(struct policy *p, const struct violation_copy *vc, char *why, size_t whylen)
 {
-	static pthread_mutex_t approve_lock = PTHREAD_MUTEX_INITIALIZER;
-	struct store_agent a;
-	struct policy *p = NULL;
-	char *json = NULL, *text = NULL, err[160] = "";
 	const char *colon = strchr(vc->digest, ':');
 	uint8_t digest[LIMIT_DIGEST];
 	ssize_t dlen = -1;
 	uint16_t alg = 0;
-	enum review_status st = REVIEW_INTERNAL;
 	int ret;
 
 	if (colon) {
@@ -56,9 +53,41 @@ static enum review_status approve_into_policy(struct app *app, const struct viol
 		dlen = hex_decode(colon + 1, strlen(colon + 1), digest, sizeof(digest));
 	}
 	if (!alg || dlen <= 0) {
-		snprintf(out->why, sizeof(out->why), "violation has no usable digest");
-		return REVIEW_NOT_APPROVABLE;
+		snprintf(why, whylen, "violation has no usable digest");
+		return -EINVAL;
 	}
+	ret = policy_add_digest(p, vc->path, alg, digest, (size_t)dlen);
+	if (ret)
+		snprintf(why, whylen, "cannot add \"%s\" to the policy: %s", vc->path, strerror(-ret));
+	return ret;
+}
+
+/* Something that booted (boot_check.c's finding): into the policy's boot section. */
+static int teach_boot(struct policy *p, const struct violation_copy *vc, char *why, size_t whylen)
+{
+	char w[256] = "";
+	int ret = policy_boot_teach(p, vc->template_name, vc->path, vc->digest, w, sizeof(w));
+
+	if (ret)
+		snprintf(why, whylen, "cannot add it to the boot policy: %s", w[0] ? w : strerror(-ret));
+	return ret;
+}
+
+/*
+ * Teaches the violation's agent's policy what `teach` adds and stores the result as a new
+ * version (actor "operator"). Serialised by a lock so two approvals never lose each other's
+ * addition.
+ */
+static enum review_status approve_into_policy(struct app *app, const struct violation_copy *vc,
+					      teach_fn teach, struct review_result *out)
+{
+	static pthread_mutex_t approve_lock = PTHREAD_MUTEX_INITIALIZER;
+	struct store_agent a;
+	struct policy *p = NULL;
+	char *json = NULL, *text = NULL, err[160] = "";
+	enum review_status st = REVIEW_INTERNAL;
+	int ret;
+
 	memset(&a, 0, sizeof(a));
 	if (store_agent_get(app->store, vc->agent, &a))
 		return REVIEW_UNKNOWN_AGENT;
@@ -83,11 +112,9 @@ static enum review_status approve_into_policy(struct app *app, const struct viol
 	}
 	if (!p)
 		goto out;
-	ret = policy_add_digest(p, vc->path, alg, digest, (size_t)dlen);
+	ret = teach(p, vc, out->why, sizeof(out->why));
 	if (ret) {
-		snprintf(out->why, sizeof(out->why), "cannot add \"%s\" to the policy: %s", vc->path,
-			 strerror(-ret));
-		st = REVIEW_NOT_APPROVABLE;
+		st = ret == -ENOMEM ? REVIEW_INTERNAL : REVIEW_NOT_APPROVABLE;
 		goto out;
 	}
 	text = policy_to_json(p);
@@ -134,8 +161,12 @@ enum review_status review_decide(struct app *app, int64_t id, enum violation_sta
 	 * does not know (a newer verifier wrote it) is only closed.
 	 */
 	if (st == VIOLATION_APPROVED && reason_from_name(vc.reason, &reason) &&
-	    reason_info(reason)->kind == REASON_KIND_LEARNABLE) {
-		rs = approve_into_policy(app, &vc, out);
+	    (reason_info(reason)->kind == REASON_KIND_LEARNABLE ||
+	     reason_info(reason)->kind == REASON_KIND_BOOT_LEARNABLE)) {
+		rs = approve_into_policy(app, &vc,
+					 reason_info(reason)->kind == REASON_KIND_LEARNABLE ? teach_file
+											  : teach_boot,
+					 out);
 		if (rs)
 			return rs;
 	}

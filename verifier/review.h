@@ -3,7 +3,9 @@
  *
  * Approving a violation whose reason is learnable (reasons.h: a file the policy did not list,
  * or listed with another digest) teaches the agent's policy that file, as a new policy version
- * written before the violation is closed; other violations are only closed. Dismissing closes
+ * written before the violation is closed; approving a boot finding that is learnable (a kernel,
+ * firmware event, PK/KEK/db/dbx or command line the boot policy did not allow) adds it to the
+ * policy's boot section the same way (policy_boot_teach()); other violations are only closed. Dismissing closes
  * without touching any policy. attestctl and the HTTP handler both call this; a test can too.
  */
 #ifndef VERIFIER_REVIEW_H

@@ -15,6 +15,7 @@ int cmd_policy(int argc, char **argv);
 int cmd_policy_gen(int argc, char **argv);
 int cmd_policy_check(int argc, char **argv);
 int cmd_eventlog(int argc, char **argv);
+int cmd_boot_policy(int argc, char **argv);
 
 struct dynbuf;
 struct eventlog;

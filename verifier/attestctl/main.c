@@ -18,6 +18,8 @@ static const struct command {
 	 "policy-gen DIR [--exclude REGEX]... [--hash sha1|sha256] [--prefix /] [--out FILE]"},
 	{"policy-check", cmd_policy_check, "policy-check POLICY [PATH ALG:HEX]"},
 	{"eventlog", cmd_eventlog, "eventlog [--replay] FILE"},
+	{"boot-policy", cmd_boot_policy,
+	 "boot-policy kernel [--qemu] [--hash ALG|all] BZIMAGE | learn LOG [--cmdline TEXT | --cmdline-file FILE] [--require WORD]... [--forbid WORD]... [--kernel-name NAME] [--policy POLICY] [--out FILE]"},
 	{"agents", cmd_agents, "agents [--verifier URL] [--ca FILE] [--token-file FILE] [--json]"},
 	{"agent", cmd_agent, "agent ID [--verifier URL] [--ca FILE] [--token-file FILE] [--json]"},
 	{"verdicts", cmd_verdicts, "verdicts ID [--limit N] [--verifier URL] [--ca FILE] [--token-file FILE] [--json]"},
