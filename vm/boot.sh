@@ -25,7 +25,7 @@
 #   VM_TIMEOUT     seconds until a foreground VM is killed (exit 124); 0 none. In the
 #                  background, a watchdog kills the VM after it if set   [120 / 0]
 #   VM_APPEND      extra kernel parameters, e.g. "ima_tpm=7 ima_hash=sha256"
-#   VM_IMA_POLICY  the ima_policy= value                      [tcb]
+#   VM_IMA_POLICY  the ima_policy= value; none: no ima_policy= at all [tcb]
 #   VM_SCENARIO    run /etc/attest/scenarios/NAME in the guest, then power off
 #   VM_SCRIPT      host script run in the guest as root (via the io disk), then power off
 #   VM_OUT         where the guest's results ($OUT in the guest) are extracted
@@ -93,7 +93,8 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-append="console=ttyS0 root=/dev/vda rw rootfstype=ext4 panic=-1 ima_policy=${VM_IMA_POLICY:-tcb}"
+append="console=ttyS0 root=/dev/vda rw rootfstype=ext4 panic=-1"
+[[ ${VM_IMA_POLICY:-tcb} == none ]] || append+=" ima_policy=${VM_IMA_POLICY:-tcb}"
 qemu=(qemu-system-x86_64 -machine "${VM_MACHINE:-pc}" -accel "$ACCEL" -m "${VM_MEM:-256}"
 	-smp "${VM_SMP:-1}" -nodefaults -display none -no-reboot -kernel "$KERNEL")
 case $FIRMWARE in
