@@ -142,6 +142,20 @@ start_swtpm() {
 	return 1
 }
 
+# tpm_follow_eventlog LOG: extends the PCRs of the TPM at $TPM2TOOLS_TCTI with every measured
+# event of the firmware event log LOG (tpm2_pcrextend, all the event's banks), so the TPM holds
+# what a machine that booted so would hold. Uses $B/attestctl eventlog to read the log.
+tpm_follow_eventlog() {
+	local args
+	args=$("$B/attestctl" eventlog "$1" | awk '
+		/^event / { if (arg != "") print arg; arg = ""; pcr = substr($3, 4);
+			    skip = ($4 == "EV_NO_ACTION:"); next }
+		/^  [a-z0-9]+ [0-9a-f]+$/ { if (!skip) arg = (arg == "" ? pcr ":" : arg ",") $1 "=" $2 }
+		END { if (arg != "") print arg }') || return 1
+	# shellcheck disable=SC2086 # one PCR:alg=digest,... argument per event
+	tpm2_pcrextend $args >/dev/null
+}
+
 # start_verifier STATEDIR [ARGS...]: starts $B/verifier with --state-dir STATEDIR on
 # 127.0.0.1 (the port of the last start on STATEDIR, else a free one) and the other ARGS as
 # given, and waits until it prints its `listening on` line. Its stdout goes to STATEDIR.out

@@ -28,14 +28,7 @@ cat_ca() { cat "$W/ca/ca/issuercert.pem" "$W/ca/ca/swtpm-localca-rootca-cert.pem
 tpm() {
 	swtpm_manufacture "$W/tpm-$1" "$W/ca" || { fail "swtpm_setup $1"; return 1; }
 	start_swtpm "$W/tpm-$1" || { fail "swtpm start $1"; return 1; }
-	# One tpm2_pcrextend argument per event: PCR:sha1=HEX,sha256=HEX (EV_NO_ACTION skipped).
-	"$ATTESTCTL" eventlog "$LOG" | awk '
-		/^event / { if (arg != "") print arg; arg = ""; pcr = substr($3, 4);
-			    skip = ($4 == "EV_NO_ACTION:"); next }
-		/^  [a-z0-9]+ [0-9a-f]+$/ { if (!skip) arg = (arg == "" ? pcr ":" : arg ",") $1 "=" $2 }
-		END { if (arg != "") print arg }' >"$W/extend-$1"
-	# shellcheck disable=SC2046 # one argument per event
-	tpm2_pcrextend $(cat "$W/extend-$1") >/dev/null || { fail "extend the boot PCRs of $1"; return 1; }
+	tpm_follow_eventlog "$LOG" || { fail "extend the boot PCRs of $1"; return 1; }
 	"$IMAGEN" --entries 30 --template ima-ng --hash sha256 --boot-pcrs "$W/boot.pcrs" --seed 3 \
 		--out "$W/ima" --tpm2-extend-script "$W/ext" >/dev/null
 	# shellcheck disable=SC2046 # one PCR:alg=digest argument per word

@@ -283,6 +283,31 @@ type_in '#policy input[type=search]' '<script>'
 check "policy: filtering paths finds the approved one" wait_count '#policy table.policy tbody tr' 1
 check_eq "policy: shown as text" "$SCRIPT" "$(text '#policy table.policy tbody td.path')"
 check "agent screenshot written" shot agent
+check "an agent without a firmware event log: the boot section says so" \
+	wait_text '#agent-boot' 'none: the agent sends no firmware event log'
+
+# an agent whose TPM booted as a recorded OVMF guest did, sending that firmware event log
+BOOTLOG=$TOP/tests/data/eventlog/guest-ovmf.bin
+if swtpm_manufacture "$W/tpm-boot" "$W/ca" && start_swtpm "$W/tpm-boot" && tpm_follow_eventlog "$BOOTLOG"; then
+	"$ATTESTCTL" eventlog --replay "$BOOTLOG" >"$W/boot.pcrs"
+	"$IMAGEN" --entries 40 --template ima-ng --hash sha256 --boot-pcrs "$W/boot.pcrs" --seed 7 \
+		--out "$W/boot40" --tpm2-extend-script "$W/bootext" >/dev/null
+	# shellcheck disable=SC2046 # one PCR:alg=digest argument per word
+	tpm2_pcrextend $(cat "$W/bootext") >/dev/null
+	"$ATTESTD" --once --verifier "$URL" --ca "$CA" --agent-id boot-1 --tcti "$TCTI" --ima-list "$W/boot40" \
+		--event-log "$BOOTLOG" --cmdline "$TOP/tests/data/eventlog/guest-ovmf.cmdline" \
+		--state-dir "$W/state-boot-1" >"$W/out-boot-1" 2>>"$W/attestd.log"
+	check_eq "the agent with a boot log: trusted" 0 $?
+	wd POST "$S/url" "$(jq -cn --arg u "$URL/ui/#/agent/boot-1" '{url: $u}')" >/dev/null
+	check "boot: the kernel's digest (PCR 4) and the file it came from" \
+		wait_text '#agent-boot' 'kernel[[:space:]]+sha256:834c9fac477e.* from "kernel"'
+	check "boot: the command line, verified against PCR 9" \
+		wait_text '#agent-boot' 'ima_policy=tcb verified against PCR 9'
+	check "boot: firmware and Secure Boot" wait_text '#agent-boot' 'UEFI, 2 firmware volumes.*Secure Boot[[:space:]]+off'
+	check "boot screenshot written" shot boot
+else
+	fail "a second TPM following the recorded OVMF log"
+fi
 # The browser's console: no script error, no CSP refusal (expected: the wrong token's
 # 401, the refused approval's 409, the missing favicon).
 wd POST "$S/se/log" '{"type":"browser"}' >"$W/console.json"

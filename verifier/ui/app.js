@@ -484,6 +484,32 @@
 		}
 	}
 
+	/* A policy's boot section in one line: what it judges. */
+	function bootPolicyText(b) {
+		if (!b || typeof b !== 'object')
+			return 'none: the boot is not judged (the event log must still replay)';
+		const parts = [];
+		const n = (k, what) => {
+			if (Array.isArray(b[k]))
+				parts.push(b[k].length + ' ' + what);
+		};
+		n('kernels', 'kernels');
+		n('boot_applications', 'boot applications');
+		n('firmware', 'firmware events');
+		for (const k of ['pk', 'kek', 'db', 'dbx'])
+			n(k, k);
+		if (b.secure_boot)
+			parts.push('Secure Boot ' + b.secure_boot);
+		const c = b.cmdline && typeof b.cmdline === 'object' ? b.cmdline : null;
+		if (c) {
+			const req = Array.isArray(c.required) ? c.required : [];
+			const forb = Array.isArray(c.forbidden) ? c.forbidden : [];
+			parts.push('command line' + (Array.isArray(c.exact) ? ': ' + c.exact.length + ' exact' : '') +
+				(req.length ? ', requires ' + req.join(' ') : '') + (forb.length ? ', forbids ' + forb.join(' ') : ''));
+		}
+		return parts.length ? parts.join('; ') : 'a firmware event log is required';
+	}
+
 	function renderPolicy(name, p) {
 		const box = clear($('policy'));
 		if (p === null) {
@@ -511,6 +537,7 @@
 		fact(dl, 'violations', String(p.violations || 'fail'));
 		fact(dl, 'boot_aggregate', Array.isArray(p.boot_aggregate)
 			? p.boot_aggregate.join(' ') : String(p.boot_aggregate || 'any-matching-pcrs'));
+		fact(dl, 'boot', bootPolicyText(p.boot));
 		box.appendChild(dl);
 
 		const filter = el('input', { type: 'search', placeholder: 'filter paths', spellcheck: 'false' });
@@ -538,6 +565,38 @@
 		draw();
 	}
 
+	/* The boot summary (GET /v1/agents/{id} .boot): firmware, Secure Boot, kernel, command line. */
+	const BOOT_STATUS = {
+		replays: 'replays to the quoted PCR 0-9',
+		mismatch: 'does NOT replay to the quoted PCR 0-9',
+		corrupt: 'does not parse',
+	};
+
+	function renderBoot(b) {
+		const dl = clear($('agent-boot'));
+		if (!b || typeof b !== 'object') {
+			fact(dl, 'event log', 'none: the agent sends no firmware event log');
+			return;
+		}
+		fact(dl, 'event log', String(b.events === undefined ? '?' : b.events) + ' events, ' +
+			(BOOT_STATUS[b.status] || String(b.status)) + ', received ' + absTime(b.received_at));
+		if (b.firmware)
+			fact(dl, 'firmware', el('span', null, String(b.firmware),
+				b.pcr0 ? el('span', { class: 'hint mono' }, ' PCR 0 ' + shortDigest(b.pcr0)) : null));
+		fact(dl, 'Secure Boot', String(b.secure_boot || 'unknown'));
+		const k = b.kernel && typeof b.kernel === 'object' ? b.kernel : null;
+		fact(dl, 'kernel', k
+			? el('span', null, el('span', { class: 'mono', title: String(k.digest) }, shortDigest(k.digest)),
+				k.file ? ' from "' + k.file + '"' : null, k.name ? ', ' + k.name : null,
+				k.allowed === true ? ' ' : null, k.allowed === true ? badge('ok', 'allowed') : null,
+				k.allowed === false ? ' ' : null, k.allowed === false ? badge('bad', 'not allowed') : null)
+			: 'none measured (no EFI application in PCR 4)');
+		fact(dl, 'command line', typeof b.cmdline === 'string'
+			? el('span', null, el('span', { class: 'mono' }, b.cmdline), el('span', { class: 'hint' },
+				b.cmdline_verified ? ' verified against PCR 9' : ' as reported: not the measured one, or not measured'))
+			: 'not reported');
+	}
+
 	async function loadAgent(id) {
 		if (agentView.id !== id)
 			agentView.limit = VERDICTS_FIRST;
@@ -560,6 +619,7 @@
 		fact(dl, 'enrolled', absTime(a.created_at));
 		fact(dl, 'activated', absTime(a.activated_at));
 		fact(dl, 'AK name', el('span', { class: 'mono' }, a.ak_name));
+		renderBoot(a.boot);
 
 		const verdicts = Array.isArray(vs.verdicts) ? vs.verdicts : [];
 		renderTimeline(verdicts);
