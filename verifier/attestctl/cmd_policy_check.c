@@ -14,6 +14,7 @@
 #include "common/file.h"
 #include "proto/encoding.h"
 #include "verifier/attestctl/commands.h"
+#include "verifier/boot_policy.h"
 #include "verifier/policy.h"
 
 static const char usage_text[] = "usage: attestctl policy-check POLICY [PATH ALG:HEX]\n";
@@ -53,6 +54,18 @@ int cmd_policy_check(int argc, char **argv)
 		       policy_boot_aggregate_mode(pol) == POLICY_BOOT_AGGREGATE_LIST
 			       ? "list"
 			       : "any-matching-pcrs");
+		if (policy_boot(pol)) {
+			const struct boot_policy *bp = policy_boot(pol);
+
+			printf("boot: %zu kernels, %zu boot applications, %zu firmware events, Secure Boot %s,"
+			       " pk/kek/db/dbx %s, command line %s\n",
+			       bp->kernels.n, bp->boot_apps.n, bp->firmware.n,
+			       bp->secure_boot == BOOT_SECURE_ON ? "on" : bp->secure_boot == BOOT_SECURE_OFF ? "off" : "any",
+			       bp->pk.set || bp->kek.set || bp->db.set || bp->dbx.set ? "judged" : "not judged",
+			       bp->cmdline.set ? "judged" : "not judged");
+		} else {
+			printf("boot: not judged (no boot section)\n");
+		}
 		rc = 0;
 		goto out;
 	}
