@@ -4,7 +4,9 @@
  * Order matters. Nothing in the evidence is believed before the quote's signature verifies
  * with the enrolled AK and binds the challenge's nonce; the PCR values are believed only once
  * pcrDigest matches them. Then the TPM's clock decides whether this is the same boot session
- * (continue the stored replay) or a new one (replay from entry 0). The new IMA entries are
+ * (continue the stored replay) or a new one (replay from entry 0). The firmware's event log
+ * is replayed against the quoted PCR 0-9 and judged by the policy's boot section
+ * (boot_check.c): the boot decides whether IMA's list can be believed at all. The new IMA entries are
  * replayed on top of the stored state and PCR 10 is compared after every entry: IMA appends an
  * entry before it extends the PCR, so the quote may cover any prefix of what the agent read.
  * Every entry sent is judged against the policy, matched or not.

@@ -6,7 +6,7 @@
  * and marked it used (so a replayed body is `nonce_reused` even if this step fails), and read
  * the stored boot state and how many of its violations await review. attest_evaluate() then
  * makes every decision: it checks the quote against that nonce, the PCR values, the boot
- * session, replays the new IMA entries, judges each against the policy and applies the review
+ * session, the firmware event log (boot_check.h), replays the new IMA entries, judges each against the policy and applies the review
  * rule. It returns the verdict and the boot state to store; the caller commits both (and the
  * violations) in one transaction before it answers the agent.
  *
