@@ -16,8 +16,10 @@
 #   VM_TPM         0: boot without a TPM
 #   VM_ACCEL       tcg, or kvm (opt-in; aborts or hangs on some hosts)   [tcg]
 #   VM_FIRMWARE    ovmf (UEFI: measures the kernel into PCR 4 and its command line into
-#                  PCR 9, so a verifier can judge the boot), or seabios (QEMU's BIOS:
-#                  measures option ROMs only, never the kernel)     [ovmf]
+#                  PCR 9, so a verifier can judge the boot), ovmf-secboot (the same with
+#                  Secure Boot on: OVMF's secboot build on q35 with SMM and Debian's snakeoil
+#                  keys enrolled, so the kernel must be signed with them, e.g. by sbsign), or
+#                  seabios (QEMU's BIOS: measures option ROMs only, never the kernel)  [ovmf]
 #   VM_OVMF_CODE   OVMF code, attached read-only    [/usr/share/OVMF/OVMF_CODE_4M.fd]
 #   VM_OVMF_VARS   OVMF variable store template; each boot gets a writable copy in
 #                  VM_DIR, so no boot sees another's variables  [/usr/share/OVMF/OVMF_VARS_4M.fd]
@@ -95,12 +97,20 @@ trap 'exit 143' TERM
 
 append="console=ttyS0 root=/dev/vda rw rootfstype=ext4 panic=-1"
 [[ ${VM_IMA_POLICY:-tcb} == none ]] || append+=" ima_policy=${VM_IMA_POLICY:-tcb}"
-qemu=(qemu-system-x86_64 -machine "${VM_MACHINE:-pc}" -accel "$ACCEL" -m "${VM_MEM:-256}"
+machine=${VM_MACHINE:-pc}
+[[ $FIRMWARE == ovmf-secboot ]] && machine=${VM_MACHINE:-q35,smm=on}
+qemu=(qemu-system-x86_64 -machine "$machine" -accel "$ACCEL" -m "${VM_MEM:-256}"
 	-smp "${VM_SMP:-1}" -nodefaults -display none -no-reboot -kernel "$KERNEL")
 case $FIRMWARE in
-ovmf)
+ovmf | ovmf-secboot)
 	ovmf_code=${VM_OVMF_CODE:-/usr/share/OVMF/OVMF_CODE_4M.fd}
 	ovmf_vars=${VM_OVMF_VARS:-/usr/share/OVMF/OVMF_VARS_4M.fd}
+	if [[ $FIRMWARE == ovmf-secboot ]]; then
+		ovmf_code=${VM_OVMF_CODE:-/usr/share/OVMF/OVMF_CODE_4M.secboot.fd}
+		ovmf_vars=${VM_OVMF_VARS:-/usr/share/OVMF/OVMF_VARS_4M.snakeoil.fd}
+		# The secboot build keeps its variables behind SMM: only SMM code may write them.
+		qemu+=(-global "driver=cfi.pflash01,property=secure,value=on")
+	fi
 	[[ -r $ovmf_code && -r $ovmf_vars ]] ||
 		vm_die "no OVMF at $ovmf_code / $ovmf_vars (apt-get install ovmf, or VM_FIRMWARE=seabios)"
 	# A fresh copy of the variable store per boot: what one boot wrote (boot entries,
@@ -111,7 +121,7 @@ ovmf)
 		-drive "if=pflash,format=raw,unit=1,file=$VM_DIR/ovmf-vars.fd")
 	;;
 seabios) ;;
-*) vm_die "VM_FIRMWARE must be ovmf or seabios, not '$FIRMWARE'" ;;
+*) vm_die "VM_FIRMWARE must be ovmf, ovmf-secboot or seabios, not '$FIRMWARE'" ;;
 esac
 root_drive="file=$ROOTFS,format=raw,if=virtio"
 [[ ${VM_ROOT_PERSIST:-0} == 1 ]] || root_drive+=",snapshot=on"
