@@ -44,7 +44,7 @@ struct pe {
 
 static int pe_layout(const uint8_t *img, size_t len, struct pe *pe, const char **why)
 {
-	size_t sig, oh, table;
+	size_t sig, oh, table, dirs;
 	uint32_t magic, optsize, nrva;
 
 	memset(pe, 0, sizeof(*pe));
@@ -71,22 +71,22 @@ static int pe_layout(const uint8_t *img, size_t len, struct pe *pe, const char *
 	magic = le16(img + oh);
 	if (magic == PE32_MAGIC && optsize >= 96) {
 		nrva = le32(img + oh + 92);
-		pe->certdir = oh + 96 + 8 * DIR_SECURITY;
+		dirs = 96;
 	} else if (magic == PE32PLUS_MAGIC && optsize >= 112) {
 		nrva = le32(img + oh + 108);
-		pe->certdir = oh + 112 + 8 * DIR_SECURITY;
+		dirs = 112;
 	} else {
 		*why = "the optional header is neither PE32 nor PE32+ (or too short)";
 		return -EINVAL;
 	}
 	pe->csum = oh + 64;
 	pe->headers = le32(img + oh + 60);
-	if (nrva <= DIR_SECURITY) {
-		pe->certdir = 0;
-	} else if (pe->certdir + 8 > oh + optsize) {
+	if (nrva > (optsize - dirs) / 8) {
 		*why = "NumberOfRvaAndSizes names directories past the optional header";
 		return -EINVAL;
-	} else {
+	}
+	if (nrva > DIR_SECURITY) {
+		pe->certdir = oh + dirs + 8 * DIR_SECURITY;
 		pe->cert_size = le32(img + pe->certdir + 4);
 	}
 	table = oh + optsize;
@@ -119,9 +119,11 @@ int authenticode_digest(const struct alg *alg, const uint8_t *img, size_t len, u
 	int ret = -ENOMEM;
 	bool ok;
 
-	*why = "out of memory";
-	if (!pe || !ctx || !md)
+	*why = NULL;
+	if (!pe || !ctx || !md) {
+		*why = "out of memory";
 		goto out;
+	}
 	ret = pe_layout(img, len, pe, why);
 	if (ret)
 		goto out;
