@@ -9,7 +9,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <jansson.h>
 #include <openssl/crypto.h>
+#include <openssl/evp.h>
 #include <openssl/rand.h>
 
 #include "attestd/client.h"
@@ -30,6 +32,7 @@ struct agent {
 	struct imalist *list;
 	bool enrolled;
 	char boot_id[64]; /* the kernel's boot_id when the last verdict arrived; "" unknown */
+	bool event_log_warned; /* the event log could not be read: said once */
 };
 
 /* What a failed step means for the caller. */
@@ -301,6 +304,59 @@ static void keep_last_evidence(struct agent *a, const struct evidence *ev)
 	free(json);
 }
 
+/*
+ * The firmware's event log and the kernel command line, into ev, unless the verifier holds
+ * this very log already (its challenge names the SHA-256). A machine without a log, or
+ * --event-log none, sends none; a log that cannot be read is left out with a warning (once):
+ * the round goes on, and a boot policy on the verifier says what it misses.
+ */
+static void attach_boot_log(struct agent *a, const struct challenge *ch, struct evidence *ev)
+{
+	struct dynbuf log, cmd;
+	uint8_t sha[32];
+	int ret;
+
+	if (!strcmp(a->cfg->event_log, "none"))
+		return;
+	dynbuf_init(&log, LIMIT_EVENTLOG_BYTES);
+	ret = file_read(a->cfg->event_log, &log);
+	if (ret < 0 || log.len == 0) {
+		if (!a->event_log_warned)
+			log_warn("cannot read the firmware event log '%s': %s; no boot log is sent",
+				 a->cfg->event_log, ret < 0 ? strerror(-ret) : "empty");
+		a->event_log_warned = true;
+		dynbuf_release(&log);
+		return;
+	}
+	a->event_log_warned = false;
+	EVP_Digest(log.buf, log.len, sha, NULL, EVP_sha256(), NULL);
+	if (ch->has_boot_log_sha256 && !memcmp(sha, ch->boot_log_sha256, sizeof(sha))) {
+		dynbuf_release(&log);
+		return;
+	}
+	ev->boot_log = (uint8_t *)dynbuf_take(&log, &ev->boot_log_len);
+	if (!ev->boot_log)
+		return;
+	dynbuf_init(&cmd, LIMIT_CMDLINE + 1);
+	ret = file_read(a->cfg->cmdline, &cmd);
+	if (ret == 0 && cmd.len && cmd.buf[cmd.len - 1] == '\n')
+		dynbuf_setlen(&cmd, cmd.len - 1);
+	if (ret == 0 && cmd.len <= LIMIT_CMDLINE && !memchr(cmd.buf, 0, cmd.len)) {
+		/* The protocol is JSON: a command line that is not UTF-8 cannot travel. */
+		json_t *t = json_stringn(dynbuf_str(&cmd), cmd.len);
+
+		if (t)
+			ev->boot_cmdline = dynbuf_take(&cmd, NULL);
+		json_decref(t);
+	}
+	if (!ev->boot_cmdline)
+		log_warn("cannot send the kernel command line '%s': %s", a->cfg->cmdline,
+			 ret < 0 ? strerror(-ret) : "longer than " LIMIT_STR(LIMIT_CMDLINE) " bytes, or not UTF-8");
+	dynbuf_release(&cmd);
+	log_info("sending the firmware event log (%zu bytes)%s", ev->boot_log_len,
+		 ch->has_boot_log_sha256 ? ": the verifier holds another" : "");
+}
+
 /* One round; on success *v holds the verdict. */
 static int agent_round(struct agent *a, struct verdict_response *v, enum step_fail *why)
 {
@@ -353,6 +409,7 @@ static int agent_round(struct agent *a, struct verdict_response *v, enum step_fa
 	}
 	memcpy(ev.nonce, ch.nonce, ch.nonce_len);
 	ev.nonce_len = ch.nonce_len;
+	attach_boot_log(a, &ch, &ev);
 	ev.log_offset = offset;
 	ev.log = chunk.data;
 	ev.log_len = chunk.len;

@@ -26,6 +26,8 @@ static const struct opt opts[] = {
 	{ "agent-id", OPT_STRING, OPT_OFF(agent_id) },
 	{ "tcti", OPT_STRING, OPT_OFF(tcti) },
 	{ "ima-list", OPT_STRING, OPT_OFF(ima_list) },
+	{ "event-log", OPT_STRING, OPT_OFF(event_log) },
+	{ "cmdline", OPT_STRING, OPT_OFF(cmdline) },
 	{ "state-dir", OPT_STRING, OPT_OFF(state_dir) },
 	{ "interval", OPT_UINT, OPT_OFF(interval) },
 	{ "ak-alg", OPT_ALG, OPT_OFF(ak_alg) },
@@ -314,6 +316,8 @@ int config_parse(struct attestd_config *cfg, int argc, char *const argv[])
 	}
 	if (set_default(&cfg->tcti, ATTESTD_DEFAULT_TCTI) < 0 ||
 	    set_default(&cfg->ima_list, ATTESTD_DEFAULT_IMA_LIST) < 0 ||
+	    set_default(&cfg->event_log, ATTESTD_DEFAULT_EVENT_LOG) < 0 ||
+	    set_default(&cfg->cmdline, ATTESTD_DEFAULT_CMDLINE) < 0 ||
 	    set_default(&cfg->state_dir, ATTESTD_DEFAULT_STATE_DIR) < 0)
 		return -ENOMEM;
 	return 0;
@@ -351,9 +355,11 @@ void config_release(struct attestd_config *cfg)
 	free(cfg->agent_id);
 	free(cfg->tcti);
 	free(cfg->ima_list);
+	free(cfg->event_log);
+	free(cfg->cmdline);
 	free(cfg->state_dir);
 	cfg->verifier = cfg->ca = cfg->agent_id = NULL;
-	cfg->tcti = cfg->ima_list = cfg->state_dir = NULL;
+	cfg->tcti = cfg->ima_list = cfg->state_dir = cfg->event_log = cfg->cmdline = NULL;
 }
 
 void config_usage(FILE *out)
@@ -361,13 +367,16 @@ void config_usage(FILE *out)
 	fprintf(out,
 		"usage: attestd [--config FILE] [--verifier URL] [--ca FILE] [--agent-id ID]\n"
 		"               [--tcti TCTI] [--ima-list PATH] [--state-dir DIR]\n"
+		"               [--event-log PATH|none] [--cmdline PATH]\n"
 		"               [--interval SECONDS] [--ak-alg rsa|ecc] [--once] [--foreground]\n"
 		"               [--debug]\n"
 		"defaults: config %s, tcti %s,\n"
 		"          ima list %s,\n"
+		"          event log %s (none: never send one),\n"
+		"          kernel command line %s,\n"
 		"          state dir %s, interval %u s, ak rsa, agent id = hostname\n"
 		"--once: enroll if needed, one round, print the verdict; exit 0 trusted,\n"
 		"        1 untrusted, 2 error. attestd never forks: --foreground is the default.\n",
 		ATTESTD_DEFAULT_CONFIG, ATTESTD_DEFAULT_TCTI, ATTESTD_DEFAULT_IMA_LIST,
-		ATTESTD_DEFAULT_STATE_DIR, ATTESTD_DEFAULT_INTERVAL);
+		ATTESTD_DEFAULT_EVENT_LOG, ATTESTD_DEFAULT_CMDLINE, ATTESTD_DEFAULT_STATE_DIR, ATTESTD_DEFAULT_INTERVAL);
 }

@@ -3,10 +3,11 @@
  *
  *   attestd [--config FILE] [--verifier URL] [--ca FILE] [--agent-id ID] [--tcti TCTI]
  *           [--ima-list PATH] [--state-dir DIR] [--interval SECONDS] [--ak-alg rsa|ecc]
+ *           [--event-log PATH|none] [--cmdline PATH]
  *           [--once] [--foreground] [--debug]
  *
  * File keys are the long option names without "--" (verifier, ca, agent-id, tcti, ima-list,
- * state-dir, interval, ak-alg, once, foreground, debug); '#' starts a comment; booleans are
+ * event-log, cmdline, state-dir, interval, ak-alg, once, foreground, debug); '#' starts a comment; booleans are
  * true/false/yes/no/1/0. The default file /etc/attestd.conf may be missing; a file named with
  * --config must exist. Options take "--name VALUE" or "--name=VALUE".
  *
@@ -22,6 +23,9 @@
 #define ATTESTD_DEFAULT_CONFIG "/etc/attestd.conf"
 #define ATTESTD_DEFAULT_TCTI "device:/dev/tpmrm0"
 #define ATTESTD_DEFAULT_IMA_LIST "/sys/kernel/security/ima/binary_runtime_measurements"
+/* The firmware's TCG event log and the kernel command line it measured (issue 13). */
+#define ATTESTD_DEFAULT_EVENT_LOG "/sys/kernel/security/tpm0/binary_bios_measurements"
+#define ATTESTD_DEFAULT_CMDLINE "/proc/cmdline"
 #define ATTESTD_DEFAULT_STATE_DIR "/var/lib/attestd"
 #define ATTESTD_DEFAULT_INTERVAL 10u
 #define ATTESTD_MAX_INTERVAL 86400u
@@ -38,6 +42,8 @@ struct attestd_config {
 	char *agent_id;  /* default: the hostname */
 	char *tcti;
 	char *ima_list;
+	char *event_log; /* "none": never send one */
+	char *cmdline;
 	char *state_dir;
 	unsigned interval; /* seconds between rounds, 1..ATTESTD_MAX_INTERVAL */
 	enum attestd_ak_alg ak_alg;

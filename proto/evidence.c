@@ -424,6 +424,15 @@ int challenge_parse(const char *json, size_t len, struct challenge *out, const c
 		    "log_offset must be a non-negative integer") ||
 	    selection_parse(json_object_get(root, "pcr_selection"), &out->selection, why))
 		goto out;
+	if (json_object_get(root, "boot_log_sha256")) {
+		size_t n = 0;
+
+		if (get_hex_fixed(root, "boot_log_sha256", out->boot_log_sha256,
+				  sizeof(out->boot_log_sha256), sizeof(out->boot_log_sha256), &n, why,
+				  "boot_log_sha256 must be hex of 32 bytes"))
+			goto out;
+		out->has_boot_log_sha256 = true;
+	}
 	out->expires_at = (int64_t)exp;
 	rc = 0;
 out:
@@ -433,11 +442,43 @@ out:
 
 char *challenge_encode(const struct challenge *c)
 {
-	return dump_and_free(json_pack("{s:o, s:I, s:I, s:o}", "nonce",
-				       hex_value(c->nonce, c->nonce_len), "expires_at",
-				       (json_int_t)c->expires_at, "log_offset",
-				       (json_int_t)c->log_offset, "pcr_selection",
-				       selection_value(&c->selection)));
+	json_t *root = json_pack("{s:o, s:I, s:I, s:o}", "nonce", hex_value(c->nonce, c->nonce_len),
+				 "expires_at", (json_int_t)c->expires_at, "log_offset",
+				 (json_int_t)c->log_offset, "pcr_selection",
+				 selection_value(&c->selection));
+
+	if (root && c->has_boot_log_sha256 &&
+	    json_object_set_new(root, "boot_log_sha256",
+				hex_value(c->boot_log_sha256, sizeof(c->boot_log_sha256)))) {
+		json_decref(root);
+		root = NULL;
+	}
+	return dump_and_free(root);
+}
+
+/* The optional boot log and command line of an evidence (see evidence.h). */
+static int boot_parse(json_t *root, struct evidence *out, const char **why)
+{
+	json_t *cmd = json_object_get(root, "boot_cmdline");
+
+	if (json_object_get(root, "boot_log") &&
+	    get_b64(root, "boot_log", LIMIT_EVENTLOG_BYTES, false, &out->boot_log, &out->boot_log_len,
+		    why, "boot_log must be base64",
+		    "boot_log is not valid base64 of 1-" LIMIT_STR(LIMIT_EVENTLOG_BYTES) " bytes"))
+		return -EINVAL;
+	if (!cmd)
+		return 0;
+	if (!json_is_string(cmd) || json_string_length(cmd) > LIMIT_CMDLINE ||
+	    strlen(json_string_value(cmd)) != json_string_length(cmd)) {
+		*why = "boot_cmdline must be a string of at most " LIMIT_STR(LIMIT_CMDLINE) " bytes without NUL";
+		return -EINVAL;
+	}
+	out->boot_cmdline = strdup(json_string_value(cmd));
+	if (!out->boot_cmdline) {
+		*why = "out of memory";
+		return -ENOMEM;
+	}
+	return 0;
 }
 
 int evidence_parse(const char *json, size_t len, struct evidence *out, const char **why)
@@ -460,7 +501,8 @@ int evidence_parse(const char *json, size_t len, struct evidence *out, const cha
 	    get_u64(root, "log_offset", &out->log_offset, why,
 		    "log_offset must be a non-negative integer") ||
 	    get_b64(root, "log", LIMIT_REQUEST_BODY, true, &out->log, &out->log_len, why,
-		    "log missing", "log is not valid base64"))
+		    "log missing", "log is not valid base64") ||
+	    boot_parse(root, out, why))
 		goto out;
 	rc = 0;
 out:
@@ -472,11 +514,22 @@ out:
 
 char *evidence_encode(const struct evidence *ev)
 {
-	return dump_and_free(json_pack(
+	json_t *root = json_pack(
 		"{s:o, s:o, s:o, s:o, s:I, s:o}", "nonce", hex_value(ev->nonce, ev->nonce_len),
 		"attest", b64_value(ev->attest, ev->attest_len), "signature",
 		b64_value(ev->signature, ev->signature_len), "pcrs", pcr_values_value(&ev->pcrs),
-		"log_offset", (json_int_t)ev->log_offset, "log", b64_value(ev->log, ev->log_len)));
+		"log_offset", (json_int_t)ev->log_offset, "log", b64_value(ev->log, ev->log_len));
+
+	if (root && ev->boot_log &&
+	    json_object_set_new(root, "boot_log", b64_value(ev->boot_log, ev->boot_log_len)))
+		goto fail;
+	if (root && ev->boot_cmdline &&
+	    json_object_set_new(root, "boot_cmdline", json_string(ev->boot_cmdline)))
+		goto fail;
+	return dump_and_free(root);
+fail:
+	json_decref(root);
+	return NULL;
 }
 
 void evidence_release(struct evidence *ev)
@@ -486,8 +539,11 @@ void evidence_release(struct evidence *ev)
 	free(ev->attest);
 	free(ev->signature);
 	free(ev->log);
-	ev->attest = ev->signature = ev->log = NULL;
-	ev->attest_len = ev->signature_len = ev->log_len = 0;
+	free(ev->boot_log);
+	free(ev->boot_cmdline);
+	ev->attest = ev->signature = ev->log = ev->boot_log = NULL;
+	ev->boot_cmdline = NULL;
+	ev->attest_len = ev->signature_len = ev->log_len = ev->boot_log_len = 0;
 }
 
 /* ---- verdicts and errors ---------------------------------------------------------------- */

@@ -13,15 +13,26 @@
  *   POST /v1/agents/{id}/challenges      (empty body)
  *   201                                  challenge
  *     {"nonce": HEX, "expires_at": UNIX_SECONDS, "log_offset": N,
- *      "pcr_selection": {"sha1": [0,1,...,10], "sha256": [0,...,10]}}
+ *      "pcr_selection": {"sha1": [0,1,...,10], "sha256": [0,...,10]},
+ *      "boot_log_sha256": HEX}                                       (optional)
  *   POST /v1/agents/{id}/evidence        evidence
  *     {"nonce": HEX, "attest": B64(TPMS_ATTEST), "signature": B64(TPMT_SIGNATURE),
  *      "pcrs": {"sha1": {"0": HEX, ..., "10": HEX}, "sha256": {...}},
- *      "log_offset": N, "log": B64(binary IMA entries from entry N on)}
+ *      "log_offset": N, "log": B64(binary IMA entries from entry N on),
+ *      "boot_log": B64(the firmware's TCG event log), "boot_cmdline": TEXT}  (both optional)
  *   200                                  verdict_response
  *     {"verdict": "trusted"|"untrusted", "verdict_id": N, "next_offset": N,
  *      "reasons": [{"code": "not_in_allowlist", "detail": "/usr/bin/x sha256:ab..", "entry": 42}]}
  *   errors (any status >= 400)           {"error": {"code": "bad_request", "message": "..."}}
+ *
+ * The boot log (issue 13): "boot_log" is /sys/kernel/security/tpm0/binary_bios_measurements
+ * whole (at most LIMIT_EVENTLOG_BYTES) and "boot_cmdline" the kernel's /proc/cmdline without its
+ * newline (at most LIMIT_CMDLINE bytes, no NUL); an agent sends them together. The verifier
+ * keeps the last log an agent sent and checks it against every later quote; its challenge
+ * names that log's SHA-256 in "boot_log_sha256", and the agent sends its log (again) whenever
+ * the one it reads now has another digest: in the first round of a boot whose log differs,
+ * after the verifier lost it, and whenever the firmware appended to it. An older verifier
+ * ignores both fields; an older agent sends neither (a boot policy then finds no log).
  *
  * Parsers: the input is untrusted. They check every type and size (limits.h), reject unknown
  * values, and on failure return -EINVAL with *why pointing to a static string naming the field.
@@ -78,6 +89,8 @@ struct challenge {
 	int64_t expires_at;
 	uint64_t log_offset;
 	struct pcr_set selection; /* masks only; values unused */
+	bool has_boot_log_sha256;  /* the verifier holds a boot log with this digest */
+	uint8_t boot_log_sha256[32];
 };
 int challenge_parse(const char *json, size_t len, struct challenge *out, const char **why);
 char *challenge_encode(const struct challenge *c);
@@ -93,6 +106,9 @@ struct evidence {
 	uint64_t log_offset;
 	uint8_t *log;
 	size_t log_len;
+	uint8_t *boot_log;  /* NULL: not sent */
+	size_t boot_log_len;
+	char *boot_cmdline; /* NULL: not sent */
 };
 int evidence_parse(const char *json, size_t len, struct evidence *out, const char **why);
 char *evidence_encode(const struct evidence *ev);

@@ -43,6 +43,12 @@
 #define LIMIT_ATTEST 1024       /* a marshalled TPMS_ATTEST (sizeof in tss2 is < 1024) */
 #define LIMIT_SIGNATURE 1024    /* a marshalled TPMT_SIGNATURE: RSA-4096 is 4+2+512 */
 
+/* Firmware event log (proto/eventlog): real logs are 2-100 KiB (a large dbx, many option ROMs) */
+#define LIMIT_EVENTLOG_BYTES (4u << 20)
+#define LIMIT_EVENTLOG_EVENTS 65536u         /* records in one log */
+#define LIMIT_EVENTLOG_EVENT_DATA (1u << 20) /* one record's data */
+#define LIMIT_CMDLINE 4096u                  /* kernel command line (x86 COMMAND_LINE_SIZE: 2048) */
+
 /* Protocol */
 #define LIMIT_AGENT_ID 128                      /* bytes; [A-Za-z0-9._-] */
 #define LIMIT_REQUEST_BODY (64u * 1024u * 1024u) /* evidence with a full first-boot list */

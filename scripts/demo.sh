@@ -3,10 +3,11 @@
 #
 # Builds what is missing (the patched guest kernel takes about 5 minutes the first time),
 # manufactures a software TPM with an EK certificate, starts the verifier on 127.0.0.1, makes
-# a policy from the guest's root tree, boots the guest in QEMU with attestd started by its
-# init, and narrates: enrolled, trusted, an unapproved program runs, untrusted, what an
-# operator sees, and an approval scoped to this guest after which it is trusted again.
-# Everything it starts is stopped by PID at the end (or on Ctrl-C / failure).
+# a policy from the guest's root tree and a boot policy from its kernel, boots the guest in
+# QEMU under UEFI firmware (OVMF) with attestd started by its init, and narrates: enrolled, the
+# boot judged (firmware, Secure Boot, kernel, command line), trusted, an unapproved program
+# runs, untrusted, what an operator sees, and an approval scoped to this guest after which it
+# is trusted again. Everything it starts is stopped by PID at the end (or on Ctrl-C / failure).
 #
 # Environment: KEEP=1 leaves the verifier and guest running until Ctrl-C;
 #              DEMO_DIR (build/demo), B (build/out), DEMO_TIMEOUT seconds per wait (300).
@@ -120,10 +121,18 @@ say "5/7 policy: every file of the guest's root tree, hashed with SHA-256 (attes
 "$B/attestctl" policy-gen "$D/rootfs.img.d" --hash sha256 --exclude '/var/lib/attestd/.*' \
 	--out "$D/policy.json" 2>"$D/policy.log" || failed "policy-gen" "$D/policy.log"
 say "      $(jq '.digests | length' "$D/policy.json") paths allowed; attestd's own state directory excluded"
+# The boot policy: the kernel by the Authenticode digest UEFI firmware logs for it (of the
+# image as QEMU hands it over), and a command line that keeps IMA measuring.
+kernel=$("$B/attestctl" boot-policy kernel --qemu build/kernel/bzImage | cut -d' ' -f1) ||
+	failed "boot-policy kernel"
+jq --arg k "$kernel" '.boot = {"kernels": [{"digest": $k, "name": "the demo bzImage"}],
+	"secure_boot": "off", "cmdline": {"required": ["ima_policy=tcb"]}}' "$D/policy.json" >"$D/policy-boot.json" &&
+	mv "$D/policy-boot.json" "$D/policy.json" || failed "boot policy"
+say "      boot policy: kernel ${kernel:0:23}... (attestctl boot-policy kernel), Secure Boot off, command line with ima_policy=tcb"
 demo_verifier --policy "$D/policy.json" || failed "verifier start" "$D/verifier.log"
 say "      verifier listening on https://127.0.0.1:$PORT (state: $D/verifier)"
 
-say "6/7 booting the guest: patched Linux 6.1 under QEMU (TCG), IMA with the tcb policy, swtpm as its TPM"
+say "6/7 booting the guest: OVMF (UEFI) then patched Linux 6.1 under QEMU (TCG), IMA with the tcb policy, swtpm as its TPM"
 VM_DIR=$D/vm VM_TPM_DIR=$D/tpm VM_ROOTFS=$D/rootfs.img VERIFIER_PORT=$PORT \
 	VM_APPEND="ima_hash=sha256" VM_BACKGROUND=1 VM_TIMEOUT=$((WAIT * 3)) \
 	vm/boot.sh >"$D/boot.log" 2>&1 || failed "guest boot" "$D/boot.log" "$D/vm/serial.log"
@@ -145,7 +154,11 @@ wait_for "enrollment" '.state == "active"' "/v1/agents/$AGENT"
 say "      enrolled: the EK certificate chains to the TPM maker's CA, and the TPM decrypted our credential with that EK for this AK"
 wait_for "first verdict" '[.verdicts[] | select(.trusted == true)] | length > 0' "/v1/agents/$AGENT/verdicts"
 first=$(api "/v1/agents/$AGENT/verdicts" | jq -r '[.verdicts[] | select(.trusted == true)][-1] | "\(.next_offset)"')
-say "7/7 first verdict: TRUSTED — the quote is signed by the enrolled AK over our nonce, and $first IMA entries replay to the quoted PCR 10 in SHA-1 and SHA-256, all in the policy"
+boot=$(api "/v1/agents/$AGENT" | jq -c .boot)
+say "7/7 first verdict: TRUSTED — the quote is signed by the enrolled AK over our nonce; the firmware's event log ($(jq -r .events <<<"$boot") events) replays to the quoted PCR 0-9 and the boot is one the boot policy allows; $first IMA entries replay to the quoted PCR 10 in SHA-1 and SHA-256, all in the policy"
+say "      booted: firmware $(jq -r .firmware <<<"$boot"); Secure Boot $(jq -r .secure_boot <<<"$boot")"
+say "      kernel $(jq -r '.kernel.digest[0:23]' <<<"$boot")... (PCR 4, $(jq -r 'if .kernel.allowed then "allowed: " + .kernel.name else "NOT allowed" end' <<<"$boot"))"
+say "      command line \"$(jq -r .cmdline <<<"$boot")\" ($(jq -r 'if .cmdline_verified then "verified against PCR 9" else "not verified" end' <<<"$boot"))"
 say "      now the guest runs /root/unapproved.sh, a program the policy does not know ..."
 wait_for "untrusted verdict" '[.verdicts[] | select(.trusted == false)] | length > 0' "/v1/agents/$AGENT/verdicts"
 reasons=$(api "/v1/agents/$AGENT/verdicts" | jq -r '[.verdicts[] | select(.trusted == false)][0].reasons | map(.code) | unique | join(", ")')

@@ -142,6 +142,20 @@ start_swtpm() {
 	return 1
 }
 
+# tpm_follow_eventlog LOG: extends the PCRs of the TPM at $TPM2TOOLS_TCTI with every measured
+# event of the firmware event log LOG (tpm2_pcrextend, all the event's banks), so the TPM holds
+# what a machine that booted so would hold. Uses $B/attestctl eventlog to read the log.
+tpm_follow_eventlog() {
+	local args
+	args=$("$B/attestctl" eventlog "$1" | awk '
+		/^event / { if (arg != "") print arg; arg = ""; pcr = substr($3, 4);
+			    skip = ($4 == "EV_NO_ACTION:"); next }
+		/^  [a-z0-9]+ [0-9a-f]+$/ { if (!skip) arg = (arg == "" ? pcr ":" : arg ",") $1 "=" $2 }
+		END { if (arg != "") print arg }') || return 1
+	# shellcheck disable=SC2086 # one PCR:alg=digest,... argument per event
+	tpm2_pcrextend $args >/dev/null
+}
+
 # start_verifier STATEDIR [ARGS...]: starts $B/verifier with --state-dir STATEDIR on
 # 127.0.0.1 (the port of the last start on STATEDIR, else a free one) and the other ARGS as
 # given, and waits until it prints its `listening on` line. Its stdout goes to STATEDIR.out
@@ -179,7 +193,8 @@ start_verifier() {
 
 # start_agent ID STATEDIR [ARGS...]: starts $B/attestd in daemon mode as agent ID with state
 # directory STATEDIR against $URL (trusting $CA) on the TPM at $TCTI, ARGS passed through
-# (--ima-list, --interval, ...). Its stdout goes to STATEDIR.out, its stderr to STATEDIR.log.
+# (--ima-list, --interval, ...; the host's own firmware log is never sent: --event-log none,
+# which a later --event-log overrides). Its stdout goes to STATEDIR.out, its stderr to STATEDIR.log.
 # Sets APID (stopped when the test exits), AOUT and ALOG. It does not wait: attestd logs what
 # it does, and tests wait for the lines they expect.
 start_agent() {
@@ -187,7 +202,7 @@ start_agent() {
 	shift 2
 	AOUT=$state.out ALOG=$state.log
 	"$B/attestd" --verifier "$URL" --ca "$CA" --agent-id "$id" --tcti "$TCTI" \
-		--state-dir "$state" "$@" >"$AOUT" 2>"$ALOG" &
+		--state-dir "$state" --event-log none "$@" >"$AOUT" 2>"$ALOG" &
 	APID=$!
 	track_pid "$APID"
 }

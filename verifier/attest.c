@@ -4,8 +4,10 @@
  * Order matters. Nothing in the evidence is believed before the quote's signature verifies
  * with the enrolled AK and binds the challenge's nonce; the PCR values are believed only once
  * pcrDigest matches them. Then the TPM's clock decides whether this is the same boot session
- * (continue the stored replay) or a new one (replay from entry 0). The new IMA entries are
- * replayed on top of the stored state and PCR 10 is compared after every entry: IMA appends an
+ * (continue the stored replay) or a new one (replay from entry 0). The firmware's event log
+ * is replayed against the quoted PCR 0-9 and judged by the policy's boot section
+ * (boot_check.c): the boot decides whether IMA's list can be believed at all. The new IMA
+ * entries are replayed on top of the stored state and PCR 10 is compared after every entry: IMA appends an
  * entry before it extends the PCR, so the quote may cover any prefix of what the agent read.
  * Every entry sent is judged against the policy, matched or not.
  */
@@ -125,6 +127,44 @@ static void record_violation(struct eval *ev, const struct ima_entry *e, enum re
 		violation_detail(detail, sizeof(detail), &shown);
 		v->reason_slot = add_reason(ev, reason, (int64_t)e->index, "%s", detail);
 	}
+}
+
+/*
+ * A boot finding (boot_check.c) as a reason, and as a violation of the round if it is reviewed:
+ * its subject stands as the path, the event's index in the firmware log as the entry and its
+ * BOOT_CAT_* as the template name, which approval reads to know what to teach (review.c).
+ */
+static void record_boot_finding(struct eval *ev, const struct boot_finding *f)
+{
+	bool fresh;
+
+	add_reason(ev, f->reason, -1, "%s", f->detail);
+	if (reason_info(f->reason)->kind == REASON_KIND_VERDICT)
+		return;
+	/* Its record names no reason slot: the detail stays the finding's words, never a count. */
+	if (violation_set_add(&ev->violations, f->reason, f->event >= 0 ? (uint64_t)f->event : 0,
+			      f->subject, strlen(f->subject), f->digest, f->category,
+			      &fresh) == -ENOMEM)
+		ev->err = -ENOMEM;
+}
+
+/*
+ * The firmware event log against the quoted PCR 0-9 and the policy's boot section; the
+ * agent's amendment's boot section (what operators approved for it alone) only adds to what
+ * that section allows.
+ */
+static int check_boot(struct eval *ev)
+{
+	static const struct boot_input none;
+	const struct attest_request *req = ev->req;
+	struct attest_result *out = ev->out;
+	int r = boot_check(policy_boot(req->policy), policy_boot(req->amendment),
+			   req->boot ? req->boot : &none, &req->ev->pcrs, out->next.boot_number,
+			   &out->boot);
+
+	for (size_t i = 0; !r && i < out->boot.nfindings && !ev->err; i++)
+		record_boot_finding(ev, &out->boot.findings[i]);
+	return r ? r : ev->err;
 }
 
 static bool is_boot_aggregate(const struct ima_entry *e)
@@ -431,6 +471,11 @@ int attest_evaluate(const struct attest_request *req, struct attest_result *out)
 	out->next.reset_count = qi.reset_count;
 	out->next.restart_count = qi.restart_count;
 	out->next.clock = qi.clock;
+	if (check_boot(&ev) < 0) {
+		violation_set_release(&ev.violations);
+		attest_result_release(out);
+		return -ENOMEM;
+	}
 
 	if (req->ev->log_offset != out->next.next_entry) {
 		add_reason(&ev, out->new_boot ? REASON_REBOOT : REASON_LOG_OFFSET_MISMATCH, -1,
@@ -471,4 +516,5 @@ void attest_result_release(struct attest_result *res)
 	res->violations = NULL;
 	res->violation_paths = NULL;
 	res->nviolations = 0;
+	boot_result_release(&res->boot);
 }

@@ -6,9 +6,10 @@
  * and marked it used (so a replayed body is `nonce_reused` even if this step fails), and read
  * the stored boot state and how many of its violations await review. attest_evaluate() then
  * makes every decision: it checks the quote against that nonce, the PCR values, the boot
- * session, replays the new IMA entries, judges each against the policy and applies the review
- * rule. It returns the verdict and the boot state to store; the caller commits both (and the
- * violations) in one transaction before it answers the agent.
+ * session, the firmware event log (boot_check.h), replays the new IMA entries, judges each
+ * against the policy and applies the review rule. It returns the verdict and the boot state to
+ * store; the caller commits both (and the violations) in one transaction before it answers the
+ * agent.
  *
  * Ownership: attest_evaluate() fills *out; release it with attest_result_release().
  */
@@ -27,6 +28,7 @@
 
 struct policy;
 
+#include "verifier/boot_check.h"
 #include "verifier/boot_state.h"
 
 struct attest_request {
@@ -50,6 +52,8 @@ struct attest_request {
 	uint64_t open_violations;
 	uint64_t open_violations_prev_boot;
 	const struct evidence *ev;
+	/* The firmware event log to check (the evidence's, else the stored one); NULL: none. */
+	const struct boot_input *boot;
 };
 
 struct attest_result {
@@ -66,6 +70,8 @@ struct attest_result {
 	struct attest_violation *violations;
 	size_t nviolations;
 	char *violation_paths; /* the arena their paths point into */
+	/* What boot_check() found and summarised (boot_check.h); findings are in the verdict. */
+	struct boot_result boot;
 };
 
 int attest_evaluate(const struct attest_request *req, struct attest_result *out);

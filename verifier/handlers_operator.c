@@ -72,6 +72,32 @@ static json_t *agent_json(const struct store_agent *a)
 	return o;
 }
 
+/*
+ * The boot summary of the agent's last round with a firmware event log (boot_check.h), with
+ * when the log arrived; null if the verifier holds none.
+ */
+static json_t *boot_json(struct app *app, const char *id)
+{
+	struct store_boot_log bl;
+	json_t *o = NULL;
+	char hex[65];
+
+	if (store_boot_log_get(app->store, id, &bl))
+		return json_null();
+	if (bl.summary)
+		o = json_loads(bl.summary, 0, NULL);
+	if (!json_is_object(o)) {
+		json_decref(o);
+		o = json_object();
+	}
+	hex_encode(bl.sha256, sizeof(bl.sha256), hex);
+	json_object_set_new(o, "log_sha256", json_string(hex));
+	json_object_set_new(o, "log_bytes", json_integer((json_int_t)bl.log_len));
+	json_object_set_new(o, "received_at", json_integer(bl.received_at));
+	store_boot_log_release(&bl);
+	return o;
+}
+
 /* Handlers ------------------------------------------------------------------------------------ */
 
 void handle_healthz(const struct http_request *req, struct http_response *resp)
@@ -154,6 +180,7 @@ void handle_agent_get(const struct http_request *req, struct http_response *resp
 		json_object_set_new(o, "ak_pub", ak_pub ? json_string(ak_pub) : json_null());
 		free(ek_cert);
 		free(ak_pub);
+		json_object_set_new(o, "boot", boot_json(app, a.id));
 	}
 	store_agent_release(&a);
 	reply_json_value(resp, 200, o);
@@ -280,7 +307,8 @@ static json_t *violation_json(const struct store_violation *v)
 		      "last_seen", (json_int_t)v->last_seen, "count", (json_int_t)v->count, "state",
 		      violation_state_str(v->state), "approvable",
 		      reason_from_name(v->reason, &reason) &&
-			      reason_info(reason)->kind == REASON_KIND_LEARNABLE,
+			      (reason_info(reason)->kind == REASON_KIND_LEARNABLE ||
+			       reason_info(reason)->kind == REASON_KIND_BOOT_LEARNABLE),
 		      "decided_at", (json_int_t)v->decided_at, "decision", v->decision);
 	if (o && v->recurs)
 		json_object_set_new(o, "recurs", json_integer(v->recurs));

@@ -32,6 +32,7 @@
 #include "proto/text.h"
 #include "verifier/policy_json.h"
 #include "verifier/policy_keys.h"
+#include "verifier/boot_policy.h"
 
 #define POLICY_FORMAT_VERSION 1
 /* Import warnings: LIMIT_POLICY_WARNINGS lines of at most POLICY_WARNING_LINE bytes. */
@@ -252,6 +253,7 @@ struct policy {
 	size_t nex;
 	struct policy_keys *keys; /* signature section: policy_keys.c */
 	struct dynbuf warnings;   /* import warnings, one per line */
+	struct boot_policy *boot; /* the "boot" section (boot_policy.c); NULL: none */
 };
 
 static struct ba_value *ba_at(const struct policy *p, size_t i)
@@ -298,6 +300,7 @@ static void policy_destroy(struct policy *p)
 	dynbuf_release(&p->ex);
 	policy_keys_free(p->keys);
 	dynbuf_release(&p->warnings);
+	boot_policy_free(p->boot);
 	free(p->description);
 	free(p);
 }
@@ -702,6 +705,21 @@ bool policy_is_keylime(const struct policy *p)
 	return p && p->keylime;
 }
 
+const struct boot_policy *policy_boot(const struct policy *p)
+{
+	return p ? p->boot : NULL;
+}
+
+int policy_boot_teach(struct policy *p, const char *category, const char *subject,
+		      const char *digest, char *why, size_t whylen)
+{
+	if (policy_shared(p))
+		return -EBUSY;
+	if (!p->boot && !(p->boot = boot_policy_new()))
+		return -ENOMEM;
+	return boot_policy_teach(p->boot, category, subject, digest, why, whylen);
+}
+
 /* --- loading ---------------------------------------------------------------------------- */
 
 void policy_seterr(char *err, size_t errlen, const char *fmt, ...)
@@ -761,45 +779,48 @@ static bool depth_ok(const json_t *v, unsigned depth)
 	return true;
 }
 
+const struct alg *policy_digest_parse(const char *s, size_t len, uint8_t *out, const char **why)
+{
+	const char *colon = memchr(s, ':', len), *hex;
+	const struct alg *a;
+	size_t hlen;
+
+	if (!colon) {
+		*why = "not \"alg:hex\"";
+		return NULL;
+	}
+	a = alg_by_name_len(s, (size_t)(colon - s));
+	if (!alg_allows(a, ALG_USE_POLICY)) {
+		*why = "unknown algorithm (sha1, sha256, sha384, sha512)";
+		return NULL;
+	}
+	hex = colon + 1;
+	hlen = len - (size_t)(hex - s);
+	for (size_t i = 0; i < hlen; i++) {
+		if (!((hex[i] >= '0' && hex[i] <= '9') || (hex[i] >= 'a' && hex[i] <= 'f'))) {
+			*why = "not lowercase hex";
+			return NULL;
+		}
+	}
+	if (hlen != 2 * a->size) {
+		*why = "digest length does not match the algorithm";
+		return NULL;
+	}
+	hex_decode(hex, hlen, out, LIMIT_DIGEST);
+	return a;
+}
+
 /* Parses "alg:hex" (ours: lowercase hex). Returns the alg index or -1 with *why set. */
 static int parse_alg_digest(const json_t *v, uint8_t *out, const char **why)
 {
-	const char *s, *colon;
-	size_t len;
-	uint16_t id;
-	int ai;
+	const struct alg *a;
 
 	if (!json_is_string(v)) {
 		*why = "not a string";
 		return -1;
 	}
-	s = json_string_value(v);
-	len = json_string_length(v);
-	colon = memchr(s, ':', len);
-	if (!colon) {
-		*why = "not \"alg:hex\"";
-		return -1;
-	}
-	id = policy_alg_from_name(s, (size_t)(colon - s));
-	ai = alg_index(id);
-	if (ai < 0) {
-		*why = "unknown algorithm (sha1, sha256, sha384, sha512)";
-		return -1;
-	}
-	s = colon + 1;
-	len -= (size_t)(colon - json_string_value(v)) + 1;
-	for (size_t i = 0; i < len; i++) {
-		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f'))) {
-			*why = "not lowercase hex";
-			return -1;
-		}
-	}
-	if (len != 2 * algs[ai].size) {
-		*why = "digest length does not match the algorithm";
-		return -1;
-	}
-	hex_decode(s, len, out, LIMIT_DIGEST);
-	return ai;
+	a = policy_digest_parse(json_string_value(v), json_string_length(v), out, why);
+	return a ? (int)(a - alg_table) : -1;
 }
 
 /* Keylime digests carry no algorithm: the hex length implies it (keylime ima.py does so). */
@@ -1251,6 +1272,10 @@ static int load_ours(struct policy *p, const json_t *root, char *err, size_t err
 				       POLICY_MODE_PCRS_NAME);
 				return -EINVAL;
 			}
+		} else if (strcmp(key, "boot") == 0) {
+			p->boot = boot_policy_parse(v, err, errlen);
+			if (!p->boot)
+				return -EINVAL;
 		} else if (strcmp(key, "digest_only") == 0) {
 			if (!json_is_array(v)) {
 				seterr(err, errlen, "\"digest_only\" must be a list of \"alg:hex\"");
@@ -1513,6 +1538,8 @@ char *policy_to_json(const struct policy *p)
 	for (size_t i = 0; i < p->nex; i++)
 		if (json_array_append_new(ex, json_string(ex_at(p, i)->src)))
 			goto out;
+	if (p->boot && json_object_set_new(root, "boot", boot_policy_json(p->boot)))
+		goto out;
 	if (p->donly.count) {
 		list = json_array();
 		if (json_object_set_new(root, "digest_only", list))

@@ -95,6 +95,16 @@ size_t policy_entry_count(const struct policy *p);
 /* true when the policy came from a Keylime runtime policy. */
 bool policy_is_keylime(const struct policy *p);
 
+/* The "boot" section (verifier/boot_policy.h), or NULL when the policy has none. */
+struct boot_policy;
+const struct boot_policy *policy_boot(const struct policy *p);
+/*
+ * Approval of a boot finding: boot_policy_teach() on this policy's boot section (created if
+ * missing). -EBUSY if the policy is shared; else what boot_policy_teach() returns.
+ */
+int policy_boot_teach(struct policy *p, const char *category, const char *subject,
+		      const char *digest, char *why, size_t whylen);
+
 /*
  * Adds one digest to a path (creating the path): path_len raw bytes, as IMA recorded them (a
  * path that is not UTF-8 is kept byte for byte and serialised under "digests_hex"). 0 on
@@ -114,6 +124,14 @@ int policy_add_exclude(struct policy *p, const char *regex);
 /* Our format, keys sorted, so equal policies serialise equally: paths that are UTF-8 under
  * "digests", the others under "digests_hex" (hex of the raw bytes). NULL on allocation failure. */
 char *policy_to_json(const struct policy *p);
+
+/*
+ * "alg:hex" as policies write digests (lowercase hex of the algorithm's size; s need not be
+ * NUL-terminated): the algorithm's row with out filled (LIMIT_DIGEST bytes of room), or NULL
+ * with *why set.
+ */
+struct alg;
+const struct alg *policy_digest_parse(const char *s, size_t len, uint8_t *out, const char **why);
 
 /* Helpers shared with attestctl: "sha256" <-> TPM2_ALG_ID, digest size (0 if unknown). */
 uint16_t policy_alg_from_name(const char *name, size_t len);

@@ -24,6 +24,9 @@ enum reason_kind {
 	/* a stored violation: approving adds its path and digest to the agent's amendment (or, when
 	 * asked, to its policy) and closes it */
 	REASON_KIND_LEARNABLE,
+	/* a stored boot finding: approving adds what booted to the boot section of the agent's
+	 * amendment (or, when asked, of its policy) and closes it */
+	REASON_KIND_BOOT_LEARNABLE,
 };
 
 /* X(enum suffix, wire name, kind, hint for the operator) */
@@ -101,7 +104,20 @@ enum reason_kind {
 	  "more distinct files broke the policy in one round than are stored one by one: "          \
 	  "their count is stored; look at the machine")                                             \
 	X(IMA_PCR_NOT_EXTENDED, "ima_pcr_not_extended", REASON_KIND_VERDICT,                            \
-	  "PCR 10 is zero while the list has entries: IMA never extended this TPM's PCR 10")
+	  "PCR 10 is zero while the list has entries: IMA never extended this TPM's PCR 10")         \
+	/* The firmware's event log against the quote and the boot policy (verifier/boot_check.c) */ \
+	X(BOOT_LOG_MISSING, "boot_log_missing", REASON_KIND_VERDICT,                                \
+	  "the policy judges the boot, and the agent sent no firmware event log")                   \
+	X(BOOT_LOG_CORRUPT, "boot_log_corrupt", REASON_KIND_VERDICT,                                \
+	  "the firmware event log does not parse")                                                  \
+	X(BOOT_LOG_MISMATCH, "boot_log_mismatch", REASON_KIND_VERDICT,                              \
+	  "the firmware event log does not replay to the quoted PCR 0-9: altered, or a PCR extended after boot") \
+	X(BOOT_NOT_IN_POLICY, "boot_not_in_policy", REASON_KIND_BOOT_LEARNABLE,                     \
+	  "the machine booted something the boot policy does not allow: approve to add it")        \
+	X(BOOT_UNVERIFIABLE, "boot_unverifiable", REASON_KIND_VIOLATION,                            \
+	  "a boot event the policy judges is missing or does not match its digest")                 \
+	X(SECURE_BOOT_MISMATCH, "secure_boot_mismatch", REASON_KIND_VIOLATION,                      \
+	  "Secure Boot is not in the state the boot policy requires")
 
 enum reason {
 #define REASON_ENUM(id, name, review, hint) REASON_##id,

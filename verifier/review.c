@@ -41,6 +41,7 @@ struct violation_copy {
 	size_t path_len;
 	char digest[ATTEST_DIGEST_TEXT_MAX + 1];
 	char reason[32];
+	char template_name[LIMIT_IMA_TEMPLATE_NAME + 1]; /* a boot finding's BOOT_CAT_* */
 	enum violation_state state;
 	int64_t decided_at;
 	char decision[256];
@@ -56,6 +57,8 @@ static int copy_violation(void *arg, const struct store_violation *v)
 	c->path[c->path_len] = '\0';
 	snprintf(c->digest, sizeof(c->digest), "%s", v->digest ? v->digest : "");
 	snprintf(c->reason, sizeof(c->reason), "%s", v->reason ? v->reason : "");
+	snprintf(c->template_name, sizeof(c->template_name), "%s",
+		 v->template_name ? v->template_name : "");
 	c->state = v->state;
 	c->decided_at = v->decided_at;
 	snprintf(c->decision, sizeof(c->decision), "%s", v->decision ? v->decision : "");
@@ -101,6 +104,27 @@ static const char *approve_instead(enum reason r)
 		return "a key was loaded onto a keyring the policy does not allow it on: if expected,"
 		       " list its digest under the policy's \"keyrings\"; dismiss the violation once"
 		       " dealt with";
+	case REASON_BOOT_LOG_MISSING:
+		return "the agent sent no firmware event log, and no policy entry stands in for one:"
+		       " check that attestd reads binary_bios_measurements (--event-log), or remove"
+		       " the policy's \"boot\" section if this machine cannot have one";
+	case REASON_BOOT_LOG_CORRUPT:
+		return "the firmware event log does not parse, so there is nothing to approve: look"
+		       " at the machine's log (attestctl eventlog FILE); the agent resends it when it"
+		       " changes";
+	case REASON_BOOT_LOG_MISMATCH:
+		return "the firmware event log does not replay to the quoted PCRs (altered, or a PCR"
+		       " extended after boot), and no policy entry changes that: investigate the"
+		       " machine; the agent resends its log when it changes";
+	case REASON_BOOT_UNVERIFIABLE:
+		return "the boot event cannot be judged (missing, or its content does not match its"
+		       " digest), so there is nothing to add to a boot policy: investigate the boot,"
+		       " or narrow the policy's \"boot\" section; dismiss the violation once dealt"
+		       " with";
+	case REASON_SECURE_BOOT_MISMATCH:
+		return "the Secure Boot state is a machine setting, not a list entry: turn Secure Boot"
+		       " on or off in the firmware, or change the policy's \"boot\" \"secure_boot\""
+		       " (attestctl policy put); dismiss the violation once dealt with";
 	default:
 		return "no policy entry covers this reason; dismiss the violation once dealt with";
 	}
@@ -138,20 +162,21 @@ static enum review_status load_doc(struct app *app, const char *name, bool creat
 }
 
 /*
- * Adds the violation's path and digest to `name` (the agent's policy or its amendment) as a
- * new version written by `actor`; *version gets it.
+ * What approval teaches a private copy of a policy document (the agent's policy or its
+ * amendment): REVIEW_OK, or REVIEW_NOT_APPROVABLE / REVIEW_INTERNAL with out->why set. With
+ * p NULL it only checks that the violation carries what it would teach, before any load.
  */
-static enum review_status approve_into(struct app *app, const struct violation_copy *vc,
-				       const char *name, bool create, const char *actor,
-				       int64_t *version, struct review_result *out)
+typedef enum review_status (*teach_fn)(struct policy *p, const struct violation_copy *vc,
+				       struct review_result *out);
+
+/* A file the policy did not list (or listed with another digest): its path with its digest. */
+static enum review_status teach_file(struct policy *p, const struct violation_copy *vc,
+				     struct review_result *out)
 {
 	const char *colon = strchr(vc->digest, ':');
 	uint8_t digest[LIMIT_DIGEST];
 	ssize_t dlen = -1;
 	uint16_t alg = 0;
-	struct policy *p = NULL;
-	enum review_status st;
-	char *text = NULL;
 	int ret;
 
 	if (colon) {
@@ -163,17 +188,62 @@ static enum review_status approve_into(struct app *app, const struct violation_c
 			 " dismiss it once dealt with");
 		return REVIEW_NOT_APPROVABLE;
 	}
-	st = load_doc(app, name, create, &p, out);
-	if (st)
-		return st;
+	if (!p)
+		return REVIEW_OK;
 	ret = policy_add_digest_bytes(p, vc->path, vc->path_len, alg, digest, (size_t)dlen);
 	if (ret) {
 		snprintf(out->why, sizeof(out->why), "a policy cannot hold \"%.200s\": %s", out->path,
 			 ret == -EINVAL ? "IMA never records such a path (space, NUL or too long)"
 					: strerror(-ret));
-		st = REVIEW_NOT_APPROVABLE;
-		goto out;
+		return ret == -ENOMEM ? REVIEW_INTERNAL : REVIEW_NOT_APPROVABLE;
 	}
+	return REVIEW_OK;
+}
+
+/*
+ * Something that booted and the boot policy did not allow (boot_check.c's finding, its
+ * BOOT_CAT_* in the template name): into the document's "boot" section (policy_boot_teach()).
+ * In an amendment that section only ever adds to what the policy's allows (boot_check.h).
+ */
+static enum review_status teach_boot(struct policy *p, const struct violation_copy *vc,
+				     struct review_result *out)
+{
+	char w[256] = "";
+	int ret;
+
+	if (!p)
+		return REVIEW_OK;
+	ret = policy_boot_teach(p, vc->template_name, vc->path, vc->digest, w, sizeof(w));
+	if (ret) {
+		snprintf(out->why, sizeof(out->why), "cannot add it to the boot policy: %s;"
+			 " dismiss the violation once dealt with", w[0] ? w : strerror(-ret));
+		return ret == -ENOMEM ? REVIEW_INTERNAL : REVIEW_NOT_APPROVABLE;
+	}
+	return REVIEW_OK;
+}
+
+/*
+ * Adds what `teach` takes from the violation to `name` (the agent's policy or its amendment)
+ * as a new version written by `actor`; *version gets it.
+ */
+static enum review_status approve_into(struct app *app, const struct violation_copy *vc,
+				       teach_fn teach, const char *name, bool create,
+				       const char *actor, int64_t *version,
+				       struct review_result *out)
+{
+	struct policy *p = NULL;
+	enum review_status st;
+	char *text = NULL;
+
+	st = teach(NULL, vc, out);
+	if (st)
+		return st;
+	st = load_doc(app, name, create, &p, out);
+	if (st)
+		return st;
+	st = teach(p, vc, out);
+	if (st)
+		goto out;
 	st = REVIEW_INTERNAL;
 	text = policy_to_json(p);
 	if (!text)
@@ -197,11 +267,16 @@ static enum review_status approve(struct app *app, int64_t id, const struct viol
 	struct store_agent a;
 	enum review_status st;
 	enum reason reason;
+	teach_fn teach = NULL;
 
 	/* A reason this build does not know (a newer verifier wrote it) is not approved either. */
 	if (!reason_from_name(vc->reason, &reason))
 		reason = REASON_COUNT;
-	if (reason == REASON_COUNT || reason_info(reason)->kind != REASON_KIND_LEARNABLE) {
+	if (reason != REASON_COUNT && reason_info(reason)->kind == REASON_KIND_LEARNABLE)
+		teach = teach_file;
+	else if (reason != REASON_COUNT && reason_info(reason)->kind == REASON_KIND_BOOT_LEARNABLE)
+		teach = teach_boot;
+	if (!teach) {
 		snprintf(out->why, sizeof(out->why), "%s cannot be approved: %s", vc->reason,
 			 approve_instead(reason));
 		return REVIEW_NOT_APPROVABLE;
@@ -216,7 +291,7 @@ static enum review_status approve(struct app *app, int64_t id, const struct viol
 		store_amendment_name(vc->agent, name);
 		snprintf(actor, sizeof(actor), "operator (approve violation %lld for agent %s)",
 			 (long long)id, vc->agent);
-		st = approve_into(app, vc, name, true, actor, &out->amendment_version, out);
+		st = approve_into(app, vc, teach, name, true, actor, &out->amendment_version, out);
 		if (st)
 			return st;
 		policy_cache_invalidate(&app->amendments, name);
@@ -228,7 +303,7 @@ static enum review_status approve(struct app *app, int64_t id, const struct viol
 	}
 	snprintf(actor, sizeof(actor), "operator (approve violation %lld of agent %s for the policy)",
 		 (long long)id, vc->agent);
-	st = approve_into(app, vc, out->policy, false, actor, &out->policy_version, out);
+	st = approve_into(app, vc, teach, out->policy, false, actor, &out->policy_version, out);
 	if (st)
 		return st;
 	policy_cache_invalidate(&app->policies, out->policy);

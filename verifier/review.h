@@ -9,10 +9,17 @@
  * policy, its new version and how many agents use it. Either is written as a new version before
  * the violation is closed, with the raw path bytes IMA recorded.
  *
+ * Approving a boot finding that is learnable (reasons.h: a kernel, firmware event, PK/KEK/db/dbx
+ * or command line the boot policy did not allow) teaches the "boot" section of the same
+ * document the scope names (policy_boot_teach()): the agent's amendment, whose boot section
+ * only ever adds to what its policy's allows (boot_check.h), or with REVIEW_SCOPE_POLICY the
+ * policy itself.
+ *
  * Approving what no policy entry can fix (a boot_aggregate, a violation entry, an unjudgeable
- * entry, entries past the per-round cap) is refused with what to do instead; dismissing closes
- * any open violation without touching a policy. A decided violation stays decided (a recurrence
- * opens a new one). attestctl, the web page and the HTTP handler all call this; tests can too.
+ * entry, entries past the per-round cap, a boot event that cannot be judged, the Secure Boot
+ * state) is refused with what to do instead; dismissing closes any open violation without
+ * touching a policy. A decided violation stays decided (a recurrence opens a new one).
+ * attestctl, the web page and the HTTP handler all call this; tests can too.
  */
 #ifndef VERIFIER_REVIEW_H
 #define VERIFIER_REVIEW_H

@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include <jansson.h>
+#include <openssl/evp.h>
 #include <openssl/rand.h>
 #include <tss2/tss2_tpm2_types.h>
 
@@ -63,6 +64,21 @@ enum round_status round_challenge(struct app *app, const char *id, struct challe
 	c->nonce_len = CHALLENGE_NONCE_BYTES;
 	c->expires_at = now + app->nonce_ttl;
 	c->log_offset = bs.started ? bs.next_entry : 0;
+	{
+		/* The agent resends its firmware log only when it is not the one held here. */
+		struct store_boot_log bl;
+
+		ret = store_boot_log_get(app->store, a.id, &bl);
+		if (ret && ret != -ENOENT) {
+			st = ROUND_STORE_FAILED;
+			goto out;
+		}
+		if (!ret) {
+			c->has_boot_log_sha256 = true;
+			memcpy(c->boot_log_sha256, bl.sha256, sizeof(bl.sha256));
+		}
+		store_boot_log_release(&bl);
+	}
 	pcr_set_add_bank(&c->selection, TPM2_ALG_SHA1)->mask = CHALLENGE_PCR_MASK;
 	pcr_set_add_bank(&c->selection, TPM2_ALG_SHA256)->mask = CHALLENGE_PCR_MASK;
 	ret = nonces_add(app->nonces, a.id, c, now);
@@ -159,12 +175,13 @@ static enum round_status spend_nonce(struct app *app, const char *id, const stru
 }
 
 /*
- * Boot state, verdict and violations in one transaction: durable before acknowledged. Only
- * over the boot state version `prev_version` the round started from: ROUND_CONFLICT, nothing
- * written, if another round of the agent committed in between.
+ * Boot state, verdict, violations and the boot log in one transaction: durable before
+ * acknowledged. Only over the boot state version `prev_version` the round started from:
+ * ROUND_CONFLICT, nothing written, if another round of the agent committed in between.
  */
 static enum round_status commit(struct app *app, const char *id, int64_t now,
-				uint64_t prev_version, struct attest_result *res)
+				uint64_t prev_version, struct attest_result *res,
+				const struct store_boot_log *boot_log)
 {
 	int ret;
 	struct store_round_violation *viol = NULL;
@@ -197,6 +214,7 @@ static enum round_status commit(struct app *app, const char *id, int64_t now,
 	round.agent = id;
 	round.prev_version = prev_version;
 	round.next = &res->next;
+	round.boot_log = boot_log;
 	round.trusted = res->verdict.trusted;
 	round.reasons_json = reasons;
 	round.next_offset = res->verdict.next_offset;
@@ -222,9 +240,73 @@ out:
 	return st;
 }
 
+/*
+ * The firmware log this round checks: the one the evidence carries (with the command line
+ * sent along with it), else the one stored for the agent; and what its last judgement covered.
+ */
+static void boot_input_of(const struct evidence *ev, const struct store_boot_log *stored,
+			  bool have_stored, struct boot_input *in)
+{
+	memset(in, 0, sizeof(*in));
+	if (ev->boot_log) {
+		in->log = ev->boot_log;
+		in->log_len = ev->boot_log_len;
+		in->cmdline = ev->boot_cmdline;
+	} else if (have_stored) {
+		in->log = stored->log;
+		in->log_len = stored->log_len;
+		in->cmdline = stored->cmdline;
+	}
+	if (have_stored && stored->judged_boot) {
+		in->judged = true;
+		in->judged_boot = stored->judged_boot;
+		memcpy(in->judged_key, stored->judged_key, sizeof(in->judged_key));
+	}
+}
+
+/*
+ * What to store of the boot log after the round, in *put: NULL when nothing changed (no log
+ * sent, none judged, the same summary), so that a plain round writes no blob.
+ */
+static const struct store_boot_log *boot_log_to_store(const struct evidence *ev,
+						      const struct store_boot_log *stored,
+						      bool have_stored, const struct boot_input *in,
+						      const struct attest_result *res, int64_t now,
+						      struct store_boot_log *put)
+{
+	bool same_summary = have_stored && stored->summary && res->boot.summary &&
+			    !strcmp(stored->summary, res->boot.summary);
+
+	if (!in->log || (!ev->boot_log && !res->boot.judged && same_summary))
+		return NULL;
+	memset(put, 0, sizeof(*put));
+	put->log = (uint8_t *)in->log;
+	put->log_len = in->log_len;
+	put->cmdline = (char *)in->cmdline;
+	put->summary = res->boot.summary;
+	if (ev->boot_log) {
+		EVP_Digest(in->log, in->log_len, put->sha256, NULL, EVP_sha256(), NULL);
+		put->received_at = now;
+	} else {
+		memcpy(put->sha256, stored->sha256, sizeof(put->sha256));
+		put->received_at = stored->received_at;
+	}
+	if (res->boot.judged) {
+		put->judged_boot = res->next.boot_number;
+		memcpy(put->judged_key, res->boot.key, sizeof(put->judged_key));
+	} else if (have_stored) {
+		put->judged_boot = stored->judged_boot;
+		memcpy(put->judged_key, stored->judged_key, sizeof(put->judged_key));
+	}
+	return put;
+}
+
 enum round_status round_evidence(struct app *app, const char *id, const struct evidence *ev,
 				 struct verdict_response *verdict)
 {
+	struct store_boot_log stored, put;
+	struct boot_input boot;
+	bool have_stored = false;
 	char policy_name[LIMIT_POLICY_NAME + 1] = "";
 	struct attest_request ar;
 	struct attest_result res;
@@ -241,6 +323,7 @@ enum round_status round_evidence(struct app *app, const char *id, const struct e
 
 	memset(&res, 0, sizeof(res));
 	memset(&ar, 0, sizeof(ar));
+	memset(&stored, 0, sizeof(stored));
 	st = load_active(app, id, policy_name, &ak);
 	if (st)
 		return st;
@@ -272,6 +355,14 @@ enum round_status round_evidence(struct app *app, const char *id, const struct e
 		st = ROUND_STORE_FAILED;
 		goto out;
 	}
+	ret = store_boot_log_get(app->store, id, &stored);
+	if (ret && ret != -ENOENT) {
+		st = ROUND_STORE_FAILED;
+		goto out;
+	}
+	have_stored = ret == 0;
+	boot_input_of(ev, &stored, have_stored, &boot);
+	ar.boot = &boot;
 	ar.ak = ak;
 	ar.nonce = ch.nonce;
 	ar.nonce_len = ch.nonce_len;
@@ -296,7 +387,8 @@ enum round_status round_evidence(struct app *app, const char *id, const struct e
 	}
 	if (app->before_commit)
 		app->before_commit(app, id);
-	st = commit(app, id, now, prev_version, &res);
+	st = commit(app, id, now, prev_version, &res,
+		    boot_log_to_store(ev, &stored, have_stored, &boot, &res, now, &put));
 	if (st)
 		goto out;
 	*verdict = res.verdict;
@@ -310,6 +402,7 @@ enum round_status round_evidence(struct app *app, const char *id, const struct e
 out:
 	if (have_result)
 		attest_result_release(&res);
+	store_boot_log_release(&stored);
 	policy_unref(policy);
 	policy_unref(amendment);
 	EVP_PKEY_free(ak);

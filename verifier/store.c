@@ -250,6 +250,21 @@ int store_boot_get(struct store *st, const char *agent, struct boot_state *out,
 	return st->be->ops->boot_get(st->be, agent, out, version ? version : &ignored);
 }
 
+int store_boot_log_get(struct store *st, const char *agent, struct store_boot_log *out)
+{
+	return st->be->ops->boot_log_get(st->be, agent, out);
+}
+
+void store_boot_log_release(struct store_boot_log *b)
+{
+	if (!b)
+		return;
+	free(b->log);
+	free(b->cmdline);
+	free(b->summary);
+	memset(b, 0, sizeof(*b));
+}
+
 int store_verdicts_list(struct store *st, const char *agent, unsigned limit,
 			store_verdict_cb cb, void *arg)
 {

@@ -155,10 +155,30 @@ struct store_round_violation {
 	uint64_t last_entry;       /* the last of the round's entries */
 };
 
+/*
+ * The firmware event log the verifier holds for an agent (one per agent: the newest it sent),
+ * what the last judgement of it by a boot policy covered, and its summary for operators.
+ */
+struct store_boot_log {
+	uint8_t *log;
+	size_t log_len;
+	uint8_t sha256[32];    /* of log: the challenge names it, so the agent resends only a change */
+	char *cmdline;         /* the kernel command line sent with it; NULL: none */
+	uint64_t judged_boot;  /* the boot session of the last judgement; 0: never judged */
+	uint8_t judged_key[32];
+	char *summary;         /* JSON object text (boot_check.h); NULL: none */
+	int64_t received_at;   /* when the agent sent this log */
+};
+void store_boot_log_release(struct store_boot_log *b);
+
+/* The agent's stored event log; -ENOENT if it has none. */
+int store_boot_log_get(struct store *st, const char *agent, struct store_boot_log *out);
+
 struct store_round {
 	const char *agent;
 	uint64_t prev_version; /* store_boot_get()'s version of the state this round started from */
 	const struct boot_state *next;
+	const struct store_boot_log *boot_log; /* written with the round; NULL: unchanged */
 	bool trusted;
 	const char *reasons_json; /* JSON array, as in verdict_response */
 	uint64_t next_offset;

@@ -56,6 +56,7 @@ struct store_ops {
 
 	int (*boot_get)(struct store_backend *b, const char *agent, struct boot_state *out,
 			uint64_t *version);
+	int (*boot_log_get)(struct store_backend *b, const char *agent, struct store_boot_log *out);
 	void (*commit_rounds)(struct store_backend *b, struct store_pending_round *batch);
 	int (*verdicts_list)(struct store_backend *b, const char *agent, unsigned limit,
 			     store_verdict_cb cb, void *arg);

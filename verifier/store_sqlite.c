@@ -57,6 +57,8 @@ enum stmt {
 	STMT_BOOT_GET,
 	STMT_BOOT_INSERT,
 	STMT_BOOT_UPDATE,
+	STMT_BOOT_LOG_GET,
+	STMT_BOOT_LOG_PUT,
 	STMT_VERDICT_INSERT,
 	STMT_VIOLATION_NEWEST,
 	STMT_VIOLATION_INSERT,
@@ -123,6 +125,17 @@ static const char *const stmt_sql[STMT_COUNT] = {
 		"UPDATE boot_state SET state = ?2, reset_count = ?3, restart_count = ?4,"
 		" boot_number = ?5, next_entry = ?6, updated_at = ?7, version = version + 1"
 		" WHERE agent = ?1 AND version = ?8",
+	[STMT_BOOT_LOG_GET] =
+		"SELECT log, sha256, cmdline, judged_boot, judged_key, summary, received_at"
+		" FROM boot_logs WHERE agent = ?1",
+	[STMT_BOOT_LOG_PUT] =
+		"INSERT INTO boot_logs(agent, log, sha256, cmdline, judged_boot, judged_key, summary,"
+		" received_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"
+		" ON CONFLICT(agent) DO UPDATE SET"
+		" log = excluded.log, sha256 = excluded.sha256, cmdline = excluded.cmdline,"
+		" judged_boot = excluded.judged_boot, judged_key = excluded.judged_key,"
+		" summary = excluded.summary, received_at = excluded.received_at,"
+		" updated_at = excluded.updated_at",
 	[STMT_VERDICT_INSERT] =
 		"INSERT INTO verdicts(agent, boot_number, time, trusted, reasons,"
 		" next_offset) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
@@ -730,6 +743,97 @@ static int round_violation(struct sqlite_store *st, const struct store_round *r,
 	return ret;
 }
 
+/* A copy of column col of s (NUL-terminated for text); 0, or -ENOMEM. NULL column: *out NULL. */
+static int column_dup(sqlite3_stmt *s, int col, void **out, size_t *len)
+{
+	const void *p = sqlite3_column_type(s, col) == SQLITE_NULL ? NULL : sqlite3_column_blob(s, col);
+	int n = sqlite3_column_bytes(s, col);
+
+	*out = NULL;
+	if (len)
+		*len = 0;
+	if (!p)
+		return 0;
+	*out = malloc((size_t)n + 1);
+	if (!*out)
+		return -ENOMEM;
+	memcpy(*out, p, (size_t)n);
+	((char *)*out)[n] = '\0';
+	if (len)
+		*len = (size_t)n;
+	return 0;
+}
+
+static int sq_boot_log_get(struct store_backend *b, const char *agent, struct store_boot_log *out)
+{
+	struct sqlite_store *st = sq(b);
+	sqlite3_stmt *s;
+	void *p;
+	int ret = 0, rc;
+
+	memset(out, 0, sizeof(*out));
+	lock(st);
+	s = stmt(st, STMT_BOOT_LOG_GET);
+	sqlite3_bind_text(s, 1, agent, -1, SQLITE_STATIC);
+	rc = sqlite3_step(s);
+	if (rc == SQLITE_DONE) {
+		ret = -ENOENT;
+		goto out;
+	}
+	if (rc != SQLITE_ROW) {
+		ret = db_fail(st, rc, "boot log lookup");
+		goto out;
+	}
+	if (sqlite3_column_bytes(s, 1) != 32) {
+		log_error("store: the boot log of agent \"%s\" has no sha256", agent);
+		ret = -EINVAL;
+		goto out;
+	}
+	memcpy(out->sha256, sqlite3_column_blob(s, 1), 32);
+	if (sqlite3_column_bytes(s, 4) == 32)
+		memcpy(out->judged_key, sqlite3_column_blob(s, 4), 32);
+	out->judged_boot = (uint64_t)sqlite3_column_int64(s, 3);
+	out->received_at = sqlite3_column_int64(s, 6);
+	if ((ret = column_dup(s, 0, &p, &out->log_len)) == 0) {
+		out->log = p;
+		if ((ret = column_dup(s, 2, &p, NULL)) == 0) {
+			out->cmdline = p;
+			if ((ret = column_dup(s, 5, &p, NULL)) == 0)
+				out->summary = p;
+		}
+	}
+	if (!ret && !out->log)
+		ret = -EINVAL;
+out:
+	finish(s);
+	unlock(st);
+	if (ret)
+		store_boot_log_release(out);
+	return ret;
+}
+
+static int boot_log_write(struct sqlite_store *st, const struct store_round *r)
+{
+	const struct store_boot_log *bl = r->boot_log;
+	sqlite3_stmt *s = stmt(st, STMT_BOOT_LOG_PUT);
+	int ret;
+
+	sqlite3_bind_text(s, 1, r->agent, -1, SQLITE_STATIC);
+	sqlite3_bind_blob(s, 2, bl->log ? (const void *)bl->log : "", (int)bl->log_len, SQLITE_STATIC);
+	sqlite3_bind_blob(s, 3, bl->sha256, 32, SQLITE_STATIC);
+	if (bl->cmdline)
+		sqlite3_bind_text(s, 4, bl->cmdline, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 5, (int64_t)bl->judged_boot);
+	sqlite3_bind_blob(s, 6, bl->judged_key, 32, SQLITE_STATIC);
+	if (bl->summary)
+		sqlite3_bind_text(s, 7, bl->summary, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 8, bl->received_at);
+	sqlite3_bind_int64(s, 9, r->now);
+	ret = step_done(st, s, "boot log write");
+	finish(s);
+	return ret;
+}
+
 /* Writes one round inside the caller's transaction; the caller holds the lock. */
 static int round_write(struct sqlite_store *st, const struct store_round *r, int64_t *verdict_id)
 {
@@ -753,6 +857,8 @@ static int round_write(struct sqlite_store *st, const struct store_round *r, int
 	if (!ret && sqlite3_changes(st->db) != 1)
 		ret = -ESTALE;
 	finish(s);
+	if (!ret && r->boot_log)
+		ret = boot_log_write(st, r);
 	if (ret)
 		return ret;
 
@@ -1173,6 +1279,7 @@ const struct store_ops store_sqlite_ops = {
 	.agent_set_policy = sq_agent_set_policy,
 	.agents_list = sq_agents_list,
 	.boot_get = sq_boot_get,
+	.boot_log_get = sq_boot_log_get,
 	.commit_rounds = sq_commit_rounds,
 	.verdicts_list = sq_verdicts_list,
 	.violations_list = sq_violations_list,

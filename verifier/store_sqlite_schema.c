@@ -353,6 +353,19 @@ static int m4_violations_reviewed(sqlite3 *db)
 	return ret ? ret : m4_raw_paths(db);
 }
 
+/*
+ * 5 (issue 13, measured boot): the firmware event log each agent sent last, with what the
+ * last judgement by a boot policy covered and the boot summary operators see.
+ */
+static int m5_boot_logs(sqlite3 *db)
+{
+	return store_sqlite_exec(db,
+		"CREATE TABLE boot_logs("
+		" agent TEXT PRIMARY KEY, log BLOB NOT NULL, sha256 BLOB NOT NULL, cmdline TEXT,"
+		" judged_boot INTEGER NOT NULL DEFAULT 0, judged_key BLOB, summary TEXT,"
+		" received_at INTEGER NOT NULL, updated_at INTEGER NOT NULL);");
+}
+
 static const struct migration {
 	const char *what;
 	int (*apply)(sqlite3 *db);
@@ -361,6 +374,7 @@ static const struct migration {
 	{ "boot state in a versioned encoding", m2_boot_state_encoded },
 	{ "pending enrollments by age and EK, boot state versions", m3_enrollment_limits_round_cas },
 	{ "violations with raw paths, reopened when they recur (issue 12)", m4_violations_reviewed },
+	{ "firmware event logs (issue 13)", m5_boot_logs },
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == STORE_SQLITE_SCHEMA_VERSION,

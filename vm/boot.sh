@@ -15,11 +15,19 @@
 #   VM_TPM_FRESH   1: re-manufacture the TPM (new EK) first
 #   VM_TPM         0: boot without a TPM
 #   VM_ACCEL       tcg, or kvm (opt-in; aborts or hangs on some hosts)   [tcg]
+#   VM_FIRMWARE    ovmf (UEFI: measures the kernel into PCR 4 and its command line into
+#                  PCR 9, so a verifier can judge the boot), ovmf-secboot (the same with
+#                  Secure Boot on: OVMF's secboot build on q35 with SMM and Debian's snakeoil
+#                  keys enrolled, so the kernel must be signed with them, e.g. by sbsign), or
+#                  seabios (QEMU's BIOS: measures option ROMs only, never the kernel)  [ovmf]
+#   VM_OVMF_CODE   OVMF code, attached read-only    [/usr/share/OVMF/OVMF_CODE_4M.fd]
+#   VM_OVMF_VARS   OVMF variable store template; each boot gets a writable copy in
+#                  VM_DIR, so no boot sees another's variables  [/usr/share/OVMF/OVMF_VARS_4M.fd]
 #   VM_MEM VM_SMP  memory in MiB, CPUs                        [256, 1]
 #   VM_TIMEOUT     seconds until a foreground VM is killed (exit 124); 0 none. In the
 #                  background, a watchdog kills the VM after it if set   [120 / 0]
 #   VM_APPEND      extra kernel parameters, e.g. "ima_tpm=7 ima_hash=sha256"
-#   VM_IMA_POLICY  the ima_policy= value                      [tcb]
+#   VM_IMA_POLICY  the ima_policy= value; none: no ima_policy= at all [tcb]
 #   VM_SCENARIO    run /etc/attest/scenarios/NAME in the guest, then power off
 #   VM_SCRIPT      host script run in the guest as root (via the io disk), then power off
 #   VM_OUT         where the guest's results ($OUT in the guest) are extracted
@@ -48,6 +56,7 @@ TPM_DIR=$(vm_abspath "${VM_TPM_DIR:-$VM_DIR/tpm}")
 OUT=$(vm_abspath "${VM_OUT:-$VM_DIR/out}")
 SERIAL_LOG=$(vm_abspath "${VM_SERIAL_LOG:-$VM_DIR/serial.log}")
 ACCEL=${VM_ACCEL:-tcg}
+FIRMWARE=${VM_FIRMWARE:-ovmf}
 BACKGROUND=${VM_BACKGROUND:-0}
 if [[ $BACKGROUND == 1 ]]; then TIMEOUT=${VM_TIMEOUT:-0}; else TIMEOUT=${VM_TIMEOUT:-120}; fi
 
@@ -86,9 +95,34 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-append="console=ttyS0 root=/dev/vda rw rootfstype=ext4 panic=-1 ima_policy=${VM_IMA_POLICY:-tcb}"
-qemu=(qemu-system-x86_64 -machine "${VM_MACHINE:-pc}" -accel "$ACCEL" -m "${VM_MEM:-256}"
+append="console=ttyS0 root=/dev/vda rw rootfstype=ext4 panic=-1"
+[[ ${VM_IMA_POLICY:-tcb} == none ]] || append+=" ima_policy=${VM_IMA_POLICY:-tcb}"
+machine=${VM_MACHINE:-pc}
+[[ $FIRMWARE == ovmf-secboot ]] && machine=${VM_MACHINE:-q35,smm=on}
+qemu=(qemu-system-x86_64 -machine "$machine" -accel "$ACCEL" -m "${VM_MEM:-256}"
 	-smp "${VM_SMP:-1}" -nodefaults -display none -no-reboot -kernel "$KERNEL")
+case $FIRMWARE in
+ovmf | ovmf-secboot)
+	ovmf_code=${VM_OVMF_CODE:-/usr/share/OVMF/OVMF_CODE_4M.fd}
+	ovmf_vars=${VM_OVMF_VARS:-/usr/share/OVMF/OVMF_VARS_4M.fd}
+	if [[ $FIRMWARE == ovmf-secboot ]]; then
+		ovmf_code=${VM_OVMF_CODE:-/usr/share/OVMF/OVMF_CODE_4M.secboot.fd}
+		ovmf_vars=${VM_OVMF_VARS:-/usr/share/OVMF/OVMF_VARS_4M.snakeoil.fd}
+		# The secboot build keeps its variables behind SMM: only SMM code may write them.
+		qemu+=(-global "driver=cfi.pflash01,property=secure,value=on")
+	fi
+	[[ -r $ovmf_code && -r $ovmf_vars ]] ||
+		vm_die "no OVMF at $ovmf_code / $ovmf_vars (apt-get install ovmf, or VM_FIRMWARE=seabios)"
+	# A fresh copy of the variable store per boot: what one boot wrote (boot entries,
+	# a changed Secure Boot state) never leaks into the next.
+	cp "$ovmf_vars" "$VM_DIR/ovmf-vars.fd"
+	chmod u+w "$VM_DIR/ovmf-vars.fd"
+	qemu+=(-drive "if=pflash,format=raw,unit=0,file=$ovmf_code,readonly=on"
+		-drive "if=pflash,format=raw,unit=1,file=$VM_DIR/ovmf-vars.fd")
+	;;
+seabios) ;;
+*) vm_die "VM_FIRMWARE must be ovmf, ovmf-secboot or seabios, not '$FIRMWARE'" ;;
+esac
 root_drive="file=$ROOTFS,format=raw,if=virtio"
 [[ ${VM_ROOT_PERSIST:-0} == 1 ]] || root_drive+=",snapshot=on"
 qemu+=(-drive "$root_drive")
@@ -138,7 +172,7 @@ else
 	qemu+=(-serial "file:$SERIAL_LOG")
 fi
 
-vm_log "kernel $KERNEL, accel $ACCEL, append: $append"
+vm_log "kernel $KERNEL, firmware $FIRMWARE, accel $ACCEL, append: $append"
 printf '%q ' "${qemu[@]}" >"$VM_DIR/qemu.cmd"
 if [[ $console == 1 && $BACKGROUND != 1 ]]; then
 	"${qemu[@]}" &

@@ -7,6 +7,11 @@
 #     itself still matches: no pcr_mismatch);
 #   - a policy that pins boot_aggregate to a value this boot does not have (LIST mode)
 #     -> boot_aggregate_not_allowed, and the operator sees the real value in /v1/violations.
+# The pinning boots use SeaBIOS: the point is that another machine with the same boot chain has
+# the same boot_aggregate, and under OVMF the command line, which carries the agent id, is
+# measured into PCR 9 (so two agents never share one). With OVMF, PCR 9 extended from user
+# space also makes the firmware event log stop replaying (boot_log_mismatch, checked in
+# tests/e2e/74-measured-boot.sh); this test looks at IMA's side.
 set -uo pipefail
 . "$(dirname "$0")/common.bash"
 e2e_prepare
@@ -47,7 +52,7 @@ e2e_stop pcr9
 jq --arg d "sha256:$(printf 'ab%.0s' {1..32})" '.boot_aggregate = [$d]' "$W/policy.json" >"$W/policy-pinned.json"
 e2e_verifier_stop
 e2e_verifier_start "$W/policy-pinned.json" --policy-replace || e2e_abort "verifier restarts with a pinned boot_aggregate" "$W/verifier.log"
-e2e_boot pinned boot-pinned || e2e_abort "guest for the pinned policy boots"
+VM_FIRMWARE=seabios e2e_boot pinned boot-pinned || e2e_abort "guest for the pinned policy boots"
 e2e_wait "first verdict" '.verdicts | length > 0' /v1/agents/boot-pinned/verdicts
 first=$(e2e_verdicts boot-pinned | jq -c '.verdicts[-1]')
 check_eq "pinned to another boot_aggregate: untrusted" untrusted "$(jq -r .verdict <<<"$first")"
@@ -64,7 +69,7 @@ e2e_stop pinned
 jq --arg d "$real" '.boot_aggregate = [$d]' "$W/policy.json" >"$W/policy-real.json"
 e2e_verifier_stop
 e2e_verifier_start "$W/policy-real.json" --policy-replace || e2e_abort "verifier restarts with the real boot_aggregate" "$W/verifier.log"
-e2e_boot pinned2 boot-pinned2 || e2e_abort "a second guest for the real pin boots"
+VM_FIRMWARE=seabios e2e_boot pinned2 boot-pinned2 || e2e_abort "a second guest for the real pin boots"
 e2e_wait "first verdict" '.verdicts | length > 0' /v1/agents/boot-pinned2/verdicts
 first=$(e2e_verdicts boot-pinned2 | jq -c '.verdicts[-1]')
 check_eq "pinned to the real boot_aggregate: trusted" trusted "$(jq -r .verdict <<<"$first")"

@@ -63,6 +63,10 @@ static void do_evidence(const char *js, size_t len)
 	check(bytes_eq(a.log, a.log_len, b.log, b.log_len));
 	check(a.log_offset == b.log_offset);
 	check(pcrs_eq(&a.pcrs, &b.pcrs, 1));
+	check(bytes_eq(a.boot_log, a.boot_log_len, b.boot_log, b.boot_log_len));
+	check(!a.boot_log == !b.boot_log);
+	check(!a.boot_cmdline == !b.boot_cmdline &&
+	      (!a.boot_cmdline || strcmp(a.boot_cmdline, b.boot_cmdline) == 0));
 	free(enc);
 	evidence_release(&a);
 	evidence_release(&b);
@@ -151,6 +155,8 @@ static void do_challenge(const char *js, size_t len)
 	check(bytes_eq(a.nonce, a.nonce_len, b.nonce, b.nonce_len));
 	check(a.expires_at == b.expires_at && a.log_offset == b.log_offset);
 	check(pcrs_eq(&a.selection, &b.selection, 0));
+	check(a.has_boot_log_sha256 == b.has_boot_log_sha256 &&
+	      (!a.has_boot_log_sha256 || memcmp(a.boot_log_sha256, b.boot_log_sha256, 32) == 0));
 	free(enc);
 }
 

@@ -61,7 +61,7 @@ check "verifier starts" start_verifier "$W/verifier" --ek-ca "$W/ek-ca.pem" \
 op() { curl -sS --cacert "$CA" -H "Authorization: Bearer $TOKEN" "$URL$1"; }
 attest() {
 	"$ATTESTD" --once --verifier "$URL" --ca "$CA" --agent-id "$1" --tcti "${TCTI_OF[$1]}" \
-		--ima-list "$2" --state-dir "$W/state-$1" >"$W/out-$1" 2>>"$W/attestd.log"
+		--ima-list "$2" --event-log none --state-dir "$W/state-$1" >"$W/out-$1" 2>>"$W/attestd.log"
 }
 
 # --- agents: three real ones, then the list grows by two files outside the policy ----------
@@ -319,6 +319,31 @@ check_fails "the path approved into the policy is gone again" in_policy "$(print
 check "fleet-b's own approval is untouched" in_amendment fleet-b "$SCRIPT"
 check "the history shows v3 current" wait_text '#policy-history tr[data-version="3"] td.actions' '^current$'
 check "history screenshot written" shot history
+check "an agent without a firmware event log: the boot section says so" \
+	wait_text '#agent-boot' 'none: the agent sends no firmware event log'
+
+# an agent whose TPM booted as a recorded OVMF guest did, sending that firmware event log
+BOOTLOG=$TOP/tests/data/eventlog/guest-ovmf.bin
+if swtpm_manufacture "$W/tpm-boot" "$W/ca" && start_swtpm "$W/tpm-boot" && tpm_follow_eventlog "$BOOTLOG"; then
+	"$ATTESTCTL" eventlog --replay "$BOOTLOG" >"$W/boot.pcrs"
+	"$IMAGEN" --entries 40 --template ima-ng --hash sha256 --boot-pcrs "$W/boot.pcrs" --seed 7 \
+		--out "$W/boot40" --tpm2-extend-script "$W/bootext" >/dev/null
+	# shellcheck disable=SC2046 # one PCR:alg=digest argument per word
+	tpm2_pcrextend $(cat "$W/bootext") >/dev/null
+	"$ATTESTD" --once --verifier "$URL" --ca "$CA" --agent-id boot-1 --tcti "$TCTI" --ima-list "$W/boot40" \
+		--event-log "$BOOTLOG" --cmdline "$TOP/tests/data/eventlog/guest-ovmf.cmdline" \
+		--state-dir "$W/state-boot-1" >"$W/out-boot-1" 2>>"$W/attestd.log"
+	check_eq "the agent with a boot log: trusted" 0 $?
+	wd POST "$S/url" "$(jq -cn --arg u "$URL/ui/#/agent/boot-1" '{url: $u}')" >/dev/null
+	check "boot: the kernel's digest (PCR 4) and the file it came from" \
+		wait_text '#agent-boot' 'kernel[[:space:]]+sha256:834c9fac477e.* from "kernel"'
+	check "boot: the command line, verified against PCR 9" \
+		wait_text '#agent-boot' 'ima_policy=tcb verified against PCR 9'
+	check "boot: firmware and Secure Boot" wait_text '#agent-boot' 'UEFI, 2 firmware volumes.*Secure Boot[[:space:]]+off'
+	check "boot screenshot written" shot boot
+else
+	fail "a second TPM following the recorded OVMF log"
+fi
 # The browser's console: no script error, no CSP refusal (expected: the wrong token's
 # 401, the refused approval's 409, the missing favicon).
 wd POST "$S/se/log" '{"type":"browser"}' >"$W/console.json"

@@ -17,6 +17,8 @@
  *   the simulated boot values, 10 the expected value, the rest zero) for `evmctl ima_measurement
  *   --pcrs sha1,PREFIX.sha1 --pcrs sha256,PREFIX.sha256`.
  * --zero-boot-pcrs: PCR 0-9 are all zero (as on a fresh swtpm) instead of seeded values.
+ * --boot-pcrs FILE: PCR 0-9 from `pcrN BANK HEX` lines (attestctl eventlog --replay of a
+ *   firmware log), zero where FILE has none: the boot_aggregate of a machine that booted so.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -26,6 +28,8 @@
 #include <string.h>
 
 #include <openssl/evp.h>
+
+#include "proto/encoding.h"
 
 #define PATH_MAX_GEN 4000u
 
@@ -225,9 +229,43 @@ static uint64_t num_arg(const char *s)
 	return v;
 }
 
+/* --boot-pcrs: `pcrN sha1|sha256 HEX` lines into g->boot1 / g->boot256 (PCR 0-9 only). */
+static void read_boot_pcrs(struct gen *g, const char *path)
+{
+	char line[256];
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		die("cannot open --boot-pcrs file");
+	while (fgets(line, sizeof(line), f)) {
+		char *end, *bank, *hex;
+		unsigned long n;
+
+		if (strncmp(line, "pcr", 3) != 0)
+			continue;
+		n = strtoul(line + 3, &end, 10);
+		if (*end != ' ' || n >= 24)
+			die("bad --boot-pcrs line");
+		bank = end + 1;
+		hex = strchr(bank, ' ');
+		if (!hex)
+			die("bad --boot-pcrs line");
+		*hex++ = '\0';
+		hex[strcspn(hex, "\n")] = '\0';
+		if (n >= 10)
+			continue;
+		if (!strcmp(bank, "sha1") && hex_decode(hex, strlen(hex), g->boot1[n], 20) != 20)
+			die("bad sha1 value in --boot-pcrs");
+		if (!strcmp(bank, "sha256") && hex_decode(hex, strlen(hex), g->boot256[n], 32) != 32)
+			die("bad sha256 value in --boot-pcrs");
+	}
+	fclose(f);
+}
+
 int main(int argc, char **argv)
 {
 	struct gen g = {0};
+	const char *boot_pcrs = NULL;
 	uint64_t entries = 100, viol_every = 0, seed = 1;
 	enum tmpl tmpl = T_NG;
 	bool long_names = false, spaces = false, zero_boot = false;
@@ -268,6 +306,8 @@ int main(int argc, char **argv)
 			script = v;
 		else if (!strcmp(a, "--evmctl-pcrs"))
 			evm = v;
+		else if (!strcmp(a, "--boot-pcrs"))
+			boot_pcrs = v;
 		else if (!strcmp(a, "--hash"))
 			g.file_alg = v;
 		else if (!strcmp(a, "--template")) {
@@ -306,7 +346,9 @@ int main(int argc, char **argv)
 	setvbuf(g.out, outbuf, _IOFBF, sizeof(outbuf));
 	if (script && !(g.script = fopen(script, "w")))
 		die("cannot open --tpm2-extend-script file");
-	if (!zero_boot) {
+	if (boot_pcrs) {
+		read_boot_pcrs(&g, boot_pcrs);
+	} else if (!zero_boot) {
 		for (int i = 0; i < 10; i++) {
 			rnd_bytes(&g, g.boot1[i], 20);
 			rnd_bytes(&g, g.boot256[i], 32);

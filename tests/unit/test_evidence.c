@@ -123,6 +123,86 @@ static void test_evidence_rejects(void)
 	expect_evidence_refused(deep, "deep nesting");
 }
 
+/* The optional boot log and command line (issue 13), and the challenge's boot_log_sha256. */
+static void test_boot_fields(void)
+{
+	static uint8_t blog[100];
+	struct evidence in, out;
+	struct challenge c, c2;
+	const char *why = NULL;
+	char *json, buf[1024];
+	static const char head[] =
+		"{\"nonce\":\"00112233445566778899aabbccddeeff\",\"attest\":\"AAAA\",\"signature\":\"AAAA\","
+		"\"pcrs\":{\"sha1\":{\"10\":\"0000000000000000000000000000000000000000\"}},\"log_offset\":0,\"log\":\"\"";
+
+	fill_evidence(&in);
+	json = evidence_encode(&in);
+	CHECK(json && !strstr(json, "boot_log") && !strstr(json, "boot_cmdline"), "no boot fields unless set");
+	CHECK(json && evidence_parse(json, strlen(json), &out, &why) == 0 && !out.boot_log && !out.boot_cmdline,
+	      "absent boot fields parse as absent");
+	evidence_release(&out);
+	free(json);
+	for (size_t i = 0; i < sizeof(blog); i++)
+		blog[i] = (uint8_t)(i * 7);
+	in.boot_log = blog;
+	in.boot_log_len = sizeof(blog);
+	in.boot_cmdline = (char *)"console=ttyS0 ima_policy=tcb \xc3\xa9";
+	json = evidence_encode(&in);
+	CHECK(json && evidence_parse(json, strlen(json), &out, &why) == 0, "evidence with a boot log parses: %s", why);
+	CHECK(out.boot_log_len == sizeof(blog) && out.boot_log && !memcmp(out.boot_log, blog, sizeof(blog)),
+	      "the boot log survives");
+	CHECK(out.boot_cmdline && !strcmp(out.boot_cmdline, in.boot_cmdline), "the command line survives");
+	evidence_release(&out);
+	CHECK(out.boot_log == NULL && out.boot_cmdline == NULL, "release frees the boot fields");
+	free(json);
+
+	snprintf(buf, sizeof(buf), "%s,\"boot_log\":\"\"}", head);
+	expect_evidence_refused(buf, "an empty boot_log");
+	snprintf(buf, sizeof(buf), "%s,\"boot_log\":1}", head);
+	expect_evidence_refused(buf, "a boot_log that is not base64 text");
+	snprintf(buf, sizeof(buf), "%s,\"boot_cmdline\":\"a\\u0000b\"}", head);
+	expect_evidence_refused(buf, "a command line with a NUL");
+	snprintf(buf, sizeof(buf), "%s,\"boot_cmdline\":[]}", head);
+	expect_evidence_refused(buf, "a command line that is not a string");
+	{
+		size_t n = strlen(head) + 32 + LIMIT_CMDLINE + 1;
+		char *big = malloc(n);
+
+		if (big) {
+			int len = snprintf(big, n, "%s,\"boot_cmdline\":\"", head);
+
+			memset(big + len, 'a', LIMIT_CMDLINE + 1);
+			memcpy(big + len + LIMIT_CMDLINE + 1, "\"}", 3);
+			expect_evidence_refused(big, "a command line past LIMIT_CMDLINE");
+			free(big);
+		}
+	}
+
+	memset(&c, 0, sizeof(c));
+	c.nonce_len = 16;
+	c.expires_at = 5;
+	pcr_set_add_bank(&c.selection, TPM2_ALG_SHA256)->mask = 0x7ff;
+	c.has_boot_log_sha256 = true;
+	memset(c.boot_log_sha256, 0xab, 32);
+	json = challenge_encode(&c);
+	CHECK(json && challenge_parse(json, strlen(json), &c2, &why) == 0 && c2.has_boot_log_sha256 &&
+	      !memcmp(c2.boot_log_sha256, c.boot_log_sha256, 32), "a challenge names the held boot log's digest");
+	free(json);
+	c.has_boot_log_sha256 = false;
+	json = challenge_encode(&c);
+	CHECK(json && !strstr(json, "boot_log_sha256") && challenge_parse(json, strlen(json), &c2, &why) == 0 &&
+	      !c2.has_boot_log_sha256, "and none when it holds none");
+	free(json);
+	{
+		static const char shortsha[] =
+			"{\"nonce\":\"00112233445566778899aabbccddeeff\",\"expires_at\":1,\"log_offset\":0,"
+			"\"pcr_selection\":{\"sha256\":[0]},\"boot_log_sha256\":\"abcd\"}";
+
+		CHECK(challenge_parse(shortsha, strlen(shortsha), &c2, &why) == -EINVAL,
+		      "a short boot_log_sha256 refused");
+	}
+}
+
 static void test_enroll_and_challenge(void)
 {
 	uint8_t ek[] = {0, 3, 1, 2, 3}, cert[] = {0x30, 0x82}, ak[] = {0, 2, 9, 9};
@@ -228,6 +308,7 @@ int main(void)
 {
 	CASE(test_evidence_roundtrip);
 	CASE(test_evidence_rejects);
+	CASE(test_boot_fields);
 	CASE(test_enroll_and_challenge);
 	CASE(test_verdict_and_error);
 	CASE(test_caps_in_messages);

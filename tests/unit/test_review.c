@@ -3,7 +3,9 @@
  * version of the agent's amendment (by default) or of its policy (scope policy) that allows the
  * file's raw bytes, and closes it; approving what no policy entry fixes is refused with what to
  * do instead; a decision stands; dismissing touches no policy; unknown ids, a policy that does
- * not exist and violations without a usable digest are refused with nothing changed.
+ * not exist and violations without a usable digest are refused with nothing changed. Boot
+ * findings follow the same scopes into a `boot` section, or are refused when nothing in a boot
+ * policy fixes them.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -15,6 +17,7 @@
 
 #include "proto/encoding.h"
 #include "tests/unit/check.h"
+#include "verifier/boot_policy.h"
 #include "verifier/policy.h"
 #include "verifier/review.h"
 
@@ -121,6 +124,78 @@ static bool still_open(struct store *st, int64_t id)
 	return false;
 }
 
+#define BOOT_KERNEL "sha256:834c9fac477eecef074f8d88cd0a659fa58c978e308290c549731d854127d4bd"
+#define BOOT_CMDLINE "console=ttyS0 root=/dev/vda ima_policy=tcb"
+
+/*
+ * A second round of web-01 with four boot findings, stored as attest.c stores them (the
+ * subject as the path, the BOOT_CAT_* as the template name): a kernel and a command line the
+ * boot policy does not allow, Secure Boot in the wrong state, an event that cannot be judged.
+ */
+static int seed_boot(struct store *st)
+{
+	struct store_round_violation v[4];
+	struct store_round r;
+	struct boot_state bs;
+	uint64_t ver = 0;
+	int64_t vid;
+
+	if (store_boot_get(st, "web-01", &bs, &ver))
+		return -1;
+	memset(v, 0, sizeof(v));
+	v[0] = (struct store_round_violation){ .entry = 10, .reason = "boot_not_in_policy",
+					       .path = "PCR 4: EFI application \"kernel\" (1954816 bytes)",
+					       .digest = BOOT_KERNEL, .template_name = BOOT_CAT_KERNEL };
+	v[1] = (struct store_round_violation){ .entry = 21, .reason = "boot_not_in_policy",
+					       .path = BOOT_CMDLINE, .digest = BOOT_KERNEL,
+					       .template_name = BOOT_CAT_CMDLINE };
+	v[2] = (struct store_round_violation){ .entry = 4, .reason = "secure_boot_mismatch",
+					       .path = "PCR 7: Secure Boot off", .digest = BOOT_KERNEL,
+					       .template_name = BOOT_CAT_SECURE_BOOT };
+	v[3] = (struct store_round_violation){ .entry = 0, .reason = "boot_unverifiable",
+					       .path = "", .digest = "", .template_name = BOOT_CAT_EVENT };
+	memset(&r, 0, sizeof(r));
+	r.agent = "web-01";
+	r.prev_version = ver;
+	r.next = &bs;
+	r.reasons_json = "[]";
+	r.next_offset = bs.next_entry;
+	r.violations = v;
+	r.nviolations = 4;
+	r.now = 104;
+	return store_round_commit(st, &r, &vid);
+}
+
+/* The boot section of policy document `name` (newest version); NULL if it has none. */
+static struct policy *load_named(struct store *st, const char *name)
+{
+	char *json = NULL, err[128];
+	struct policy *p;
+	int64_t version;
+
+	if (store_policy_get(st, name, &json, &version))
+		return NULL;
+	p = policy_load(json, strlen(json), err, sizeof(err));
+	free(json);
+	return p;
+}
+
+static bool boot_lists_kernel(const struct policy *p)
+{
+	const struct boot_policy *bp = policy_boot(p);
+	uint8_t d[32];
+
+	hex_decode(BOOT_KERNEL + 7, 64, d, sizeof(d));
+	return bp && bp->kernels.set && bp->kernels.n == 1 && !memcmp(bp->kernels.v[0].d, d, 32);
+}
+
+static bool boot_lists_cmdline(const struct policy *p)
+{
+	const struct boot_policy *bp = policy_boot(p);
+
+	return bp && bp->cmdline.nexact == 1 && !strcmp(bp->cmdline.exact[0], BOOT_CMDLINE);
+}
+
 int main(void)
 {
 	char dir[] = "/tmp/test_review.XXXXXX", path[256], uri[300];
@@ -221,6 +296,59 @@ int main(void)
 	CHECK(store_violations_list(app.store, VIOLATION_OPEN, "web-01", 10, collect, &f) == 0 &&
 		      f.n == 1 && f.id[0] == nodigest,
 	      "only the refused one is still open");
+
+	CASE_BEGIN("boot findings: scoped like files");
+	CHECK(seed_boot(app.store) == 0, "a round with four boot findings");
+	memset(&f, 0, sizeof(f));
+	CHECK(store_violations_list(app.store, VIOLATION_OPEN, "web-01", 10, collect, &f) == 0 &&
+		      f.n == 5,
+	      "five open: the refused file and four boot findings (%d)", f.n);
+	{
+		/* the second round's, after the first round's five */
+		int64_t kernel = rawpath + 1, cmd = rawpath + 2, sb = rawpath + 3,
+			unverifiable = rawpath + 4;
+		struct policy *p;
+		int64_t before = 0, after = 0;
+
+		CHECK(review_decide(&app, sb, VIOLATION_APPROVED, REVIEW_SCOPE_AGENT, &r) ==
+			      REVIEW_NOT_APPROVABLE && strstr(r.why, "Secure Boot") &&
+			      strstr(r.why, "dismiss") && still_open(app.store, sb),
+		      "Secure Boot in the wrong state is refused with what to do instead (%s)", r.why);
+		CHECK(review_decide(&app, unverifiable, VIOLATION_APPROVED, REVIEW_SCOPE_POLICY, &r) ==
+			      REVIEW_NOT_APPROVABLE && strstr(r.why, "cannot be judged") &&
+			      still_open(app.store, unverifiable),
+		      "an event that cannot be judged is refused too (%s)", r.why);
+		store_policy_version(app.store, POLICY_DEFAULT_NAME, &before);
+		CHECK(review_decide(&app, kernel, VIOLATION_APPROVED, REVIEW_SCOPE_AGENT, &r) ==
+			      REVIEW_OK && r.into_amendment && !r.into_policy,
+		      "the kernel, for this agent only: into its amendment (%s)", r.why);
+		p = load_named(app.store, amend);
+		CHECK(p && boot_lists_kernel(p) && !boot_lists_cmdline(p),
+		      "the amendment's boot section lists the kernel, and only it");
+		CHECK(p && allows(app.store, amend, "/usr/bin/new", 12, &version),
+		      "its earlier file approvals are kept");
+		policy_free(p);
+		p = load_named(app.store, POLICY_DEFAULT_NAME);
+		CHECK(p && !policy_boot(p) && store_policy_version(app.store, POLICY_DEFAULT_NAME,
+								   &after) == 0 && after == before,
+		      "the shared policy is untouched: no boot section, no new version");
+		policy_free(p);
+		CHECK(review_decide(&app, cmd, VIOLATION_APPROVED, REVIEW_SCOPE_POLICY, &r) ==
+			      REVIEW_OK && r.into_policy && r.policy_version == before + 1,
+		      "the command line for the policy: a new version of it (%s)", r.why);
+		p = load_named(app.store, POLICY_DEFAULT_NAME);
+		CHECK(p && boot_lists_cmdline(p) && !boot_lists_kernel(p) &&
+			      allows(app.store, POLICY_DEFAULT_NAME, "/usr/bin/other", 14, &version),
+		      "the policy's boot section allows that exact command line; its files are kept");
+		policy_free(p);
+		p = load_named(app.store, amend);
+		CHECK(p && !boot_lists_cmdline(p), "and the amendment does not");
+		policy_free(p);
+		CHECK(review_decide(&app, sb, VIOLATION_DISMISSED, REVIEW_SCOPE_AGENT, &r) == REVIEW_OK &&
+			      review_decide(&app, unverifiable, VIOLATION_DISMISSED, REVIEW_SCOPE_AGENT,
+					    &r) == REVIEW_OK,
+		      "the refused boot findings can be dismissed");
+	}
 
 	store_close(app.store);
 	policy_cache_release(&app.policies);

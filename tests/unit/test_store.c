@@ -321,6 +321,65 @@ static int hist_cb(void *arg, const struct store_policy_version *v)
 	return 0;
 }
 
+/* The firmware event log an agent sent: written with a round, kept until the next one. */
+static void test_boot_logs(struct store *st)
+{
+	static uint8_t log1[] = {1, 2, 3, 0, 5}, log2[] = {9, 9};
+	struct store_boot_log put, got;
+	struct boot_state bs, cur;
+	struct store_round r;
+	int64_t id = 0;
+
+	CHECK(store_boot_log_get(st, "web-01", &got) == -ENOENT && !got.log, "no boot log yet");
+	memset(&bs, 0, sizeof(bs));
+	bs.started = true;
+	bs.boot_number = 2;
+	memset(&put, 0, sizeof(put));
+	put.log = log1;
+	put.log_len = sizeof(log1);
+	memset(put.sha256, 0x11, 32);
+	put.cmdline = (char *)"console=ttyS0 ima_policy=tcb";
+	put.judged_boot = 2;
+	memset(put.judged_key, 0x22, 32);
+	put.summary = (char *)"{\"status\":\"replays\"}";
+	put.received_at = 1234;
+	memset(&r, 0, sizeof(r));
+	r.agent = "web-01";
+	r.next = &bs;
+	r.reasons_json = "[]";
+	r.trusted = true;
+	r.boot_log = &put;
+	r.now = 3000;
+	/* Each round commits over the boot state version it read (the compare-and-swap). */
+	CHECK(store_boot_get(st, "web-01", &cur, &r.prev_version) == 0 &&
+		      store_round_commit(st, &r, &id) == 0,
+	      "a round with a boot log");
+	CHECK(store_boot_log_get(st, "web-01", &got) == 0, "read it back");
+	CHECK(got.log_len == sizeof(log1) && !memcmp(got.log, log1, sizeof(log1)) &&
+	      !memcmp(got.sha256, put.sha256, 32) && !strcmp(got.cmdline, put.cmdline) &&
+	      got.judged_boot == 2 && !memcmp(got.judged_key, put.judged_key, 32) &&
+	      !strcmp(got.summary, put.summary) && got.received_at == 1234,
+	      "every field round-trips (the log with its NUL byte)");
+	store_boot_log_release(&got);
+	store_boot_log_release(&got);
+	r.boot_log = NULL;
+	CHECK(store_boot_get(st, "web-01", &cur, &r.prev_version) == 0 &&
+		      store_round_commit(st, &r, &id) == 0 && store_boot_log_get(st, "web-01", &got) == 0 &&
+	      got.log_len == sizeof(log1), "a round without one leaves it");
+	store_boot_log_release(&got);
+	put.log = log2;
+	put.log_len = sizeof(log2);
+	put.cmdline = NULL;
+	put.summary = NULL;
+	r.boot_log = &put;
+	CHECK(store_boot_get(st, "web-01", &cur, &r.prev_version) == 0 &&
+		      store_round_commit(st, &r, &id) == 0 && store_boot_log_get(st, "web-01", &got) == 0 &&
+	      got.log_len == 2 && got.log[0] == 9 && !got.cmdline && !got.summary,
+	      "a new log replaces it; no command line, no summary");
+	store_boot_log_release(&got);
+	CHECK(store_boot_log_get(st, "db-01", &got) == -ENOENT, "another agent has none");
+}
+
 static void test_policies(struct store *st)
 {
 	int64_t ver = 0;
@@ -756,6 +815,7 @@ int main(void)
 		CHECK_CASE("agents", test_agents(st));
 		CHECK_CASE("rounds", test_rounds(st));
 		CHECK_CASE("violation lifecycle", test_violation_lifecycle(st));
+		CHECK_CASE("boot logs", test_boot_logs(st));
 		CHECK_CASE("policies", test_policies(st));
 		CHECK_CASE("failed round", test_failed_round(st));
 		CHECK_CASE("round compare-and-swap", test_round_cas(st));

@@ -402,6 +402,8 @@ int main(void)
 	CHECK(sql_int(path, "SELECT count(*) FROM agents WHERE enrolled_at != created_at", &v) ==
 			      0 && v == 0,
 	      "every agent's pending time starts at its enrollment (%d differ)", v);
+	CHECK(sql_int(path, "SELECT count(*) FROM boot_logs", &v) == 0 && v == 0,
+	      "the firmware event log table exists, empty (%d rows)", v);
 	CHECK(sql_int(path, "SELECT count(*) FROM pragma_table_info('boot_state')"
 			    " WHERE name = 'layout'", &layout) == 0 && layout == 0,
 	      "boot_state has no layout column any more");

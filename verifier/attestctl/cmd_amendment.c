@@ -1,8 +1,9 @@
 /*
  * attestctl amendment AGENT | amendment history AGENT | amendment rollback AGENT VERSION
  *
- * An agent's amendment: the files an operator approved for that agent alone (`approve N`
- * without --scope policy), consulted after the agent's policy says no. The first form lists
+ * An agent's amendment: the files (and boot findings, in its boot section) an operator approved
+ * for that agent alone (`approve N` without --scope policy), consulted after the agent's policy
+ * says no. The first form lists
  * them; `history` lists its versions; `rollback` makes an older version current again as a new
  * version, and version 0 is the empty amendment (it withdraws every approval scoped to the
  * agent). Exit 0, 1 the verifier refused, 2 usage or transport error. Options as in online.h.
@@ -39,7 +40,7 @@ static void print_paths(json_t *digests, bool hex)
 static int show(const struct online_opts *o, const char *agent)
 {
 	char path[256];
-	json_t *j = NULL, *doc;
+	json_t *j = NULL, *doc, *boot;
 	int ret;
 
 	snprintf(path, sizeof(path), "/v1/agents/%s/amendment", agent);
@@ -51,8 +52,16 @@ static int show(const struct online_opts *o, const char *agent)
 	print_paths(json_object_get(doc, "digests"), false);
 	/* Paths that are not UTF-8 travel as the hex of their bytes. */
 	print_paths(json_object_get(doc, "digests_hex"), true);
+	/* Boot findings approved for this agent: a boot section that only adds to the policy's. */
+	boot = json_object_get(doc, "boot");
+	if (boot) {
+		char *text = json_dumps(boot, JSON_COMPACT | JSON_SORT_KEYS);
+
+		printf("boot, allowed in addition to the policy's: %s\n", text ? text : "?");
+		free(text);
+	}
 	if (!json_object_size(json_object_get(doc, "digests")) &&
-	    !json_object_size(json_object_get(doc, "digests_hex")))
+	    !json_object_size(json_object_get(doc, "digests_hex")) && !boot)
 		printf("(nothing approved for this agent alone)\n");
 	json_decref(j);
 	return 0;

@@ -312,6 +312,74 @@ int cmd_agents(int argc, char **argv)
 	return 0;
 }
 
+/* Text from the verifier (a command line, a file name) with control bytes shown as \xNN. */
+static void put_visible(const char *s)
+{
+	for (; s && *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c < 0x20 || c == 0x7f)
+			printf("\\x%02x", c);
+		else
+			putchar(c);
+	}
+}
+
+/* The "boot" object of an agent: what its firmware event log says it booted. */
+static void print_boot(json_t *b)
+{
+	json_t *k = json_object_get(b, "kernel");
+	const char *status = str(b, "status");
+	char t[32];
+
+	if (!json_is_object(b)) {
+		printf("boot:            no firmware event log (an agent without one, or older than this verifier)\n");
+		return;
+	}
+	online_fmt_time(num(b, "received_at"), t, sizeof(t));
+	printf("boot log:        %" JSON_INTEGER_FORMAT " events, %" JSON_INTEGER_FORMAT " bytes, received %s; %s\n",
+	       num(b, "events"), num(b, "log_bytes"), t,
+	       !strcmp(status, "replays")    ? "replays to the quoted PCRs"
+	       : !strcmp(status, "mismatch") ? "does NOT replay to the quoted PCRs"
+	       : !strcmp(status, "corrupt")  ? "does not parse"
+					     : status);
+	printf("firmware:        ");
+	put_visible(str(b, "firmware"));
+	if (json_is_string(json_object_get(b, "pcr0")))
+		printf(" (PCR 0 %s)", str(b, "pcr0"));
+	printf("\nsecure boot:     %s\n", str(b, "secure_boot"));
+	printf("kernel:          ");
+	if (json_is_object(k)) {
+		json_t *allowed = json_object_get(k, "allowed");
+
+		printf("%s", str(k, "digest"));
+		if (json_is_string(json_object_get(k, "file"))) {
+			printf(" from \"");
+			put_visible(str(k, "file"));
+			printf("\"");
+		}
+		if (json_is_string(json_object_get(k, "name"))) {
+			printf(", \"");
+			put_visible(str(k, "name"));
+			printf("\"");
+		}
+		if (json_is_boolean(allowed))
+			printf(" (%s)", json_is_true(allowed) ? "allowed" : "NOT allowed by the policy");
+	} else {
+		printf("- (no EFI application in PCR 4)");
+	}
+	printf("\ncommand line:    ");
+	if (json_is_string(json_object_get(b, "cmdline"))) {
+		put_visible(str(b, "cmdline"));
+		printf(" (%s)", json_is_true(json_object_get(b, "cmdline_verified"))
+				      ? "verified against PCR 9"
+				      : "as the agent reported it: not measured, or not the measured one");
+	} else {
+		printf("- (not reported)");
+	}
+	printf("\n");
+}
+
 int cmd_agent(int argc, char **argv)
 {
 	struct online_opts o;
@@ -341,6 +409,7 @@ int cmd_agent(int argc, char **argv)
 		       ? json_string_value(json_object_get(j, "last_verdict"))
 		       : "-",
 	       num(j, "open_violations"));
+	print_boot(json_object_get(j, "boot"));
 	json_decref(j);
 	return 0;
 }

@@ -116,9 +116,9 @@ static unsigned diff_list(json_t *a, json_t *b, const char *key, char sign)
 
 static int policy_diff(const struct online_opts *o, const char *old_src, const char *new_src)
 {
-	/* keyrings is compared whole, like a setting: a change to it is rare and small. */
+	/* keyrings and boot are compared whole, like a setting: a change to either is rare and small. */
 	static const char *settings[] = {"violations", "boot_aggregate", "version",
-					 "reboot_clears_open_violations", "keyrings"};
+					 "reboot_clears_open_violations", "keyrings", "boot"};
 	static const char *lists[] = {"excludes", "digest_only", "keys", "require_signatures",
 				      "ignored_keyrings"};
 	json_t *a = load_policy(o, old_src), *b = a ? load_policy(o, new_src) : NULL;

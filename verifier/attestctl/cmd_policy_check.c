@@ -15,6 +15,7 @@
 
 #include "proto/encoding.h"
 #include "verifier/attestctl/commands.h"
+#include "verifier/boot_policy.h"
 #include "verifier/policy.h"
 #include "verifier/policy_file.h"
 #include "verifier/policy_keys.h"
@@ -71,6 +72,18 @@ int cmd_policy_check(int argc, char **argv)
 			       : "any-matching-pcrs",
 		       policy_keys_key_count(k), policy_keys_required_count(k),
 		       policy_keys_keyring_count(k));
+		if (policy_boot(pol)) {
+			const struct boot_policy *bp = policy_boot(pol);
+
+			printf("boot: %zu kernels, %zu boot applications, %zu firmware events, Secure Boot %s,"
+			       " pk/kek/db/dbx %s, command line %s\n",
+			       bp->kernels.n, bp->boot_apps.n, bp->firmware.n,
+			       bp->secure_boot == BOOT_SECURE_ON ? "on" : bp->secure_boot == BOOT_SECURE_OFF ? "off" : "any",
+			       bp->pk.set || bp->kek.set || bp->db.set || bp->dbx.set ? "judged" : "not judged",
+			       bp->cmdline.set ? "judged" : "not judged");
+		} else {
+			printf("boot: not judged (no boot section)\n");
+		}
 		rc = 0;
 		goto out;
 	}

@@ -18,6 +18,17 @@ int cmd_evaluate(int argc, char **argv);
 /* A policy's import warnings (policy_warning()), one "attestctl: warning:" line each on stderr. */
 struct policy;
 void print_warnings(const char *file, const struct policy *p);
+int cmd_eventlog(int argc, char **argv);
+int cmd_boot_policy(int argc, char **argv);
+
+struct dynbuf;
+struct eventlog;
+/*
+ * cmd_eventlog.c: reads FILE into buf (capped) and parses it into log for command cmd; on
+ * failure prints why and returns the exit status (1 a log that does not parse, 2 I/O), else 0
+ * with buf and log to release (eventlog_release(), dynbuf_release()).
+ */
+int eventlog_load(const char *cmd, const char *path, struct dynbuf *buf, struct eventlog *log);
 /* cmd_online.c: operator calls to a running verifier */
 int cmd_agents(int argc, char **argv);
 int cmd_agent(int argc, char **argv);

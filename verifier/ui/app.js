@@ -66,6 +66,12 @@
 		more_reasons: 'More reasons than listed',
 		violations_unrecorded: 'More files broke the policy than are stored one by one',
 		ima_pcr_not_extended: 'PCR 10 never followed the list',
+		boot_log_missing: 'No firmware event log',
+		boot_log_corrupt: 'Firmware event log corrupt',
+		boot_log_mismatch: 'Event log does not replay to PCR 0-9',
+		boot_not_in_policy: 'Boot not in the boot policy',
+		boot_unverifiable: 'Boot event cannot be judged',
+		secure_boot_mismatch: 'Secure Boot in the wrong state',
 	};
 	const reasonLabel = (code) => REASON_LABELS[code] || String(code);
 
@@ -524,6 +530,32 @@
 		}
 	}
 
+	/* A policy's boot section in one line: what it judges. */
+	function bootPolicyText(b) {
+		if (!b || typeof b !== 'object')
+			return 'none: the boot is not judged (the event log must still replay)';
+		const parts = [];
+		const n = (k, what) => {
+			if (Array.isArray(b[k]))
+				parts.push(b[k].length + ' ' + what);
+		};
+		n('kernels', 'kernels');
+		n('boot_applications', 'boot applications');
+		n('firmware', 'firmware events');
+		for (const k of ['pk', 'kek', 'db', 'dbx'])
+			n(k, k);
+		if (b.secure_boot)
+			parts.push('Secure Boot ' + b.secure_boot);
+		const c = b.cmdline && typeof b.cmdline === 'object' ? b.cmdline : null;
+		if (c) {
+			const req = Array.isArray(c.required) ? c.required : [];
+			const forb = Array.isArray(c.forbidden) ? c.forbidden : [];
+			parts.push('command line' + (Array.isArray(c.exact) ? ': ' + c.exact.length + ' exact' : '') +
+				(req.length ? ', requires ' + req.join(' ') : '') + (forb.length ? ', forbids ' + forb.join(' ') : ''));
+		}
+		return parts.length ? parts.join('; ') : 'a firmware event log is required';
+	}
+
 	function renderPolicy(name, p) {
 		const box = clear($('policy'));
 		if (p === null) {
@@ -551,6 +583,7 @@
 		fact(dl, 'violations', String(p.violations || 'fail'));
 		fact(dl, 'boot_aggregate', Array.isArray(p.boot_aggregate)
 			? p.boot_aggregate.join(' ') : String(p.boot_aggregate || 'any-matching-pcrs'));
+		fact(dl, 'boot', bootPolicyText(p.boot));
 		box.appendChild(dl);
 
 		const filter = el('input', { type: 'search', placeholder: 'filter paths', spellcheck: 'false' });
@@ -656,6 +689,38 @@
 			tbody));
 	}
 
+	/* The boot summary (GET /v1/agents/{id} .boot): firmware, Secure Boot, kernel, command line. */
+	const BOOT_STATUS = {
+		replays: 'replays to the quoted PCR 0-9',
+		mismatch: 'does NOT replay to the quoted PCR 0-9',
+		corrupt: 'does not parse',
+	};
+
+	function renderBoot(b) {
+		const dl = clear($('agent-boot'));
+		if (!b || typeof b !== 'object') {
+			fact(dl, 'event log', 'none: the agent sends no firmware event log');
+			return;
+		}
+		fact(dl, 'event log', String(b.events === undefined ? '?' : b.events) + ' events, ' +
+			(BOOT_STATUS[b.status] || String(b.status)) + ', received ' + absTime(b.received_at));
+		if (b.firmware)
+			fact(dl, 'firmware', el('span', null, String(b.firmware),
+				b.pcr0 ? el('span', { class: 'hint mono' }, ' PCR 0 ' + shortDigest(b.pcr0)) : null));
+		fact(dl, 'Secure Boot', String(b.secure_boot || 'unknown'));
+		const k = b.kernel && typeof b.kernel === 'object' ? b.kernel : null;
+		fact(dl, 'kernel', k
+			? el('span', null, el('span', { class: 'mono', title: String(k.digest) }, shortDigest(k.digest)),
+				k.file ? ' from "' + k.file + '"' : null, k.name ? ', ' + k.name : null,
+				k.allowed === true ? ' ' : null, k.allowed === true ? badge('ok', 'allowed') : null,
+				k.allowed === false ? ' ' : null, k.allowed === false ? badge('bad', 'not allowed') : null)
+			: 'none measured (no EFI application in PCR 4)');
+		fact(dl, 'command line', typeof b.cmdline === 'string'
+			? el('span', null, el('span', { class: 'mono' }, b.cmdline), el('span', { class: 'hint' },
+				b.cmdline_verified ? ' verified against PCR 9' : ' as reported: not the measured one, or not measured'))
+			: 'not reported');
+	}
+
 	async function loadAgent(id) {
 		if (agentView.id !== id)
 			agentView.limit = VERDICTS_FIRST;
@@ -678,6 +743,7 @@
 		fact(dl, 'enrolled', absTime(a.created_at));
 		fact(dl, 'activated', absTime(a.activated_at));
 		fact(dl, 'AK name', el('span', { class: 'mono' }, a.ak_name));
+		renderBoot(a.boot);
 
 		const verdicts = Array.isArray(vs.verdicts) ? vs.verdicts : [];
 		renderTimeline(verdicts);
@@ -708,9 +774,15 @@
 		]);
 		const abox = clear($('amendment'));
 		const apaths = policyPaths(am.amendment);
-		if (!apaths.length)
+		/* Boot findings approved for this agent: its amendment's boot section, which only adds. */
+		const aboot = am.amendment && am.amendment.boot && typeof am.amendment.boot === 'object'
+			? am.amendment.boot : null;
+		if (!apaths.length && !aboot)
 			abox.appendChild(el('p', { class: 'empty' }, 'Nothing approved for this agent alone.'));
-		else
+		if (aboot)
+			abox.appendChild(el('p', { class: 'amendment-boot' },
+				'boot, allowed in addition to the policy\u2019s: ' + bootPolicyText(aboot)));
+		if (apaths.length)
 			abox.appendChild(el('table', { class: 'policy amendment' },
 				el('thead', null, el('tr', null, el('th', null, 'path'), el('th', null, 'digests'))),
 				el('tbody', null, ...apaths.map((x) => el('tr', null,

@@ -1,0 +1,564 @@
+/*
+ * The boot policy (verifier/boot_policy.c) and the boot check (verifier/boot_check.c) on the
+ * real OVMF and SeaBIOS guest logs of tests/data/eventlog: replay against a quote (PCR 0-10 in
+ * sha1 and sha256, as the verifier's challenge asks), every rule of the policy with the words
+ * of its finding, judging once per boot, events edited or relabelled in the log, an agent's
+ * amendment that only adds, the command line's tokenizer and rules, teaching, and the section's
+ * parse errors and round trip.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+#include <tss2/tss2_tpm2_types.h>
+
+#include "proto/encoding.h"
+#include "proto/eventlog.h"
+#include "tests/unit/check.h"
+#include "tests/unit/testdata.h"
+#include "verifier/boot_check.h"
+#include "verifier/boot_policy.h"
+#include "verifier/policy.h"
+
+#define OVMF_KERNEL "sha256:834c9fac477eecef074f8d88cd0a659fa58c978e308290c549731d854127d4bd"
+#define OTHER "sha256:1111111111111111111111111111111111111111111111111111111111111111"
+
+static struct blob ovmf, seabios;
+static char cmdline[512];
+
+/* The quote a TPM that booted as the log says would give: PCR 0-10 of sha1 and sha256. */
+static void quote_of(const uint8_t *log, size_t len, struct pcr_set *q)
+{
+	struct eventlog l;
+	struct eventlog_error err;
+	struct pcr_set r;
+
+	memset(q, 0, sizeof(*q));
+	if (eventlog_parse(log, len, &l, &err) || eventlog_replay(&l, &r))
+		abort();
+	for (unsigned b = 0; b < r.nbanks; b++) {
+		struct pcr_bank *qb = pcr_set_add_bank(q, r.bank[b].alg);
+
+		*qb = r.bank[b];
+		qb->mask = 0x7ff;
+		memset(qb->value[10], 0xaa, sizeof(qb->value[10])); /* IMA's: not the log's */
+	}
+	eventlog_release(&l);
+}
+
+static struct boot_policy *bp_of(const char *json)
+{
+	char err[256] = "";
+	json_t *v = json_loads(json, 0, NULL);
+	struct boot_policy *bp = v ? boot_policy_parse(v, err, sizeof(err)) : NULL;
+
+	if (!bp)
+		fprintf(stderr, "policy %s: %s\n", json, err);
+	json_decref(v);
+	return bp;
+}
+
+/* Runs the check; returns the number of findings with that reason (all if r < 0). */
+static size_t run(const struct boot_policy *bp, const uint8_t *log, size_t len, const char *cmd,
+		  const struct pcr_set *q, struct boot_result *res)
+{
+	struct boot_input in = {.log = log, .log_len = len, .cmdline = cmd};
+
+	if (boot_check(bp, NULL, &in, q, 1, res) != 0)
+		abort();
+	return res->nfindings;
+}
+
+static const struct boot_finding *find(const struct boot_result *r, enum reason reason)
+{
+	for (size_t i = 0; i < r->nfindings; i++)
+		if (r->findings[i].reason == reason)
+			return &r->findings[i];
+	return NULL;
+}
+
+static void test_no_log(void)
+{
+	struct boot_policy *bp = bp_of("{}");
+	struct boot_input in = {0};
+	struct boot_result r;
+	struct pcr_set q = {0};
+
+	CHECK(boot_check(NULL, NULL, &in, &q, 1, &r) == 0 && r.nfindings == 0 && !r.summary,
+	      "no log, no boot policy: nothing to say");
+	boot_result_release(&r);
+	CHECK(boot_check(bp, NULL, &in, &q, 1, &r) == 0 && r.nfindings == 1 &&
+	      r.findings[0].reason == REASON_BOOT_LOG_MISSING, "no log under a boot policy: boot_log_missing");
+	boot_result_release(&r);
+	in.log = ovmf.p;
+	in.log_len = 1000;
+	CHECK(boot_check(NULL, NULL, &in, &q, 1, &r) == 0 && r.nfindings == 1 &&
+	      r.findings[0].reason == REASON_BOOT_LOG_CORRUPT && strstr(r.findings[0].detail, "at byte"),
+	      "a cut log: boot_log_corrupt with where (%s)", r.nfindings ? r.findings[0].detail : "");
+	CHECK(r.summary && strstr(r.summary, "\"status\":\"corrupt\""), "summary says corrupt");
+	boot_result_release(&r);
+	boot_policy_free(bp);
+}
+
+static void test_replay_against_quote(void)
+{
+	struct pcr_set q, bad;
+	struct boot_result r;
+	json_t *s;
+
+	quote_of(ovmf.p, ovmf.n, &q);
+	CHECK(run(NULL, ovmf.p, ovmf.n, cmdline, &q, &r) == 0 && !r.judged, "the log replays to its quote");
+	s = json_loads(r.summary ? r.summary : "", 0, NULL);
+	CHECK(s && !strcmp(json_string_value(json_object_get(s, "status")), "replays"), "summary: replays");
+	CHECK(s && !strcmp(json_string_value(json_object_get(json_object_get(s, "kernel"), "digest")), OVMF_KERNEL),
+	      "summary: the kernel's digest");
+	CHECK(s && !strcmp(json_string_value(json_object_get(json_object_get(s, "kernel"), "file")), "kernel"),
+	      "summary: the file the firmware named");
+	CHECK(s && !strcmp(json_string_value(json_object_get(s, "secure_boot")), "off"), "summary: Secure Boot off");
+	CHECK(s && json_is_true(json_object_get(s, "cmdline_verified")), "summary: the command line is the measured one");
+	CHECK(s && !strncmp(json_string_value(json_object_get(s, "firmware")), "UEFI, 2 firmware volumes", 24),
+	      "summary: firmware %s", s ? json_string_value(json_object_get(s, "firmware")) : "");
+	json_decref(s);
+	boot_result_release(&r);
+
+	bad = q;
+	pcr_set_bank(&bad, TPM2_ALG_SHA256)->value[9][0] ^= 1;
+	CHECK(run(NULL, ovmf.p, ovmf.n, cmdline, &bad, &r) == 1 && r.findings[0].reason == REASON_BOOT_LOG_MISMATCH &&
+	      !strncmp(r.findings[0].detail, "PCR 9 sha256: the log replays to", 32),
+	      "PCR 9 moved after boot: boot_log_mismatch naming it (%s)", r.nfindings ? r.findings[0].detail : "");
+	CHECK(r.summary && strstr(r.summary, "\"status\":\"mismatch\""), "summary says mismatch");
+	boot_result_release(&r);
+
+	bad = q;
+	pcr_set_bank(&bad, TPM2_ALG_SHA1)->value[8][3] ^= 1; /* untouched by the log: must stay zero */
+	CHECK(run(NULL, ovmf.p, ovmf.n, cmdline, &bad, &r) == 1 && strstr(r.findings[0].detail, "PCR 8 sha1"),
+	      "PCR 8, which the log never extends, must still be zero");
+	boot_result_release(&r);
+
+	bad = q;
+	pcr_set_bank(&bad, TPM2_ALG_SHA1)->mask |= 1u << 16;
+	pcr_set_bank(&bad, TPM2_ALG_SHA1)->value[16][0] = 7;
+	CHECK(run(NULL, ovmf.p, ovmf.n, cmdline, &bad, &r) == 0,
+	      "PCR 10 (IMA's) and a PCR past 9 the log does not touch are not the log's");
+	boot_result_release(&r);
+
+	bad = q;
+	{
+		struct pcr_bank *b = pcr_set_add_bank(&bad, TPM2_ALG_SHA384);
+
+		b->mask = 1;
+	}
+	CHECK(run(NULL, ovmf.p, ovmf.n, cmdline, &bad, &r) == 1 && strstr(r.findings[0].detail, "no sha384 bank"),
+	      "a quoted bank the log lacks: mismatch (%s)", r.nfindings ? r.findings[0].detail : "");
+	boot_result_release(&r);
+}
+
+static void test_learned_policy_passes_once(void)
+{
+	struct boot_policy *bp = bp_of("{\"kernels\": [{\"digest\": \"" OVMF_KERNEL "\", \"name\": \"bz\"}],"
+				       " \"secure_boot\": \"off\", \"cmdline\": {\"required\": [\"ima_policy=tcb\"]},"
+				       " \"firmware\": [\"sha256:96a296d224f285c67bee93c30f8a309157f0daa35dc5b87e410b78630a09cfc7\","
+				       " \"sha256:6fbd222db6f4e09fd082a99185e71dbf35204f63fcf17aab5345b15fbadcd639\","
+				       " \"sha256:82a0445201cb49945461acc6ed78426700fb7e92819862edc55ba3ad4559b135\"],"
+				       " \"db\": [\"sha256:baf89a3ccace52750c5f0128351e0422a41597a1adfd50822aa363b9d124ea7c\"]}");
+	struct boot_input in = {.log = ovmf.p, .log_len = ovmf.n, .cmdline = cmdline};
+	struct pcr_set q;
+	struct boot_result r;
+	uint8_t key[32];
+
+	CHECK(bp != NULL, "policy parses");
+	if (!bp)
+		return;
+	quote_of(ovmf.p, ovmf.n, &q);
+	CHECK(boot_check(bp, NULL, &in, &q, 4, &r) == 0 && r.nfindings == 0 && r.judged,
+	      "the guest's own boot passes its policy (%zu findings: %s)", r.nfindings,
+	      r.nfindings ? r.findings[0].detail : "");
+	CHECK(r.summary && strstr(r.summary, "\"name\":\"bz\"") && strstr(r.summary, "\"allowed\":true"),
+	      "summary names the allowed kernel");
+	memcpy(key, r.key, 32);
+	boot_result_release(&r);
+	in.judged = true;
+	in.judged_boot = 4;
+	memcpy(in.judged_key, key, 32);
+	CHECK(boot_check(bp, NULL, &in, &q, 4, &r) == 0 && !r.judged, "the same boot, log and policy: not judged again");
+	boot_result_release(&r);
+	CHECK(boot_check(bp, NULL, &in, &q, 5, &r) == 0 && r.judged, "a new boot session: judged again");
+	boot_result_release(&r);
+	in.cmdline = "console=ttyS0";
+	CHECK(boot_check(bp, NULL, &in, &q, 4, &r) == 0 && r.judged, "another command line reported: judged again");
+	boot_result_release(&r);
+	boot_policy_free(bp);
+}
+
+static void test_findings(void)
+{
+	struct pcr_set q;
+	struct boot_result r;
+	struct boot_policy *bp;
+	const struct boot_finding *f;
+
+	quote_of(ovmf.p, ovmf.n, &q);
+	bp = bp_of("{\"kernels\": [\"" OTHER "\"]}");
+	CHECK(run(bp, ovmf.p, ovmf.n, cmdline, &q, &r) == 1, "another kernel allowed: one finding");
+	f = find(&r, REASON_BOOT_NOT_IN_POLICY);
+	CHECK(f && !strcmp(f->detail, "PCR 4: EFI application \"kernel\" (1954816 bytes) " OVMF_KERNEL
+			   " is not an allowed kernel"), "detail in words: %s", f ? f->detail : "");
+	CHECK(f && !strcmp(f->subject, "PCR 4: EFI application \"kernel\" (1954816 bytes)") &&
+	      !strcmp(f->digest, OVMF_KERNEL) && !strcmp(f->category, BOOT_CAT_KERNEL) && f->event == 10,
+	      "stored as: subject, digest, category, event index");
+	boot_result_release(&r);
+	boot_policy_free(bp);
+
+	bp = bp_of("{\"firmware\": [\"sha256:6fbd222db6f4e09fd082a99185e71dbf35204f63fcf17aab5345b15fbadcd639\"]}");
+	CHECK(run(bp, ovmf.p, ovmf.n, cmdline, &q, &r) == 2, "two PCR 0 events not listed: two findings");
+	CHECK(r.nfindings == 2 && strstr(r.findings[1].detail, "PCR 0: firmware volume at 0x900000 (12582912 bytes)") &&
+	      strstr(r.findings[1].detail, "is not allowed firmware") && !strcmp(r.findings[1].category, BOOT_CAT_FIRMWARE),
+	      "firmware finding: %s", r.nfindings > 1 ? r.findings[1].detail : "");
+	boot_result_release(&r);
+	boot_policy_free(bp);
+
+	bp = bp_of("{\"secure_boot\": \"on\", \"db\": [\"" OTHER "\"]}");
+	CHECK(run(bp, ovmf.p, ovmf.n, cmdline, &q, &r) == 2, "Secure Boot required on, another db");
+	f = find(&r, REASON_SECURE_BOOT_MISMATCH);
+	CHECK(f && !strcmp(f->detail, "PCR 7: Secure Boot is off (variable SecureBoot, event 4); the policy requires it on"),
+	      "secure boot finding: %s", f ? f->detail : "");
+	f = find(&r, REASON_BOOT_NOT_IN_POLICY);
+	CHECK(f && !strcmp(f->category, BOOT_CAT_DB) && strstr(f->detail, "PCR 7: variable db (0 bytes) sha256:baf89a3c") &&
+	      strstr(f->detail, "is not an allowed db"), "db finding: %s", f ? f->detail : "");
+	boot_result_release(&r);
+	boot_policy_free(bp);
+}
+
+static void test_cmdline_rules(void)
+{
+	struct pcr_set q;
+	struct boot_result r;
+	struct boot_policy *bp;
+	const struct boot_finding *f;
+
+	quote_of(ovmf.p, ovmf.n, &q);
+	bp = bp_of("{\"cmdline\": {\"required\": [\"ima_policy=appraise_tcb\"]}}");
+	CHECK(run(bp, ovmf.p, ovmf.n, cmdline, &q, &r) == 1, "a required word missing");
+	f = find(&r, REASON_BOOT_NOT_IN_POLICY);
+	CHECK(f && strstr(f->detail, "PCR 9: the kernel command line \"console=ttyS0 ") &&
+	      strstr(f->detail, "\" lacks the required \"ima_policy=appraise_tcb\"") && !strcmp(f->subject, cmdline) &&
+	      !strcmp(f->category, BOOT_CAT_CMDLINE), "%s", f ? f->detail : "");
+	boot_result_release(&r);
+	boot_policy_free(bp);
+
+	bp = bp_of("{\"cmdline\": {\"forbidden\": [\"panic\"]}}");
+	CHECK(run(bp, ovmf.p, ovmf.n, cmdline, &q, &r) == 1 && strstr(r.findings[0].detail, "has the forbidden \"panic\""),
+	      "a forbidden name matches panic=-1");
+	boot_result_release(&r);
+	boot_policy_free(bp);
+
+	bp = bp_of("{\"cmdline\": {\"exact\": [\"console=ttyS0\"]}}");
+	CHECK(run(bp, ovmf.p, ovmf.n, cmdline, &q, &r) == 1 &&
+	      strstr(r.findings[0].detail, "is none of the 1 command lines the policy allows"), "exact only: another line fails");
+	boot_result_release(&r);
+	boot_policy_free(bp);
+
+	{
+		char json[700];
+
+		snprintf(json, sizeof(json), "{\"cmdline\": {\"exact\": [\"%s\"], \"required\": [\"nosuch\"]}}", cmdline);
+		bp = bp_of(json);
+	}
+	CHECK(run(bp, ovmf.p, ovmf.n, NULL, &q, &r) == 0, "a listed command line passes by digest, even unreported");
+	boot_result_release(&r);
+	boot_policy_free(bp);
+
+	bp = bp_of("{\"cmdline\": {\"required\": [\"ima_policy=tcb\"]}}");
+	CHECK(run(bp, ovmf.p, ovmf.n, NULL, &q, &r) == 1 && r.findings[0].reason == REASON_BOOT_UNVERIFIABLE &&
+	      strstr(r.findings[0].detail, "the agent reported no command line"), "rules without the text: unverifiable");
+	boot_result_release(&r);
+	CHECK(run(bp, ovmf.p, ovmf.n, "console=ttyS0 ima_policy=tcb", &q, &r) == 1 &&
+	      r.findings[0].reason == REASON_BOOT_UNVERIFIABLE &&
+	      strstr(r.findings[0].detail, "does not match the command line the agent reported"),
+	      "a reported line that is not the measured one: unverifiable");
+	boot_result_release(&r);
+	quote_of(seabios.p, seabios.n, &q);
+	CHECK(run(bp, seabios.p, seabios.n, cmdline, &q, &r) == 1 && r.findings[0].reason == REASON_BOOT_UNVERIFIABLE &&
+	      strstr(r.findings[0].detail, "the log has no kernel command line event"), "SeaBIOS measures no command line");
+	CHECK(r.summary && strstr(r.summary, "\"firmware\":\"BIOS") && strstr(r.summary, "\"cmdline_verified\":false"),
+	      "SeaBIOS summary: BIOS, command line as reported");
+	boot_result_release(&r);
+	boot_policy_free(bp);
+	bp = bp_of("{\"kernels\": [\"" OVMF_KERNEL "\"]}");
+	CHECK(run(bp, seabios.p, seabios.n, cmdline, &q, &r) == 1 && strstr(r.findings[0].detail, "loaded no allowed kernel"),
+	      "SeaBIOS measures no kernel: %s", r.nfindings ? r.findings[0].detail : "");
+	boot_result_release(&r);
+	boot_policy_free(bp);
+}
+
+/* Offset of event idx's data in the OVMF log (parsed). */
+static size_t data_offset(const uint8_t *log, size_t len, unsigned idx, uint32_t *type_off)
+{
+	struct eventlog l;
+	struct eventlog_error err;
+	size_t off;
+
+	if (eventlog_parse(log, len, &l, &err))
+		abort();
+	off = (size_t)(l.events[idx].data - log);
+	*type_off = (uint32_t)l.events[idx].offset + 4;
+	eventlog_release(&l);
+	return off;
+}
+
+/* Nothing binds an event's type or unhashed data to the quote: edits must not hide anything. */
+static void test_edited_events(void)
+{
+	uint8_t *copy = malloc(ovmf.n);
+	struct pcr_set q;
+	struct boot_result r;
+	struct boot_policy *bp;
+	uint32_t type_off;
+	size_t off;
+
+	quote_of(ovmf.p, ovmf.n, &q);
+	/* SecureBoot's data byte (event 4) from 0 to 1: the digest no longer matches it */
+	memcpy(copy, ovmf.p, ovmf.n);
+	off = data_offset(copy, ovmf.n, 4, &type_off);
+	copy[off + 52] = 1;
+	bp = bp_of("{\"secure_boot\": \"on\"}");
+	CHECK(run(bp, copy, ovmf.n, cmdline, &q, &r) >= 1 && r.findings[0].reason == REASON_BOOT_UNVERIFIABLE &&
+	      strstr(r.findings[0].detail, "does not match its digest"), "an edited SecureBoot value cannot fool the policy (%s)",
+	      r.nfindings ? r.findings[0].detail : "");
+	CHECK(!find(&r, REASON_SECURE_BOOT_MISMATCH), "and no Secure Boot state is believed from it");
+	CHECK(r.summary && strstr(r.summary, "\"secure_boot\":\"unknown\""), "summary: Secure Boot unknown");
+	boot_result_release(&r);
+	boot_policy_free(bp);
+
+	/* The kernel's event relabelled as an action or a driver: still judged by its digest */
+	bp = bp_of("{\"kernels\": [\"" OTHER "\"]}");
+	for (uint32_t t = 0; t < 2; t++) {
+		uint32_t type = t ? EV_EFI_BOOT_SERVICES_DRIVER : EV_EFI_ACTION;
+
+		memcpy(copy, ovmf.p, ovmf.n);
+		data_offset(copy, ovmf.n, 10, &type_off);
+		for (int i = 0; i < 4; i++)
+			copy[type_off + i] = (uint8_t)(type >> (8 * i));
+		CHECK(run(bp, copy, ovmf.n, cmdline, &q, &r) == 1 && r.findings[0].reason == REASON_BOOT_NOT_IN_POLICY &&
+		      !strcmp(r.findings[0].digest, OVMF_KERNEL), "kernel relabelled as 0x%08x: still not allowed", type);
+		boot_result_release(&r);
+	}
+	boot_policy_free(bp);
+
+	/* The command line's tag id edited: no LoadOptions event left to judge */
+	memcpy(copy, ovmf.p, ovmf.n);
+	off = data_offset(copy, ovmf.n, 21, &type_off);
+	copy[off] ^= 1;
+	bp = bp_of("{\"cmdline\": {\"required\": [\"ima_policy=tcb\"]}}");
+	CHECK(run(bp, copy, ovmf.n, cmdline, &q, &r) == 1 && strstr(r.findings[0].detail, "no kernel command line event"),
+	      "an edited tag id hides nothing: the command line is missing");
+	boot_result_release(&r);
+	boot_policy_free(bp);
+	free(copy);
+}
+
+/* Runs the check with the agent's amendment's boot section too. */
+static size_t run_amended(const struct boot_policy *bp, const struct boot_policy *am,
+			  const struct pcr_set *q, struct boot_result *res)
+{
+	struct boot_input in = {.log = ovmf.p, .log_len = ovmf.n, .cmdline = cmdline};
+
+	if (boot_check(bp, am, &in, q, 1, res) != 0)
+		abort();
+	return res->nfindings;
+}
+
+/*
+ * What an operator approved for one agent (review.c, scope agent) lives in its amendment's boot
+ * section: it allows more (a kernel, an exact command line, a firmware event, a db entry), and
+ * never less, nor can it lift the policy's Secure Boot state or required/forbidden words.
+ */
+static void test_amendment_adds_only(void)
+{
+	struct boot_policy *bp = bp_of("{\"kernels\": [\"" OTHER "\"], \"secure_boot\": \"on\","
+				       " \"cmdline\": {\"required\": [\"ima_policy=appraise_tcb\"]}}");
+	struct boot_policy *am = boot_policy_new();
+	struct boot_result r;
+	struct pcr_set q;
+	uint8_t key[32];
+	char why[256];
+
+	CHECK(bp && am, "policy and an empty amendment");
+	if (!bp || !am)
+		goto out;
+	quote_of(ovmf.p, ovmf.n, &q);
+	CHECK(run_amended(bp, NULL, &q, &r) == 3 && find(&r, REASON_SECURE_BOOT_MISMATCH),
+	      "without an amendment: kernel, command line, Secure Boot (%zu findings)", r.nfindings);
+	boot_result_release(&r);
+	CHECK(run_amended(bp, am, &q, &r) == 3, "an empty amendment changes nothing");
+	memcpy(key, r.key, sizeof(key));
+	boot_result_release(&r);
+
+	/* what approving the kernel finding for this agent writes */
+	CHECK(boot_policy_teach(am, BOOT_CAT_KERNEL, "PCR 4: EFI application", OVMF_KERNEL, why,
+				sizeof(why)) == 0, "the amendment learns the kernel");
+	CHECK(run_amended(bp, am, &q, &r) == 2 && find(&r, REASON_BOOT_NOT_IN_POLICY) &&
+	      strstr(find(&r, REASON_BOOT_NOT_IN_POLICY)->detail, "command line"),
+	      "the kernel passes through the amendment; the command line still fails");
+	CHECK(memcmp(key, r.key, sizeof(key)) != 0,
+	      "a changed amendment is another judgement: the boot is judged again");
+	CHECK(r.summary && strstr(r.summary, "\"allowed\":true"), "the summary says the kernel is allowed");
+	boot_result_release(&r);
+	CHECK(run_amended(bp, NULL, &q, &r) == 3, "another agent, without that amendment: still refused");
+	boot_result_release(&r);
+
+	CHECK(boot_policy_teach(am, BOOT_CAT_CMDLINE, cmdline, "", why, sizeof(why)) == 0,
+	      "the amendment learns the exact command line");
+	CHECK(run_amended(bp, am, &q, &r) == 1 && r.findings[0].reason == REASON_SECURE_BOOT_MISMATCH,
+	      "only the Secure Boot state is left: no amendment lifts it (%s)",
+	      r.nfindings ? r.findings[0].detail : "");
+	boot_result_release(&r);
+	boot_policy_free(am);
+
+	/* an amendment that would be stricter, or lift a requirement, counts for nothing of that */
+	boot_policy_free(bp);
+	bp = bp_of("{\"secure_boot\": \"on\", \"cmdline\": {\"required\": [\"ima_policy=tcb\"]}}");
+	am = bp_of("{\"secure_boot\": \"off\", \"cmdline\": {\"forbidden\": [\"console\"]},"
+		   " \"firmware\": [\"" OTHER "\"], \"kernels\": [\"" OTHER "\"]}");
+	CHECK(bp && am && run_amended(bp, am, &q, &r) == 1 &&
+	      r.findings[0].reason == REASON_SECURE_BOOT_MISMATCH,
+	      "secure_boot off in an amendment lifts nothing; its forbidden words, firmware and"
+	      " kernels lists judge nothing the policy does not (%zu findings)", r.nfindings);
+	boot_result_release(&r);
+	CHECK(am && run_amended(NULL, am, &q, &r) == 0 && !r.judged,
+	      "an amendment without a policy boot section judges nothing");
+	boot_result_release(&r);
+out:
+	boot_policy_free(am);
+	boot_policy_free(bp);
+}
+
+static bool collect(const char *w, size_t n, void *arg)
+{
+	char *out = arg;
+	size_t len = strlen(out);
+
+	if (len + n + 2 < 256) {
+		memcpy(out + len, w, n);
+		out[len + n] = '|';
+		out[len + n + 1] = '\0';
+	}
+	return false;
+}
+
+static void test_cmdline_words(void)
+{
+	char out[256] = "", why[128];
+	struct boot_cmdline_rules r = {0};
+	char *req[] = {"ima_policy=tcb"}, *forb[] = {"ima-appraise"};
+
+	boot_cmdline_words("  a=1 \"b=two words\" c=\"x y\"\td -- ima_policy=tcb e", collect, out);
+	CHECK(!strcmp(out, "a=1|b=two words|c=x y|d|"), "words like next_arg(), stop at --: %s", out);
+	r.required = req;
+	r.nrequired = 1;
+	CHECK(boot_cmdline_judge(&r, "x -- ima_policy=tcb", why, sizeof(why)) != NULL,
+	      "a parameter after -- goes to init, not to the kernel");
+	CHECK(boot_cmdline_judge(&r, "x \"ima_policy=tcb\"", why, sizeof(why)) == NULL, "a quoted parameter counts");
+	CHECK(boot_cmdline_judge(&r, "x ima-policy=tcb", why, sizeof(why)) != NULL,
+	      "required words are exact (__setup names are)");
+	r.forbidden = forb;
+	r.nforbidden = 1;
+	CHECK(boot_cmdline_judge(&r, "ima_policy=tcb ima_appraise=off", why, sizeof(why)) != NULL &&
+	      strstr(why, "forbidden"), "a forbidden name matches with - and _ alike");
+	CHECK(boot_cmdline_judge(&r, "ima_policy=tcb ima_appraisex=1", why, sizeof(why)) == NULL,
+	      "a longer name is another parameter");
+}
+
+static void test_parse_and_teach(void)
+{
+	static const char *bad[] = {
+		"[]", "{\"kernel\": []}", "{\"kernels\": \"x\"}", "{\"kernels\": [\"sha256:00\"]}",
+		"{\"kernels\": [\"SHA256:" "834c9fac477eecef074f8d88cd0a659fa58c978e308290c549731d854127d4bd\"]}",
+		"{\"kernels\": [{\"digest\": \"" OVMF_KERNEL "\", \"nam\": \"x\"}]}",
+		"{\"kernels\": [{\"digest\": \"" OVMF_KERNEL "\", \"name\": \"\"}]}",
+		"{\"secure_boot\": true}", "{\"secure_boot\": \"maybe\"}", "{\"cmdline\": []}",
+		"{\"cmdline\": {\"required\": [\"a b\"]}}", "{\"cmdline\": {\"forbidden\": [\"\"]}}",
+		"{\"cmdline\": {\"requires\": []}}",
+	};
+	char err[256], why[256];
+	struct boot_policy *bp;
+	uint8_t before[32];
+	struct pcr_set q;
+	struct boot_result r;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		json_t *v = json_loads(bad[i], JSON_DECODE_ANY, NULL);
+
+		err[0] = '\0';
+		bp = v ? boot_policy_parse(v, err, sizeof(err)) : NULL;
+		CHECK(v && !bp && strstr(err, "boot"), "refused: %s (%s)", bad[i], err);
+		boot_policy_free(bp);
+		json_decref(v);
+	}
+	bp = bp_of("{\"kernels\": [\"" OTHER "\"], \"cmdline\": {\"required\": [\"ima_policy=appraise_tcb\"]}}");
+	if (!bp)
+		return;
+	memcpy(before, bp->digest, 32);
+	CHECK(boot_policy_teach(bp, BOOT_CAT_KERNEL, "x", OVMF_KERNEL, why, sizeof(why)) == 0 && bp->kernels.n == 2,
+	      "teach a kernel");
+	CHECK(memcmp(before, bp->digest, 32) != 0, "the policy's digest changes with it");
+	CHECK(boot_policy_teach(bp, BOOT_CAT_KERNEL, "x", OVMF_KERNEL, why, sizeof(why)) == 0 && bp->kernels.n == 2,
+	      "teaching twice adds nothing");
+	CHECK(boot_policy_teach(bp, BOOT_CAT_CMDLINE, cmdline, "sha256:00", why, sizeof(why)) == 0 &&
+	      bp->cmdline.nexact == 1, "teach a command line: listed as exact");
+	CHECK(boot_policy_teach(bp, BOOT_CAT_SECURE_BOOT, "x", OVMF_KERNEL, why, sizeof(why)) == -EINVAL &&
+	      strstr(why, "teaches the policy nothing"), "a Secure Boot finding teaches nothing: %s", why);
+	CHECK(boot_policy_teach(bp, BOOT_CAT_DB, "x", "nonsense", why, sizeof(why)) == -EINVAL, "a bad digest refused");
+	quote_of(ovmf.p, ovmf.n, &q);
+	CHECK(run(bp, ovmf.p, ovmf.n, cmdline, &q, &r) == 0, "the taught policy passes the boot it was taught");
+	boot_result_release(&r);
+
+	/* the section inside a policy: loaded, serialised, loaded again to the same digest */
+	{
+		json_t *o = boot_policy_json(bp);
+		char *js = json_dumps(json_pack("{s:i, s:o}", "version", 1, "boot", o), 0);
+		struct policy *p = js ? policy_load(js, strlen(js), err, sizeof(err)) : NULL;
+		char *out = p ? policy_to_json(p) : NULL;
+		struct policy *p2 = out ? policy_load(out, strlen(out), err, sizeof(err)) : NULL;
+
+		CHECK(p && p2 && policy_boot(p2) && !memcmp(policy_boot(p2)->digest, bp->digest, 32),
+		      "a policy's boot section round-trips: %s", err);
+		CHECK(p && policy_boot_teach(p, BOOT_CAT_FIRMWARE, "x", OTHER, why, sizeof(why)) == 0 &&
+		      policy_boot(p)->firmware.n == 1, "policy_boot_teach on a private copy");
+		CHECK(p && policy_ref(p) && policy_boot_teach(p, BOOT_CAT_FIRMWARE, "x", OVMF_KERNEL, why, sizeof(why)) == -EBUSY,
+		      "and refused on a shared one");
+		policy_unref(p);
+		policy_free(p);
+		policy_free(p2);
+		free(out);
+		free(js);
+	}
+	boot_policy_free(bp);
+}
+
+int main(void)
+{
+	struct blob c;
+
+	setenv("TPM_TEST_DATA", "tests/data/eventlog", 0);
+	ovmf = load("guest-ovmf.bin");
+	seabios = load("guest-seabios.bin");
+	c = load("guest-ovmf.cmdline");
+	c.p[c.n] = 0;
+	snprintf(cmdline, sizeof(cmdline), "%.*s", (int)strcspn((char *)c.p, "\n"), (char *)c.p);
+	free(c.p);
+	CASE(test_no_log);
+	CASE(test_replay_against_quote);
+	CASE(test_learned_policy_passes_once);
+	CASE(test_findings);
+	CASE(test_cmdline_rules);
+	CASE(test_edited_events);
+	CASE(test_amendment_adds_only);
+	CASE(test_cmdline_words);
+	CASE(test_parse_and_teach);
+	free(ovmf.p);
+	free(seabios.p);
+	return check_finish();
+}
