@@ -156,7 +156,7 @@ mke2fs -q -F -t ext4 -L attest-root -E root_owner=0:0 -d "$STAGE" "$IMG.tmp" "$S
 # mke2fs -d copies xattrs on this e2fsprogs; a silent loss would make every signed file look
 # unsigned in the guest, so check each one in the image itself.
 for path in "${sign_paths[@]}"; do
-	debugfs -R "ea_get $path security.ima" "$IMG.tmp" 2>/dev/null | grep -q . ||
+	grep -q . < <(debugfs -R "ea_get $path security.ima" "$IMG.tmp" 2>/dev/null) ||
 		vm_die "the image lost the security.ima of $path (mke2fs -d copies xattrs from e2fsprogs 1.43)"
 done
 mv "$IMG.tmp" "$IMG"

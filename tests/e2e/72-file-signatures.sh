@@ -32,14 +32,14 @@ e2e_verifier_start "$W/policy-signed.json" || e2e_abort "verifier restarts with 
 e2e_boot sig e2e-sig attest.e2e=signatures ima_template=ima-sig || e2e_abort "guest boots"
 e2e_console sig 'E2E-STEP signed ' 180 || e2e_abort "the guest ran the signed program" "$W/vm-sig/serial.log"
 log=$W/vm-sig/serial.log
-entry=$(sed -n 's/.*E2E-SIGNED-ENTRY //p' "$log" | head -n 1 | tr -d '\r')
+entry=$(sed -n 's/.*E2E-SIGNED-ENTRY //p' "$log" | sed -n 1p | tr -d '\r')
 check "IMA logged it with template ima-sig and an evmctl v2 signature (type 3, version 2)" \
 	grep -qE '^10 [0-9a-f]{40} ima-sig sha256:[0-9a-f]{64} /usr/bin/e2e-signed 0302[0-9a-f]+$' <<<"$entry"
 want=$(sha256sum "$W/overlay/usr/bin/e2e-signed" | cut -d' ' -f1)
 check "the logged digest is the signed content" grep -q "sha256:$want " <<<"$entry"
 check "1. the verdict covering the signed program: trusted (by the key)" \
 	grep -q 'E2E-STEP signed entries=[0-9]* verdict=trusted' "$log"
-step_entries() { sed -n "s/.*E2E-STEP $1 entries=\([0-9]*\).*/\1/p" "$log" | head -n 1; }
+step_entries() { sed -n "s/.*E2E-STEP $1 entries=\([0-9]*\).*/\1/p" "$log" | sed -n 1p; }
 n1=$(step_entries signed)
 check_eq "every verdict up to it trusted" 0 \
 	"$(e2e_verdicts e2e-sig | jq --argjson n "${n1:-0}" '[.verdicts[] | select(.next_offset <= $n and (.trusted | not))] | length')"
