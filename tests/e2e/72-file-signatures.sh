@@ -27,7 +27,7 @@ jq --rawfile pem "$W/sign.pem" 'del(.digests["/usr/bin/e2e-signed"]) | .keys = [
 check_eq "the program is not in the policy's digest list" null \
 	"$(jq '.digests["/usr/bin/e2e-signed"]' "$W/policy-signed.json")"
 e2e_verifier_stop
-e2e_verifier_start "$W/policy-signed.json" || e2e_abort "verifier restarts with the signing key" "$W/verifier.log"
+e2e_verifier_start "$W/policy-signed.json" --policy-replace || e2e_abort "verifier restarts with the signing key" "$W/verifier.log"
 
 e2e_boot sig e2e-sig attest.e2e=signatures ima_template=ima-sig || e2e_abort "guest boots"
 e2e_console sig 'E2E-STEP signed ' 180 || e2e_abort "the guest ran the signed program" "$W/vm-sig/serial.log"

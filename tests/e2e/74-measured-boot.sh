@@ -20,7 +20,7 @@ jq --arg k "$kernel" '.boot = {"kernels": [{"digest": $k, "name": "guest bzImage
 	"secure_boot": "off", "cmdline": {"required": ["ima_policy=tcb"], "forbidden": ["ima_appraise=off"]}}' \
 	"$W/policy.json" >"$W/policy-boot.json"
 e2e_verifier_stop
-e2e_verifier_start "$W/policy-boot.json" || e2e_abort "verifier restarts with the boot policy" "$W/verifier.log"
+e2e_verifier_start "$W/policy-boot.json" --policy-replace || e2e_abort "verifier restarts with the boot policy" "$W/verifier.log"
 
 # first_verdict AGENT: the agent's first verdict (oldest), once there is one.
 first_verdict() {

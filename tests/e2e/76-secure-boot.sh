@@ -47,7 +47,7 @@ check_eq "and so does writing QEMU's fields ahead of QEMU" \
 jq --arg k "$kernel" '.boot = {"kernels": [$k], "secure_boot": "on", "cmdline": {"required": ["ima_policy=tcb"]}}' \
 	"$W/policy.json" >"$W/policy-sb.json"
 e2e_verifier_stop
-e2e_verifier_start "$W/policy-sb.json" || e2e_abort "verifier restarts with the Secure Boot policy" "$W/verifier.log"
+e2e_verifier_start "$W/policy-sb.json" --policy-replace || e2e_abort "verifier restarts with the Secure Boot policy" "$W/verifier.log"
 
 first_verdict() {
 	e2e_wait "a verdict for $1" '.verdicts | length > 0' "/v1/agents/$1/verdicts" >/dev/null
