@@ -1,17 +1,11 @@
 /*
- * verifier: the host attestation service.
- *
- *   verifier [--listen 127.0.0.1:8443] [--state-dir DIR] [--tls-cert FILE --tls-key FILE]
- *            [--tls-san NAME]... [--ek-ca FILE]... [--policy FILE]
- *            [--operator-token-file FILE] [--threads N] [--nonce-ttl SECONDS] [--verbose]
- *            [--store URI]
+ * verifier: the host attestation service. Options: options.h (documented in verifier(8)).
  *
  * --store names the database (store.h): sqlite:PATH, by default sqlite:STATE_DIR/verifier.db.
  *
  * Prints `listening on https://ADDR:PORT` on stdout when ready. SIGTERM/SIGINT stop it cleanly.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <signal.h>
@@ -32,129 +26,12 @@
 #include "proto/encoding.h"
 #include "verifier/agentcache.h"
 #include "verifier/handlers.h"
+#include "verifier/options.h"
 #include "verifier/policy.h"
 #include "verifier/tls.h"
 
-#define MAX_EK_CA 16
-#define MAX_SANS 16
 #define TOKEN_BYTES 32
 #define TOKEN_FILE_MAX 4096
-#define DEFAULT_STATE_DIR "/var/lib/attest-verifier"
-
-struct options {
-	const char *listen;
-	const char *state_dir;
-	const char *store; /* NULL: sqlite:STATE_DIR/verifier.db */
-	const char *tls_cert, *tls_key;
-	const char *sans[MAX_SANS];
-	size_t nsans;
-	const char *ek_ca[MAX_EK_CA];
-	size_t nek_ca;
-	const char *policy;
-	const char *token_file;
-	unsigned threads;
-	int64_t nonce_ttl;
-};
-
-static void usage(FILE *f)
-{
-	fprintf(f,
-		"usage: verifier [--listen ADDR:PORT] [--state-dir DIR]\n"
-		"                [--tls-cert FILE --tls-key FILE] [--tls-san NAME]...\n"
-		"                [--ek-ca FILE]... [--policy FILE] [--operator-token-file FILE]\n"
-		"                [--threads N] [--nonce-ttl SECONDS] [--verbose]\n"
-		"                [--store sqlite:PATH]\n");
-}
-
-static int parse_uint(const char *s, unsigned long max, unsigned long *out)
-{
-	char *end;
-	unsigned long v;
-
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || end == s || *end || v > max || s[0] == '-')
-		return -EINVAL;
-	*out = v;
-	return 0;
-}
-
-static int parse_args(int argc, char **argv, struct options *o)
-{
-	static const struct option longopts[] = {
-		{ "listen", required_argument, NULL, 'l' },
-		{ "state-dir", required_argument, NULL, 's' },
-		{ "store", required_argument, NULL, 'S' },
-		{ "tls-cert", required_argument, NULL, 'c' },
-		{ "tls-key", required_argument, NULL, 'k' },
-		{ "tls-san", required_argument, NULL, 'N' },
-		{ "ek-ca", required_argument, NULL, 'e' },
-		{ "policy", required_argument, NULL, 'p' },
-		{ "operator-token-file", required_argument, NULL, 't' },
-		{ "threads", required_argument, NULL, 'T' },
-		{ "nonce-ttl", required_argument, NULL, 'n' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	unsigned long v;
-	int c;
-
-	o->listen = "127.0.0.1:8443";
-	o->state_dir = DEFAULT_STATE_DIR;
-	/* A handler waits for its round's group commit and holds its pool thread (and that
-	 * thread's other connections) meanwhile: the batch is as large as the threads waiting.
-	 * An idle pool thread costs about 20 KiB of RSS. */
-	o->threads = 32;
-	o->nonce_ttl = 60;
-	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'l': o->listen = optarg; break;
-		case 's': o->state_dir = optarg; break;
-		case 'S': o->store = optarg; break;
-		case 'c': o->tls_cert = optarg; break;
-		case 'k': o->tls_key = optarg; break;
-		case 'N':
-			if (o->nsans >= MAX_SANS) {
-				fprintf(stderr, "verifier: at most %d --tls-san\n", MAX_SANS);
-				return -EINVAL;
-			}
-			o->sans[o->nsans++] = optarg;
-			break;
-		case 'e':
-			if (o->nek_ca >= MAX_EK_CA) {
-				fprintf(stderr, "verifier: at most %d --ek-ca\n", MAX_EK_CA);
-				return -EINVAL;
-			}
-			o->ek_ca[o->nek_ca++] = optarg;
-			break;
-		case 'p': o->policy = optarg; break;
-		case 't': o->token_file = optarg; break;
-		case 'T':
-			if (parse_uint(optarg, 256, &v) || v == 0) {
-				fprintf(stderr, "verifier: --threads wants 1..256\n");
-				return -EINVAL;
-			}
-			o->threads = (unsigned)v;
-			break;
-		case 'n':
-			if (parse_uint(optarg, 86400, &v) || v == 0) {
-				fprintf(stderr, "verifier: --nonce-ttl wants 1..86400 seconds\n");
-				return -EINVAL;
-			}
-			o->nonce_ttl = (int64_t)v;
-			break;
-		case 'v': log_set_level(LOG_LVL_DEBUG); break;
-		case 'h': usage(stdout); exit(0);
-		default: usage(stderr); return -EINVAL;
-		}
-	}
-	if (optind != argc) {
-		usage(stderr);
-		return -EINVAL;
-	}
-	return 0;
-}
 
 /* Reads a file whole, at most max bytes (common/file.h); NUL-terminated; caller wipes, frees. */
 static int read_file(const char *path, size_t max, char **out, size_t *len)
@@ -172,7 +49,7 @@ static int read_file(const char *path, size_t max, char **out, size_t *len)
 }
 
 /* The operator token: from the file given, or generated once into the state dir (0600). */
-static int setup_token(const struct options *o, uint8_t digest[32])
+static int setup_token(const struct verifier_options *o, uint8_t digest[32])
 {
 	char path[PATH_MAX];
 	char *tok = NULL;
@@ -258,7 +135,8 @@ static int load_default_policy(struct app *app, const char *file)
 
 int main(int argc, char **argv)
 {
-	struct options o;
+	struct verifier_options o;
+	enum opts_action action;
 	struct app app;
 	struct tls_material tls;
 	struct http_server_config cfg;
@@ -273,9 +151,21 @@ int main(int argc, char **argv)
 	memset(&app, 0, sizeof(app));
 	memset(&tls, 0, sizeof(tls));
 	policy_cache_init(&app.policies);
-	if (parse_args(argc, argv, &o))
+	if (verifier_options_parse(&o, argc, argv, &action)) {
+		verifier_options_release(&o);
 		return 2;
-	app.nonce_ttl = o.nonce_ttl;
+	}
+	if (action != OPTS_RUN) {
+		if (action == OPTS_HELP)
+			opts_usage(&verifier_opts_spec, stdout);
+		else
+			opts_version("verifier", stdout);
+		verifier_options_release(&o);
+		return 0;
+	}
+	if (o.verbose)
+		log_set_level(LOG_LVL_DEBUG);
+	app.nonce_ttl = (int64_t)o.nonce_ttl;
 
 	/* Block the stop signals before any thread exists: MHD's threads inherit the mask and
 	 * only main() receives them, in sigwait() below. */
@@ -302,14 +192,15 @@ int main(int argc, char **argv)
 		log_error("cannot create the challenge table or agent cache: out of memory or no randomness");
 		goto out;
 	}
-	if (o.nek_ca == 0)
+	if (o.ek_ca.n == 0)
 		log_warn("no --ek-ca given: every enrollment will be refused (ek_untrusted)");
-	app.trust = enroll_trust_new(o.ek_ca, o.nek_ca);
+	app.trust = enroll_trust_new((const char *const *)o.ek_ca.v, o.ek_ca.n);
 	if (!app.trust)
 		goto out;
 	if (o.policy && load_default_policy(&app, o.policy))
 		goto out;
-	if (tls_setup(o.state_dir, o.tls_cert, o.tls_key, o.sans, o.nsans, &tls))
+	if (tls_setup(o.state_dir, o.tls_cert, o.tls_key, (const char *const *)o.tls_san.v,
+		      o.tls_san.n, &tls))
 		goto out;
 	if (tls.ca_path)
 		log_info("tls: agents trust \"%s\"; server certificate \"%s\", key \"%s\"",
@@ -348,5 +239,6 @@ out:
 	agentcache_free(app.agents);
 	tls_material_release(&tls);
 	OPENSSL_cleanse(app.token_digest, sizeof(app.token_digest));
+	verifier_options_release(&o);
 	return status;
 }

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "common/log.h"
+#include "common/options.h"
 #include "verifier/attestctl/commands.h"
 
 static const struct command {
@@ -28,9 +29,10 @@ static const struct command {
 
 static int usage(FILE *f)
 {
-	fprintf(f, "usage: attestctl COMMAND [ARGS]\ncommands:\n");
+	fprintf(f, "usage: attestctl COMMAND [ARGS] | --help | --version\ncommands:\n");
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		fprintf(f, "  %s\n", commands[i].usage);
+	fprintf(f, "see attestctl(1)\n");
 	return 2;
 }
 
@@ -41,6 +43,10 @@ int main(int argc, char **argv)
 		return usage(stderr);
 	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
 		usage(stdout);
+		return 0;
+	}
+	if (!strcmp(argv[1], "--version")) {
+		opts_version("attestctl", stdout);
 		return 0;
 	}
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
