@@ -22,6 +22,7 @@
 
 #include "common/file.h"
 #include "common/log.h"
+#include "common/sdnotify.h"
 #include "proto/dynbuf.h"
 #include "proto/encoding.h"
 #include "verifier/agentcache.h"
@@ -224,11 +225,17 @@ int main(int argc, char **argv)
 		const char *colon = strrchr(o.listen, ':');
 		int hl = colon ? (int)(colon - o.listen) : (int)strlen(o.listen);
 
+		char ready[128];
+
 		printf("listening on https://%.*s:%u\n", hl, o.listen, port);
 		fflush(stdout);
+		snprintf(ready, sizeof(ready), "READY=1\nSTATUS=listening on https://%.*s:%u", hl,
+			 o.listen, port);
+		(void)sdnotify(ready);
 	}
 	if (sigwait(&sigs, &sig) == 0)
 		log_info("signal %d: stopping", sig);
+	(void)sdnotify("STOPPING=1");
 	status = 0;
 out:
 	http_server_stop(srv);
