@@ -84,12 +84,12 @@ TOOL_BINS := $(patsubst tests/tools/%.c,$(B)/tools/%,$(TOOL_SRC))
 BENCH_BINS := $(patsubst bench/%.c,$(B)/bench/%,$(BENCH_SRC))
 FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRC))
 
-.PHONY: FORCE all deps check test test-unit test-cross test-integration test-vm test-e2e \
+.PHONY: FORCE all man install install-verifier install-attestd deb deps check test test-unit test-cross test-integration test-install test-vm test-e2e \
 	fuzz fuzz-build demo bench vm clean
 .DEFAULT_GOAL := all
 .SECONDARY:
 
-all: $(PROTO_LIB) $(COMMON_LIB) $(BINS) $(UNIT_BINS) $(TOOL_BINS) $(BENCH_BINS)
+all: $(PROTO_LIB) $(COMMON_LIB) $(BINS) $(UNIT_BINS) $(TOOL_BINS) $(BENCH_BINS) man
 
 # --- Debian packages, listed once in deps.txt -------------------------------
 deps:
@@ -164,6 +164,70 @@ $(B)/bench/%: $(call obj,bench/%.c) $(TESTLIB) $(VERIFIER_LIB) $(ATTESTD_LIB) $(
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
 
+# --- man pages, example configuration, units -----------------------------------
+# Man pages are scdoc sources next to the program they describe; @SYSCONFDIR@ in them becomes
+# this build's. The example configuration files are generated from the daemons' man pages
+# (scripts/manopts.py): an option is described in one place only.
+MAN_SRC := $(wildcard verifier/*.scd verifier/attestctl/*.scd attestd/*.scd)
+MAN_PAGES := $(patsubst %.scd,$(B)/man/%,$(notdir $(MAN_SRC)))
+EXAMPLE_CONF := $(B)/etc/verifier.conf $(B)/etc/attestd.conf
+vpath %.scd verifier verifier/attestctl attestd
+
+man: $(MAN_PAGES) $(EXAMPLE_CONF)
+
+$(B)/man/%: %.scd $(GEN)/buildinfo.h
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  SCDOC   $@")
+	$(Q)sed 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' $< | scdoc >$@.tmp && mv $@.tmp $@ || \
+		{ rm -f $@.tmp; exit 1; }
+
+$(B)/etc/%.conf: %.8.scd scripts/manopts.py $(GEN)/buildinfo.h
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CONF    $@")
+	$(Q)scripts/manopts.py conf $< $* $(SYSCONFDIR)/attest/$*.conf >$@.tmp && mv $@.tmp $@ || \
+		{ rm -f $@.tmp; exit 1; }
+
+# --- install ------------------------------------------------------------------
+# `make install` (PREFIX, DESTDIR, BINDIR, SBINDIR, MANDIR, SYSCONFDIR, UNITDIR above): the
+# verifier side (verifier, attestctl; the web page is inside the verifier) and the machine side
+# (attestd), each also on its own. The units get this install's paths. An existing
+# configuration file is never overwritten on a live system (DESTDIR empty); a staged tree gets
+# the example.
+INSTALL ?= install
+UNIT_SED := sed -e 's|@SBINDIR@|$(SBINDIR)|g' -e 's|@BINDIR@|$(BINDIR)|g' \
+	-e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g'
+
+# install_conf EXAMPLE NAME: the example as SYSCONFDIR/attest/NAME unless one is there.
+define install_conf
+	$(Q)if [ -z "$(DESTDIR)" ] && [ -e "$(SYSCONFDIR)/attest/$(2)" ]; then \
+		echo "  KEEP    $(SYSCONFDIR)/attest/$(2) (the new example is $(1))"; \
+	else \
+		$(INSTALL) -D -m 0644 $(1) "$(DESTDIR)$(SYSCONFDIR)/attest/$(2)"; \
+	fi
+endef
+
+install: install-verifier install-attestd
+
+install-verifier: $(B)/verifier $(B)/attestctl man
+	$(INSTALL) -D -m 0755 $(B)/verifier "$(DESTDIR)$(SBINDIR)/verifier"
+	$(INSTALL) -D -m 0755 $(B)/attestctl "$(DESTDIR)$(BINDIR)/attestctl"
+	$(INSTALL) -D -m 0644 $(B)/man/verifier.8 "$(DESTDIR)$(MANDIR)/man8/verifier.8"
+	$(INSTALL) -D -m 0644 $(B)/man/verifier.conf.5 "$(DESTDIR)$(MANDIR)/man5/verifier.conf.5"
+	$(INSTALL) -D -m 0644 $(B)/man/attestctl.1 "$(DESTDIR)$(MANDIR)/man1/attestctl.1"
+	$(INSTALL) -d "$(DESTDIR)$(UNITDIR)"
+	$(UNIT_SED) verifier/attest-verifier.service.in >"$(DESTDIR)$(UNITDIR)/attest-verifier.service"
+	chmod 0644 "$(DESTDIR)$(UNITDIR)/attest-verifier.service"
+	$(call install_conf,$(B)/etc/verifier.conf,verifier.conf)
+
+install-attestd: $(B)/attestd man
+	$(INSTALL) -D -m 0755 $(B)/attestd "$(DESTDIR)$(SBINDIR)/attestd"
+	$(INSTALL) -D -m 0644 $(B)/man/attestd.8 "$(DESTDIR)$(MANDIR)/man8/attestd.8"
+	$(INSTALL) -D -m 0644 $(B)/man/attestd.conf.5 "$(DESTDIR)$(MANDIR)/man5/attestd.conf.5"
+	$(INSTALL) -d "$(DESTDIR)$(UNITDIR)"
+	$(UNIT_SED) attestd/attestd.service.in >"$(DESTDIR)$(UNITDIR)/attestd.service"
+	chmod 0644 "$(DESTDIR)$(UNITDIR)/attestd.service"
+	$(call install_conf,$(B)/etc/attestd.conf,attestd.conf)
+
 # --- fuzzing (clang + libFuzzer, always with ASan/UBSan) ----------------------
 # With the project's warnings and -Werror. A target links proto/ and the verifier's library
 # (verifier/*.c but main.c), common/ and the tests' library (softtpm), each compiled here with the fuzz flags
@@ -217,7 +281,7 @@ test:
 	@scripts/check.sh
 	@tests/run $(TEST_LAYERS)
 
-TEST_LAYERS ?= unit fuzz-corpus cross integration attacks faults vm e2e bench
+TEST_LAYERS ?= unit fuzz-corpus cross integration install attacks faults vm e2e bench
 
 test-unit: all
 	@tests/run unit
@@ -229,6 +293,8 @@ test-vm: all
 	@tests/run vm
 test-e2e: all
 	@tests/run e2e
+test-install: all
+	@tests/run install
 
 demo:
 	@scripts/deps.sh deps.txt
