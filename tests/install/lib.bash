@@ -39,3 +39,30 @@ unit_exec() {
 		fi
 	done
 }
+
+# unit_creds UNITFILE: setpriv(1) options that give a process the credentials the unit gives
+# its service: DynamicUser= (as the unprivileged user nobody), SupplementaryGroups=,
+# CapabilityBoundingSet=, AmbientCapabilities=, NoNewPrivileges=. One option per line.
+unit_creds() {
+	local unit=$1 caps=() c
+	[[ $(unit_value "$unit" DynamicUser) == yes ]] && printf '%s\n' --reuid=65534 --regid=65534
+	if [[ -n $(unit_value "$unit" SupplementaryGroups) ]]; then
+		echo "--groups=$(unit_value "$unit" SupplementaryGroups | tr ' ' ',')"
+	else
+		echo --clear-groups
+	fi
+	for c in $(unit_value "$unit" AmbientCapabilities); do
+		c=${c#CAP_}
+		caps+=("+${c,,}")
+	done
+	echo "--inh-caps=-all$(printf ',%s' "${caps[@]}")" | sed 's/,$//'
+	echo "--ambient-caps=-all$(printf ',%s' "${caps[@]}")" | sed 's/,$//'
+	caps=()
+	for c in $(unit_value "$unit" CapabilityBoundingSet); do
+		c=${c#CAP_}
+		caps+=("+${c,,}")
+	done
+	echo "--bounding-set=-all$(printf ',%s' "${caps[@]}")" | sed 's/,$//'
+	[[ $(unit_value "$unit" NoNewPrivileges) == yes ]] && echo --nnp
+	true
+}
