@@ -36,6 +36,7 @@ void handle_violation_approve(const struct http_request *req, struct http_respon
 void handle_violation_dismiss(const struct http_request *req, struct http_response *resp);
 void handle_policy_get(const struct http_request *req, struct http_response *resp);
 void handle_policy_put(const struct http_request *req, struct http_response *resp);
+void handle_backup(const struct http_request *req, struct http_response *resp);
 
 /* The operator web page (handlers_ui.c): /ui/, /ui/app.js, /ui/style.css. */
 void handle_ui_index(const struct http_request *req, struct http_response *resp);

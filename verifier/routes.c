@@ -31,6 +31,8 @@ const struct http_route app_routes[] = {
 	{ "GET", "/v1/policies/*", LIMIT_SMALL_BODY, true, "policy_get", handle_policy_get },
 	/* Policies can be large (a whole distribution's digests). */
 	{ "PUT", "/v1/policies/*", LIMIT_REQUEST_BODY, true, "policy_put", handle_policy_put },
+	/* A copy of the whole store, streamed from a file (store_backup()). */
+	{ "GET", "/v1/backup", LIMIT_SMALL_BODY, true, "backup", handle_backup },
 	/* The web page: a fixed set of embedded files, public (its data needs the token). */
 	{ "GET", "/ui/", LIMIT_SMALL_BODY, false, "ui", handle_ui_index },
 	{ "GET", "/ui/app.js", LIMIT_SMALL_BODY, false, "ui", handle_ui_js },

@@ -63,6 +63,21 @@ static int read_token(const char *path, char *out, size_t cap)
 	return 0;
 }
 
+/* The authorization header from --token-file ("" without one). 0, or 2 with a message. */
+static int auth_header(const struct online_opts *o, char *auth, size_t cap)
+{
+	char token[TOKEN_MAX];
+
+	auth[0] = '\0';
+	if (!o->token_file)
+		return 0;
+	if (read_token(o->token_file, token, sizeof(token)))
+		return 2;
+	snprintf(auth, cap, "Authorization: Bearer %s", token);
+	OPENSSL_cleanse(token, sizeof(token));
+	return 0;
+}
+
 /*
  * method PATH on the verifier; *status and *body (caller frees) on success. 0, or 2 with a
  * message printed.
@@ -76,15 +91,14 @@ int online_request(const struct online_opts *o, enum http_method method, const c
 		.allow_http = true,
 		.total_timeout = ONLINE_TIMEOUT,
 	};
-	char token[TOKEN_MAX], auth[TOKEN_MAX + 32], url[2048];
+	char auth[TOKEN_MAX + 32], url[2048];
 	struct http_client *c = NULL;
 	struct dynbuf b;
 	int ret = 2, r;
 
 	*body = NULL;
-	token[0] = auth[0] = '\0';
 	dynbuf_init(&b, LIMIT_OPERATOR_RESPONSE);
-	if (o->token_file && read_token(o->token_file, token, sizeof(token)))
+	if (auth_header(o, auth, sizeof(auth)))
 		return 2;
 	if (snprintf(url, sizeof(url), "%s%s", o->url, path) >= (int)sizeof(url)) {
 		fprintf(stderr, "attestctl: URL too long\n");
@@ -93,8 +107,6 @@ int online_request(const struct online_opts *o, enum http_method method, const c
 	c = http_client_new(&opts);
 	if (!c)
 		goto out;
-	if (token[0])
-		snprintf(auth, sizeof(auth), "Authorization: Bearer %s", token);
 	r = http_client_request(c, method, url, auth[0] ? auth : NULL, send,
 				send ? strlen(send) : 0, status, &b);
 	if (r < 0) {
@@ -105,9 +117,67 @@ int online_request(const struct online_opts *o, enum http_method method, const c
 	*body = dynbuf_take(&b, NULL);
 	ret = *body ? 0 : 2;
 out:
-	OPENSSL_cleanse(token, sizeof(token));
 	OPENSSL_cleanse(auth, sizeof(auth));
 	dynbuf_release(&b);
+	http_client_free(c);
+	return ret;
+}
+
+/* Prints the verifier's refusal: its error code and message when it sent one. */
+static void print_refusal(long status, const char *body, size_t len)
+{
+	char code[64], msg[512];
+
+	if (error_parse(body, len, code, sizeof(code), msg, sizeof(msg)) == 0)
+		fprintf(stderr, "attestctl: verifier refused (%ld %s): %s\n", status, code, msg);
+	else
+		fprintf(stderr, "attestctl: verifier answered %ld\n", status);
+}
+
+int online_download(const struct online_opts *o, const char *path, int fd, uint64_t max,
+		    long timeout, uint64_t *written)
+{
+	const struct http_client_opts opts = {
+		.ca_file = o->ca,
+		.allow_http = true,
+		.connect_timeout = ONLINE_TIMEOUT,
+		.total_timeout = timeout,
+	};
+	char auth[TOKEN_MAX + 32], url[2048];
+	struct http_client *c = NULL;
+	struct dynbuf err;
+	long status = 0;
+	int ret = 2, r;
+
+	*written = 0;
+	dynbuf_init(&err, LIMIT_OPERATOR_RESPONSE);
+	if (auth_header(o, auth, sizeof(auth)))
+		return 2;
+	if (snprintf(url, sizeof(url), "%s%s", o->url, path) >= (int)sizeof(url)) {
+		fprintf(stderr, "attestctl: URL too long\n");
+		goto out;
+	}
+	c = http_client_new(&opts);
+	if (!c)
+		goto out;
+	r = http_client_download(c, url, auth[0] ? auth : NULL, fd, max, &status, written, &err);
+	if (r < 0) {
+		fprintf(stderr, "attestctl: GET %s: %s\n", url,
+			r == -EFBIG ? "response too large"
+			: r == -EIO || r == -ECONNREFUSED || r == -ETIMEDOUT || r == -EHOSTUNREACH
+				? http_client_error(c)
+				: strerror(-r));
+		goto out;
+	}
+	if (status != 200) {
+		print_refusal(status, dynbuf_str(&err), err.len);
+		ret = 1;
+		goto out;
+	}
+	ret = 0;
+out:
+	OPENSSL_cleanse(auth, sizeof(auth));
+	dynbuf_release(&err);
 	http_client_free(c);
 	return ret;
 }
@@ -214,12 +284,7 @@ int online_fetch(const struct online_opts *o, enum http_method method, const cha
 	if ((ret = online_request(o, method, path, send, &status, &body)))
 		return ret;
 	if (status >= 400) {
-		char code[64], msg[512];
-
-		if (error_parse(body, strlen(body), code, sizeof(code), msg, sizeof(msg)) == 0)
-			fprintf(stderr, "attestctl: verifier refused (%ld %s): %s\n", status, code, msg);
-		else
-			fprintf(stderr, "attestctl: verifier answered %ld\n", status);
+		print_refusal(status, body, strlen(body));
 		free(body);
 		return 1;
 	}

@@ -21,5 +21,7 @@ int cmd_verdicts(int argc, char **argv);
 int cmd_violations(int argc, char **argv);
 int cmd_approve(int argc, char **argv);
 int cmd_dismiss(int argc, char **argv);
+/* cmd_backup.c: a copy of a running verifier's store */
+int cmd_backup(int argc, char **argv);
 
 #endif

@@ -25,6 +25,7 @@ static const struct command {
 	 "violations [--open | --state open|approved|dismissed] [--agent ID] [--verifier URL] [--ca FILE] [--token-file FILE] [--json]"},
 	{"approve", cmd_approve, "approve VIOLATION_ID [--verifier URL] [--ca FILE] [--token-file FILE]"},
 	{"dismiss", cmd_dismiss, "dismiss VIOLATION_ID [--verifier URL] [--ca FILE] [--token-file FILE]"},
+	{"backup", cmd_backup, "backup FILE [--verifier URL] [--ca FILE] [--token-file FILE]"},
 };
 
 static int usage(FILE *f)
