@@ -1,11 +1,19 @@
 #!/usr/bin/env bash
-# Makes tests/data/store-v0.db: a verifier database written by a verifier from before schema
-# versions (PRAGMA user_version 0, boot state as a raw struct copy), for the migration test in
-# tests/unit/test_store_migrate.c. Run it with the build directory of such a verifier:
+# Makes a verifier database for the migration test (tests/unit/test_store_migrate.c) with the
+# verifier of an older build, the same agents and rounds every time:
 #
-#   git worktree add /tmp/old 3e5119a && make -C /tmp/old -j2 all
-#   tests/data/store-v0.sh /tmp/old/build/out tests/data/store-v0.db
+#   tests/data/store-v0.db  before schema versions (PRAGMA user_version 0, boot state as a raw
+#                           struct copy), made with 3e5119a
+#   tests/data/store-v2.db  schema version 2, made with 5f6cd2b (the first release with
+#                           `make install`): the database the next schema change upgrades
 #
+# Run it with the build directory of such a verifier, e.g.
+#
+#   mkdir /tmp/old && git archive 5f6cd2b | tar -x -C /tmp/old
+#   make -C /tmp/old -j2 build/out/verifier build/out/attestctl build/out/tools/softagent
+#   tests/data/store-v0.sh /tmp/old/build/out tests/data/store-v2.db
+#
+# A schema change adds its own fixture the same way, made with the last build before it.
 # What the database holds (software agents, tests/tools/softagent, on the real verifier):
 #   agent "alpha": enrolled, active, 3 rounds trusted (2 entries appended), then a round with
 #     /usr/bin/evil and /usr/bin/worse outside the policy (untrusted, 2 violations), then a
@@ -95,7 +103,7 @@ for a in alpha gamma; do
 	echo "$a: clock $(cat "$W/$a/clock")"
 	"$CTL" replay --bank all "$W/$a/list.bin"
 done
-sqlite3 "$OUT" 'PRAGMA user_version; SELECT agent, layout, length(state), reset_count,
+sqlite3 "$OUT" 'PRAGMA user_version; SELECT agent, length(state), reset_count,
 	restart_count, boot_number, next_entry FROM boot_state;
 	SELECT id, state, policy FROM agents; SELECT agent, trusted, reasons FROM verdicts;
 	SELECT id, agent, path, state, count FROM violations; SELECT name, version FROM policies;'

@@ -1,10 +1,13 @@
 /*
- * store_sqlite_schema.c: a database written by the verifier before schema versions
- * (tests/data/store-v0.db, made by tests/data/store-v0.sh) opens, is upgraded, and keeps its
- * agents, verdicts, boot states (decoded from the old raw struct copies), violations and
- * policies. A row the upgrade cannot read stops it and leaves the boot states as they were.
+ * store_sqlite_schema.c: databases written by older verifiers open, are upgraded to this
+ * build's schema, and keep their agents, verdicts, boot states, violations and policies:
+ *   tests/data/store-v0.db  from before schema versions (boot states as raw struct copies)
+ *   tests/data/store-v2.db  schema 2, the first release with `make install`
+ * both made by tests/data/store-v0.sh with the same software agents, so the same facts hold in
+ * each. A row the upgrade from version 0 cannot read stops it and leaves the boot states as
+ * they were.
  *
- * The expected values are what store-v0.sh printed when it made the file: the software
+ * The expected values are what store-v0.sh printed when it made the files: the software
  * agents' clock files and `attestctl replay --bank all` of their lists.
  */
 #include <errno.h>
@@ -17,6 +20,7 @@
 #include "tests/unit/check.h"
 #include "verifier/boot_state.h"
 #include "verifier/store.h"
+#include "verifier/store_sqlite.h" /* STORE_SQLITE_SCHEMA_VERSION */
 
 #define ALPHA_SHA1 "7ed93b5cd790b68552c4f7b76742834c06d724f9"
 #define ALPHA_SHA256 "bca70250e3a690a23364d8b799465d4756cb994153c71395d3f09d829485ea5c"
@@ -256,30 +260,18 @@ static void check_refused(const char *src, const char *dir, const char *what, co
 	      layout);
 }
 
-int main(void)
+/* Opens a copy of an older database (schema `from`), checks every fact, reopens it. */
+static void check_upgrade(const char *src, const char *dir, int from)
 {
-	char dir[] = "/tmp/test_store_migrate.XXXXXX", path[256], uri[300], src[256];
-	const char *data = getenv("STORE_TEST_DATA");
+	char path[256], uri[300], name[64];
 	struct store *st = NULL;
-	int v = -1, layout = -1;
+	int v = -1;
 
-	snprintf(src, sizeof(src), "%s/store-v0.db", data ? data : "tests/data");
-	if (access(src, R_OK)) {
-		fprintf(stderr, "cannot read %s (run from the top of the tree)\n", src);
-		return 2;
-	}
-	if (!mkdtemp(dir))
-		return 2;
-	snprintf(path, sizeof(path), "%s/verifier.db", dir);
-	CASE_BEGIN("the fixture");
-	CHECK(copy_file(src, path) == 0, "copy of %s", src);
-	CHECK(sql_int(path, "PRAGMA user_version", &v) == 0 && v == 0 &&
-		      sql_int(path, "SELECT count(*) FROM boot_state WHERE layout = 1", &layout) == 0 &&
-		      layout == 2,
-	      "the fixture is from before versions (version %d, %d raw boot states)", v, layout);
-
-	CASE_BEGIN("upgrade from version 0");
+	snprintf(path, sizeof(path), "%s/upgraded-v%d.db", dir, from);
 	snprintf(uri, sizeof(uri), "sqlite:%s", path);
+	CHECK(copy_file(src, path) == 0, "copy of %s", src);
+	snprintf(name, sizeof(name), "upgrade from version %d", from);
+	CASE_BEGIN(name);
 	CHECK(store_open(uri, &st) == 0, "the old database opens");
 	if (st) {
 		check_agents(st);
@@ -287,18 +279,52 @@ int main(void)
 		check_verdicts_violations_policies(st);
 		store_close(st);
 	}
-	CHECK(sql_int(path, "PRAGMA user_version", &v) == 0 && v == 2, "now at version 2 (%d)", v);
-	CHECK(sql_int(path, "SELECT count(*) FROM pragma_table_info('boot_state')"
-			    " WHERE name = 'layout'", &layout) == 0 && layout == 0,
-	      "boot_state has no layout column any more");
-	CASE_BEGIN("reopen at version 2");
+	CHECK(sql_int(path, "PRAGMA user_version", &v) == 0 && v == STORE_SQLITE_SCHEMA_VERSION,
+	      "now at version %d (%d)", STORE_SQLITE_SCHEMA_VERSION, v);
+	snprintf(name, sizeof(name), "version %d reopened", from);
+	CASE_BEGIN(name);
 	st = NULL;
-	CHECK(store_open(uri, &st) == 0, "reopens at version 2");
+	CHECK(store_open(uri, &st) == 0, "reopens at version %d", STORE_SQLITE_SCHEMA_VERSION);
 	if (st) {
 		check_boot_states(st);
 		check_next_round(st);
 		store_close(st);
 	}
+}
+
+int main(void)
+{
+	char dir[] = "/tmp/test_store_migrate.XXXXXX", path[256], src[256], src2[256];
+	const char *data = getenv("STORE_TEST_DATA");
+	int v = -1, layout = -1;
+
+	snprintf(src, sizeof(src), "%s/store-v0.db", data ? data : "tests/data");
+	snprintf(src2, sizeof(src2), "%s/store-v2.db", data ? data : "tests/data");
+	if (access(src, R_OK) || access(src2, R_OK)) {
+		fprintf(stderr, "cannot read %s or %s (run from the top of the tree)\n", src, src2);
+		return 2;
+	}
+	if (!mkdtemp(dir))
+		return 2;
+	/* Copies only: even a read leaves -wal and -shm files beside a WAL database. */
+	CASE_BEGIN("the fixtures");
+	snprintf(path, sizeof(path), "%s/fixture-v0.db", dir);
+	CHECK(copy_file(src, path) == 0 && sql_int(path, "PRAGMA user_version", &v) == 0 &&
+		      v == 0 &&
+		      sql_int(path, "SELECT count(*) FROM boot_state WHERE layout = 1", &layout) == 0 &&
+		      layout == 2,
+	      "store-v0.db is from before versions (version %d, %d raw boot states)", v, layout);
+	snprintf(path, sizeof(path), "%s/fixture-v2.db", dir);
+	CHECK(copy_file(src2, path) == 0 && sql_int(path, "PRAGMA user_version", &v) == 0 &&
+		      v == 2,
+	      "store-v2.db is at version 2 (%d)", v);
+
+	check_upgrade(src, dir, 0);
+	snprintf(path, sizeof(path), "%s/upgraded-v0.db", dir);
+	CHECK(sql_int(path, "SELECT count(*) FROM pragma_table_info('boot_state')"
+			    " WHERE name = 'layout'", &layout) == 0 && layout == 0,
+	      "boot_state has no layout column any more");
+	check_upgrade(src2, dir, 2);
 
 	CASE_BEGIN("broken rows stop the upgrade");
 	check_refused(src, dir, "a boot state of another size",
