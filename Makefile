@@ -228,6 +228,20 @@ install-attestd: $(B)/attestd man
 	chmod 0644 "$(DESTDIR)$(UNITDIR)/attestd.service"
 	$(call install_conf,$(B)/etc/attestd.conf,attestd.conf)
 
+# --- Debian packages ----------------------------------------------------------
+# `make deb`: attest-verifier and attestd packages in $(BUILD)/deb, from trees staged by the
+# install targets with Debian's paths (scripts/deb.sh writes the control files).
+DEB_DIR := $(abspath $(BUILD)/deb)
+DEB_PATHS := PREFIX=/usr SYSCONFDIR=/etc UNITDIR=/lib/systemd/system
+
+deb: $(BINS) man
+	$(Q)rm -rf $(DEB_DIR) && mkdir -p $(DEB_DIR)/debian
+	$(Q)$(MAKE) --no-print-directory install-verifier $(DEB_PATHS) \
+		DESTDIR=$(DEB_DIR)/debian/attest-verifier >$(DEB_DIR)/install.log
+	$(Q)$(MAKE) --no-print-directory install-attestd $(DEB_PATHS) \
+		DESTDIR=$(DEB_DIR)/debian/attestd >>$(DEB_DIR)/install.log
+	$(Q)scripts/deb.sh $(VERSION) $(DEB_DIR)
+
 # --- fuzzing (clang + libFuzzer, always with ASan/UBSan) ----------------------
 # With the project's warnings and -Werror. A target links proto/ and the verifier's library
 # (verifier/*.c but main.c), common/ and the tests' library (softtpm), each compiled here with the fuzz flags
