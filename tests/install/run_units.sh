@@ -77,10 +77,7 @@ wait_line() {
 }
 
 # --- a TPM with an EK certificate, and a measurement list PCR 10 follows -------------------
-swtpm_ca_init "$W/ca"
-swtpm_manufacture "$W/tpm" "$W/ca" || { fail "swtpm_setup"; finish; exit 1; }
-cat "$W/ca/ca/issuercert.pem" "$W/ca/ca/swtpm-localca-rootca-cert.pem" >"$W/ek-ca.pem"
-start_swtpm "$W/tpm" || { fail "swtpm start"; finish; exit 1; }
+start_tpm_with_ek_ca "$W" || { fail "swtpm with an EK certificate"; finish; exit 1; }
 "$B/tools/imagen" --entries 30 --template ima-ng --hash sha256 --zero-boot-pcrs --seed 3 \
 	--out "$W/ima" --tpm2-extend-script "$W/ext" >/dev/null
 # shellcheck disable=SC2046 # one PCR:alg=digest argument per word

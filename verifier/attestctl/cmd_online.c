@@ -79,34 +79,54 @@ static int auth_header(const struct online_opts *o, char *auth, size_t cap)
 }
 
 /*
+ * What every call needs: the URL of path, the authorization header and a client with the
+ * given timeouts (seconds). 0, or 2 with a message printed (*c NULL).
+ */
+static int prepare(const struct online_opts *o, const char *path, long connect_timeout,
+		   long total_timeout, char *url, size_t url_cap, char *auth, size_t auth_cap,
+		   struct http_client **c)
+{
+	/* --ca adds to the system store, as libcurl does by default; attestd pins its CA. */
+	const struct http_client_opts opts = {
+		.ca_file = o->ca,
+		.allow_http = true,
+		.connect_timeout = connect_timeout,
+		.total_timeout = total_timeout,
+	};
+
+	*c = NULL;
+	if (auth_header(o, auth, auth_cap))
+		return 2;
+	if (snprintf(url, url_cap, "%s%s", o->url, path) >= (int)url_cap) {
+		fprintf(stderr, "attestctl: URL too long\n");
+		return 2;
+	}
+	*c = http_client_new(&opts);
+	if (!*c) {
+		fprintf(stderr, "attestctl: cannot set up the HTTPS client\n");
+		return 2;
+	}
+	return 0;
+}
+
+/*
  * method PATH on the verifier; *status and *body (caller frees) on success. 0, or 2 with a
  * message printed.
  */
 int online_request(const struct online_opts *o, enum http_method method, const char *path,
 		   const char *send, long *status, char **body)
 {
-	/* --ca adds to the system store, as libcurl does by default; attestd pins its CA. */
-	const struct http_client_opts opts = {
-		.ca_file = o->ca,
-		.allow_http = true,
-		.total_timeout = ONLINE_TIMEOUT,
-	};
 	char auth[TOKEN_MAX + 32], url[2048];
 	struct http_client *c = NULL;
 	struct dynbuf b;
-	int ret = 2, r;
+	int ret, r;
 
 	*body = NULL;
 	dynbuf_init(&b, LIMIT_OPERATOR_RESPONSE);
-	if (auth_header(o, auth, sizeof(auth)))
-		return 2;
-	if (snprintf(url, sizeof(url), "%s%s", o->url, path) >= (int)sizeof(url)) {
-		fprintf(stderr, "attestctl: URL too long\n");
+	ret = prepare(o, path, 0, ONLINE_TIMEOUT, url, sizeof(url), auth, sizeof(auth), &c);
+	if (ret)
 		goto out;
-	}
-	c = http_client_new(&opts);
-	if (!c)
-		goto out;
+	ret = 2;
 	r = http_client_request(c, method, url, auth[0] ? auth : NULL, send,
 				send ? strlen(send) : 0, status, &b);
 	if (r < 0) {
@@ -137,29 +157,18 @@ static void print_refusal(long status, const char *body, size_t len)
 int online_download(const struct online_opts *o, const char *path, int fd, uint64_t max,
 		    long timeout, uint64_t *written)
 {
-	const struct http_client_opts opts = {
-		.ca_file = o->ca,
-		.allow_http = true,
-		.connect_timeout = ONLINE_TIMEOUT,
-		.total_timeout = timeout,
-	};
 	char auth[TOKEN_MAX + 32], url[2048];
 	struct http_client *c = NULL;
 	struct dynbuf err;
 	long status = 0;
-	int ret = 2, r;
+	int ret, r;
 
 	*written = 0;
 	dynbuf_init(&err, LIMIT_OPERATOR_RESPONSE);
-	if (auth_header(o, auth, sizeof(auth)))
-		return 2;
-	if (snprintf(url, sizeof(url), "%s%s", o->url, path) >= (int)sizeof(url)) {
-		fprintf(stderr, "attestctl: URL too long\n");
+	ret = prepare(o, path, ONLINE_TIMEOUT, timeout, url, sizeof(url), auth, sizeof(auth), &c);
+	if (ret)
 		goto out;
-	}
-	c = http_client_new(&opts);
-	if (!c)
-		goto out;
+	ret = 2;
 	r = http_client_download(c, url, auth[0] ? auth : NULL, fd, max, &status, written, &err);
 	if (r < 0) {
 		fprintf(stderr, "attestctl: GET %s: %s\n", url,
