@@ -107,6 +107,13 @@ for i in 1 2 3; do
 	if vstart "$W/r$i"; then
 		missing=$(comm -23 "$W/before$i" <(verdict_ids "$URL" "$CA") | wc -l)
 		check_eq "restored backup $i: every verdict acknowledged before it began ($(wc -l <"$W/before$i"))" 0 "$missing"
+		if [[ $i == 1 ]]; then
+			# The agent is rounds ahead of this copy: it resends from where the copy is.
+			echo "$URL" >"$W/a1/url"
+			out=$("$SA" round "$W/a1" --append "/usr/bin/app1:$D1" | tail -n 1)
+			check_eq "an agent ahead of an older backup: trusted, from the backup's offset" \
+				trusted "$(cut -d' ' -f3- <<<"$out" | jq -r .verdict)"
+		fi
 		stop_pid "$VPID"
 	else
 		fail "a verifier starts from backup $i"
