@@ -323,6 +323,6 @@ vm: all
 	@vm/build-kernel.sh && vm/build-rootfs.sh
 
 clean:
-	rm -rf $(BUILD)/out $(BUILD)/san $(BUILD)/fuzz $(GEN)
+	rm -rf $(BUILD)/out $(BUILD)/san $(BUILD)/fuzz $(BUILD)/deb $(GEN)
 
 -include $(shell find $(B)/obj $(FUZZ_OBJ) -name '*.d' 2>/dev/null)

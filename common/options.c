@@ -161,7 +161,9 @@ int opts_load_file(const struct opts_spec *s, void *cfg, const char *path, bool 
 		if (ret == -ENOENT && missing_ok)
 			return 0;
 		log_error("cannot read config file \"%s\": %s", path,
-			  ret == -EFBIG ? "larger than " LIMIT_STR(OPTS_FILE_MAX) " bytes" : strerror(-ret));
+			  ret == -EFBIG    ? "larger than " LIMIT_STR(OPTS_FILE_MAX) " bytes"
+			  : ret == -EINVAL ? "not a regular file"
+					   : strerror(-ret));
 		return ret == -ENOENT || ret == -ENOMEM ? ret : -EINVAL;
 	}
 	set_at = calloc(s->ndefs ? s->ndefs : 1, sizeof(*set_at));

@@ -3,7 +3,8 @@
 # (this runs without systemd as PID 1: --root on the staged tree, beside a copy of this
 # machine's own units, and man(1) reading the staged man pages for Documentation=);
 # `systemd-analyze security --offline` keeps each one's exposure at or under what it is today;
-# the settings the design rests on are there.
+# the settings the design rests on are there; `make install` on a live system keeps an
+# operator's configuration file.
 set -uo pipefail
 source "$(dirname "$0")/../lib.sh"
 source "$(dirname "$0")/lib.bash"
@@ -56,5 +57,24 @@ check_eq "attestd: one capability, to read the IMA list" CAP_DAC_READ_SEARCH "$(
 check_eq "attestd: no device but the TPM" "closed|/dev/tpmrm0 rw" "$(unit_value "$A" DevicePolicy)|$(unit_value "$A" DeviceAllow)"
 check_eq "attestd: the TPM through the tss group" tss "$(unit_value "$A" SupplementaryGroups)"
 check_eq "attestd: its state directory" attestd "$(unit_value "$A" StateDirectory)"
+
+# --- make install on a live system keeps an existing configuration file ----------------------
+# DESTDIR empty, PREFIX and SYSCONFDIR in a temporary directory. `-o buildinfo.h`: the binaries
+# of this build are installed as they are (a new SYSCONFDIR would rebuild them; the point here
+# is the configuration files).
+L=$T_TMP/live
+live_install() {
+	make -C "$TOP" --no-print-directory -o "${BUILD:-build}/gen/buildinfo.h" install DESTDIR= \
+		PREFIX="$L/usr" SYSCONFDIR="$L/etc" >"$L.log" 2>&1
+}
+mkdir -p "$L"
+check "make install into an empty SYSCONFDIR" live_install
+check "the example configuration files are installed" \
+	cmp -s "$L/etc/attest/verifier.conf" "$B/etc/verifier.conf"
+echo "listen = 127.0.0.1:9443 # mine" >>"$L/etc/attest/verifier.conf"
+cp "$L/etc/attest/verifier.conf" "$T_TMP/mine.conf"
+check "make install again" live_install
+check "an operator's verifier.conf is kept" cmp -s "$L/etc/attest/verifier.conf" "$T_TMP/mine.conf"
+check "and make install says so" grep -q "KEEP.*$L/etc/attest/verifier.conf" "$L.log"
 
 finish
