@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,7 @@
 #include "attestd/tpm.h"
 #include "common/file.h"
 #include "common/log.h"
+#include "common/sdnotify.h"
 #include "proto/dynbuf.h"
 #include "proto/encoding.h"
 
@@ -210,6 +212,19 @@ static int agent_setup(struct agent *a)
 	else
 		a->enrolled = marker_present(a);
 	return 0;
+}
+
+/* STATUS= for `systemctl status` (common/sdnotify.h); a no-op outside systemd. */
+static void __attribute__((format(printf, 1, 2))) notify_status(const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+	int n = snprintf(msg, sizeof(msg), "STATUS=");
+
+	va_start(ap, fmt);
+	vsnprintf(msg + n, sizeof(msg) - (size_t)n, fmt, ap);
+	va_end(ap);
+	(void)sdnotify(msg);
 }
 
 static int agent_enroll(struct agent *a, enum step_fail *why)
@@ -478,6 +493,7 @@ int agent_run(const struct attestd_config *cfg, volatile sig_atomic_t *stop)
 	struct agent a = { .cfg = cfg, .stop = stop };
 	struct verdict_response *v = malloc(sizeof(*v)); /* ~35 KiB: keep it off the stack */
 	unsigned backoff = 0;
+	bool ready = false;
 	enum step_fail why;
 	int ret;
 
@@ -501,6 +517,12 @@ int agent_run(const struct attestd_config *cfg, volatile sig_atomic_t *stop)
 		ret = agent_step(&a, v, &why);
 		if (*stop)
 			break;
+		/* Ready once the TPM answered with our AK: what is left (the verifier, the network)
+		 * comes and goes, and waiting for it would fail the unit's start. */
+		if (!ready && a.tpm) {
+			(void)sdnotify("READY=1");
+			ready = true;
+		}
 		if (ret == 0) {
 			backoff = 0;
 			/* Every verdict is an event for whoever reads the guest's log; last-verdict lets
@@ -511,6 +533,7 @@ int agent_run(const struct attestd_config *cfg, volatile sig_atomic_t *stop)
 				log_info("%s", line);
 			else
 				log_warn("%s", line);
+			notify_status("%s", line);
 			snprintf(line + strlen(line), sizeof(line) - strlen(line), "\n");
 			write_state_file(&a, "last-verdict", line);
 			nap(&a, cfg->interval * 1000u);
@@ -521,10 +544,13 @@ int agent_run(const struct attestd_config *cfg, volatile sig_atomic_t *stop)
 
 			log_warn("round failed (%s%s); retrying in %u ms", strerror(-ret),
 				 why == STEP_FATAL ? ", refused by the verifier" : "", ms);
+			notify_status("round failed (%s%s); retrying", strerror(-ret),
+				      why == STEP_FATAL ? ", refused by the verifier" : "");
 			nap(&a, ms);
 		}
 	}
 	log_info("stopping");
+	(void)sdnotify("STOPPING=1");
 	ret = 0;
 out:
 	agent_release(&a);

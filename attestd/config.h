@@ -1,15 +1,13 @@
 /*
- * attestd configuration: a `key = value` file plus the command line (the command line wins).
+ * attestd configuration: the option table (config.c) drives the command line, the file
+ * (attestd.conf(5): `key = value`, the long option names without "--") and --help; see
+ * common/options.h for the precedence (the command line wins) and the file format. Options
+ * are documented in attestd/attestd.8.scd only; tests/install/docs.sh checks it against
+ * --help. The default file ATTESTD_DEFAULT_CONFIG may be missing; one named with --config
+ * must exist.
  *
- *   attestd [--config FILE] [--verifier URL] [--ca FILE] [--agent-id ID] [--tcti TCTI]
- *           [--ima-list PATH] [--state-dir DIR] [--interval SECONDS] [--ak-alg rsa|ecc]
- *           [--event-log PATH|none] [--cmdline PATH]
- *           [--once] [--foreground] [--debug]
- *
- * File keys are the long option names without "--" (verifier, ca, agent-id, tcti, ima-list,
- * event-log, cmdline, state-dir, interval, ak-alg, once, foreground, debug); '#' starts a comment; booleans are
- * true/false/yes/no/1/0. The default file /etc/attestd.conf may be missing; a file named with
- * --config must exist. Options take "--name VALUE" or "--name=VALUE".
+ * To add an option: a field here, a row in config.c's table, a paragraph under OPTIONS in
+ * attestd.8.scd (the example attestd.conf is generated from it).
  *
  * Ownership: struct attestd_config owns its strings; config_release() frees them (NULL-safe,
  * idempotent). config_parse() fills defaults, so a released-then-parsed struct is complete.
@@ -20,16 +18,17 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#define ATTESTD_DEFAULT_CONFIG "/etc/attestd.conf"
+#include "buildinfo.h" /* ATTEST_SYSCONFDIR */
+
+#define ATTESTD_DEFAULT_CONFIG ATTEST_SYSCONFDIR "/attest/attestd.conf"
 #define ATTESTD_DEFAULT_TCTI "device:/dev/tpmrm0"
 #define ATTESTD_DEFAULT_IMA_LIST "/sys/kernel/security/ima/binary_runtime_measurements"
 /* The firmware's TCG event log and the kernel command line it measured (issue 13). */
 #define ATTESTD_DEFAULT_EVENT_LOG "/sys/kernel/security/tpm0/binary_bios_measurements"
 #define ATTESTD_DEFAULT_CMDLINE "/proc/cmdline"
 #define ATTESTD_DEFAULT_STATE_DIR "/var/lib/attestd"
-#define ATTESTD_DEFAULT_INTERVAL 10u
+#define ATTESTD_DEFAULT_INTERVAL 10 /* a plain literal: config.c spells it */
 #define ATTESTD_MAX_INTERVAL 86400u
-#define ATTESTD_CONFIG_LINE_MAX 4096u
 
 enum attestd_ak_alg {
 	ATTESTD_AK_RSA, /* RSA-2048, RSASSA-SHA256 */
@@ -44,13 +43,14 @@ struct attestd_config {
 	char *ima_list;
 	char *event_log; /* "none": never send one */
 	char *cmdline;
-	char *state_dir;
+	char *state_dir; /* --state-dir, else $STATE_DIRECTORY (systemd), else the default */
 	unsigned interval; /* seconds between rounds, 1..ATTESTD_MAX_INTERVAL */
 	enum attestd_ak_alg ak_alg;
 	bool once;
 	bool foreground;
 	bool debug;
-	bool help; /* --help seen: caller prints config_usage() and exits 0 */
+	bool help;    /* --help seen: caller prints config_usage() and exits 0 */
+	bool version; /* --version seen: caller prints config_version() and exits 0 */
 };
 
 /*
@@ -60,13 +60,11 @@ struct attestd_config {
  */
 int config_parse(struct attestd_config *cfg, int argc, char *const argv[]);
 
-/* Applies a config file; missing_ok allows ENOENT. Returns 0, -ENOENT or -EINVAL. */
-int config_load_file(struct attestd_config *cfg, const char *path, bool missing_ok);
-
 /* Checks the settings a run needs: verifier (https://), ca, agent id. 0 or -EINVAL. */
 int config_check(const struct attestd_config *cfg);
 
 void config_release(struct attestd_config *cfg);
 void config_usage(FILE *out);
+void config_version(FILE *out);
 
 #endif

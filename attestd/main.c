@@ -30,8 +30,11 @@ int main(int argc, char **argv)
 		config_release(&cfg);
 		return 2;
 	}
-	if (cfg.help) {
-		config_usage(stdout);
+	if (cfg.help || cfg.version) {
+		if (cfg.help)
+			config_usage(stdout);
+		else
+			config_version(stdout);
 		config_release(&cfg);
 		return 0;
 	}

@@ -2,8 +2,10 @@
 #include "common/http_client.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <curl/curl.h>
 #include <openssl/crypto.h>
@@ -24,14 +26,49 @@ const char *http_method_name(enum http_method m)
 	return "?";
 }
 
-/* Appends to the caller's dynbuf; a body past its cap fails the transfer (returning != n). */
+/*
+ * Where a response body goes: the caller's dynbuf, or with fd >= 0 a file for the body of a
+ * 200 answer (any other answer's body, an error in JSON, still goes to the dynbuf).
+ */
+struct sink {
+	CURL *curl;
+	struct dynbuf *buf;
+	int fd;
+	uint64_t max, written;
+	int err; /* why the transfer was stopped: -EFBIG, -errno of write(2) */
+};
+
+/* Takes one piece of the body; returning less than n makes libcurl fail the transfer. */
 static size_t on_data(char *ptr, size_t size, size_t nmemb, void *userdata)
 {
-	struct dynbuf *b = userdata;
-	size_t n = size * nmemb;
+	struct sink *s = userdata;
+	size_t n = size * nmemb, done = 0;
+	long code = 0;
 
-	if (dynbuf_add(b, ptr, n) < 0)
+	if (s->fd >= 0 && curl_easy_getinfo(s->curl, CURLINFO_RESPONSE_CODE, &code) == CURLE_OK &&
+	    code == 200) {
+		if (n > s->max - s->written) {
+			s->err = -EFBIG;
+			return 0;
+		}
+		while (done < n) {
+			ssize_t w = write(s->fd, ptr + done, n - done);
+
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w <= 0) {
+				s->err = w < 0 ? -errno : -EIO;
+				return 0;
+			}
+			done += (size_t)w;
+		}
+		s->written += n;
+		return n;
+	}
+	if (dynbuf_add(s->buf, ptr, n) < 0) {
+		s->err = dynbuf_error(s->buf) == -E2BIG ? -EFBIG : dynbuf_error(s->buf);
 		return 0;
+	}
 	return n;
 }
 
@@ -108,9 +145,9 @@ static void headers_free(struct curl_slist *l)
 	curl_slist_free_all(l);
 }
 
-int http_client_request(struct http_client *c, enum http_method method, const char *url,
-			const char *header, const char *body, size_t body_len, long *status,
-			struct dynbuf *resp)
+static int perform(struct http_client *c, enum http_method method, const char *url,
+		   const char *header, const char *body, size_t body_len, long *status,
+		   struct sink *sink)
 {
 	bool sends = method == HTTP_POST || method == HTTP_PUT;
 	struct curl_slist *hdrs = NULL, *next;
@@ -121,6 +158,7 @@ int http_client_request(struct http_client *c, enum http_method method, const ch
 	*status = 0;
 	c->errbuf[0] = '\0';
 	c->last = CURLE_OK;
+	sink->curl = h;
 	if (header) {
 		if (!(next = curl_slist_append(hdrs, header)))
 			goto nomem;
@@ -131,13 +169,15 @@ int http_client_request(struct http_client *c, enum http_method method, const ch
 			goto nomem;
 		hdrs = next;
 	}
-	if (!(next = curl_slist_append(hdrs, "Accept: application/json")))
+	/* A download takes any type for its body; errors still come as JSON. */
+	if (!(next = curl_slist_append(hdrs, sink->fd >= 0 ? "Accept: */*"
+							  : "Accept: application/json")))
 		goto nomem;
 	hdrs = next;
 
 	curl_easy_setopt(h, CURLOPT_URL, url);
 	curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
-	curl_easy_setopt(h, CURLOPT_WRITEDATA, resp);
+	curl_easy_setopt(h, CURLOPT_WRITEDATA, sink);
 	if (sends) {
 		curl_easy_setopt(h, CURLOPT_POST, 1L);
 		curl_easy_setopt(h, CURLOPT_POSTFIELDS, body ? body : "");
@@ -151,12 +191,7 @@ int http_client_request(struct http_client *c, enum http_method method, const ch
 	curl_easy_setopt(h, CURLOPT_HTTPHEADER, NULL);
 	c->last = cc;
 	if (cc != CURLE_OK) {
-		if (dynbuf_error(resp) == -E2BIG)
-			ret = -EFBIG;
-		else if (dynbuf_error(resp))
-			ret = dynbuf_error(resp);
-		else
-			ret = curl_errno(cc);
+		ret = sink->err ? sink->err : curl_errno(cc);
 		goto out;
 	}
 	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, status);
@@ -168,6 +203,25 @@ nomem:
 	c->last = CURLE_OUT_OF_MEMORY;
 	ret = -ENOMEM;
 	goto out;
+}
+
+int http_client_request(struct http_client *c, enum http_method method, const char *url,
+			const char *header, const char *body, size_t body_len, long *status,
+			struct dynbuf *resp)
+{
+	struct sink sink = { .buf = resp, .fd = -1 };
+
+	return perform(c, method, url, header, body, body_len, status, &sink);
+}
+
+int http_client_download(struct http_client *c, const char *url, const char *header, int fd,
+			 uint64_t max, long *status, uint64_t *written, struct dynbuf *err_body)
+{
+	struct sink sink = { .buf = err_body, .fd = fd, .max = max };
+	int ret = perform(c, HTTP_GET, url, header, NULL, 0, status, &sink);
+
+	*written = sink.written;
+	return ret;
 }
 
 const char *http_client_error(const struct http_client *c)

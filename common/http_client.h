@@ -23,6 +23,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "proto/dynbuf.h"
 
@@ -55,6 +56,15 @@ void http_client_free(struct http_client *c);
 int http_client_request(struct http_client *c, enum http_method method, const char *url,
 			const char *header, const char *body, size_t body_len, long *status,
 			struct dynbuf *resp);
+
+/*
+ * GET url, writing the body of a 200 answer to fd (at most max bytes) as it arrives; the body of
+ * any other answer goes to err_body (capped by its dynbuf) and nothing to fd. *written counts
+ * the bytes written to fd, also after a failure. Same returns as http_client_request(), and
+ * -EFBIG past max, or write(2)'s -errno (-ENOSPC, ...).
+ */
+int http_client_download(struct http_client *c, const char *url, const char *header, int fd,
+			 uint64_t max, long *status, uint64_t *written, struct dynbuf *err_body);
 
 const char *http_client_error(const struct http_client *c);
 const char *http_client_error_detail(const struct http_client *c);

@@ -111,6 +111,17 @@ swtpm_manufacture() {
 		--overwrite >"$state/setup.log" 2>&1
 }
 
+# start_tpm_with_ek_ca DIR: a swtpm with an EK certificate from a CA private to this test
+# (swtpm_ca_init DIR/ca, swtpm_manufacture DIR/tpm), started (start_swtpm); DIR/ek-ca.pem holds
+# the CA chain a verifier's --ek-ca needs. Returns non-zero with a message when a step fails.
+start_tpm_with_ek_ca() {
+	local dir=$1
+	swtpm_ca_init "$dir/ca"
+	swtpm_manufacture "$dir/tpm" "$dir/ca" || { cat "$dir/tpm/setup.log" >&2; return 1; }
+	cat "$dir/ca/ca/issuercert.pem" "$dir/ca/ca/swtpm-localca-rootca-cert.pem" >"$dir/ek-ca.pem"
+	start_swtpm "$dir/tpm"
+}
+
 # A service keeps its port across restarts: the port is remembered per state directory.
 declare -A T_SERVICE_PORT=()
 

@@ -48,6 +48,7 @@ void handle_violation_approve(const struct http_request *req, struct http_respon
 void handle_violation_dismiss(const struct http_request *req, struct http_response *resp);
 void handle_policy_get(const struct http_request *req, struct http_response *resp);
 void handle_policy_put(const struct http_request *req, struct http_response *resp);
+void handle_backup(const struct http_request *req, struct http_response *resp);
 
 /* Policy history and agents' amendments (handlers_history.c). */
 void handle_policy_versions(const struct http_request *req, struct http_response *resp);

@@ -1,22 +1,14 @@
 /*
- * verifier: the host attestation service.
- *
- *   verifier [--listen 127.0.0.1:8443] [--state-dir DIR] [--tls-cert FILE --tls-key FILE]
- *            [--tls-san NAME]... [--ek-ca FILE]... [--policy FILE [--policy-replace]]
- *            [--operator-token-file FILE] [--threads N] [--nonce-ttl SECONDS] [--verbose]
- *            [--store URI] [--pending-ttl SECONDS] [--client-connections N]
+ * verifier: the host attestation service. Options: options.h (documented in verifier(8)).
  *
  * --policy FILE seeds the default policy when the store has none; a stored default that
  * differs is kept (and the log says so) unless --policy-replace is given.
  * --store names the database (store.h): sqlite:PATH, by default sqlite:STATE_DIR/verifier.db.
- * --pending-ttl: an enrollment not activated within it expires (default 600 s).
- * --client-connections: open connections per client address (default 64; agents behind one
- * NAT address share them).
  *
- * Prints `listening on https://ADDR:PORT` on stdout when ready. SIGTERM/SIGINT stop it cleanly.
+ * Prints `listening on https://ADDR:PORT` on stdout when ready (and READY=1 to systemd).
+ * SIGTERM/SIGINT stop it cleanly.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <signal.h>
@@ -34,160 +26,19 @@
 
 #include "common/file.h"
 #include "common/log.h"
+#include "common/sdnotify.h"
 #include "proto/dynbuf.h"
 #include "proto/encoding.h"
 #include "verifier/agentcache.h"
 #include "verifier/handlers.h"
+#include "verifier/options.h"
 #include "verifier/policy.h"
 #include "verifier/statedir.h"
 #include "verifier/policy_file.h"
 #include "verifier/tls.h"
 
-#define MAX_EK_CA 16
-#define MAX_SANS 16
 #define TOKEN_BYTES 32
 #define TOKEN_FILE_MAX 4096
-#define DEFAULT_STATE_DIR "/var/lib/attest-verifier"
-
-struct options {
-	const char *listen;
-	const char *state_dir;
-	const char *store; /* NULL: sqlite:STATE_DIR/verifier.db */
-	const char *tls_cert, *tls_key;
-	const char *sans[MAX_SANS];
-	size_t nsans;
-	const char *ek_ca[MAX_EK_CA];
-	size_t nek_ca;
-	const char *policy;
-	bool policy_replace;
-	const char *token_file;
-	unsigned threads;
-	int64_t nonce_ttl;
-	int64_t pending_ttl;
-	unsigned client_connections;
-};
-
-static void usage(FILE *f)
-{
-	fprintf(f,
-		"usage: verifier [--listen ADDR:PORT] [--state-dir DIR]\n"
-		"                [--tls-cert FILE --tls-key FILE] [--tls-san NAME]...\n"
-		"                [--ek-ca FILE]... [--policy FILE [--policy-replace]]\n"
-		"                [--operator-token-file FILE]\n"
-		"                [--threads N] [--nonce-ttl SECONDS] [--verbose]\n"
-		"                [--store sqlite:PATH] [--pending-ttl SECONDS]\n"
-		"                [--client-connections N]\n");
-}
-
-static int parse_uint(const char *s, unsigned long max, unsigned long *out)
-{
-	char *end;
-	unsigned long v;
-
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || end == s || *end || v > max || s[0] == '-')
-		return -EINVAL;
-	*out = v;
-	return 0;
-}
-
-static int parse_args(int argc, char **argv, struct options *o)
-{
-	static const struct option longopts[] = {
-		{ "listen", required_argument, NULL, 'l' },
-		{ "state-dir", required_argument, NULL, 's' },
-		{ "store", required_argument, NULL, 'S' },
-		{ "tls-cert", required_argument, NULL, 'c' },
-		{ "tls-key", required_argument, NULL, 'k' },
-		{ "tls-san", required_argument, NULL, 'N' },
-		{ "ek-ca", required_argument, NULL, 'e' },
-		{ "policy", required_argument, NULL, 'p' },
-		{ "policy-replace", no_argument, NULL, 'P' },
-		{ "operator-token-file", required_argument, NULL, 't' },
-		{ "threads", required_argument, NULL, 'T' },
-		{ "nonce-ttl", required_argument, NULL, 'n' },
-		{ "pending-ttl", required_argument, NULL, 'E' },
-		{ "client-connections", required_argument, NULL, 'C' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	unsigned long v;
-	int c;
-
-	o->listen = "127.0.0.1:8443";
-	o->state_dir = DEFAULT_STATE_DIR;
-	/* A handler waits for its round's group commit and holds its pool thread (and that
-	 * thread's other connections) meanwhile: the batch is as large as the threads waiting.
-	 * An idle pool thread costs about 20 KiB of RSS. */
-	o->threads = 32;
-	o->nonce_ttl = 60;
-	o->pending_ttl = STORE_PENDING_TTL_DEFAULT;
-	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'l': o->listen = optarg; break;
-		case 's': o->state_dir = optarg; break;
-		case 'S': o->store = optarg; break;
-		case 'c': o->tls_cert = optarg; break;
-		case 'k': o->tls_key = optarg; break;
-		case 'N':
-			if (o->nsans >= MAX_SANS) {
-				fprintf(stderr, "verifier: at most %d --tls-san\n", MAX_SANS);
-				return -EINVAL;
-			}
-			o->sans[o->nsans++] = optarg;
-			break;
-		case 'e':
-			if (o->nek_ca >= MAX_EK_CA) {
-				fprintf(stderr, "verifier: at most %d --ek-ca\n", MAX_EK_CA);
-				return -EINVAL;
-			}
-			o->ek_ca[o->nek_ca++] = optarg;
-			break;
-		case 'p': o->policy = optarg; break;
-		case 'P': o->policy_replace = true; break;
-		case 't': o->token_file = optarg; break;
-		case 'T':
-			if (parse_uint(optarg, 256, &v) || v == 0) {
-				fprintf(stderr, "verifier: --threads wants 1..256\n");
-				return -EINVAL;
-			}
-			o->threads = (unsigned)v;
-			break;
-		case 'n':
-			if (parse_uint(optarg, 86400, &v) || v == 0) {
-				fprintf(stderr, "verifier: --nonce-ttl wants 1..86400 seconds\n");
-				return -EINVAL;
-			}
-			o->nonce_ttl = (int64_t)v;
-			break;
-		case 'C':
-			if (parse_uint(optarg, LIMIT_CONNECTIONS, &v) || v == 0) {
-				fprintf(stderr, "verifier: --client-connections wants 1..%u\n",
-					LIMIT_CONNECTIONS);
-				return -EINVAL;
-			}
-			o->client_connections = (unsigned)v;
-			break;
-		case 'E':
-			if (parse_uint(optarg, 7 * 86400, &v) || v == 0) {
-				fprintf(stderr, "verifier: --pending-ttl wants 1..604800 seconds\n");
-				return -EINVAL;
-			}
-			o->pending_ttl = (int64_t)v;
-			break;
-		case 'v': log_set_level(LOG_LVL_DEBUG); break;
-		case 'h': usage(stdout); exit(0);
-		default: usage(stderr); return -EINVAL;
-		}
-	}
-	if (optind != argc) {
-		usage(stderr);
-		return -EINVAL;
-	}
-	return 0;
-}
 
 /* Room for every connection allowed, with the store's and TLS's files: raise the soft limit. */
 static void raise_nofile(void)
@@ -220,7 +71,7 @@ static int read_file(const char *path, size_t max, char **out, size_t *len)
 }
 
 /* The operator token: from the file given, or generated once into the state dir (0600). */
-static int setup_token(const struct options *o, uint8_t digest[32])
+static int setup_token(const struct verifier_options *o, uint8_t digest[32])
 {
 	char path[PATH_MAX];
 	char *tok = NULL;
@@ -369,7 +220,8 @@ out:
 
 int main(int argc, char **argv)
 {
-	struct options o;
+	struct verifier_options o;
+	enum opts_action action;
 	struct app app;
 	struct tls_material tls;
 	struct http_server_config cfg;
@@ -385,10 +237,22 @@ int main(int argc, char **argv)
 	memset(&tls, 0, sizeof(tls));
 	policy_cache_init(&app.policies);
 	policy_cache_init(&app.amendments);
-	if (parse_args(argc, argv, &o))
+	if (verifier_options_parse(&o, argc, argv, &action)) {
+		verifier_options_release(&o);
 		return 2;
-	app.nonce_ttl = o.nonce_ttl;
-	app.pending_ttl = o.pending_ttl;
+	}
+	if (action != OPTS_RUN) {
+		if (action == OPTS_HELP)
+			opts_usage(&verifier_opts_spec, stdout);
+		else
+			opts_version("verifier", stdout);
+		verifier_options_release(&o);
+		return 0;
+	}
+	if (o.verbose)
+		log_set_level(LOG_LVL_DEBUG);
+	app.nonce_ttl = (int64_t)o.nonce_ttl;
+	app.pending_ttl = (int64_t)o.pending_ttl;
 
 	/* Block the stop signals before any thread exists: MHD's threads inherit the mask and
 	 * only main() receives them, in sigwait() below. */
@@ -410,7 +274,7 @@ int main(int argc, char **argv)
 	}
 	{
 		struct store_enroll_limits lim = {
-			.pending_ttl = o.pending_ttl,
+			.pending_ttl = (int64_t)o.pending_ttl,
 			.max_pending_per_ek = LIMIT_PENDING_PER_EK,
 			.max_pending = LIMIT_PENDING_ENROLLMENTS,
 		};
@@ -425,9 +289,9 @@ int main(int argc, char **argv)
 		log_error("cannot create the challenge table or agent cache: out of memory or no randomness");
 		goto out;
 	}
-	if (o.nek_ca == 0)
+	if (o.ek_ca.n == 0)
 		log_warn("no --ek-ca given: every enrollment will be refused (ek_untrusted)");
-	app.trust = enroll_trust_new(o.ek_ca, o.nek_ca);
+	app.trust = enroll_trust_new((const char *const *)o.ek_ca.v, o.ek_ca.n);
 	if (!app.trust)
 		goto out;
 	if (o.policy_replace && !o.policy) {
@@ -436,7 +300,8 @@ int main(int argc, char **argv)
 	}
 	if (o.policy && load_default_policy(&app, o.policy, o.policy_replace))
 		goto out;
-	if (tls_setup(o.state_dir, o.tls_cert, o.tls_key, o.sans, o.nsans, &tls))
+	if (tls_setup(o.state_dir, o.tls_cert, o.tls_key, (const char *const *)o.tls_san.v,
+		      o.tls_san.n, &tls))
 		goto out;
 	if (tls.ca_path)
 		log_info("tls: agents trust \"%s\"; server certificate \"%s\", key \"%s\"",
@@ -461,12 +326,17 @@ int main(int argc, char **argv)
 		/* The address as given, with the port actually bound. */
 		const char *colon = strrchr(o.listen, ':');
 		int hl = colon ? (int)(colon - o.listen) : (int)strlen(o.listen);
+		char ready[128];
 
 		printf("listening on https://%.*s:%u\n", hl, o.listen, port);
 		fflush(stdout);
+		snprintf(ready, sizeof(ready), "READY=1\nSTATUS=listening on https://%.*s:%u", hl,
+			 o.listen, port);
+		(void)sdnotify(ready);
 	}
 	if (sigwait(&sigs, &sig) == 0)
 		log_info("signal %d: stopping", sig);
+	(void)sdnotify("STOPPING=1");
 	status = 0;
 out:
 	http_server_stop(srv);
@@ -479,5 +349,6 @@ out:
 	tls_material_release(&tls);
 	OPENSSL_cleanse(app.token_digest, sizeof(app.token_digest));
 	statedir_close(lock_fd);
+	verifier_options_release(&o);
 	return status;
 }

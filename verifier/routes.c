@@ -43,6 +43,8 @@ const struct http_route app_routes[] = {
 	  handle_amendment_versions },
 	{ "POST", "/v1/agents/*/amendment/rollback", LIMIT_SMALL_BODY, true, "amendment_rollback",
 	  handle_amendment_rollback },
+	/* A copy of the whole store, streamed from a file (store_backup()). */
+	{ "GET", "/v1/backup", LIMIT_SMALL_BODY, true, "backup", handle_backup },
 	/* The web page: a fixed set of embedded files, public (its data needs the token). */
 	{ "GET", "/ui/", LIMIT_SMALL_BODY, false, "ui", handle_ui_index },
 	{ "GET", "/ui/app.js", LIMIT_SMALL_BODY, false, "ui", handle_ui_js },

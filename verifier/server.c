@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/socket.h>
 #include <time.h>
 
@@ -86,6 +87,18 @@ void http_reply_text(struct http_response *resp, unsigned status, const char *co
 	resp->content_type = content_type;
 }
 
+void http_reply_file(struct http_response *resp, unsigned status, const char *content_type,
+		     int fd, uint64_t size)
+{
+	free(resp->body);
+	resp->body = NULL;
+	resp->status = status;
+	resp->content_type = content_type;
+	resp->has_file = true;
+	resp->file_fd = fd;
+	resp->file_size = size;
+}
+
 const char *http_header(const struct http_request *req, const char *name)
 {
 	return MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND, name);
@@ -135,12 +148,16 @@ static enum MHD_Result send_response(struct http_server *srv, struct conn_state 
 	struct MHD_Response *r;
 	enum MHD_Result ret;
 
-	if (resp->body)
+	if (resp->has_file)
+		r = MHD_create_response_from_fd64(resp->file_size, resp->file_fd);
+	else if (resp->body)
 		r = MHD_create_response_from_buffer(strlen(resp->body), resp->body,
 						    MHD_RESPMEM_MUST_FREE);
 	else
 		r = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
 	if (!r) {
+		if (resp->has_file)
+			close(resp->file_fd);
 		free(resp->body);
 		resp->body = NULL;
 		return MHD_NO;

@@ -45,6 +45,11 @@ struct http_response {
 	char *body;               /* malloc'd, the server frees it */
 	const char *content_type; /* default application/json */
 	unsigned retry_after;     /* seconds; sent as Retry-After when not 0 */
+	/* With has_file the body is file_size bytes read from file_fd instead, which the server
+	 * closes once sent (http_reply_file()). */
+	bool has_file;
+	int file_fd;
+	uint64_t file_size;
 };
 
 typedef void (*http_handler)(const struct http_request *req, struct http_response *resp);
@@ -94,6 +99,9 @@ void http_reply_json(struct http_response *resp, unsigned status, char *json);
 /* {"error":{"code":CODE,"message":...}}. */
 void http_reply_error(struct http_response *resp, unsigned status, const char *code,
 		      const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* A body streamed from an open file (size bytes from its offset 0); takes ownership of fd. */
+void http_reply_file(struct http_response *resp, unsigned status, const char *content_type,
+		     int fd, uint64_t size);
 /* Plain text body (copied). */
 void http_reply_text(struct http_response *resp, unsigned status, const char *content_type,
 		     const char *text);

@@ -335,3 +335,17 @@ int store_counts(struct store *st, struct store_counts *out)
 {
 	return st->be->ops->counts(st->be, out);
 }
+
+int store_backup(struct store *st, int *fd, uint64_t *size)
+{
+	return st->be->ops->backup(st->be, fd, size);
+}
+
+int store_backup_check(const char *uri, int64_t *version)
+{
+	const char *location = NULL;
+	const struct store_ops *ops = backend_of(uri, &location);
+
+	*version = 0;
+	return ops ? ops->backup_check(location, version) : -EINVAL;
+}

@@ -82,6 +82,10 @@ struct store_ops {
 	int (*policy_agents)(struct store_backend *b, const char *name, uint64_t *count);
 
 	int (*counts)(struct store_backend *b, struct store_counts *out);
+
+	int (*backup)(struct store_backend *b, int *fd, uint64_t *size);
+	/* No store handle: location is a backup file this backend wrote. */
+	int (*backup_check)(const char *location, int64_t *version);
 };
 
 /* The backends store_open() knows. */

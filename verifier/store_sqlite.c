@@ -1269,6 +1269,20 @@ out:
 	return ret;
 }
 
+/* Backups (store_sqlite_backup.c) ------------------------------------------------------ */
+
+/* A connection of its own reads the file: the store's lock is not taken. */
+static int sq_backup(struct store_backend *b, int *fd, uint64_t *size)
+{
+	const char *path = sqlite3_db_filename(sq(b)->db, "main");
+
+	if (!path || !path[0]) {
+		log_error("store: backup: the database has no file name");
+		return -EINVAL;
+	}
+	return store_sqlite_backup(path, fd, size);
+}
+
 const struct store_ops store_sqlite_ops = {
 	.scheme = "sqlite",
 	.open = sq_open,
@@ -1293,4 +1307,6 @@ const struct store_ops store_sqlite_ops = {
 	.policy_versions = sq_policy_versions,
 	.policy_agents = sq_policy_agents,
 	.counts = sq_counts,
+	.backup = sq_backup,
+	.backup_check = store_sqlite_backup_check,
 };

@@ -14,7 +14,7 @@
 #                       brings the tss2 TCTI libraries ESYS dlopens (ROOTFS_TCTI_LIBS)
 #   ROOTFS_TCTI_LIBS    libraries copied by name with their closure
 #                       [libtss2-tcti-device.so.0]
-#   ROOTFS_ATTESTD_CONF file installed as /etc/attestd.conf    [none]
+#   ROOTFS_ATTESTD_CONF file installed as /etc/attest/attestd.conf [none]
 #   ROOTFS_CA           file installed as /etc/attest/ca.pem   [none]
 #   ROOTFS_OVERLAY      space-separated directories copied over the tree last
 #   ROOTFS_FILES        space-separated SRC:DEST pairs copied into the tree last
@@ -114,7 +114,7 @@ echo attest-guest >etc/hostname
 printf 'root:x:0:0:root:/root:/bin/sh\n' >etc/passwd
 printf 'root:x:0:\n' >etc/group
 printf '127.0.0.1 localhost\n10.0.2.100 verifier\n' >etc/hosts
-[[ -n ${ROOTFS_ATTESTD_CONF:-} ]] && cp --remove-destination "$(vm_abspath "$ROOTFS_ATTESTD_CONF")" etc/attestd.conf
+[[ -n ${ROOTFS_ATTESTD_CONF:-} ]] && mkdir -p etc/attest && cp --remove-destination "$(vm_abspath "$ROOTFS_ATTESTD_CONF")" etc/attest/attestd.conf
 [[ -n ${ROOTFS_CA:-} ]] && cp --remove-destination "$(vm_abspath "$ROOTFS_CA")" etc/attest/ca.pem
 for dir in ${ROOTFS_OVERLAY:-}; do
 	cp -a --remove-destination "$(vm_abspath "$dir")/." .

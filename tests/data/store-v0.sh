@@ -1,11 +1,21 @@
 #!/usr/bin/env bash
-# Makes tests/data/store-v0.db: a verifier database written by a verifier from before schema
-# versions (PRAGMA user_version 0, boot state as a raw struct copy), for the migration test in
-# tests/unit/test_store_migrate.c. Run it with the build directory of such a verifier:
+# Makes a verifier database for the migration test (tests/unit/test_store_migrate.c) with the
+# verifier of an older build, the same agents and rounds every time:
 #
-#   git worktree add /tmp/old 3e5119a && make -C /tmp/old -j2 all
-#   tests/data/store-v0.sh /tmp/old/build/out tests/data/store-v0.db
+#   tests/data/store-v0.db  before schema versions (PRAGMA user_version 0, boot state as a raw
+#                           struct copy), made with 3e5119a before agent "omega" was added
+#                           here: it holds alpha, beta and gamma
+#   tests/data/store-v2.db  schema version 2, made with 5f6cd2b (the first release with
+#                           `make install`, the last before issue 12 changed how violations
+#                           are stored): every agent below
 #
+# Run it with the build directory of such a verifier, e.g.
+#
+#   mkdir /tmp/old && git archive 5f6cd2b | tar -x -C /tmp/old
+#   make -C /tmp/old -j2 build/out/verifier build/out/attestctl build/out/tools/softagent
+#   tests/data/store-v0.sh /tmp/old/build/out tests/data/store-v2.db
+#
+# A schema change adds its own fixture the same way, made with the last build before it.
 # What the database holds (software agents, tests/tools/softagent, on the real verifier):
 #   agent "alpha": enrolled, active, 3 rounds trusted (2 entries appended), then a round with
 #     /usr/bin/evil and /usr/bin/worse outside the policy (untrusted, 2 violations), then a
@@ -15,6 +25,11 @@
 #   agent "beta": enrolled with a wrong credential secret: stays pending, no boot state.
 #   agent "gamma": active, assigned policy "strict" (uploaded: version 1), one trusted round,
 #     a reboot and one trusted round of its second boot.
+#   agent "omega" (what issue 12's migration converts): active, assigned policy "omega" (a copy
+#     of the default, version 1), one trusted round, then one round with four files outside it:
+#     /usr/bin/evil (left open), /usr/bin/t<0xff>ol (left open; schema 2 stores the byte as the
+#     text "\xff"), /usr/bin/worse (approved: policy "omega" becomes version 2) and
+#     /usr/bin/gone (dismissed).
 # Then it prints the facts the test checks (clock files, list lengths, PCR 10 per agent).
 set -euo pipefail
 
@@ -34,6 +49,8 @@ D1=$(printf '11%.0s' {1..32})
 D2=$(printf '22%.0s' {1..32})
 D3=$(printf '33%.0s' {1..32})
 D4=$(printf '44%.0s' {1..32})
+D5=$(printf '55%.0s' {1..32})
+D6=$(printf '66%.0s' {1..32})
 "$SA" mkca "$W/ekca" >/dev/null
 head -c 32 /dev/urandom | xxd -p -c 64 >"$W/token"
 cat >"$W/policy.json" <<EOF
@@ -87,15 +104,26 @@ round "$W/gamma" --append "/usr/bin/app1:$D1"
 "$SA" reboot "$W/gamma"
 round "$W/gamma" --append "/usr/bin/app1:$D1"
 
+init omega
+"$SA" enroll "$W/omega" --verifier "$URL" --cacert "$CA" --id omega >/dev/null
+ctl policy put omega "$W/policy.json"
+ctl policy assign omega omega
+round "$W/omega" --append "/usr/bin/app1:$D1"
+round "$W/omega" --append "/usr/bin/evil:$D3" --append '/usr/bin/t\xffol:'"$D4" \
+	--append "/usr/bin/worse:$D5" --append "/usr/bin/gone:$D6"
+oid() { op "$URL/v1/violations?agent=omega" | jq -r --arg p "$1" '.violations[] | select(.path == $p) | .id'; }
+op -X POST -o /dev/null "$URL/v1/violations/$(oid /usr/bin/worse)/approve"
+op -X POST -o /dev/null "$URL/v1/violations/$(oid /usr/bin/gone)/dismiss"
+
 kill -TERM "$VPID"
 wait "$VPID" || true
 VPID=
 cp "$W/v/verifier.db" "$OUT"
-for a in alpha gamma; do
+for a in alpha gamma omega; do
 	echo "$a: clock $(cat "$W/$a/clock")"
 	"$CTL" replay --bank all "$W/$a/list.bin"
 done
-sqlite3 "$OUT" 'PRAGMA user_version; SELECT agent, layout, length(state), reset_count,
+sqlite3 "$OUT" 'PRAGMA user_version; SELECT agent, length(state), reset_count,
 	restart_count, boot_number, next_entry FROM boot_state;
 	SELECT id, state, policy FROM agents; SELECT agent, trusted, reasons FROM verdicts;
-	SELECT id, agent, path, state, count FROM violations; SELECT name, version FROM policies;'
+	SELECT id, agent, hex(path), state, count FROM violations; SELECT name, version FROM policies;'

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "attestd/config.h"
+#include "common/options.h"
 #include "tests/unit/check.h"
 
 static char tmpdir[] = "/tmp/test_attestd_config.XXXXXX";
@@ -141,7 +142,7 @@ static void test_errors(void)
 	CHECK(PARSE(&cfg, "--help") == 0 && cfg.help, "--help");
 	config_release(&cfg);
 	{
-		char longline[ATTESTD_CONFIG_LINE_MAX + 100];
+		char longline[OPTS_LINE_MAX + 100];
 
 		memset(longline, 'a', sizeof(longline) - 2);
 		longline[sizeof(longline) - 2] = '\n';

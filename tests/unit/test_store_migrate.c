@@ -1,11 +1,14 @@
 /*
- * store_sqlite_schema.c: a database written by the verifier before schema versions
- * (tests/data/store-v0.db, made by tests/data/store-v0.sh) opens, is upgraded, and keeps its
- * agents, verdicts, boot states (decoded from the old raw struct copies), violations and
- * policies. A row the upgrade cannot read stops it and leaves the boot states as they were.
- * One of version 2 (tests/data/store-v2.db) gets raw violation paths back.
+ * store_sqlite_schema.c: databases written by older verifiers open, are upgraded to this
+ * build's schema, and keep their agents, verdicts, boot states, violations and policies:
+ *   tests/data/store-v0.db  from before schema versions (boot states as raw struct copies)
+ *   tests/data/store-v2.db  schema 2, the first release with `make install`
+ * both made by tests/data/store-v0.sh with the same software agents, so the same facts hold in
+ * each; store-v2.db also holds agent "omega", whose violation paths (stored as display text
+ * before schema 4) become their raw bytes again. A row the upgrade from version 0 cannot read
+ * stops it and leaves the boot states as they were.
  *
- * The expected values are what store-v0.sh printed when it made the file: the software
+ * The expected values are what store-v0.sh printed when it made the files: the software
  * agents' clock files and `attestctl replay --bank all` of their lists.
  */
 #include <errno.h>
@@ -18,7 +21,7 @@
 #include "tests/unit/check.h"
 #include "verifier/boot_state.h"
 #include "verifier/store.h"
-#include "verifier/store_sqlite.h"
+#include "verifier/store_sqlite.h" /* STORE_SQLITE_SCHEMA_VERSION */
 
 #define ALPHA_SHA1 "7ed93b5cd790b68552c4f7b76742834c06d724f9"
 #define ALPHA_SHA256 "bca70250e3a690a23364d8b799465d4756cb994153c71395d3f09d829485ea5c"
@@ -65,14 +68,14 @@ static int copy_file(const char *from, const char *to)
 
 struct agents_seen {
 	int n;
-	struct store_agent a[4];
+	struct store_agent a[5];
 };
 
 static int agent_cb(void *arg, const struct store_agent *a)
 {
 	struct agents_seen *s = arg;
 
-	if (s->n < 4)
+	if (s->n < 5)
 		s->a[s->n] = *a;
 	s->n++;
 	return 0;
@@ -115,13 +118,15 @@ static int violation_cb(void *arg, const struct store_violation *v)
 	return 0;
 }
 
-static void check_agents(struct store *st)
+/* omega: the fixture holds agent omega too (store-v2.db). */
+static void check_agents(struct store *st, bool omega)
 {
 	struct agents_seen s = { 0 };
 	struct store_agent a;
+	int want = omega ? 4 : 3;
 
-	CHECK(store_agents_list(st, agent_cb, &s) == 0 && s.n == 3, "three agents (%d)", s.n);
-	if (s.n != 3)
+	CHECK(store_agents_list(st, agent_cb, &s) == 0 && s.n == want, "%d agents (%d)", want, s.n);
+	if (s.n != want)
 		return;
 	CHECK(!strcmp(s.a[0].id, "alpha") && s.a[0].state == AGENT_ACTIVE && !s.a[0].policy[0] &&
 		      s.a[0].boot_number == 1 && s.a[0].next_entry == 5 &&
@@ -135,6 +140,12 @@ static void check_agents(struct store *st)
 		      !strcmp(s.a[2].policy, "strict") && s.a[2].boot_number == 2 &&
 		      s.a[2].next_entry == 2 && s.a[2].last_trusted == 1,
 	      "gamma: active, policy strict, second boot, trusted");
+	if (omega)
+		CHECK(!strcmp(s.a[3].id, "omega") && s.a[3].state == AGENT_ACTIVE &&
+			      !strcmp(s.a[3].policy, "omega") && s.a[3].boot_number == 1 &&
+			      s.a[3].next_entry == 6 && s.a[3].last_trusted == 0 &&
+			      s.a[3].open_violations == 2,
+		      "omega: active, policy omega, boot 1, next entry 6, two open violations");
 	CHECK(store_agent_get(st, "alpha", &a) == 0 && a.ek_pub_len > 0 && a.ek_cert_len > 0 &&
 		      a.ak_pub_len > 0 && a.ak_name_len == 34 && !all_zero(a.cred_digest, 32),
 	      "alpha keeps its EK, EK certificate, AK and credential digest");
@@ -176,7 +187,7 @@ static void check_boot_states(struct store *st)
 	      "beta: no boot state");
 }
 
-static void check_verdicts_violations_policies(struct store *st)
+static void check_verdicts_violations_policies(struct store *st, bool omega)
 {
 	struct verdicts_seen va = { 0 }, vg = { 0 };
 	struct violations_seen open = { 0 }, all = { 0 };
@@ -192,9 +203,9 @@ static void check_verdicts_violations_policies(struct store *st)
 	CHECK(store_verdicts_list(st, "gamma", 100, verdict_cb, &vg) == 0 && vg.n == 2 &&
 		      vg.trusted == 2,
 	      "gamma: 2 trusted verdicts");
-	CHECK(store_violations_list(st, VIOLATION_OPEN, NULL, 100, violation_cb, &open) == 0 &&
+	CHECK(store_violations_list(st, VIOLATION_OPEN, "alpha", 100, violation_cb, &open) == 0 &&
 		      open.n == 1 && !strcmp(open.path[0], "/usr/bin/evil") && open.boot[0] == 1,
-	      "the open violation: /usr/bin/evil");
+	      "alpha's open violation: /usr/bin/evil");
 	CHECK(store_violations_list(st, -1, "alpha", 100, violation_cb, &all) == 0 && all.n == 2,
 	      "alpha has 2 violations");
 	CHECK((!strcmp(all.path[0], "/usr/bin/worse") && all.state[0] == VIOLATION_APPROVED) ||
@@ -213,9 +224,19 @@ static void check_verdicts_violations_policies(struct store *st)
 		      strstr(json, "/usr/bin/app1") && !strstr(json, "/usr/bin/app2"),
 	      "the uploaded policy strict, version 1");
 	free(json);
-	CHECK(store_counts(st, &c) == 0 && c.agents_pending == 1 && c.agents_active == 2 &&
-		      c.violations_open == 1 && c.verdicts_trusted == 5 &&
-		      c.verdicts_untrusted == 3,
+	if (omega) {
+		json = NULL;
+		CHECK(store_policy_get(st, "omega", &json, &ver) == 0 && ver == 2 &&
+			      strstr(json, "/usr/bin/worse") && !strstr(json, "/usr/bin/gone"),
+		      "omega's approval made its policy version 2; the dismissed file is not in it");
+		free(json);
+	}
+	/* omega adds an agent, two open violations, a trusted and an untrusted verdict */
+	CHECK(store_counts(st, &c) == 0 && c.agents_pending == 1 &&
+		      c.agents_active == 2 + (omega ? 1 : 0) &&
+		      c.violations_open == 1 + (omega ? 2 : 0) &&
+		      c.verdicts_trusted == 5 + (omega ? 1 : 0) &&
+		      c.verdicts_untrusted == 3 + (omega ? 1 : 0),
 	      "counts");
 }
 
@@ -279,40 +300,48 @@ static int by_id(const void *a, const void *b)
 }
 
 /*
- * tests/data/store-v2.db (made by tests/data/store-v2.sh with the verifier of schema version 2):
- * violation paths become their raw bytes ("t\xffol" text back to the byte 0xff), ids, states and
- * counts are kept, decided rows say they were decided before, and a recurrence of a decided file
- * now opens a new row with a new id.
+ * Agent omega of tests/data/store-v2.db (schema 2): its violation paths become their raw bytes
+ * ("t\xffol" text back to the byte 0xff), ids, states and counts are kept, decided rows say they
+ * were decided before, and a recurrence of a decided file now opens a new row with a new id.
  */
-static void check_v2(const char *data, const char *dir)
+static void check_omega(const char *src, const char *dir)
 {
-	char src[256], path[256], uri[300];
+	char path[256], uri[300];
 	struct store *st = NULL;
 	struct v2_rows rows = { 0 };
 	uint64_t total = 0, in_boot = 0;
+	int64_t first;
 	int v = -1;
 
-	snprintf(src, sizeof(src), "%s/store-v2.db", data);
-	snprintf(path, sizeof(path), "%s/v2.db", dir);
+	snprintf(path, sizeof(path), "%s/omega.db", dir);
 	CHECK(copy_file(src, path) == 0 && sql_int(path, "PRAGMA user_version", &v) == 0 && v == 2,
 	      "the fixture is at version 2 (%d)", v);
 	snprintf(uri, sizeof(uri), "sqlite:%s", path);
 	CHECK(store_open(uri, &st) == 0, "it opens and is upgraded");
 	if (!st)
 		return;
-	CHECK(store_violations_list(st, -1, "alpha", 10, v2_cb, &rows) == 0 && rows.n == 4,
-	      "alpha's 4 violations kept (%d)", rows.n);
-	qsort(rows.row, rows.n < 6 ? (size_t)rows.n : 6, sizeof(rows.row[0]), by_id);
-	CHECK(rows.row[0].id == 1 && rows.row[0].path_len == 13 &&
-		      !memcmp(rows.row[0].path, "/usr/bin/evil", 13) && rows.row[0].state == VIOLATION_OPEN,
-	      "1: /usr/bin/evil, open");
-	CHECK(rows.row[1].id == 2 && rows.row[1].path_len == 13 &&
-		      !memcmp(rows.row[1].path, "/usr/bin/t\xffol", 13),
-	      "2: the display text t\\xffol is the byte 0xff again (%zu bytes)", rows.row[1].path_len);
+	CHECK(store_violations_list(st, -1, "omega", 10, v2_cb, &rows) == 0 && rows.n == 4,
+	      "omega's 4 violations kept (%d)", rows.n);
+	if (rows.n != 4) {
+		store_close(st);
+		return;
+	}
+	/* One round stored them in the order it listed them, with consecutive ids. */
+	qsort(rows.row, 4, sizeof(rows.row[0]), by_id);
+	first = rows.row[0].id;
+	CHECK(rows.row[1].id == first + 1 && rows.row[2].id == first + 2 &&
+		      rows.row[3].id == first + 3,
+	      "their ids are kept (%lld..%lld)", (long long)first, (long long)rows.row[3].id);
+	CHECK(rows.row[0].path_len == 13 && !memcmp(rows.row[0].path, "/usr/bin/evil", 13) &&
+		      rows.row[0].state == VIOLATION_OPEN,
+	      "the first: /usr/bin/evil, open");
+	CHECK(rows.row[1].path_len == 13 && !memcmp(rows.row[1].path, "/usr/bin/t\xffol", 13),
+	      "the second: the display text t\\xffol is the byte 0xff again (%zu bytes)",
+	      rows.row[1].path_len);
 	CHECK(rows.row[2].state == VIOLATION_APPROVED && rows.row[3].state == VIOLATION_DISMISSED &&
 		      strstr(rows.row[2].decision, "before schema version 4") && !rows.row[0].decision[0],
 	      "decisions kept, marked as made before");
-	CHECK(store_violations_open_count(st, "alpha", 1, &total, &in_boot) == 0 && total == 2 &&
+	CHECK(store_violations_open_count(st, "omega", 1, &total, &in_boot) == 0 && total == 2 &&
 		      in_boot == 2,
 	      "two open, of boot 1");
 	{
@@ -326,9 +355,9 @@ static void check_v2(const char *data, const char *dir)
 		uint64_t ver = 0;
 		int64_t id = 0;
 
-		CHECK(store_boot_get(st, "alpha", &bs, &ver) == 0, "alpha's boot state");
+		CHECK(store_boot_get(st, "omega", &bs, &ver) == 0, "omega's boot state");
 		memset(&r, 0, sizeof(r));
-		r.agent = "alpha";
+		r.agent = "omega";
 		r.next = &bs;
 		r.prev_version = ver;
 		r.reasons_json = "[]";
@@ -337,10 +366,10 @@ static void check_v2(const char *data, const char *dir)
 		r.now = 4102444800; /* newer than every row: listed first */
 		memset(&rows, 0, sizeof(rows));
 		CHECK(store_round_commit(st, &r, &id) == 0 &&
-			      store_violations_list(st, VIOLATION_OPEN, "alpha", 10, v2_cb, &rows) == 0 &&
-			      rows.n == 3 && rows.row[0].id == 5,
-		      "the dismissed file recurs: a new open violation, id 5 (%lld)",
-		      (long long)rows.row[0].id);
+			      store_violations_list(st, VIOLATION_OPEN, "omega", 10, v2_cb, &rows) == 0 &&
+			      rows.n == 3 && rows.row[0].id == first + 4,
+		      "the dismissed file recurs: a new open violation, id %lld (%lld)",
+		      (long long)(first + 4), (long long)rows.row[0].id);
 	}
 	store_close(st);
 }
@@ -366,35 +395,26 @@ static void check_refused(const char *src, const char *dir, const char *what, co
 	      layout);
 }
 
-int main(void)
+/*
+ * Opens a copy of an older database (schema `from`), checks every fact, reopens it. The
+ * version 2 fixture holds agent omega too.
+ */
+static void check_upgrade(const char *src, const char *dir, int from)
 {
-	char dir[] = "/tmp/test_store_migrate.XXXXXX", path[256], uri[300], src[256];
-	const char *data = getenv("STORE_TEST_DATA");
+	char path[256], uri[300], name[64];
 	struct store *st = NULL;
-	int v = -1, layout = -1;
+	int v = -1;
 
-	snprintf(src, sizeof(src), "%s/store-v0.db", data ? data : "tests/data");
-	if (access(src, R_OK)) {
-		fprintf(stderr, "cannot read %s (run from the top of the tree)\n", src);
-		return 2;
-	}
-	if (!mkdtemp(dir))
-		return 2;
-	snprintf(path, sizeof(path), "%s/verifier.db", dir);
-	CASE_BEGIN("the fixture");
-	CHECK(copy_file(src, path) == 0, "copy of %s", src);
-	CHECK(sql_int(path, "PRAGMA user_version", &v) == 0 && v == 0 &&
-		      sql_int(path, "SELECT count(*) FROM boot_state WHERE layout = 1", &layout) == 0 &&
-		      layout == 2,
-	      "the fixture is from before versions (version %d, %d raw boot states)", v, layout);
-
-	CASE_BEGIN("upgrade from version 0");
+	snprintf(path, sizeof(path), "%s/upgraded-v%d.db", dir, from);
 	snprintf(uri, sizeof(uri), "sqlite:%s", path);
+	CHECK(copy_file(src, path) == 0, "copy of %s", src);
+	snprintf(name, sizeof(name), "upgrade from version %d", from);
+	CASE_BEGIN(name);
 	CHECK(store_open(uri, &st) == 0, "the old database opens");
 	if (st) {
-		check_agents(st);
+		check_agents(st, from == 2);
 		check_boot_states(st);
-		check_verdicts_violations_policies(st);
+		check_verdicts_violations_policies(st, from == 2);
 		store_close(st);
 	}
 	CHECK(sql_int(path, "PRAGMA user_version", &v) == 0 && v == STORE_SQLITE_SCHEMA_VERSION,
@@ -404,20 +424,53 @@ int main(void)
 	      "every agent's pending time starts at its enrollment (%d differ)", v);
 	CHECK(sql_int(path, "SELECT count(*) FROM boot_logs", &v) == 0 && v == 0,
 	      "the firmware event log table exists, empty (%d rows)", v);
-	CHECK(sql_int(path, "SELECT count(*) FROM pragma_table_info('boot_state')"
-			    " WHERE name = 'layout'", &layout) == 0 && layout == 0,
-	      "boot_state has no layout column any more");
-	CASE_BEGIN("reopen at the current version");
+	snprintf(name, sizeof(name), "version %d reopened", from);
+	CASE_BEGIN(name);
 	st = NULL;
-	CHECK(store_open(uri, &st) == 0, "reopens at the current version");
+	CHECK(store_open(uri, &st) == 0, "reopens at version %d", STORE_SQLITE_SCHEMA_VERSION);
 	if (st) {
 		check_boot_states(st);
 		check_next_round(st);
 		store_close(st);
 	}
+}
 
-	CASE_BEGIN("upgrade from version 2");
-	check_v2(data ? data : "tests/data", dir);
+int main(void)
+{
+	char dir[] = "/tmp/test_store_migrate.XXXXXX", path[256], src[256], src2[256];
+	const char *data = getenv("STORE_TEST_DATA");
+	int v = -1, layout = -1;
+
+	snprintf(src, sizeof(src), "%s/store-v0.db", data ? data : "tests/data");
+	snprintf(src2, sizeof(src2), "%s/store-v2.db", data ? data : "tests/data");
+	if (access(src, R_OK) || access(src2, R_OK)) {
+		fprintf(stderr, "cannot read %s or %s (run from the top of the tree)\n", src, src2);
+		return 2;
+	}
+	if (!mkdtemp(dir))
+		return 2;
+	/* Copies only: even a read leaves -wal and -shm files beside a WAL database. */
+	CASE_BEGIN("the fixtures");
+	snprintf(path, sizeof(path), "%s/fixture-v0.db", dir);
+	CHECK(copy_file(src, path) == 0 && sql_int(path, "PRAGMA user_version", &v) == 0 &&
+		      v == 0 &&
+		      sql_int(path, "SELECT count(*) FROM boot_state WHERE layout = 1", &layout) == 0 &&
+		      layout == 2,
+	      "store-v0.db is from before versions (version %d, %d raw boot states)", v, layout);
+	snprintf(path, sizeof(path), "%s/fixture-v2.db", dir);
+	CHECK(copy_file(src2, path) == 0 && sql_int(path, "PRAGMA user_version", &v) == 0 &&
+		      v == 2,
+	      "store-v2.db is at version 2 (%d)", v);
+
+	check_upgrade(src, dir, 0);
+	snprintf(path, sizeof(path), "%s/upgraded-v0.db", dir);
+	CHECK(sql_int(path, "SELECT count(*) FROM pragma_table_info('boot_state')"
+			    " WHERE name = 'layout'", &layout) == 0 && layout == 0,
+	      "boot_state has no layout column any more");
+	check_upgrade(src2, dir, 2);
+
+	CASE_BEGIN("version 2: violations with raw paths, reopened when they recur");
+	check_omega(src2, dir);
 
 	CASE_BEGIN("broken rows stop the upgrade");
 	check_refused(src, dir, "a boot state of another size",

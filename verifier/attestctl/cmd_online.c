@@ -66,6 +66,52 @@ static int read_token(const char *path, char *out, size_t cap)
 	return 0;
 }
 
+/* The authorization header from --token-file ("" without one). 0, or 2 with a message. */
+static int auth_header(const struct online_opts *o, char *auth, size_t cap)
+{
+	char token[TOKEN_MAX];
+
+	auth[0] = '\0';
+	if (!o->token_file)
+		return 0;
+	if (read_token(o->token_file, token, sizeof(token)))
+		return 2;
+	snprintf(auth, cap, "Authorization: Bearer %s", token);
+	OPENSSL_cleanse(token, sizeof(token));
+	return 0;
+}
+
+/*
+ * What every call needs: the URL of path, the authorization header and a client with the
+ * given timeouts (seconds). 0, or 2 with a message printed (*c NULL).
+ */
+static int prepare(const struct online_opts *o, const char *path, long connect_timeout,
+		   long total_timeout, char *url, size_t url_cap, char *auth, size_t auth_cap,
+		   struct http_client **c)
+{
+	/* --ca adds to the system store, as libcurl does by default; attestd pins its CA. */
+	const struct http_client_opts opts = {
+		.ca_file = o->ca,
+		.allow_http = true,
+		.connect_timeout = connect_timeout,
+		.total_timeout = total_timeout,
+	};
+
+	*c = NULL;
+	if (auth_header(o, auth, auth_cap))
+		return 2;
+	if (snprintf(url, url_cap, "%s%s", o->url, path) >= (int)url_cap) {
+		fprintf(stderr, "attestctl: URL too long\n");
+		return 2;
+	}
+	*c = http_client_new(&opts);
+	if (!*c) {
+		fprintf(stderr, "attestctl: cannot set up the HTTPS client\n");
+		return 2;
+	}
+	return 0;
+}
+
 /*
  * method PATH on the verifier; *status and *body (caller frees) on success. 0, or 2 with a
  * message printed.
@@ -73,31 +119,17 @@ static int read_token(const char *path, char *out, size_t cap)
 int online_request(const struct online_opts *o, enum http_method method, const char *path,
 		   const char *send, long *status, char **body)
 {
-	/* --ca adds to the system store, as libcurl does by default; attestd pins its CA. */
-	const struct http_client_opts opts = {
-		.ca_file = o->ca,
-		.allow_http = true,
-		.total_timeout = ONLINE_TIMEOUT,
-	};
-	char token[TOKEN_MAX], auth[TOKEN_MAX + 32], url[2048];
+	char auth[TOKEN_MAX + 32], url[2048];
 	struct http_client *c = NULL;
 	struct dynbuf b;
-	int ret = 2, r;
+	int ret, r;
 
 	*body = NULL;
-	token[0] = auth[0] = '\0';
 	dynbuf_init(&b, LIMIT_OPERATOR_RESPONSE);
-	if (o->token_file && read_token(o->token_file, token, sizeof(token)))
-		return 2;
-	if (snprintf(url, sizeof(url), "%s%s", o->url, path) >= (int)sizeof(url)) {
-		fprintf(stderr, "attestctl: URL too long\n");
+	ret = prepare(o, path, 0, ONLINE_TIMEOUT, url, sizeof(url), auth, sizeof(auth), &c);
+	if (ret)
 		goto out;
-	}
-	c = http_client_new(&opts);
-	if (!c)
-		goto out;
-	if (token[0])
-		snprintf(auth, sizeof(auth), "Authorization: Bearer %s", token);
+	ret = 2;
 	r = http_client_request(c, method, url, auth[0] ? auth : NULL, send,
 				send ? strlen(send) : 0, status, &b);
 	if (r < 0) {
@@ -108,9 +140,56 @@ int online_request(const struct online_opts *o, enum http_method method, const c
 	*body = dynbuf_take(&b, NULL);
 	ret = *body ? 0 : 2;
 out:
-	OPENSSL_cleanse(token, sizeof(token));
 	OPENSSL_cleanse(auth, sizeof(auth));
 	dynbuf_release(&b);
+	http_client_free(c);
+	return ret;
+}
+
+/* Prints the verifier's refusal: its error code and message when it sent one. */
+static void print_refusal(long status, const char *body, size_t len)
+{
+	char code[64], msg[512];
+
+	if (error_parse(body, len, code, sizeof(code), msg, sizeof(msg)) == 0)
+		fprintf(stderr, "attestctl: verifier refused (%ld %s): %s\n", status, code, msg);
+	else
+		fprintf(stderr, "attestctl: verifier answered %ld\n", status);
+}
+
+int online_download(const struct online_opts *o, const char *path, int fd, uint64_t max,
+		    long timeout, uint64_t *written)
+{
+	char auth[TOKEN_MAX + 32], url[2048];
+	struct http_client *c = NULL;
+	struct dynbuf err;
+	long status = 0;
+	int ret, r;
+
+	*written = 0;
+	dynbuf_init(&err, LIMIT_OPERATOR_RESPONSE);
+	ret = prepare(o, path, ONLINE_TIMEOUT, timeout, url, sizeof(url), auth, sizeof(auth), &c);
+	if (ret)
+		goto out;
+	ret = 2;
+	r = http_client_download(c, url, auth[0] ? auth : NULL, fd, max, &status, written, &err);
+	if (r < 0) {
+		fprintf(stderr, "attestctl: GET %s: %s\n", url,
+			r == -EFBIG ? "response too large"
+			: r == -EIO || r == -ECONNREFUSED || r == -ETIMEDOUT || r == -EHOSTUNREACH
+				? http_client_error(c)
+				: strerror(-r));
+		goto out;
+	}
+	if (status != 200) {
+		print_refusal(status, dynbuf_str(&err), err.len);
+		ret = 1;
+		goto out;
+	}
+	ret = 0;
+out:
+	OPENSSL_cleanse(auth, sizeof(auth));
+	dynbuf_release(&err);
 	http_client_free(c);
 	return ret;
 }
@@ -250,12 +329,7 @@ int online_fetch(const struct online_opts *o, enum http_method method, const cha
 	if ((ret = online_request(o, method, path, send, &status, &body)))
 		return ret;
 	if (status >= 400) {
-		char code[64], msg[512];
-
-		if (error_parse(body, strlen(body), code, sizeof(code), msg, sizeof(msg)) == 0)
-			fprintf(stderr, "attestctl: verifier refused (%ld %s): %s\n", status, code, msg);
-		else
-			fprintf(stderr, "attestctl: verifier answered %ld\n", status);
+		print_refusal(status, body, strlen(body));
 		free(body);
 		return 1;
 	}

@@ -37,5 +37,7 @@ int cmd_violations(int argc, char **argv);
 int cmd_approve(int argc, char **argv);
 int cmd_dismiss(int argc, char **argv);
 int cmd_amendment(int argc, char **argv);
+/* cmd_backup.c: a copy of a running verifier's store */
+int cmd_backup(int argc, char **argv);
 
 #endif

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "common/log.h"
+#include "common/options.h"
 #include "verifier/attestctl/commands.h"
 
 static const struct command {
@@ -29,13 +30,15 @@ static const struct command {
 	{"approve", cmd_approve, "approve VIOLATION_ID [--scope agent|policy] [--verifier URL] [--ca FILE] [--token-file FILE]"},
 	{"dismiss", cmd_dismiss, "dismiss VIOLATION_ID [--verifier URL] [--ca FILE] [--token-file FILE]"},
 	{"amendment", cmd_amendment, "amendment AGENT | amendment history AGENT | amendment rollback AGENT VERSION [--verifier URL] [--ca FILE] [--token-file FILE]"},
+	{"backup", cmd_backup, "backup FILE [--verifier URL] [--ca FILE] [--token-file FILE]"},
 };
 
 static int usage(FILE *f)
 {
-	fprintf(f, "usage: attestctl COMMAND [ARGS]\ncommands:\n");
+	fprintf(f, "usage: attestctl COMMAND [ARGS] | --help | --version\ncommands:\n");
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		fprintf(f, "  %s\n", commands[i].usage);
+	fprintf(f, "see attestctl(1)\n");
 	return 2;
 }
 
@@ -46,6 +49,10 @@ int main(int argc, char **argv)
 		return usage(stderr);
 	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
 		usage(stdout);
+		return 0;
+	}
+	if (!strcmp(argv[1], "--version")) {
+		opts_version("attestctl", stdout);
 		return 0;
 	}
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)

@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# The documentation against the code: every man page renders with `man -l` without a warning;
+# the options each daemon's --help prints (its option table) are exactly the ones its man page
+# documents, and exactly the keys of the example configuration file plus --config, --help and
+# --version; attestctl's --help and its man page name the same commands and options.
+set -uo pipefail
+source "$(dirname "$0")/../lib.sh"
+
+MAN=$B/man
+for bin in verifier attestd attestctl; do
+	[[ -x $B/$bin ]] || { fail "missing $B/$bin (run make)"; finish; exit 1; }
+done
+command -v man >/dev/null || { fail "man not installed (make deps: man-db)"; finish; exit 1; }
+
+# --- every page renders, without a warning from groff (--warnings=w: all of them) ------------
+pages=("$MAN"/*.[158])
+check_eq "five man pages built" 5 "${#pages[@]}"
+for page in "${pages[@]}"; do
+	name=$(basename "$page")
+	out=$(MANWIDTH=80 LC_ALL=C.UTF-8 man --warnings=w -E UTF-8 -l "$page" 2>"$T_TMP/err")
+	rc=$?
+	if [[ $rc -eq 0 && ! -s $T_TMP/err && $(wc -l <<<"$out") -gt 10 ]]; then
+		ok "man -l $name renders without warnings"
+	else
+		fail "man -l $name: exit $rc, $(wc -l <<<"$out") lines, warnings: $(head -n 3 "$T_TMP/err")"
+	fi
+	if grep -q '@[A-Z]*@' "$page"; then
+		fail "$name: a placeholder was left: $(grep -o '@[A-Z]*@' "$page" | sed -n 1p)"
+	else
+		ok "$name: no placeholder left"
+	fi
+done
+
+# --- daemons: --help (the table) = man page = example configuration + command-line-only -----
+help_options() { "$B/$1" --help | sed -n 's/^  --\([a-z0-9-]*\).*/\1/p' | sort; }
+man_options() { "$TOP/scripts/manopts.py" options "$1" | sort; }
+conf_keys() { sed -n 's/^#\{0,1\}\([a-z0-9-]*\) = .*/\1/p' "$1" | sort; }
+only_cli='config help version'
+
+for d in verifier:verifier/verifier.8.scd attestd:attestd/attestd.8.scd; do
+	prog=${d%%:*} scd=$TOP/${d#*:}
+	help=$(help_options "$prog")
+	manp=$(man_options "$scd")
+	conf=$(conf_keys "$B/etc/$prog.conf")
+	want_conf=$(grep -vxF -f <(tr ' ' '\n' <<<"$only_cli") <<<"$help")
+	check "$prog: --help lists options" test "$(wc -l <<<"$help")" -gt 5
+	if [[ $help == "$manp" ]]; then
+		ok "$prog: --help and $prog(8) name the same $(wc -l <<<"$help") options"
+	else
+		fail "$prog: --help and $prog(8) differ (< code, > man page): $(diff <(echo "$help") <(echo "$manp") | grep '^[<>]' | tr '\n' ' ')"
+	fi
+	if [[ $want_conf == "$conf" ]]; then
+		ok "$prog: the example $prog.conf has a key for every option but $only_cli"
+	else
+		fail "$prog: example $prog.conf keys differ (< code, > example): $(diff <(echo "$want_conf") <(echo "$conf") | grep '^[<>]' | tr '\n' ' ')"
+	fi
+	for key in $only_cli; do
+		check "$prog(8): --$key is marked command line only" \
+			bash -c "grep -A4 -F -- '*--$key*' '$scd' | grep -q 'Command line only'"
+	done
+done
+
+# --- attestctl: the commands and options of --help are the man page's, and vice versa -------
+help=$("$B/attestctl" --help)
+cmds_help=$(sed -n 's/^  \([a-z][a-z-]*\).*/\1/p' <<<"$help" | sort -u)
+cmds_man=$(sed -n 's/^## \([a-z][a-z-]*\)$/\1/p' "$TOP/verifier/attestctl/attestctl.1.scd" | sort -u)
+if [[ $cmds_help == "$cmds_man" ]]; then
+	ok "attestctl: --help and attestctl(1) name the same $(wc -l <<<"$cmds_help") commands"
+else
+	fail "attestctl: commands differ (< --help, > man page): $(diff <(echo "$cmds_help") <(echo "$cmds_man") | grep '^[<>]' | tr '\n' ' ')"
+fi
+opts_help=$(grep -o -- '--[a-z][a-z0-9-]*' <<<"$help" | sort -u)
+opts_man=$(grep -o -- '\*--[a-z][a-z0-9-]*\*' "$TOP/verifier/attestctl/attestctl.1.scd" | tr -d '*' | sort -u)
+if [[ $opts_help == "$opts_man" ]]; then
+	ok "attestctl: --help and attestctl(1) name the same $(wc -l <<<"$opts_help") options"
+else
+	fail "attestctl: options differ (< --help, > man page): $(diff <(echo "$opts_help") <(echo "$opts_man") | grep '^[<>]' | tr '\n' ' ')"
+fi
+check "--version of each binary is 'NAME VERSION'" bash -c \
+	"'$B/verifier' --version | grep -qx 'verifier [0-9][0-9.]*' &&
+	 '$B/attestd' --version | grep -qx 'attestd [0-9][0-9.]*' &&
+	 '$B/attestctl' --version | grep -qx 'attestctl [0-9][0-9.]*'"
+
+finish

@@ -1,0 +1,78 @@
+/* The verifier's option table; see options.h. */
+#include "verifier/options.h"
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "buildinfo.h" /* ATTEST_SYSCONFDIR */
+#include "proto/limits.h"
+#include "verifier/store.h" /* STORE_PENDING_TTL_DEFAULT */
+
+#define OFF(f) offsetof(struct verifier_options, f)
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
+_Static_assert(LIMIT_CONNECTIONS_PER_CLIENT == 64, "--client-connections' default is spelt 64");
+
+static const struct opt_def defs[] = {
+	{ "listen", OPT_STRING, OFF(listen), "ADDR:PORT", "127.0.0.1:8443", 0, 0, NULL },
+	{ "state-dir", OPT_STRING, OFF(state_dir), "DIR", NULL, 0, 0, NULL },
+	{ "store", OPT_STRING, OFF(store), "URI", NULL, 0, 0, NULL },
+	{ "tls-cert", OPT_STRING, OFF(tls_cert), "FILE", NULL, 0, 0, NULL },
+	{ "tls-key", OPT_STRING, OFF(tls_key), "FILE", NULL, 0, 0, NULL },
+	{ "tls-san", OPT_LIST, OFF(tls_san), "NAME", NULL, 0, 16, NULL },
+	{ "ek-ca", OPT_LIST, OFF(ek_ca), "FILE", NULL, 0, 16, NULL },
+	{ "policy", OPT_STRING, OFF(policy), "FILE", NULL, 0, 0, NULL },
+	{ "policy-replace", OPT_BOOL, OFF(policy_replace), NULL, NULL, 0, 0, NULL },
+	{ "operator-token-file", OPT_STRING, OFF(token_file), "FILE", NULL, 0, 0, NULL },
+	/* A handler waits for its round's group commit and holds its pool thread (and that
+	 * thread's other connections) meanwhile: the batch is as large as the threads waiting.
+	 * An idle pool thread costs about 20 KiB of RSS. */
+	{ "threads", OPT_UINT, OFF(threads), "N", "32", 1, 256, NULL },
+	{ "nonce-ttl", OPT_UINT, OFF(nonce_ttl), "SECONDS", "60", 1, 86400, NULL },
+	{ "pending-ttl", OPT_UINT, OFF(pending_ttl), "SECONDS", STR(STORE_PENDING_TTL_DEFAULT), 1,
+	  7 * 86400, NULL },
+	/* Agents behind one NAT address share these. */
+	{ "client-connections", OPT_UINT, OFF(client_connections), "N", "64", 1, LIMIT_CONNECTIONS,
+	  NULL },
+	{ "verbose", OPT_BOOL, OFF(verbose), NULL, NULL, 0, 0, NULL },
+};
+
+const struct opts_spec verifier_opts_spec = {
+	.prog = "verifier",
+	.defs = defs,
+	.ndefs = sizeof(defs) / sizeof(defs[0]),
+	.default_config = ATTEST_SYSCONFDIR "/attest/verifier.conf",
+	.man_page = "verifier(8)",
+	.notes = "state dir: --state-dir, else $STATE_DIRECTORY (systemd), else "
+		 VERIFIER_DEFAULT_STATE_DIR "\n",
+};
+
+int verifier_options_parse(struct verifier_options *o, int argc, char *const argv[],
+			   enum opts_action *action)
+{
+	const char *env;
+	size_t len;
+	int ret;
+
+	memset(o, 0, sizeof(*o));
+	ret = opts_parse(&verifier_opts_spec, o, argc, argv, action);
+	if (ret < 0 || *action != OPTS_RUN || o->state_dir)
+		return ret;
+	/* systemd's StateDirectory= names the directory it made for us (the first of a list). */
+	env = getenv("STATE_DIRECTORY");
+	if (env && env[0] && env[0] != ':') {
+		len = strcspn(env, ":");
+		o->state_dir = strndup(env, len);
+	} else {
+		o->state_dir = strdup(VERIFIER_DEFAULT_STATE_DIR);
+	}
+	return o->state_dir ? 0 : -ENOMEM;
+}
+
+void verifier_options_release(struct verifier_options *o)
+{
+	opts_release(&verifier_opts_spec, o);
+}

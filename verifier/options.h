@@ -1,0 +1,48 @@
+/*
+ * options: the verifier's settings, one table (options.c) for the command line, the
+ * configuration file (verifier.conf(5): the same names without "--") and --help; see
+ * common/options.h for the precedence and the file format. Documented in verifier/verifier.8.scd,
+ * the one place an option is described; tests/install/docs.sh checks the two agree.
+ *
+ * To add an option: a field here, a row in options.c's table, a paragraph under OPTIONS in
+ * verifier.8.scd (the example verifier.conf is generated from it).
+ *
+ * Ownership: strings and lists are owned by the struct; verifier_options_release() frees them.
+ */
+#ifndef VERIFIER_OPTIONS_H
+#define VERIFIER_OPTIONS_H
+
+#include <stdbool.h>
+
+#include "common/options.h"
+
+#define VERIFIER_DEFAULT_STATE_DIR "/var/lib/attest-verifier"
+
+struct verifier_options {
+	char *listen;
+	char *state_dir;  /* --state-dir, else $STATE_DIRECTORY (systemd), else the default */
+	char *store;      /* NULL: sqlite:STATE_DIR/verifier.db */
+	char *tls_cert, *tls_key;
+	struct opt_list tls_san;
+	struct opt_list ek_ca;
+	char *policy;
+	bool policy_replace; /* --policy replaces the store's default policy, not only seeds it */
+	char *token_file;
+	unsigned threads;
+	unsigned nonce_ttl; /* seconds */
+	unsigned pending_ttl; /* seconds an enrollment may stay pending */
+	unsigned client_connections; /* open connections per client address */
+	bool verbose;
+};
+
+extern const struct opts_spec verifier_opts_spec;
+
+/*
+ * Fills *o (zeroed first) from the defaults, the configuration file and argv. 0 with *action
+ * (common/options.h), or -EINVAL / -ENOMEM (logged). Release *o in every case.
+ */
+int verifier_options_parse(struct verifier_options *o, int argc, char *const argv[],
+			   enum opts_action *action);
+void verifier_options_release(struct verifier_options *o);
+
+#endif
