@@ -147,6 +147,8 @@ static enum MHD_Result send_response(struct http_server *srv, struct conn_state 
 {
 	struct MHD_Response *r;
 	enum MHD_Result ret;
+	/* Read before MHD owns the body: the answer's deadline grows with its length. */
+	uint64_t bytes = resp->has_file ? resp->file_size : resp->body ? strlen(resp->body) : 0;
 
 	if (resp->has_file)
 		r = MHD_create_response_from_fd64(resp->file_size, resp->file_fd);
@@ -173,8 +175,7 @@ static enum MHD_Result send_response(struct http_server *srv, struct conn_state 
 	if (resp->status == MHD_HTTP_UNAUTHORIZED)
 		MHD_add_response_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer");
 	/* The answer must leave in time too: a client that reads it slowly loses it. */
-	http_guard_phase(srv->guard, cs->guard, HTTP_GUARD_TRANSFER,
-			 resp->body ? strlen(resp->body) : 0);
+	http_guard_phase(srv->guard, cs->guard, HTTP_GUARD_TRANSFER, bytes);
 	if (resp->retry_after) {
 		char secs[16];
 
