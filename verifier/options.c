@@ -64,8 +64,24 @@ int verifier_options_parse(struct verifier_options *o, int argc, char *const arg
 	/* systemd's StateDirectory= names the directory it made for us (the first of a list). */
 	env = getenv("STATE_DIRECTORY");
 	if (env && env[0] && env[0] != ':') {
+		char *named, *real;
+
 		len = strcspn(env, ":");
-		o->state_dir = strndup(env, len);
+		named = strndup(env, len);
+		if (!named)
+			return -ENOMEM;
+		/*
+		 * With DynamicUser= that path is a link systemd made (/var/lib/NAME ->
+		 * private/NAME). The state directory refuses links (statedir.c: one planted there
+		 * would get our keys), so the one the service manager names is resolved here; a
+		 * link given with --state-dir is still refused.
+		 */
+		real = realpath(named, NULL);
+		if (real) {
+			free(named);
+			named = real;
+		}
+		o->state_dir = named;
 	} else {
 		o->state_dir = strdup(VERIFIER_DEFAULT_STATE_DIR);
 	}

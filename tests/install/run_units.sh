@@ -93,12 +93,15 @@ listen = 127.0.0.1:$PORT
 ek-ca = $W/ek-ca.pem
 policy = $W/policy.json
 CONF
-VSTATE=$W/var/lib/attest-verifier
-mkdir -p "$W/var/lib" && mkdir -m 0700 "$VSTATE" && chown 65534:65534 "$VSTATE" # what StateDirectory= makes
+# What StateDirectory= makes with DynamicUser=: the directory under private/, and a link to it
+# (systemd's, root's) at the name $STATE_DIRECTORY gives.
+VSTATE=$W/var/lib/private/attest-verifier
+mkdir -p "$W/var/lib/private" && mkdir -m 0700 "$VSTATE" && chown 65534:65534 "$VSTATE"
+ln -s private/attest-verifier "$W/var/lib/attest-verifier"
 mapfile -t vcmd < <(unit_exec "$R" "$VUNIT")
 check "verifier's ExecStart reads the staged configuration" test "${vcmd[2]}" = "$CONFDIR/verifier.conf"
 notify_listen verifier || fail "notify socket"
-STATE_DIRECTORY=$VSTATE NOTIFY_SOCKET=$NOTIFY as_unit "$VUNIT" verifier "${vcmd[@]}" ||
+STATE_DIRECTORY=$W/var/lib/attest-verifier NOTIFY_SOCKET=$NOTIFY as_unit "$VUNIT" verifier "${vcmd[@]}" ||
 	fail "verifier did not start"
 VPID=$PID VTPID=$TPID
 echo "verifier: pid $VPID under strace $VTPID"
@@ -107,7 +110,7 @@ if wait_line "$W/verifier.notify" '^READY=1\|STATUS=listening on https://127.0.0
 else
 	fail "verifier not ready: $(tail -n 3 "$W/verifier.log")"
 fi
-check "verifier: state in \$STATE_DIRECTORY (ca.pem, operator token, store)" \
+check "verifier: state in \$STATE_DIRECTORY, through systemd's link (ca.pem, operator token, store)" \
 	test -f "$VSTATE/ca.pem" -a -f "$VSTATE/operator-token" -a -f "$VSTATE/verifier.db"
 
 # --- attestd, from its unit --------------------------------------------------------------------
