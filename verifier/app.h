@@ -37,6 +37,12 @@ struct app {
 	 * before it commits, to run another round of the agent in between deterministically.
 	 */
 	void (*before_commit)(struct app *app, const char *agent);
+	/*
+	 * Tests only (NULL otherwise): called by review.c after an approval read the policy
+	 * document `name` and before it writes the new version, to land another write (a PUT, a
+	 * rollback) in between deterministically.
+	 */
+	void (*before_policy_write)(struct app *app, const char *name);
 };
 
 #define APP_COUNT(app, field) METRICS_COUNT(&(app)->metrics, field)

@@ -429,6 +429,9 @@ static void act_on_violation(const struct http_request *req, struct http_respons
 	case REVIEW_POLICY_BROKEN:
 		http_reply_error(resp, 500, "internal", "%s", r->why);
 		goto out;
+	case REVIEW_CONFLICT:
+		http_reply_error(resp, 409, "policy_conflict", "%s", r->why);
+		goto out;
 	case REVIEW_STORE_FAILED:
 	case REVIEW_INTERNAL:
 	default:

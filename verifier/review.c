@@ -20,6 +20,9 @@
  */
 static pthread_mutex_t review_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/* An approval reads, adds to and writes a policy again this often while others write it. */
+#define REVIEW_WRITE_ATTEMPTS 4
+
 const char *review_scope_str(enum review_scope s)
 {
 	return s == REVIEW_SCOPE_POLICY ? "policy" : "agent";
@@ -130,16 +133,19 @@ static const char *approve_instead(enum reason r)
 	}
 }
 
-/* The policy text `name` now, or an empty policy when it has none and `create` allows it. */
+/*
+ * The policy text `name` now, with its version in *ver, or an empty policy (version 0) when it
+ * has none and `create` allows it.
+ */
 static enum review_status load_doc(struct app *app, const char *name, bool create,
-				   struct policy **out, struct review_result *res)
+				   struct policy **out, int64_t *ver, struct review_result *res)
 {
 	char err[160] = "", *json = NULL;
-	int64_t ver = 0;
 	int ret;
 
 	*out = NULL;
-	ret = store_policy_get(app->store, name, &json, &ver);
+	*ver = 0;
+	ret = store_policy_get(app->store, name, &json, ver);
 	if (ret == -ENOENT && create) {
 		*out = policy_new();
 		return *out ? REVIEW_OK : REVIEW_INTERNAL;
@@ -225,6 +231,12 @@ static enum review_status teach_boot(struct policy *p, const struct violation_co
 /*
  * Adds what `teach` takes from the violation to `name` (the agent's policy or its amendment)
  * as a new version written by `actor`; *version gets it.
+ *
+ * review_lock orders approvals, but an operator's PUT or rollback of the same document does not
+ * take it: the new version is written only over the version read (store_policy_put_if()), else
+ * read and taught again, so that an approval never stores its addition over a text it did not
+ * see (which would silently undo that PUT or rollback). An approval is an addition: on top of
+ * whatever the operator wrote meanwhile is where it belongs.
  */
 static enum review_status approve_into(struct app *app, const struct violation_copy *vc,
 				       teach_fn teach, const char *name, bool create,
@@ -234,25 +246,44 @@ static enum review_status approve_into(struct app *app, const struct violation_c
 	struct policy *p = NULL;
 	enum review_status st;
 	char *text = NULL;
+	int64_t read_ver;
+	int ret = -ESTALE;
 
 	st = teach(NULL, vc, out);
 	if (st)
 		return st;
-	st = load_doc(app, name, create, &p, out);
-	if (st)
-		return st;
-	st = teach(p, vc, out);
-	if (st)
-		goto out;
-	st = REVIEW_INTERNAL;
-	text = policy_to_json(p);
-	if (!text)
-		goto out;
-	if (store_policy_put(app->store, name, text, actor, (int64_t)time(NULL), version)) {
-		st = REVIEW_STORE_FAILED;
+	for (int attempt = 0; attempt < REVIEW_WRITE_ATTEMPTS && ret == -ESTALE; attempt++) {
+		policy_free(p);
+		free(text);
+		p = NULL;
+		text = NULL;
+		st = load_doc(app, name, create, &p, &read_ver, out);
+		if (st)
+			return st;
+		st = teach(p, vc, out);
+		if (st)
+			goto out;
+		st = REVIEW_INTERNAL;
+		text = policy_to_json(p);
+		if (!text)
+			goto out;
+		if (app->before_policy_write)
+			app->before_policy_write(app, name);
+		ret = store_policy_put_if(app->store, name, read_ver, text, actor,
+					  (int64_t)time(NULL), version);
+		if (ret == -ESTALE)
+			log_info("review: \"%s\" was written while an approval added to it (version"
+				 " %lld read, %lld now): adding to the new text", name,
+				 (long long)read_ver, (long long)*version);
+	}
+	if (ret == -ESTALE) {
+		snprintf(out->why, sizeof(out->why), "\"%s\" was written by someone else during each"
+			 " of %d attempts to add to it; nothing was approved: retry", name,
+			 REVIEW_WRITE_ATTEMPTS);
+		st = REVIEW_CONFLICT;
 		goto out;
 	}
-	st = REVIEW_OK;
+	st = ret ? REVIEW_STORE_FAILED : REVIEW_OK;
 out:
 	policy_free(p);
 	free(text);

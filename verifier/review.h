@@ -7,7 +7,10 @@
  * alone, consulted after its policy says no. REVIEW_SCOPE_POLICY adds them to the policy the
  * agent is assigned instead, which every agent assigned to it shares: the result names that
  * policy, its new version and how many agents use it. Either is written as a new version before
- * the violation is closed, with the raw path bytes IMA recorded.
+ * the violation is closed, with the raw path bytes IMA recorded. That version is written over
+ * the one the approval read, never over a PUT or rollback that landed meanwhile: the approval
+ * then adds to the new text, and after a few such collisions gives up (REVIEW_CONFLICT, the
+ * violation still open).
  *
  * Approving a boot finding that is learnable (reasons.h: a kernel, firmware event, PK/KEK/db/dbx
  * or command line the boot policy did not allow) teaches the "boot" section of the same
@@ -39,6 +42,7 @@ enum review_status {
 	REVIEW_NOT_APPROVABLE,  /* out->why says why, and what to do instead */
 	REVIEW_UNKNOWN_POLICY,  /* REVIEW_SCOPE_POLICY, and the agent's policy does not exist */
 	REVIEW_POLICY_BROKEN,   /* the stored policy does not load; out->why says why */
+	REVIEW_CONFLICT,        /* the document was written by others under every attempt */
 	REVIEW_STORE_FAILED,
 	REVIEW_INTERNAL,
 };

@@ -297,7 +297,15 @@ int store_violation_decide(struct store *st, int64_t id, enum violation_state st
 int store_policy_put(struct store *st, const char *name, const char *json, const char *actor,
 		     int64_t now, int64_t *version)
 {
-	return st->be->ops->policy_put(st->be, name, json, actor, now, version);
+	return st->be->ops->policy_put(st->be, name, STORE_POLICY_ANY, json, actor, now, version);
+}
+
+int store_policy_put_if(struct store *st, const char *name, int64_t expected, const char *json,
+			const char *actor, int64_t now, int64_t *version)
+{
+	if (expected < 0)
+		return -EINVAL;
+	return st->be->ops->policy_put(st->be, name, expected, json, actor, now, version);
 }
 
 int store_policy_version(struct store *st, const char *name, int64_t *version)

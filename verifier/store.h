@@ -270,6 +270,15 @@ int store_violation_decide(struct store *st, int64_t id, enum violation_state st
  */
 int store_policy_put(struct store *st, const char *name, const char *json, const char *actor,
 		     int64_t now, int64_t *version);
+/*
+ * The same, only if the newest version is still `expected` (0: the policy has none yet), in
+ * one transaction: -ESTALE if another writer stored a version since (nothing written, *version
+ * gets the newest). A writer that read the policy to change it (an approval adds to it) uses
+ * this, so that it never stores its change over a text it did not read.
+ */
+#define STORE_POLICY_ANY (-1) /* backends: no version expected (store_policy_put()) */
+int store_policy_put_if(struct store *st, const char *name, int64_t expected, const char *json,
+			const char *actor, int64_t now, int64_t *version);
 /* The newest version's number alone: cheap, for callers that cache parsed policies. -ENOENT
  * if none. */
 int store_policy_version(struct store *st, const char *name, int64_t *version);

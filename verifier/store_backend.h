@@ -70,8 +70,9 @@ struct store_ops {
 	int (*violation_decide)(struct store_backend *b, int64_t id, enum violation_state state,
 				int64_t now, const char *decision);
 
-	int (*policy_put)(struct store_backend *b, const char *name, const char *json,
-			  const char *actor, int64_t now, int64_t *version);
+	/* expected: STORE_POLICY_ANY, or the version the newest must be (-ESTALE if not). */
+	int (*policy_put)(struct store_backend *b, const char *name, int64_t expected,
+			  const char *json, const char *actor, int64_t now, int64_t *version);
 	int (*policy_version)(struct store_backend *b, const char *name, int64_t *version);
 	int (*policy_get)(struct store_backend *b, const char *name, char **json,
 			  int64_t *version);

@@ -1078,8 +1078,8 @@ static int sq_violation_decide(struct store_backend *b, int64_t id, enum violati
 
 /* Policies ------------------------------------------------------------------------------- */
 
-static int sq_policy_put(struct store_backend *b, const char *name, const char *json,
-			 const char *actor, int64_t now, int64_t *version)
+static int sq_policy_put(struct store_backend *b, const char *name, int64_t expected,
+			 const char *json, const char *actor, int64_t now, int64_t *version)
 {
 	struct sqlite_store *st = sq(b);
 	sqlite3_stmt *s = NULL;
@@ -1092,15 +1092,20 @@ static int sq_policy_put(struct store_backend *b, const char *name, const char *
 	s = stmt(st, STMT_POLICY_NEWEST);
 	sqlite3_bind_text(s, 1, name, -1, SQLITE_STATIC);
 	rc = sqlite3_step(s);
-	if (rc == SQLITE_ROW) {
-		cur = sqlite3_column_int64(s, 0);
-		if (!strcmp(col_text(s, 1), json)) {
-			*version = cur;
-			goto out; /* unchanged: no new version */
-		}
-	} else if (rc != SQLITE_DONE) {
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
 		ret = db_fail(st, rc, "policy lookup");
 		goto out;
+	}
+	if (rc == SQLITE_ROW)
+		cur = sqlite3_column_int64(s, 0);
+	if (expected != STORE_POLICY_ANY && cur != expected) {
+		*version = cur;
+		ret = -ESTALE; /* written since the caller read it */
+		goto out;
+	}
+	if (rc == SQLITE_ROW && !strcmp(col_text(s, 1), json)) {
+		*version = cur;
+		goto out; /* unchanged: no new version */
 	}
 	finish(s);
 	s = stmt(st, STMT_POLICY_INSERT);

@@ -5,7 +5,9 @@
  * do instead; a decision stands; dismissing touches no policy; unknown ids, a policy that does
  * not exist and violations without a usable digest are refused with nothing changed. Boot
  * findings follow the same scopes into a `boot` section, or are refused when nothing in a boot
- * policy fixes them.
+ * policy fixes them. A PUT or a rollback landing between an approval's read and its write
+ * (app->before_policy_write) stands, with the approved file on top; under writes that never
+ * stop the approval gives up and nothing is decided.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -19,6 +21,7 @@
 #include "tests/unit/check.h"
 #include "verifier/boot_policy.h"
 #include "verifier/policy.h"
+#include "verifier/policy_history.h"
 #include "verifier/review.h"
 
 struct found {
@@ -196,6 +199,125 @@ static bool boot_lists_cmdline(const struct policy *p)
 	return bp && bp->cmdline.nexact == 1 && !strcmp(bp->cmdline.exact[0], BOOT_CMDLINE);
 }
 
+#define RACES 4
+
+/* A third round of web-01: RACES files outside the policy, /usr/bin/race0 ... race3. */
+static int seed_race(struct store *st)
+{
+	static char hex[7 + 64 + 1], paths[RACES][32];
+	struct store_round_violation v[RACES];
+	struct store_round r;
+	struct boot_state bs;
+	uint8_t digest[32];
+	uint64_t ver = 0;
+	int64_t vid;
+
+	if (store_boot_get(st, "web-01", &bs, &ver))
+		return -1;
+	memset(digest, 0xab, sizeof(digest));
+	snprintf(hex, sizeof(hex), "sha256:");
+	hex_encode(digest, 32, hex + 7);
+	memset(v, 0, sizeof(v));
+	for (int i = 0; i < RACES; i++) {
+		snprintf(paths[i], sizeof(paths[i]), "/usr/bin/race%d", i);
+		v[i] = (struct store_round_violation){ .entry = bs.next_entry + (uint64_t)i,
+						       .reason = "not_in_allowlist", .path = paths[i],
+						       .digest = hex, .template_name = "ima-ng" };
+	}
+	memset(&r, 0, sizeof(r));
+	r.agent = "web-01";
+	r.prev_version = ver;
+	r.next = &bs;
+	r.reasons_json = "[]";
+	r.next_offset = bs.next_entry;
+	r.violations = v;
+	r.nviolations = RACES;
+	r.now = 105;
+	return store_round_commit(st, &r, &vid);
+}
+
+struct find_path {
+	const char *path;
+	int64_t id;
+};
+
+static int find_path_cb(void *arg, const struct store_violation *v)
+{
+	struct find_path *f = arg;
+
+	if (v->path_len == strlen(f->path) && !memcmp(v->path, f->path, v->path_len))
+		f->id = v->id;
+	return 0;
+}
+
+/* The id of web-01's open violation of `path`; 0 if none. */
+static int64_t open_id(struct store *st, const char *path)
+{
+	struct find_path f = { path, 0 };
+
+	store_violations_list(st, VIOLATION_OPEN, "web-01", 100, find_path_cb, &f);
+	return f.id;
+}
+
+/* Policy `name` (newest version) lists path with digest 0xcd... (what race_put() writes). */
+static bool allows_cd(struct store *st, const char *name, const char *path)
+{
+	uint8_t digest[32];
+	char *json = NULL, err[128];
+	struct policy *p;
+	int64_t version;
+	bool ok;
+
+	memset(digest, 0xcd, sizeof(digest));
+	if (store_policy_get(st, name, &json, &version))
+		return false;
+	p = policy_load(json, strlen(json), err, sizeof(err));
+	free(json);
+	ok = p && policy_check(p, path, strlen(path), TPM2_ALG_SHA256, digest, 32) ==
+			  POLICY_ALLOWED;
+	policy_free(p);
+	return ok;
+}
+
+/* What the hooks below do between an approval's read and its write, and how often. */
+static struct {
+	int runs, left;           /* calls so far; calls that still write (-1: every one) */
+	int64_t rollback_to;      /* race_rollback(): the version */
+	enum history_status hs;   /* race_rollback(): its outcome */
+	int64_t wrote;            /* the version the last write made */
+} race;
+
+/* An operator's PUT of a whole new text (listing /usr/bin/put-N with digest 0xcd...). */
+static void race_put(struct app *app, const char *name)
+{
+	char text[256];
+
+	race.runs++;
+	if (!race.left)
+		return;
+	if (race.left > 0)
+		race.left--;
+	snprintf(text, sizeof(text), "{\"version\": 1, \"digests\": {\"/usr/bin/put-%d\": [\"sha256:%s\"]}}",
+		 race.runs, "cdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcd");
+	if (store_policy_put(app->store, name, text, "test (a PUT)", 106, &race.wrote))
+		race.wrote = -1;
+}
+
+/* An operator's rollback of `name` to race.rollback_to. */
+static void race_rollback(struct app *app, const char *name)
+{
+	struct history_rollback hr;
+
+	race.runs++;
+	if (!race.left)
+		return;
+	if (race.left > 0)
+		race.left--;
+	race.hs = policy_history_rollback(app, name, strchr(name, '/') != NULL, race.rollback_to,
+					  &hr);
+	race.wrote = race.hs == HISTORY_OK ? hr.version : -1;
+}
+
 int main(void)
 {
 	char dir[] = "/tmp/test_review.XXXXXX", path[256], uri[300];
@@ -348,6 +470,86 @@ int main(void)
 			      review_decide(&app, unverifiable, VIOLATION_DISMISSED, REVIEW_SCOPE_AGENT,
 					    &r) == REVIEW_OK,
 		      "the refused boot findings can be dismissed");
+	}
+
+	CASE_BEGIN("an approval never undoes a PUT that lands while it is written");
+	CHECK(seed_race(app.store) == 0, "a round with %d more files outside the policy", RACES);
+	{
+		int64_t before = 0;
+
+		memset(&race, 0, sizeof(race));
+		race.left = 1;
+		app.before_policy_write = race_put;
+		store_policy_version(app.store, POLICY_DEFAULT_NAME, &before);
+		CHECK(review_decide(&app, open_id(app.store, "/usr/bin/race0"), VIOLATION_APPROVED,
+				    REVIEW_SCOPE_POLICY, &r) == REVIEW_OK && r.into_policy,
+		      "approved into the policy (%s)", r.why);
+		CHECK(race.runs >= 1 && race.wrote == before + 1,
+		      "the PUT landed between the approval's read and its write (version %lld)",
+		      (long long)race.wrote);
+		CHECK(allows_cd(app.store, POLICY_DEFAULT_NAME, "/usr/bin/put-1"),
+		      "the policy keeps what the PUT wrote");
+		CHECK(allows(app.store, POLICY_DEFAULT_NAME, "/usr/bin/race0", 14, &version) &&
+			      version == r.policy_version && r.policy_version == race.wrote + 1,
+		      "and allows the approved file, in the version after the PUT's (%lld)",
+		      (long long)r.policy_version);
+		CHECK(!allows(app.store, POLICY_DEFAULT_NAME, "/usr/bin/other", 14, &version),
+		      "what the PUT removed stays removed");
+	}
+
+	CASE_BEGIN("an approval never undoes a rollback that lands while it is written");
+	{
+		memset(&race, 0, sizeof(race));
+		race.left = 1;
+		race.rollback_to = 2; /* "/usr/bin/other" approved, before the boot approval */
+		app.before_policy_write = race_rollback;
+		CHECK(review_decide(&app, open_id(app.store, "/usr/bin/race1"), VIOLATION_APPROVED,
+				    REVIEW_SCOPE_POLICY, &r) == REVIEW_OK && r.into_policy,
+		      "approved into the policy (%s)", r.why);
+		CHECK(race.hs == HISTORY_OK && race.wrote > 0,
+		      "the rollback to version 2 landed in between (version %lld)",
+		      (long long)race.wrote);
+		CHECK(allows(app.store, POLICY_DEFAULT_NAME, "/usr/bin/race1", 14, &version) &&
+			      r.policy_version == race.wrote + 1 &&
+			      allows(app.store, POLICY_DEFAULT_NAME, "/usr/bin/other", 14, &version),
+		      "the approved file goes on top of version 2's text");
+		CHECK(!allows_cd(app.store, POLICY_DEFAULT_NAME, "/usr/bin/put-1") &&
+			      !allows(app.store, POLICY_DEFAULT_NAME, "/usr/bin/race0", 14, &version),
+		      "what the rollback withdrew stays withdrawn");
+
+		memset(&race, 0, sizeof(race));
+		race.left = 1;
+		race.rollback_to = 0; /* the empty amendment: every approval for web-01 withdrawn */
+		CHECK(review_decide(&app, open_id(app.store, "/usr/bin/race2"), VIOLATION_APPROVED,
+				    REVIEW_SCOPE_AGENT, &r) == REVIEW_OK && r.into_amendment,
+		      "approved for web-01 only (%s)", r.why);
+		CHECK(race.hs == HISTORY_OK && r.amendment_version == race.wrote + 1,
+		      "the amendment's rollback to nothing landed in between");
+		CHECK(allows(app.store, amend, "/usr/bin/race2", 14, &version) &&
+			      !allows(app.store, amend, "/usr/bin/new", 12, &version),
+		      "the amendment holds the approved file and nothing the rollback withdrew");
+	}
+
+	CASE_BEGIN("a policy written under every approval attempt: refused, nothing decided");
+	{
+		int64_t id = open_id(app.store, "/usr/bin/race3");
+
+		memset(&race, 0, sizeof(race));
+		race.left = -1;
+		app.before_policy_write = race_put;
+		CHECK(review_decide(&app, id, VIOLATION_APPROVED, REVIEW_SCOPE_POLICY, &r) ==
+			      REVIEW_CONFLICT && strstr(r.why, "retry") && still_open(app.store, id),
+		      "the approval gives up after %d attempts, the violation stays open (%s)",
+		      race.runs, r.why);
+		CHECK(store_policy_version(app.store, POLICY_DEFAULT_NAME, &version) == 0 &&
+			      version == race.wrote &&
+			      !allows(app.store, POLICY_DEFAULT_NAME, "/usr/bin/race3", 14, &version),
+		      "the last PUT stands, without the file");
+		app.before_policy_write = NULL;
+		CHECK(review_decide(&app, id, VIOLATION_APPROVED, REVIEW_SCOPE_POLICY, &r) ==
+			      REVIEW_OK && allows(app.store, POLICY_DEFAULT_NAME, "/usr/bin/race3", 14,
+						  &version),
+		      "approved once the writes stop");
 	}
 
 	store_close(app.store);
