@@ -65,12 +65,17 @@ static int read_chunks(int fd, struct dynbuf *b)
 
 int file_read(const char *path, struct dynbuf *b)
 {
+	return file_read_at(AT_FDCWD, path, b);
+}
+
+int file_read_at(int dfd, const char *path, struct dynbuf *b)
+{
 	struct stat st;
 	char *at, extra;
 	int fd, ret;
 
 	/* O_NONBLOCK: a fifo is refused at once instead of waiting for a writer. */
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	fd = openat(dfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0)
 		return -errno;
 	if (fstat(fd, &st) < 0) {
@@ -114,8 +119,8 @@ out:
 	return ret;
 }
 
-/* fsyncs the directory that holds path, so that a rename in it is durable. */
-static int sync_parent(const char *path)
+/* fsyncs the directory that holds path (relative to dfd), so that a rename in it is durable. */
+static int sync_parent(int dfd, const char *path)
 {
 	char dir[PATH_MAX];
 	const char *slash = strrchr(path, '/');
@@ -129,7 +134,7 @@ static int sync_parent(const char *path)
 		return -ENAMETOOLONG;
 	else
 		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
-	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	fd = openat(dfd, dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
 	/* Some file systems cannot sync a directory (EINVAL): the rename is all they offer. */
@@ -141,6 +146,11 @@ static int sync_parent(const char *path)
 
 int file_write_atomic(const char *path, const void *data, size_t len, mode_t mode)
 {
+	return file_write_atomic_at(AT_FDCWD, path, data, len, mode);
+}
+
+int file_write_atomic_at(int dfd, const char *path, const void *data, size_t len, mode_t mode)
+{
 	const char *p = data;
 	char tmp[PATH_MAX];
 	int fd, ret = 0;
@@ -148,9 +158,9 @@ int file_write_atomic(const char *path, const void *data, size_t len, mode_t mod
 	if (snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp))
 		return -ENAMETOOLONG;
 	/* O_EXCL after unlink: never write through a link planted at the temporary name. */
-	if (unlink(tmp) < 0 && errno != ENOENT)
+	if (unlinkat(dfd, tmp, 0) < 0 && errno != ENOENT)
 		return -errno;
-	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+	fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
 	if (fd < 0)
 		return -errno;
 	while (len > 0) {
@@ -169,13 +179,13 @@ int file_write_atomic(const char *path, const void *data, size_t len, mode_t mod
 		ret = -errno;
 	if (close(fd) < 0 && !ret)
 		ret = -errno;
-	if (!ret && rename(tmp, path) < 0)
+	if (!ret && renameat(dfd, tmp, dfd, path) < 0)
 		ret = -errno;
 	if (ret) {
-		unlink(tmp);
+		unlinkat(dfd, tmp, 0);
 		return ret;
 	}
-	return sync_parent(path);
+	return sync_parent(dfd, path);
 }
 
 int file_map(const char *path, const uint8_t **buf, size_t *len)

@@ -19,6 +19,11 @@
  * On failure the temporary file is removed and -errno returned; path is unchanged unless the
  * failure was the directory fsync (then path holds the new content, not yet durable).
  *
+ * file_read_at() and file_write_atomic_at() do the same with a relative path resolved from the
+ * directory open as dfd (openat(2)), not from the path that named it: a caller that checked a
+ * directory through its descriptor reaches the files of that directory even if another was put
+ * at its path since. AT_FDCWD is the working directory (what the other two use).
+ *
  * file_map() maps a regular file read-only, for inputs too large to copy (IMA lists, policies
  * given to attestctl): an empty file gives *buf NULL and *len 0. 0 or -errno (-EINVAL when not a
  * regular file). Release with file_unmap(), which accepts what an empty file gave.
@@ -34,6 +39,8 @@
 
 int file_read(const char *path, struct dynbuf *b);
 int file_write_atomic(const char *path, const void *data, size_t len, mode_t mode);
+int file_read_at(int dfd, const char *path, struct dynbuf *b);
+int file_write_atomic_at(int dfd, const char *path, const void *data, size_t len, mode_t mode);
 int file_map(const char *path, const uint8_t **buf, size_t *len);
 void file_unmap(const uint8_t *buf, size_t len);
 

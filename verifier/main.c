@@ -21,24 +21,18 @@
 #include <unistd.h>
 
 #include <openssl/crypto.h>
-#include <openssl/evp.h>
-#include <openssl/rand.h>
 
-#include "common/file.h"
 #include "common/log.h"
 #include "common/sdnotify.h"
-#include "proto/dynbuf.h"
-#include "proto/encoding.h"
 #include "verifier/agentcache.h"
 #include "verifier/handlers.h"
+#include "verifier/operator_token.h"
 #include "verifier/options.h"
 #include "verifier/policy.h"
 #include "verifier/statedir.h"
 #include "verifier/policy_file.h"
 #include "verifier/tls.h"
 
-#define TOKEN_BYTES 32
-#define TOKEN_FILE_MAX 4096
 
 /* Room for every connection allowed, with the store's and TLS's files: raise the soft limit. */
 static void raise_nofile(void)
@@ -53,72 +47,6 @@ static void raise_nofile(void)
 		log_warn("open files limited to %llu: fewer than the %u connections allowed can be"
 			 " served (raise ulimit -n)", (unsigned long long)r.rlim_cur,
 			 LIMIT_CONNECTIONS);
-}
-
-/* Reads a file whole, at most max bytes (common/file.h); NUL-terminated; caller wipes, frees. */
-static int read_file(const char *path, size_t max, char **out, size_t *len)
-{
-	struct dynbuf b;
-	int ret;
-
-	*out = NULL;
-	dynbuf_init(&b, max);
-	ret = file_read(path, &b);
-	if (ret)
-		return ret;
-	*out = dynbuf_take(&b, len);
-	return *out ? 0 : -ENOMEM;
-}
-
-/* The operator token: from the file given, or generated once into the state dir (0600). */
-static int setup_token(const struct verifier_options *o, uint8_t digest[32])
-{
-	char path[PATH_MAX];
-	char *tok = NULL;
-	size_t len = 0;
-	unsigned int dlen = 0;
-	int ret;
-
-	if (o->token_file) {
-		snprintf(path, sizeof(path), "%s", o->token_file);
-	} else {
-		snprintf(path, sizeof(path), "%s/operator-token", o->state_dir);
-		if (access(path, F_OK) != 0) {
-			uint8_t raw[TOKEN_BYTES];
-			char hex[2 * TOKEN_BYTES + 2];
-
-			if (RAND_bytes(raw, sizeof(raw)) != 1)
-				return -EIO;
-			hex_encode(raw, sizeof(raw), hex);
-			OPENSSL_cleanse(raw, sizeof(raw));
-			hex[2 * TOKEN_BYTES] = '\n';
-			ret = file_write_atomic(path, hex, 2 * TOKEN_BYTES + 1, 0600);
-			OPENSSL_cleanse(hex, sizeof(hex));
-			if (ret) {
-				log_error("cannot write operator token \"%s\": %s", path, strerror(-ret));
-				return ret;
-			}
-			log_info("operator token created in \"%s\"", path);
-		}
-	}
-	ret = read_file(path, TOKEN_FILE_MAX, &tok, &len);
-	if (ret) {
-		log_error("cannot read operator token \"%s\": %s", path, strerror(-ret));
-		return ret;
-	}
-	while (len > 0 && (tok[len - 1] == '\n' || tok[len - 1] == '\r' || tok[len - 1] == ' '))
-		tok[--len] = '\0';
-	if (len < 16) {
-		log_error("operator token in \"%s\" is shorter than 16 characters", path);
-		ret = -EINVAL;
-	} else if (EVP_Digest(tok, len, digest, &dlen, EVP_sha256(), NULL) != 1) {
-		ret = -EIO;
-	} else {
-		log_info("operator token: \"%s\"", path);
-	}
-	OPENSSL_cleanse(tok, len);
-	free(tok);
-	return ret;
 }
 
 /* What an imported Keylime policy does not enforce as Keylime would: one log line each. */
@@ -229,7 +157,8 @@ int main(int argc, char **argv)
 	char path[PATH_MAX];
 	sigset_t sigs;
 	uint16_t port = 0;
-	int sig = 0, ret, status = 1, lock_fd = -1;
+	int sig = 0, ret, status = 1;
+	struct statedir sd = { .dfd = -1, .lock_fd = -1 };
 
 	log_init("verifier", LOG_LVL_INFO);
 	memset(&o, 0, sizeof(o));
@@ -265,11 +194,19 @@ int main(int argc, char **argv)
 
 	/* Every file the verifier creates (keys, token, the store and its journals) is 0600. */
 	umask(077);
-	if (statedir_open(o.state_dir, &lock_fd))
+	if (statedir_open(o.state_dir, &sd))
 		goto out;
-	snprintf(path, sizeof(path), "sqlite:%s/verifier.db", o.state_dir);
+	/* SQLite opens by path: one through the directory checked (statedir.h). */
+	memcpy(path, "sqlite:", 7);
+	if (!o.store && statedir_path(&sd, "verifier.db", path + 7, sizeof(path) - 7)) {
+		log_error("state: \"%s\": path too long", o.state_dir);
+		goto out;
+	}
 	if ((ret = store_open(o.store ? o.store : path, &app.store))) {
-		log_error("cannot open the store \"%s\"", o.store ? o.store : path);
+		if (o.store)
+			log_error("cannot open the store \"%s\"", o.store);
+		else
+			log_error("cannot open the store \"%s/verifier.db\"", o.state_dir);
 		goto out;
 	}
 	{
@@ -281,7 +218,7 @@ int main(int argc, char **argv)
 
 		store_set_enroll_limits(app.store, &lim);
 	}
-	if (setup_token(&o, app.token_digest))
+	if (operator_token_setup(o.token_file, &sd, o.state_dir, app.token_digest))
 		goto out;
 	app.nonces = nonces_new();
 	app.agents = agentcache_new();
@@ -300,7 +237,7 @@ int main(int argc, char **argv)
 	}
 	if (o.policy && load_default_policy(&app, o.policy, o.policy_replace))
 		goto out;
-	if (tls_setup(o.state_dir, o.tls_cert, o.tls_key, (const char *const *)o.tls_san.v,
+	if (tls_setup(sd.dfd, o.state_dir, o.tls_cert, o.tls_key, (const char *const *)o.tls_san.v,
 		      o.tls_san.n, &tls))
 		goto out;
 	if (tls.ca_path)
@@ -348,7 +285,7 @@ out:
 	agentcache_free(app.agents);
 	tls_material_release(&tls);
 	OPENSSL_cleanse(app.token_digest, sizeof(app.token_digest));
-	statedir_close(lock_fd);
+	statedir_close(&sd);
 	verifier_options_release(&o);
 	return status;
 }

@@ -5,7 +5,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <libgen.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -91,6 +93,95 @@ static int make_private(const char *path, int dfd)
 	return private_files(path, dfd);
 }
 
+/* Only root and the verifier's user can rename what is in a directory so made. */
+static bool only_ours(const struct stat *st)
+{
+	if (st->st_uid != 0 && st->st_uid != geteuid())
+		return false;
+	/* Sticky (/tmp): others may add names, but not rename or remove ours. */
+	return !(st->st_mode & (S_IWGRP | S_IWOTH)) || (st->st_mode & S_ISVTX);
+}
+
+/*
+ * Nobody but root and the verifier's user can change a directory above the state directory:
+ * whoever could would put another directory at its path once it was checked (a link to theirs,
+ * with their operator token, TLS key or store in it), for whatever is still opened by path
+ * (SQLite's journals, backups). The walk goes down from / by descriptors along the parent's
+ * path resolved; the parent it ends at is returned open (-errno, logged).
+ */
+static int open_parent(const char *path)
+{
+	char *copy = strdup(path), *real = NULL, *p, *slash, end;
+	size_t shown = 1; /* real's first `shown` bytes name the directory open as fd */
+	struct stat st;
+	int fd = -1, next, ret = 0;
+
+	if (!copy || !(real = realpath(dirname(copy), NULL)) ||
+	    (fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0) {
+		ret = -errno;
+		log_error("state: cannot resolve the directory above \"%s\": %s", path,
+			  strerror(-ret));
+		goto out;
+	}
+	for (p = real + 1;;) {
+		if (fstat(fd, &st) < 0) {
+			ret = -errno;
+			log_error("state: cannot stat \"%.*s\": %s", (int)shown, real, strerror(-ret));
+			goto out;
+		}
+		if (!only_ours(&st)) {
+			log_error("state: \"%.*s\" (uid %u, mode %04o) can be changed by others than root"
+				  " and the verifier's user: they could put another directory in place"
+				  " of \"%s\"; give a --state-dir whose parents only root and the"
+				  " verifier's user can write (as under /var/lib)", (int)shown, real,
+				  (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777), path);
+			ret = -EPERM;
+			goto out;
+		}
+		if (!*p)
+			break; /* fd is the parent */
+		slash = strchrnul(p, '/');
+		end = *slash;
+		*slash = '\0';
+		next = openat(fd, p, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		*slash = end;
+		if (next < 0) {
+			ret = -errno;
+			log_error("state: cannot open \"%.*s\" (changed while it was checked?): %s",
+				  (int)(slash - real), real, strerror(-ret));
+			goto out;
+		}
+		close(fd);
+		fd = next;
+		shown = (size_t)(slash - real);
+		p = end ? slash + 1 : slash;
+	}
+out:
+	if (ret && fd >= 0)
+		close(fd);
+	free(real);
+	free(copy);
+	return ret ? ret : fd;
+}
+
+/* dfd's ".." is the directory open as parent: nothing was put in between since the walk. */
+static int same_parent(const char *path, int dfd, int parent)
+{
+	struct stat up, want;
+
+	if (fstatat(dfd, "..", &up, 0) < 0 || fstat(parent, &want) < 0) {
+		log_error("state: cannot stat the directory above \"%s\": %s", path,
+			  strerror(errno));
+		return -errno;
+	}
+	if (up.st_dev != want.st_dev || up.st_ino != want.st_ino) {
+		log_error("state: \"%s\" was moved or replaced while it was checked; start again",
+			  path);
+		return -EAGAIN;
+	}
+	return 0;
+}
+
 /* Who holds the lock, from the file's text; 0 if unreadable. */
 static long lock_holder(int fd)
 {
@@ -139,14 +230,20 @@ static int take_lock(const char *path, int dfd, int *lock_fd)
 	return 0;
 }
 
-int statedir_open(const char *path, int *lock_fd)
+int statedir_open(const char *path, struct statedir *sd)
 {
-	int dfd, ret;
+	int dfd, parent, ret;
 
-	*lock_fd = -1;
+	sd->dfd = sd->lock_fd = -1;
+	/* The parents first: under one that others can change, nothing is created. */
+	parent = open_parent(path);
+	if (parent < 0)
+		return parent;
 	if (mkdir(path, 0700) < 0 && errno != EEXIST) {
-		log_error("state: cannot create \"%s\": %s", path, strerror(errno));
-		return -errno;
+		ret = -errno;
+		log_error("state: cannot create \"%s\": %s", path, strerror(-ret));
+		close(parent);
+		return ret;
 	}
 	/* O_NOFOLLOW: a link planted at the path would hand our keys to whoever made it. */
 	dfd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -154,22 +251,34 @@ int statedir_open(const char *path, int *lock_fd)
 		ret = -errno;
 		log_error("state: \"%s\" is not a directory (or is a symbolic link): %s", path,
 			  strerror(-ret));
+		close(parent);
 		return ret == -ELOOP ? -ENOTDIR : ret;
 	}
+	ret = same_parent(path, dfd, parent);
+	close(parent);
 	/* The lock before any change: a running verifier's directory is left as it is. */
-	ret = check_owner(path, dfd);
 	if (!ret)
-		ret = take_lock(path, dfd, lock_fd);
-	if (!ret && (ret = make_private(path, dfd))) {
-		statedir_close(*lock_fd);
-		*lock_fd = -1;
-	}
-	close(dfd);
+		ret = check_owner(path, dfd);
+	if (!ret)
+		ret = take_lock(path, dfd, &sd->lock_fd);
+	sd->dfd = dfd;
+	if (ret || (ret = make_private(path, dfd)))
+		statedir_close(sd);
 	return ret;
 }
 
-void statedir_close(int lock_fd)
+int statedir_path(const struct statedir *sd, const char *name, char *out, size_t cap)
 {
-	if (lock_fd >= 0)
-		close(lock_fd);
+	int n = snprintf(out, cap, "/proc/self/fd/%d/%s", sd->dfd, name);
+
+	return n < 0 || (size_t)n >= cap ? -ENAMETOOLONG : 0;
+}
+
+void statedir_close(struct statedir *sd)
+{
+	if (sd->lock_fd >= 0)
+		close(sd->lock_fd);
+	if (sd->dfd >= 0)
+		close(sd->dfd);
+	sd->dfd = sd->lock_fd = -1;
 }

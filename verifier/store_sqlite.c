@@ -285,6 +285,17 @@ static void sq_close(struct store_backend *b)
 	free(st);
 }
 
+/*
+ * The database's file as SQLite resolved it (links followed), for messages: the verifier names
+ * its own through /proc/self/fd (statedir.h), which says nothing to an operator.
+ */
+static const char *db_name(sqlite3 *db, const char *path)
+{
+	const char *name = sqlite3_db_filename(db, "main");
+
+	return name && name[0] ? name : path;
+}
+
 static int sq_open(const char *path, struct store_backend **out)
 {
 	struct sqlite_store *st;
@@ -311,7 +322,7 @@ static int sq_open(const char *path, struct store_backend **out)
 	if ((ret = store_sqlite_exec(st->db, "PRAGMA journal_mode=WAL")) ||
 	    (ret = store_sqlite_exec(st->db, "PRAGMA synchronous=FULL")) ||
 	    (ret = store_sqlite_exec(st->db, "PRAGMA foreign_keys=ON")) ||
-	    (ret = store_sqlite_migrate(st->db, path)))
+	    (ret = store_sqlite_migrate(st->db, db_name(st->db, path))))
 		goto fail;
 	for (unsigned i = 0; i < STMT_COUNT; i++) {
 		rc = sqlite3_prepare_v3(st->db, stmt_sql[i], -1, SQLITE_PREPARE_PERSISTENT,

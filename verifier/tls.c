@@ -1,6 +1,7 @@
 #include "verifier/tls.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -52,30 +53,34 @@ static char *path_join(const char *dir, const char *name)
 	return p;
 }
 
-/* Reads a whole (small) file as a NUL-terminated string. */
-static int read_text(const char *path, char **out)
+/*
+ * Reads a whole (small) file as a NUL-terminated string: `name` from the directory open as dfd
+ * (AT_FDCWD: a path), `shown` in messages.
+ */
+static int read_text(int dfd, const char *name, const char *shown, char **out)
 {
 	struct dynbuf b;
 	int ret;
 
 	*out = NULL;
 	dynbuf_init(&b, TLS_PEM_MAX);
-	ret = file_read(path, &b);
+	ret = file_read_at(dfd, name, &b);
 	if (ret == -EFBIG)
-		log_error("tls: \"%s\" is larger than %u bytes", path, TLS_PEM_MAX);
+		log_error("tls: \"%s\" is larger than %u bytes", shown, TLS_PEM_MAX);
 	if (ret)
 		return ret;
 	*out = dynbuf_take(&b, NULL);
 	return *out ? 0 : -ENOMEM;
 }
 
-/* Writes atomically (common/file.h) with the given mode. */
-static int write_file(const char *path, const char *data, size_t len, mode_t mode)
+/* Writes `name` in the directory open as dfd atomically (common/file.h) with the given mode. */
+static int write_file(int dfd, const char *name, const char *shown, const char *data, size_t len,
+		      mode_t mode)
 {
-	int ret = file_write_atomic(path, data, len, mode);
+	int ret = file_write_atomic_at(dfd, name, data, len, mode);
 
 	if (ret)
-		log_error("tls: cannot write \"%s\": %s", path, strerror(-ret));
+		log_error("tls: cannot write \"%s\": %s", shown, strerror(-ret));
 	return ret;
 }
 
@@ -265,11 +270,11 @@ static int load_given(const char *cert_file, const char *key_file, struct tls_ma
 	X509 *x = NULL;
 	int ret;
 
-	if ((ret = read_text(cert_file, &out->cert_pem))) {
+	if ((ret = read_text(AT_FDCWD, cert_file, cert_file, &out->cert_pem))) {
 		log_error("tls: cannot read certificate \"%s\": %s", cert_file, strerror(-ret));
 		return ret;
 	}
-	if ((ret = read_text(key_file, &out->key_pem))) {
+	if ((ret = read_text(AT_FDCWD, key_file, key_file, &out->key_pem))) {
 		log_error("tls: cannot read key \"%s\": %s", key_file, strerror(-ret));
 		return ret;
 	}
@@ -291,7 +296,8 @@ static int load_given(const char *cert_file, const char *key_file, struct tls_ma
 	return ret;
 }
 
-static int generate(const char *state_dir, const char *const *sans, size_t nsans,
+/* In the state directory open as dfd (state_dir names it in messages and out's paths). */
+static int generate(int dfd, const char *state_dir, const char *const *sans, size_t nsans,
 		    struct tls_material *out)
 {
 	char *ca_key_path = path_join(state_dir, "ca-key.pem");
@@ -309,8 +315,9 @@ static int generate(const char *state_dir, const char *const *sans, size_t nsans
 	}
 
 	/* Reuse everything if it is there and still fits. */
-	if (read_text(out->cert_path, &out->cert_pem) == 0 &&
-	    read_text(out->key_path, &out->key_pem) == 0 && access(out->ca_path, R_OK) == 0) {
+	if (read_text(dfd, "server.pem", out->cert_path, &out->cert_pem) == 0 &&
+	    read_text(dfd, "server-key.pem", out->key_path, &out->key_pem) == 0 &&
+	    faccessat(dfd, "ca.pem", R_OK, 0) == 0) {
 		srv = cert_from_pem(out->cert_pem);
 		key = key_from_pem(out->key_pem);
 		if (srv && key && X509_check_private_key(srv, key) == 1 &&
@@ -331,7 +338,8 @@ static int generate(const char *state_dir, const char *const *sans, size_t nsans
 	}
 
 	/* The CA: reuse it when present, so agents that trust ca.pem keep working. */
-	if (read_text(out->ca_path, &ca_pem) == 0 && read_text(ca_key_path, &ca_key_pem) == 0) {
+	if (read_text(dfd, "ca.pem", out->ca_path, &ca_pem) == 0 &&
+	    read_text(dfd, "ca-key.pem", ca_key_path, &ca_key_pem) == 0) {
 		ca = cert_from_pem(ca_pem);
 		ca_key = key_from_pem(ca_key_pem);
 		if (!ca || !ca_key || X509_check_private_key(ca, ca_key) != 1) {
@@ -359,8 +367,9 @@ static int generate(const char *state_dir, const char *const *sans, size_t nsans
 			goto out;
 		}
 		/* Key first: a ca.pem without its key would be unusable for reissuing. */
-		if ((ret = write_file(ca_key_path, ca_key_pem, strlen(ca_key_pem), 0600)) ||
-		    (ret = write_file(out->ca_path, ca_pem, strlen(ca_pem), 0600)))
+		if ((ret = write_file(dfd, "ca-key.pem", ca_key_path, ca_key_pem,
+				      strlen(ca_key_pem), 0600)) ||
+		    (ret = write_file(dfd, "ca.pem", out->ca_path, ca_pem, strlen(ca_pem), 0600)))
 			goto out;
 	}
 
@@ -381,8 +390,10 @@ static int generate(const char *state_dir, const char *const *sans, size_t nsans
 		ret = -ENOMEM;
 		goto out;
 	}
-	if ((ret = write_file(out->key_path, out->key_pem, strlen(out->key_pem), 0600)) ||
-	    (ret = write_file(out->cert_path, out->cert_pem, strlen(out->cert_pem), 0600)))
+	if ((ret = write_file(dfd, "server-key.pem", out->key_path, out->key_pem,
+			      strlen(out->key_pem), 0600)) ||
+	    (ret = write_file(dfd, "server.pem", out->cert_path, out->cert_pem,
+			      strlen(out->cert_pem), 0600)))
 		goto out;
 	out->generated = 1;
 out:
@@ -400,7 +411,7 @@ out:
 	return ret;
 }
 
-int tls_setup(const char *state_dir, const char *cert_file, const char *key_file,
+int tls_setup(int state_dfd, const char *state_dir, const char *cert_file, const char *key_file,
 	      const char *const *sans, size_t nsans, struct tls_material *out)
 {
 	int ret;
@@ -410,7 +421,8 @@ int tls_setup(const char *state_dir, const char *cert_file, const char *key_file
 		log_error("tls: --tls-cert and --tls-key go together");
 		return -EINVAL;
 	}
-	ret = cert_file ? load_given(cert_file, key_file, out) : generate(state_dir, sans, nsans, out);
+	ret = cert_file ? load_given(cert_file, key_file, out)
+			: generate(state_dfd, state_dir, sans, nsans, out);
 	if (ret)
 		tls_material_release(out);
 	return ret;

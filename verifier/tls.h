@@ -27,10 +27,12 @@ struct tls_material {
 };
 
 /*
- * cert_file/key_file: both NULL to use (or create) the generated files in state_dir.
+ * cert_file/key_file: both NULL to use (or create) the generated files in the state directory,
+ * open as state_dfd (statedir.h: its files are reached through it, never by its path again),
+ * named state_dir in messages and in out's paths.
  * sans: extra names, each an IPv4/IPv6 address or a DNS name. 0 or -errno (logged).
  */
-int tls_setup(const char *state_dir, const char *cert_file, const char *key_file,
+int tls_setup(int state_dfd, const char *state_dir, const char *cert_file, const char *key_file,
 	      const char *const *sans, size_t nsans, struct tls_material *out);
 void tls_material_release(struct tls_material *m);
 

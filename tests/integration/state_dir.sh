@@ -3,7 +3,8 @@
 # mode 0755 (with a file others can read in it) under umask 022, it makes the directory 0700
 # and every file in it 0600, saying so; every file it creates is 0600; a second verifier on the
 # same directory is refused while the first runs and serves on; a directory owned by another
-# user, or a symbolic link, is refused.
+# user, or a symbolic link, is refused, and so is one under a directory that others than root
+# and the verifier's user can change (unless sticky, as /tmp).
 set -uo pipefail
 source "$(dirname "$0")/../lib.sh"
 
@@ -53,7 +54,25 @@ stop_pid "$VPID"
 ln -s "$S" "$W/link"
 check "a state directory that is a symbolic link is refused" refused "$W/link"
 check "it says why" grep -q 'is not a directory (or is a symbolic link)' "$W/refused.log"
+# Whoever can write a directory above it could put another directory at its path once it was
+# checked (with their own token, keys or store in it): refused before anything is created.
+mkdir "$W/open"
+chmod 0777 "$W/open"
+check "a state directory under a directory anyone can write is refused" refused "$W/open/state"
+check "it names that directory and says why" \
+	grep -q "\"$(realpath "$W/open")\" (uid $(id -u), mode 0777) can be changed by others" "$W/refused.log"
+check_eq "and creates nothing in it" "" "$(ls -A "$W/open")"
+chmod 0775 "$W/open"
+check "one its group can write is refused too" refused "$W/open/state"
+chmod 1777 "$W/open"
+check "under a sticky one (as /tmp, where others cannot rename it), the verifier starts" \
+	start_verifier "$W/open/state"
+stop_pid "$VPID"
 if [[ $(id -u) -eq 0 ]] && id nobody >/dev/null 2>&1; then
+	mkdir -m 0755 "$W/above"
+	chown nobody "$W/above"
+	check "a state directory under another user's directory is refused" refused "$W/above/state"
+	check "it says whose it is" grep -q "(uid $(id -u nobody), mode 0755) can be changed by others" "$W/refused.log"
 	mkdir -m 0700 "$W/theirs"
 	chown nobody "$W/theirs"
 	check "a state directory owned by another user is refused" refused "$W/theirs"
