@@ -130,6 +130,29 @@ static bool still_open(struct store *st, int64_t id)
 #define BOOT_KERNEL "sha256:834c9fac477eecef074f8d88cd0a659fa58c978e308290c549731d854127d4bd"
 #define BOOT_CMDLINE "console=ttyS0 root=/dev/vda ima_policy=tcb"
 
+/* Commits a next round of web-01 (after its stored boot state) with these violations. */
+static int commit_round(struct store *st, const struct store_round_violation *v, size_t n,
+			int64_t now)
+{
+	struct store_round r;
+	struct boot_state bs;
+	uint64_t ver = 0;
+	int64_t vid;
+
+	if (store_boot_get(st, "web-01", &bs, &ver))
+		return -1;
+	memset(&r, 0, sizeof(r));
+	r.agent = "web-01";
+	r.prev_version = ver;
+	r.next = &bs;
+	r.reasons_json = "[]";
+	r.next_offset = bs.next_entry;
+	r.violations = v;
+	r.nviolations = n;
+	r.now = now;
+	return store_round_commit(st, &r, &vid);
+}
+
 /*
  * A second round of web-01 with four boot findings, stored as attest.c stores them (the
  * subject as the path, the BOOT_CAT_* as the template name): a kernel and a command line the
@@ -138,13 +161,7 @@ static bool still_open(struct store *st, int64_t id)
 static int seed_boot(struct store *st)
 {
 	struct store_round_violation v[4];
-	struct store_round r;
-	struct boot_state bs;
-	uint64_t ver = 0;
-	int64_t vid;
 
-	if (store_boot_get(st, "web-01", &bs, &ver))
-		return -1;
 	memset(v, 0, sizeof(v));
 	v[0] = (struct store_round_violation){ .entry = 10, .reason = "boot_not_in_policy",
 					       .path = "PCR 4: EFI application \"kernel\" (1954816 bytes)",
@@ -157,16 +174,7 @@ static int seed_boot(struct store *st)
 					       .template_name = BOOT_CAT_SECURE_BOOT };
 	v[3] = (struct store_round_violation){ .entry = 0, .reason = "boot_unverifiable",
 					       .path = "", .digest = "", .template_name = BOOT_CAT_EVENT };
-	memset(&r, 0, sizeof(r));
-	r.agent = "web-01";
-	r.prev_version = ver;
-	r.next = &bs;
-	r.reasons_json = "[]";
-	r.next_offset = bs.next_entry;
-	r.violations = v;
-	r.nviolations = 4;
-	r.now = 104;
-	return store_round_commit(st, &r, &vid);
+	return commit_round(st, v, 4, 104);
 }
 
 /* The boot section of policy document `name` (newest version); NULL if it has none. */
@@ -206,34 +214,19 @@ static int seed_race(struct store *st)
 {
 	static char hex[7 + 64 + 1], paths[RACES][32];
 	struct store_round_violation v[RACES];
-	struct store_round r;
-	struct boot_state bs;
 	uint8_t digest[32];
-	uint64_t ver = 0;
-	int64_t vid;
 
-	if (store_boot_get(st, "web-01", &bs, &ver))
-		return -1;
 	memset(digest, 0xab, sizeof(digest));
 	snprintf(hex, sizeof(hex), "sha256:");
 	hex_encode(digest, 32, hex + 7);
 	memset(v, 0, sizeof(v));
 	for (int i = 0; i < RACES; i++) {
 		snprintf(paths[i], sizeof(paths[i]), "/usr/bin/race%d", i);
-		v[i] = (struct store_round_violation){ .entry = bs.next_entry + (uint64_t)i,
+		v[i] = (struct store_round_violation){ .entry = 100 + (uint64_t)i,
 						       .reason = "not_in_allowlist", .path = paths[i],
 						       .digest = hex, .template_name = "ima-ng" };
 	}
-	memset(&r, 0, sizeof(r));
-	r.agent = "web-01";
-	r.prev_version = ver;
-	r.next = &bs;
-	r.reasons_json = "[]";
-	r.next_offset = bs.next_entry;
-	r.violations = v;
-	r.nviolations = RACES;
-	r.now = 105;
-	return store_round_commit(st, &r, &vid);
+	return commit_round(st, v, RACES, 105);
 }
 
 struct find_path {
