@@ -33,6 +33,11 @@ struct eval {
 	struct dynbuf violations; /* out->violations grows here; out owns the bytes */
 	uint64_t suppressed; /* reasons not listed individually */
 	int err;             /* allocation failure while recording */
+	/* Entry 0 is a zero boot_aggregate and the quote covers no boot_aggregate_late after it
+	 * yet: nothing shows that IMA has bound a TPM (see check_boot_aggregate()). */
+	bool bypass_pending;
+	bool late_seen;  /* the first boot_aggregate_late after it was judged */
+	bool late_bound; /* ... and it is not zero: a quote that covers it ends the bypass */
 };
 
 /* Length of the well-formed UTF-8 sequence at p[0..n), or 0 if it is not one (RFC 3629). */
@@ -192,6 +197,11 @@ static bool is_boot_aggregate(const struct ima_entry *e)
 	return e->path && e->path_len == 14 && memcmp(e->path, "boot_aggregate", 14) == 0;
 }
 
+static bool is_boot_aggregate_late(const struct ima_entry *e)
+{
+	return e->path && e->path_len == 19 && memcmp(e->path, "boot_aggregate_late", 19) == 0;
+}
+
 static bool all_zero(const uint8_t *p, size_t n)
 {
 	uint8_t acc = 0;
@@ -205,23 +215,22 @@ static bool all_zero(const uint8_t *p, size_t n)
  * The first entry of a boot is boot_aggregate: H(PCR 0-7) in sha1, H(PCR 0-9) in other banks,
  * in the bank of the entry's digest algorithm. It ties the IMA list to the firmware's
  * measurements that the quote covers.
+ *
+ * A zero boot_aggregate means IMA found no TPM when it started (TPM-bypass). The patched
+ * kernel (kernel-patches/, Documentation/security/IMA-tpm.rst) binds the chip when it
+ * registers later, extends it with the whole list from entry 0, and appends
+ * boot_aggregate_late, computed as boot_aggregate from the chip's PCRs at that moment. So the
+ * verdict on a zero boot_aggregate waits for that entry (check_late_aggregate()) and for a
+ * quote that covers it: an entry the quote does not cover is only the agent's word. Until
+ * then nothing of the list is tied to a TPM: tpm_bypass, and replay_and_judge() does not
+ * advance past entry 0, so every round judges the list from the start.
  */
-static void check_boot_aggregate(struct eval *ev, const struct ima_entry *e)
+static void check_aggregate_value(struct eval *ev, const struct ima_entry *e)
 {
 	const struct policy *pol = ev->req->policy;
 	uint8_t want[LIMIT_DIGEST];
 	size_t want_len = 0;
 
-	if (!is_boot_aggregate(e) || !e->digest) {
-		add_reason(ev, REASON_BOOT_AGGREGATE_MISSING, (int64_t)e->index,
-			   "the first entry of a boot must be boot_aggregate");
-		return;
-	}
-	if (all_zero(e->digest, e->digest_len)) {
-		add_reason(ev, REASON_TPM_BYPASS, (int64_t)e->index,
-			   "boot_aggregate is zero: IMA found no TPM at boot (check ima_tpm= and the TPM driver) and extends no PCR");
-		return;
-	}
 	if (pol && policy_boot_aggregate_mode(pol) == POLICY_BOOT_AGGREGATE_LIST) {
 		if (!policy_boot_aggregate_accepts(pol, e->digest_alg, e->digest, e->digest_len))
 			record_violation(ev, e, REASON_BOOT_AGGREGATE_NOT_ALLOWED);
@@ -236,6 +245,38 @@ static void check_boot_aggregate(struct eval *ev, const struct ima_entry *e)
 		record_violation(ev, e, REASON_BOOT_AGGREGATE_MISMATCH);
 }
 
+static void check_boot_aggregate(struct eval *ev, const struct ima_entry *e)
+{
+	if (!is_boot_aggregate(e) || !e->digest) {
+		add_reason(ev, REASON_BOOT_AGGREGATE_MISSING, (int64_t)e->index,
+			   "the first entry of a boot must be boot_aggregate");
+		return;
+	}
+	if (all_zero(e->digest, e->digest_len)) {
+		ev->bypass_pending = true;
+		return;
+	}
+	check_aggregate_value(ev, e);
+}
+
+/*
+ * The first boot_aggregate_late after a zero boot_aggregate: the TPM IMA bound late. It is
+ * checked like boot_aggregate; a zero one proves nothing (the kernel could not read the
+ * chip's PCRs). Returns false for any other entry, and for a second boot_aggregate_late,
+ * which are judged as any entry (a name no policy lists).
+ */
+static bool check_late_aggregate(struct eval *ev, const struct ima_entry *e)
+{
+	if (!ev->bypass_pending || ev->late_seen || !is_boot_aggregate_late(e) || !e->digest)
+		return false;
+	ev->late_seen = true;
+	if (all_zero(e->digest, e->digest_len))
+		return true;
+	ev->late_bound = true;
+	check_aggregate_value(ev, e);
+	return true;
+}
+
 static void judge_entry(struct eval *ev, const struct ima_entry *e)
 {
 	const struct policy *pol = ev->req->policy;
@@ -244,6 +285,8 @@ static void judge_entry(struct eval *ev, const struct ima_entry *e)
 		check_boot_aggregate(ev, e);
 		return;
 	}
+	if (check_late_aggregate(ev, e))
+		return;
 	if (e->violation) {
 		if (!pol || !policy_violations_allowed(pol))
 			record_violation(ev, e, REASON_VIOLATION_ENTRY);
@@ -352,8 +395,15 @@ static int replay_and_judge(struct eval *ev)
 		}
 		if (replay_state_matches(&run, &e->pcrs)) {
 			match = true;
-			matched = run;
-			matched_entries = ent.index + 1;
+			/* The quote covers boot_aggregate_late (judged above, at this entry or
+			 * before): the bypass is over. Until then nothing is committed, so the
+			 * next round starts from entry 0 again and is judged whole. */
+			if (ev->late_bound)
+				ev->bypass_pending = false;
+			if (!ev->bypass_pending) {
+				matched = run;
+				matched_entries = ent.index + 1;
+			}
 		}
 	}
 	if (r == -ENOMEM)
@@ -362,6 +412,10 @@ static int replay_and_judge(struct eval *ev)
 		add_reason(ev, REASON_LOG_CORRUPT, (int64_t)ierr.index, "entry %llu at byte %zu: %s",
 			   (unsigned long long)ierr.index, ierr.offset, ierr.msg);
 	r = 0;
+	if (ev->bypass_pending)
+		add_reason(ev, REASON_TPM_BYPASS, 0,
+			   "boot_aggregate is zero and the quote covers no boot_aggregate_late after it: "
+			   "IMA has bound no TPM (check ima_tpm= and the TPM driver)");
 	if (!match) {
 		const struct pcr_bank *b = pcr_set_bank_const(&e->pcrs, TPM2_ALG_SHA256);
 		char hex[2 * LIMIT_DIGEST + 1] = "";
