@@ -5,8 +5,10 @@
 # Environment (defaults in brackets):
 #   KERNEL_SRC_TAR     source tarball            [/usr/src/linux-source-6.1.tar.xz]
 #   KERNEL_PATCH_DIR   series + patches          [kernel-patches]
-#   KERNEL_FRAGMENT    config fragment           [$KERNEL_PATCH_DIR/guest.config]
-#   KERNEL_CACHE       cache directory           [build/kernel]
+#   KERNEL_FRAGMENT    config fragment, or several separated by spaces, merged in order
+#                      (an option's last setting wins)   [$KERNEL_PATCH_DIR/guest.config]
+#   KERNEL_CACHE       cache directory           [build/kernel]; a kernel of other fragments
+#                      needs its own (build/kernel/late): one cache holds one key
 #   KERNEL_JOBS        make -j                   [$(nproc)]
 #   KERNEL_KEEP_OLD    1 keeps trees of older keys; default 0 removes them
 #   KERNEL_FORCE       1 rebuilds even when the key is cached
@@ -14,7 +16,8 @@
 #                      several checkouts at one file so that two builds never share the cores
 # Output: $KERNEL_CACHE/bzImage (symlink to $KERNEL_CACHE/<key>/bzImage) and
 # $KERNEL_CACHE/current (symlink to the key directory, holding the tree and the logs).
-# Prints the bzImage path on its last line.
+# With CONFIG_MODULES=y also the modules, installed (stripped) under
+# $KERNEL_CACHE/modules/lib/modules/<release>/. Prints the bzImage path on its last line.
 set -euo pipefail
 
 TOP=$(cd "$(dirname "$0")/.." && pwd)
@@ -23,7 +26,7 @@ abspath() { case $1 in /*) echo "$1" ;; *) echo "$TOP/$1" ;; esac; }
 
 SRC_TAR=$(abspath "${KERNEL_SRC_TAR:-/usr/src/linux-source-6.1.tar.xz}")
 PATCH_DIR=$(abspath "${KERNEL_PATCH_DIR:-kernel-patches}")
-FRAGMENT=$(abspath "${KERNEL_FRAGMENT:-$PATCH_DIR/guest.config}")
+read -r -a fragments <<<"${KERNEL_FRAGMENT:-$PATCH_DIR/guest.config}"
 CACHE=$(abspath "${KERNEL_CACHE:-build/kernel}")
 JOBS=${KERNEL_JOBS:-$(nproc)}
 # Bump when the recipe below changes in a way that changes the output.
@@ -34,7 +37,11 @@ say() { printf '[build-kernel +%3ds] %s\n' $((SECONDS - T0)) "$*" >&2; }
 die() { say "ERROR: $*"; exit 1; }
 
 [[ -r $SRC_TAR ]] || die "no kernel source at $SRC_TAR (apt-get install linux-source-6.1)"
-[[ -r $FRAGMENT ]] || die "no config fragment at $FRAGMENT"
+[[ ${#fragments[@]} -gt 0 ]] || die "KERNEL_FRAGMENT names no file"
+for i in "${!fragments[@]}"; do
+	fragments[i]=$(abspath "${fragments[i]}")
+	[[ -r ${fragments[i]} ]] || die "no config fragment at ${fragments[i]}"
+done
 patches=()
 if [[ -r $PATCH_DIR/series ]]; then
 	while read -r p; do
@@ -58,8 +65,21 @@ for p in ${patches[@]+"${patches[@]}"}; do
 	snapped+=("$snap/patches/$(basename "$p")")
 done
 patches=("${snapped[@]}")
-cp "$FRAGMENT" "$snap/$(basename "$FRAGMENT")"
-FRAGMENT=$snap/$(basename "$FRAGMENT")
+# One fragment is used as it is (the key of the default kernel stays what it was); several
+# are merged into one, each option at its last setting, so that the check below and
+# merge_config.sh see one value per option.
+if [[ ${#fragments[@]} -eq 1 ]]; then
+	FRAGMENT=$snap/$(basename "${fragments[0]}")
+	cp "${fragments[0]}" "$FRAGMENT"
+else
+	FRAGMENT=$snap/merged.config
+	awk '
+		/^CONFIG_[A-Za-z0-9_]+=/ { o = $0; sub(/=.*/, "", o) }
+		/^# CONFIG_[A-Za-z0-9_]+ is not set$/ { o = $2 }
+		o != "" { if (!(o in v)) order[n++] = o; v[o] = $0; o = "" }
+		END { for (i = 0; i < n; i++) print v[order[i]] }
+	' "${fragments[@]}" >"$FRAGMENT"
+fi
 
 # The key: the source version (the Debian package version when the tarball is the
 # package's, else size and mtime), the recipe, the series in order and the fragment.
@@ -81,6 +101,7 @@ dir=$CACHE/$key
 publish() {
 	ln -sfn "$key" "$CACHE/current"
 	ln -sfn "$key/bzImage" "$CACHE/bzImage"
+	if [[ -d $dir/modules ]]; then ln -sfn "$key/modules" "$CACHE/modules"; else rm -f "$CACHE/modules"; fi
 }
 if [[ -s $dir/bzImage && ${KERNEL_FORCE:-0} != 1 ]]; then
 	publish
@@ -103,7 +124,7 @@ if ! flock -n 9; then
 	fi
 fi
 
-say "key $key: ${#patches[@]} patches, fragment $(basename "$FRAGMENT"), -j$JOBS"
+say "key $key: ${#patches[@]} patches, fragment $(basename "$FRAGMENT") (${#fragments[@]} file(s)), -j$JOBS"
 rm -rf "$dir"
 mkdir -p "$dir"
 say "unpacking $SRC_TAR"
@@ -155,6 +176,16 @@ if ! make -C "$src" -j"$JOBS" bzImage >"$log" 2>&1; then
 	grep -E 'error|Error' "$log" | head -n 20 >&2 || true
 	tail -n 20 "$log" >&2
 	die "kernel build failed (log: $log)"
+fi
+if grep -qx 'CONFIG_MODULES=y' "$src/.config"; then
+	say "building and installing the modules"
+	rm -rf "$dir/modules"
+	# No depmod on the host: the guest loads modules by path (vm/rootfs/etc/init.d/S05modules).
+	if ! { make -C "$src" -j"$JOBS" modules &&
+		make -C "$src" modules_install INSTALL_MOD_PATH="$dir/modules" INSTALL_MOD_STRIP=1 DEPMOD=true; } >>"$log" 2>&1; then
+		tail -n 20 "$log" >&2
+		die "module build failed (log: $log)"
+	fi
 fi
 cp "$src/arch/x86/boot/bzImage" "$dir/bzImage.tmp"
 mv "$dir/bzImage.tmp" "$dir/bzImage"
