@@ -9,6 +9,11 @@
 #                      (an option's last setting wins)   [$KERNEL_PATCH_DIR/guest.config]
 #   KERNEL_CACHE       cache directory           [build/kernel]; a kernel of other fragments
 #                      needs its own (build/kernel/late): one cache holds one key
+#   KERNEL_SEED        another cache (build/kernel) whose kernel comes from the same source,
+#                      recipe and patches: its built tree is copied and rebuilt with this
+#                      configuration, so that only the objects that depend on a changed option
+#                      are compiled again (kbuild records each object's CONFIG_ dependencies).
+#                      Without a matching seed the build starts from the tarball.
 #   KERNEL_JOBS        make -j                   [$(nproc)]
 #   KERNEL_KEEP_OLD    1 keeps trees of older keys; default 0 removes them
 #   KERNEL_FORCE       1 rebuilds even when the key is cached
@@ -16,7 +21,7 @@
 #                      several checkouts at one file so that two builds never share the cores
 # Output: $KERNEL_CACHE/bzImage (symlink to $KERNEL_CACHE/<key>/bzImage) and
 # $KERNEL_CACHE/current (symlink to the key directory, holding the tree and the logs).
-# With CONFIG_MODULES=y also the modules, installed (stripped) under
+# When the configuration has modules, also the modules, installed (stripped) under
 # $KERNEL_CACHE/modules/lib/modules/<release>/. Prints the bzImage path on its last line.
 set -euo pipefail
 
@@ -89,10 +94,15 @@ src_id() {
 		dpkg-query -W -f='${Package} ${Version}' linux-source-6.1 2>/dev/null) || ver=
 	echo "src $ver $(stat -c '%s %Y' "$SRC_TAR") $(basename "$SRC_TAR")"
 }
-key=$({
+# The tree (source, recipe, patches) is what a seed must share; the fragment is the rest.
+tree_id=$({
 	src_id
 	echo "recipe $RECIPE"
 	for p in ${patches[@]+"${patches[@]}"}; do echo "patch $(basename "$p") $(sha256sum <"$p" | cut -d' ' -f1)"; done
+})
+echo "$tree_id" >"$snap/tree"
+key=$({
+	echo "$tree_id"
 	echo "fragment $(sha256sum <"$FRAGMENT" | cut -d' ' -f1)"
 } | sha256sum | cut -c1-16)
 
@@ -127,17 +137,49 @@ fi
 say "key $key: ${#patches[@]} patches, fragment $(basename "$FRAGMENT") (${#fragments[@]} file(s)), -j$JOBS"
 rm -rf "$dir"
 mkdir -p "$dir"
-say "unpacking $SRC_TAR"
-tar -xJf "$SRC_TAR" -C "$dir"
-src=$(find "$dir" -mindepth 1 -maxdepth 1 -type d | head -n 1)
-[[ -f $src/Makefile ]] || die "no kernel tree in $SRC_TAR"
+seed=
+if [[ -n ${KERNEL_SEED:-} ]]; then
+	seed=$(abspath "$KERNEL_SEED")/current
+	if [[ -s $seed/bzImage && -f $seed/src/Makefile && -f $seed/inputs/tree ]] &&
+		[[ $(cat "$seed/inputs/tree") == "$tree_id" ]]; then
+		seed=$(readlink -f "$seed")
+	else
+		say "no seed in $KERNEL_SEED for this source and these patches: building from the tarball"
+		seed=
+	fi
+fi
+src=
+if [[ -n $seed ]]; then
+	say "copying the built tree of $seed"
+	src=$dir/$(readlink "$seed/src")
+	if cp -a "$(readlink -f "$seed/src")" "$src"; then
+		# objtool's build (tools/) records absolute paths: point them at the copy and keep
+		# the times, or objtool is built again, and every object that it checks with it.
+		old=$(readlink -f "$seed/src")
+		grep -rlF "$old" "$src/tools" --include='.*.cmd' --include='.*.d' 2>/dev/null |
+			while IFS= read -r f; do
+				t=$(stat -c %y "$f")
+				sed -i "s|$old|$src|g" "$f"
+				touch -d "$t" "$f"
+			done
+	else
+		say "copying the seed failed: building from the tarball"
+		rm -rf "$src"
+		src=
+	fi
+fi
+if [[ -z $src ]]; then
+	say "unpacking $SRC_TAR"
+	tar -xJf "$SRC_TAR" -C "$dir"
+	src=$(find "$dir" -mindepth 1 -maxdepth 1 -type d | head -n 1)
+	[[ -f $src/Makefile ]] || die "no kernel tree in $SRC_TAR"
+	for p in ${patches[@]+"${patches[@]}"}; do
+		say "applying $(basename "$p")"
+		patch -d "$src" -p1 --fuzz=0 --no-backup-if-mismatch -s <"$p" ||
+			die "$(basename "$p") does not apply cleanly"
+	done
+fi
 ln -sfn "$(basename "$src")" "$dir/src"
-
-for p in ${patches[@]+"${patches[@]}"}; do
-	say "applying $(basename "$p")"
-	patch -d "$src" -p1 --fuzz=0 --no-backup-if-mismatch -s <"$p" ||
-		die "$(basename "$p") does not apply cleanly"
-done
 
 log=$dir/build.log
 say "configuring: tinyconfig + fragment + olddefconfig"
@@ -177,7 +219,7 @@ if ! make -C "$src" -j"$JOBS" bzImage >"$log" 2>&1; then
 	tail -n 20 "$log" >&2
 	die "kernel build failed (log: $log)"
 fi
-if grep -qx 'CONFIG_MODULES=y' "$src/.config"; then
+if grep -qE '^CONFIG_[A-Za-z0-9_]+=m$' "$src/.config"; then
 	say "building and installing the modules"
 	rm -rf "$dir/modules"
 	# No depmod on the host: the guest loads modules by path (vm/rootfs/etc/init.d/S05modules).

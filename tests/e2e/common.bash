@@ -55,11 +55,12 @@ e2e_abort() {
 
 # e2e_late_kernel: vm/build-kernel.sh builds (or reuses) the kernel of
 # kernel-patches/guest-late.config over guest.config, tpm_tis as a module and the vtpm proxy,
-# in its own cache so that the default kernel stays as it is; e2e_prepare puts its modules on
-# the root image.
+# in its own cache so that the default kernel stays as it is, from the default kernel's tree
+# when that is built; e2e_prepare puts its modules on the root image.
 e2e_late_kernel() {
 	export KERNEL_CACHE=$TOP/build/kernel/late
 	export KERNEL_FRAGMENT="$TOP/kernel-patches/guest.config $TOP/kernel-patches/guest-late.config"
+	export KERNEL_SEED=$TOP/build/kernel
 }
 
 e2e_prepare() {
