@@ -37,6 +37,11 @@ struct eval {
 	struct violation_set violations; /* out->violations once the round is judged */
 	uint64_t suppressed; /* reasons not listed individually */
 	int err;             /* allocation failure while recording */
+	/* Entry 0 is a zero boot_aggregate and the quote covers no boot_aggregate_late after it
+	 * yet: nothing shows that IMA has bound a TPM (see check_boot_aggregate()). */
+	bool bypass_pending;
+	bool late_seen;  /* the first boot_aggregate_late after it was judged */
+	bool late_bound; /* ... and it is not zero: a quote that covers it ends the bypass */
 };
 
 /* Adds a reason; returns its slot, or -1 when it is only counted in `more_reasons`. */
@@ -172,6 +177,11 @@ static bool is_boot_aggregate(const struct ima_entry *e)
 	return e->path && e->path_len == 14 && memcmp(e->path, "boot_aggregate", 14) == 0;
 }
 
+static bool is_boot_aggregate_late(const struct ima_entry *e)
+{
+	return e->path && e->path_len == 19 && memcmp(e->path, "boot_aggregate_late", 19) == 0;
+}
+
 static bool all_zero(const uint8_t *p, size_t n)
 {
 	uint8_t acc = 0;
@@ -185,23 +195,22 @@ static bool all_zero(const uint8_t *p, size_t n)
  * The first entry of a boot is boot_aggregate: H(PCR 0-7) in sha1, H(PCR 0-9) in other banks,
  * in the bank of the entry's digest algorithm. It ties the IMA list to the firmware's
  * measurements that the quote covers.
+ *
+ * A zero boot_aggregate means IMA found no TPM when it started (TPM-bypass). The patched
+ * kernel (kernel-patches/, Documentation/security/IMA-tpm.rst) binds the chip when it
+ * registers later, extends it with the whole list from entry 0, and appends
+ * boot_aggregate_late, computed as boot_aggregate from the chip's PCRs at that moment. So the
+ * verdict on a zero boot_aggregate waits for that entry (check_late_aggregate()) and for a
+ * quote that covers it: an entry the quote does not cover is only the agent's word. Until
+ * then nothing of the list is tied to a TPM: tpm_bypass, and replay_and_judge() does not
+ * advance past entry 0, so every round judges the list from the start.
  */
-static void check_boot_aggregate(struct eval *ev, const struct ima_entry *e)
+static void check_aggregate_value(struct eval *ev, const struct ima_entry *e)
 {
 	const struct policy *pol = ev->req->policy;
 	uint8_t want[LIMIT_DIGEST];
 	size_t want_len = 0;
 
-	if (!is_boot_aggregate(e) || !e->digest) {
-		add_reason(ev, REASON_BOOT_AGGREGATE_MISSING, (int64_t)e->index,
-			   "the first entry of a boot must be boot_aggregate");
-		return;
-	}
-	if (all_zero(e->digest, e->digest_len)) {
-		add_reason(ev, REASON_TPM_BYPASS, (int64_t)e->index,
-			   "boot_aggregate is zero: IMA found no TPM at boot (check ima_tpm= and the TPM driver) and extends no PCR");
-		return;
-	}
 	if (pol && policy_boot_aggregate_mode(pol) == POLICY_BOOT_AGGREGATE_LIST) {
 		if (!policy_boot_aggregate_accepts(pol, e->digest_alg, e->digest, e->digest_len))
 			record_violation(ev, e, REASON_BOOT_AGGREGATE_NOT_ALLOWED);
@@ -225,6 +234,38 @@ static bool amended(const struct eval *ev, const struct ima_entry *e)
 				  e->digest_len) == POLICY_ALLOWED;
 }
 
+static void check_boot_aggregate(struct eval *ev, const struct ima_entry *e)
+{
+	if (!is_boot_aggregate(e) || !e->digest) {
+		add_reason(ev, REASON_BOOT_AGGREGATE_MISSING, (int64_t)e->index,
+			   "the first entry of a boot must be boot_aggregate");
+		return;
+	}
+	if (all_zero(e->digest, e->digest_len)) {
+		ev->bypass_pending = true;
+		return;
+	}
+	check_aggregate_value(ev, e);
+}
+
+/*
+ * The first boot_aggregate_late after a zero boot_aggregate: the TPM IMA bound late. It is
+ * checked like boot_aggregate; a zero one proves nothing (the kernel could not read the
+ * chip's PCRs). Returns false for any other entry, and for a second boot_aggregate_late,
+ * which are judged as any entry (a name no policy lists).
+ */
+static bool check_late_aggregate(struct eval *ev, const struct ima_entry *e)
+{
+	if (!ev->bypass_pending || ev->late_seen || !is_boot_aggregate_late(e) || !e->digest)
+		return false;
+	ev->late_seen = true;
+	if (all_zero(e->digest, e->digest_len))
+		return true;
+	ev->late_bound = true;
+	check_aggregate_value(ev, e);
+	return true;
+}
+
 /* The first entry of a boot against the quote; every other against the policy (judge.h). */
 static void judge_entry(struct eval *ev, const struct ima_entry *e)
 {
@@ -234,6 +275,8 @@ static void judge_entry(struct eval *ev, const struct ima_entry *e)
 		check_boot_aggregate(ev, e);
 		return;
 	}
+	if (check_late_aggregate(ev, e))
+		return;
 	if (judge_measurement(ev->req->policy, e, &j))
 		return;
 	/* Only what approval can teach is looked up in the agent's amendment. */
@@ -326,8 +369,15 @@ static int replay_and_judge(struct eval *ev)
 		}
 		if (replay_state_matches(&run, &e->pcrs)) {
 			match = true;
-			matched = run;
-			matched_entries = ent.index + 1;
+			/* The quote covers boot_aggregate_late (judged above, at this entry or
+			 * before): the bypass is over. Until then nothing is committed, so the
+			 * next round starts from entry 0 again and is judged whole. */
+			if (ev->late_bound)
+				ev->bypass_pending = false;
+			if (!ev->bypass_pending) {
+				matched = run;
+				matched_entries = ent.index + 1;
+			}
 		}
 	}
 	if (r == -ENOMEM)
@@ -336,7 +386,11 @@ static int replay_and_judge(struct eval *ev)
 		add_reason(ev, REASON_LOG_CORRUPT, (int64_t)ierr.index, "entry %llu at byte %zu: %s",
 			   (unsigned long long)ierr.index, ierr.offset, ierr.msg);
 	r = 0;
-	if (match && e->log_offset == 0 && matched_entries == 0 && imalog_index(log) > 0) {
+	if (ev->bypass_pending)
+		add_reason(ev, REASON_TPM_BYPASS, 0,
+			   "boot_aggregate is zero and the quote covers no boot_aggregate_late after it: "
+			   "IMA has bound no TPM (check ima_tpm= and the TPM driver)");
+	else if (match && e->log_offset == 0 && matched_entries == 0 && imalog_index(log) > 0) {
 		/*
 		 * Only the empty prefix replays: PCR 10 still holds its reset value although the
 		 * list has entries. IMA extends boot_aggregate before anything can run, so this

@@ -69,7 +69,8 @@ enum reason_kind {
 	X(BOOT_AGGREGATE_MISSING, "boot_aggregate_missing", REASON_KIND_VERDICT,                    \
 	  "the first entry of a boot is not boot_aggregate")                                        \
 	X(TPM_BYPASS, "tpm_bypass", REASON_KIND_VERDICT,                                            \
-	  "IMA found no TPM at boot and extends no PCR: check ima_tpm= and the TPM driver")         \
+	  "IMA has bound no TPM (zero boot_aggregate, no boot_aggregate_late): check ima_tpm=, "     \
+	  "the TPM driver")                                                                         \
 	X(BOOT_AGGREGATE_UNVERIFIED, "boot_aggregate_unverified", REASON_KIND_VERDICT,              \
 	  "the quote does not cover PCR 0-9 in the boot_aggregate's bank")                          \
 	X(BOOT_AGGREGATE_MISMATCH, "boot_aggregate_mismatch", REASON_KIND_VIOLATION,                \

@@ -5,8 +5,15 @@
 # Environment (defaults in brackets):
 #   KERNEL_SRC_TAR     source tarball            [/usr/src/linux-source-6.1.tar.xz]
 #   KERNEL_PATCH_DIR   series + patches          [kernel-patches]
-#   KERNEL_FRAGMENT    config fragment           [$KERNEL_PATCH_DIR/guest.config]
-#   KERNEL_CACHE       cache directory           [build/kernel]
+#   KERNEL_FRAGMENT    config fragment, or several separated by spaces, merged in order
+#                      (an option's last setting wins)   [$KERNEL_PATCH_DIR/guest.config]
+#   KERNEL_CACHE       cache directory           [build/kernel]; a kernel of other fragments
+#                      needs its own (build/kernel/late): one cache holds one key
+#   KERNEL_SEED        another cache (build/kernel) whose kernel comes from the same source,
+#                      recipe and patches: its built tree is copied and rebuilt with this
+#                      configuration, so that only the objects that depend on a changed option
+#                      are compiled again (kbuild records each object's CONFIG_ dependencies).
+#                      Without a matching seed the build starts from the tarball.
 #   KERNEL_JOBS        make -j                   [$(nproc)]
 #   KERNEL_KEEP_OLD    1 keeps trees of older keys; default 0 removes them
 #   KERNEL_FORCE       1 rebuilds even when the key is cached
@@ -14,7 +21,8 @@
 #                      several checkouts at one file so that two builds never share the cores
 # Output: $KERNEL_CACHE/bzImage (symlink to $KERNEL_CACHE/<key>/bzImage) and
 # $KERNEL_CACHE/current (symlink to the key directory, holding the tree and the logs).
-# Prints the bzImage path on its last line.
+# When the configuration has modules, also the modules, installed (stripped) under
+# $KERNEL_CACHE/modules/lib/modules/<release>/. Prints the bzImage path on its last line.
 set -euo pipefail
 
 TOP=$(cd "$(dirname "$0")/.." && pwd)
@@ -23,7 +31,7 @@ abspath() { case $1 in /*) echo "$1" ;; *) echo "$TOP/$1" ;; esac; }
 
 SRC_TAR=$(abspath "${KERNEL_SRC_TAR:-/usr/src/linux-source-6.1.tar.xz}")
 PATCH_DIR=$(abspath "${KERNEL_PATCH_DIR:-kernel-patches}")
-FRAGMENT=$(abspath "${KERNEL_FRAGMENT:-$PATCH_DIR/guest.config}")
+read -r -a fragments <<<"${KERNEL_FRAGMENT:-$PATCH_DIR/guest.config}"
 CACHE=$(abspath "${KERNEL_CACHE:-build/kernel}")
 JOBS=${KERNEL_JOBS:-$(nproc)}
 # Bump when the recipe below changes in a way that changes the output.
@@ -34,7 +42,11 @@ say() { printf '[build-kernel +%3ds] %s\n' $((SECONDS - T0)) "$*" >&2; }
 die() { say "ERROR: $*"; exit 1; }
 
 [[ -r $SRC_TAR ]] || die "no kernel source at $SRC_TAR (apt-get install linux-source-6.1)"
-[[ -r $FRAGMENT ]] || die "no config fragment at $FRAGMENT"
+[[ ${#fragments[@]} -gt 0 ]] || die "KERNEL_FRAGMENT names no file"
+for i in "${!fragments[@]}"; do
+	fragments[i]=$(abspath "${fragments[i]}")
+	[[ -r ${fragments[i]} ]] || die "no config fragment at ${fragments[i]}"
+done
 patches=()
 if [[ -r $PATCH_DIR/series ]]; then
 	while read -r p; do
@@ -58,8 +70,21 @@ for p in ${patches[@]+"${patches[@]}"}; do
 	snapped+=("$snap/patches/$(basename "$p")")
 done
 patches=("${snapped[@]}")
-cp "$FRAGMENT" "$snap/$(basename "$FRAGMENT")"
-FRAGMENT=$snap/$(basename "$FRAGMENT")
+# One fragment is used as it is (the key of the default kernel stays what it was); several
+# are merged into one, each option at its last setting, so that the check below and
+# merge_config.sh see one value per option.
+if [[ ${#fragments[@]} -eq 1 ]]; then
+	FRAGMENT=$snap/$(basename "${fragments[0]}")
+	cp "${fragments[0]}" "$FRAGMENT"
+else
+	FRAGMENT=$snap/merged.config
+	awk '
+		/^CONFIG_[A-Za-z0-9_]+=/ { o = $0; sub(/=.*/, "", o) }
+		/^# CONFIG_[A-Za-z0-9_]+ is not set$/ { o = $2 }
+		o != "" { if (!(o in v)) order[n++] = o; v[o] = $0; o = "" }
+		END { for (i = 0; i < n; i++) print v[order[i]] }
+	' "${fragments[@]}" >"$FRAGMENT"
+fi
 
 # The key: the source version (the Debian package version when the tarball is the
 # package's, else size and mtime), the recipe, the series in order and the fragment.
@@ -69,10 +94,15 @@ src_id() {
 		dpkg-query -W -f='${Package} ${Version}' linux-source-6.1 2>/dev/null) || ver=
 	echo "src $ver $(stat -c '%s %Y' "$SRC_TAR") $(basename "$SRC_TAR")"
 }
-key=$({
+# The tree (source, recipe, patches) is what a seed must share; the fragment is the rest.
+tree_id=$({
 	src_id
 	echo "recipe $RECIPE"
 	for p in ${patches[@]+"${patches[@]}"}; do echo "patch $(basename "$p") $(sha256sum <"$p" | cut -d' ' -f1)"; done
+})
+echo "$tree_id" >"$snap/tree"
+key=$({
+	echo "$tree_id"
 	echo "fragment $(sha256sum <"$FRAGMENT" | cut -d' ' -f1)"
 } | sha256sum | cut -c1-16)
 
@@ -81,6 +111,7 @@ dir=$CACHE/$key
 publish() {
 	ln -sfn "$key" "$CACHE/current"
 	ln -sfn "$key/bzImage" "$CACHE/bzImage"
+	if [[ -d $dir/modules ]]; then ln -sfn "$key/modules" "$CACHE/modules"; else rm -f "$CACHE/modules"; fi
 }
 if [[ -s $dir/bzImage && ${KERNEL_FORCE:-0} != 1 ]]; then
 	publish
@@ -103,20 +134,52 @@ if ! flock -n 9; then
 	fi
 fi
 
-say "key $key: ${#patches[@]} patches, fragment $(basename "$FRAGMENT"), -j$JOBS"
+say "key $key: ${#patches[@]} patches, fragment $(basename "$FRAGMENT") (${#fragments[@]} file(s)), -j$JOBS"
 rm -rf "$dir"
 mkdir -p "$dir"
-say "unpacking $SRC_TAR"
-tar -xJf "$SRC_TAR" -C "$dir"
-src=$(find "$dir" -mindepth 1 -maxdepth 1 -type d -print -quit)
-[[ -f $src/Makefile ]] || die "no kernel tree in $SRC_TAR"
+seed=
+if [[ -n ${KERNEL_SEED:-} ]]; then
+	seed=$(abspath "$KERNEL_SEED")/current
+	if [[ -s $seed/bzImage && -f $seed/src/Makefile && -f $seed/inputs/tree ]] &&
+		[[ $(cat "$seed/inputs/tree") == "$tree_id" ]]; then
+		seed=$(readlink -f "$seed")
+	else
+		say "no seed in $KERNEL_SEED for this source and these patches: building from the tarball"
+		seed=
+	fi
+fi
+src=
+if [[ -n $seed ]]; then
+	say "copying the built tree of $seed"
+	src=$dir/$(readlink "$seed/src")
+	if cp -a "$(readlink -f "$seed/src")" "$src"; then
+		# objtool's build (tools/) records absolute paths: point them at the copy and keep
+		# the times, or objtool is built again, and every object that it checks with it.
+		old=$(readlink -f "$seed/src")
+		grep -rlF "$old" "$src/tools" --include='.*.cmd' --include='.*.d' 2>/dev/null |
+			while IFS= read -r f; do
+				t=$(stat -c %y "$f")
+				sed -i "s|$old|$src|g" "$f"
+				touch -d "$t" "$f"
+			done
+	else
+		say "copying the seed failed: building from the tarball"
+		rm -rf "$src"
+		src=
+	fi
+fi
+if [[ -z $src ]]; then
+	say "unpacking $SRC_TAR"
+	tar -xJf "$SRC_TAR" -C "$dir"
+	src=$(find "$dir" -mindepth 1 -maxdepth 1 -type d -print -quit)
+	[[ -f $src/Makefile ]] || die "no kernel tree in $SRC_TAR"
+	for p in ${patches[@]+"${patches[@]}"}; do
+		say "applying $(basename "$p")"
+		patch -d "$src" -p1 --fuzz=0 --no-backup-if-mismatch -s <"$p" ||
+			die "$(basename "$p") does not apply cleanly"
+	done
+fi
 ln -sfn "$(basename "$src")" "$dir/src"
-
-for p in ${patches[@]+"${patches[@]}"}; do
-	say "applying $(basename "$p")"
-	patch -d "$src" -p1 --fuzz=0 --no-backup-if-mismatch -s <"$p" ||
-		die "$(basename "$p") does not apply cleanly"
-done
 
 log=$dir/build.log
 say "configuring: tinyconfig + fragment + olddefconfig"
@@ -155,6 +218,16 @@ if ! make -C "$src" -j"$JOBS" bzImage >"$log" 2>&1; then
 	grep -m 20 -E 'error|Error' "$log" >&2 || true
 	tail -n 20 "$log" >&2
 	die "kernel build failed (log: $log)"
+fi
+if grep -qE '^CONFIG_[A-Za-z0-9_]+=m$' "$src/.config"; then
+	say "building and installing the modules"
+	rm -rf "$dir/modules"
+	# No depmod on the host: the guest loads modules by path (vm/rootfs/etc/init.d/S05modules).
+	if ! { make -C "$src" -j"$JOBS" modules &&
+		make -C "$src" modules_install INSTALL_MOD_PATH="$dir/modules" INSTALL_MOD_STRIP=1 DEPMOD=true; } >>"$log" 2>&1; then
+		tail -n 20 "$log" >&2
+		die "module build failed (log: $log)"
+	fi
 fi
 cp "$src/arch/x86/boot/bzImage" "$dir/bzImage.tmp"
 mv "$dir/bzImage.tmp" "$dir/bzImage"

@@ -4,6 +4,7 @@
 # the guest's root tree. Guest-side actions are init hooks on the measured root
 # (tests/e2e/guest/S40e2e, S90e2e), chosen per boot with attest.e2e=ACTION.
 #
+#   e2e_late_kernel             use the late-TPM kernel from here on (before e2e_prepare)
 #   e2e_prepare                 kernel, verifier TLS CA, root image, policies, verifier
 #   e2e_verifier_start [FILE [--policy-replace]]   (re)start the verifier on $VPORT and
 #                               $W/verifier; FILE seeds the default policy, or replaces it
@@ -53,8 +54,18 @@ e2e_abort() {
 	exit 1
 }
 
+# e2e_late_kernel: vm/build-kernel.sh builds (or reuses) the kernel of
+# kernel-patches/guest-late.config over guest.config, tpm_tis as a module and the vtpm proxy,
+# in its own cache so that the default kernel stays as it is, from the default kernel's tree
+# when that is built; e2e_prepare puts its modules on the root image.
+e2e_late_kernel() {
+	export KERNEL_CACHE=$TOP/build/kernel/late
+	export KERNEL_FRAGMENT="$TOP/kernel-patches/guest.config $TOP/kernel-patches/guest-late.config"
+	export KERNEL_SEED=$TOP/build/kernel
+}
+
 e2e_prepare() {
-	local t0=$SECONDS bin kernel i
+	local t0=$SECONDS bin kernel i overlays
 	for bin in "$B/verifier" "$B/attestd" "$B/attestctl" "$B/tools/tpm_pcr_extend"; do
 		[[ -x $bin ]] || e2e_abort "missing $bin (run make)"
 	done
@@ -65,6 +76,9 @@ e2e_prepare() {
 		e2e_abort "guest kernel builds" "$W/build-kernel.log"
 	fi
 	export VM_KERNEL=$kernel
+	# A kernel with modules: they go on the image (and so into the policy) as /lib/modules.
+	overlays=$W/overlay
+	[[ -d $(dirname "$kernel")/modules ]] && overlays+=" $(dirname "$kernel")/modules"
 	head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$W/token"
 
 	# One swtpm CA for every TPM of this test: manufacture a first TPM to create it; each
@@ -101,7 +115,7 @@ CONF
 	for i in 1 2; do
 		ROOTFS_IMG=$W/rootfs.img ROOTFS_CA=$W/verifier/ca.pem ROOTFS_ATTESTD=$B/attestd \
 			ROOTFS_ATTESTD_CONF=$W/attestd.conf ROOTFS_EXTRA_BINS=$B/tools/tpm_pcr_extend \
-			ROOTFS_OVERLAY=$W/overlay bash -x vm/build-rootfs.sh >"$W/rootfs.log" 2>"$W/rootfs.trace" &&
+			ROOTFS_OVERLAY=$overlays bash -x vm/build-rootfs.sh >"$W/rootfs.log" 2>"$W/rootfs.trace" &&
 			break
 		[[ $i == 2 ]] && e2e_abort "root image builds" "$W/rootfs.log" "$W/rootfs.trace"
 		sleep 2

@@ -74,6 +74,19 @@ struct machine {
 	unsigned extended;         /* entries of list extended into pcr10 */
 };
 
+/* boot_aggregate as the kernel computes it with ima_hash=sha1: sha1 over PCR 0-7. */
+static void sha1_aggregate(const struct machine *m, uint8_t out[20])
+{
+	const struct pcr_bank *b1 = pcr_set_bank_const(&m->pcrs, TPM2_ALG_SHA1);
+	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+
+	EVP_DigestInit_ex(ctx, EVP_sha1(), NULL);
+	for (unsigned i = 0; i < 8; i++)
+		EVP_DigestUpdate(ctx, b1->value[i], 20);
+	EVP_DigestFinal_ex(ctx, out, NULL);
+	EVP_MD_CTX_free(ctx);
+}
+
 static void machine_boot(struct machine *m, uint8_t firmware_seed)
 {
 	memset(&m->pcrs, 0, sizeof(m->pcrs));
@@ -97,13 +110,19 @@ static void machine_boot(struct machine *m, uint8_t firmware_seed)
 
 	/* boot_aggregate: sha1 over PCR 0-7, recorded as d-ng "sha1:" (ima_hash=sha1). */
 	uint8_t agg[20];
-	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
-	EVP_DigestInit_ex(ctx, EVP_sha1(), NULL);
-	for (unsigned i = 0; i < 8; i++)
-		EVP_DigestUpdate(ctx, b1->value[i], 20);
-	EVP_DigestFinal_ex(ctx, agg, NULL);
-	EVP_MD_CTX_free(ctx);
+	sha1_aggregate(m, agg);
 	add_entry(&m->list, "sha1", agg, 20, "boot_aggregate", false);
+}
+
+/* A boot where IMA found no TPM at init: the list starts with a zero boot_aggregate. */
+static void machine_boot_bypass(struct machine *m, uint8_t firmware_seed)
+{
+	static const uint8_t zero[20];
+
+	machine_boot(m, firmware_seed);
+	m->list.len = 0;
+	m->list.n = 0;
+	add_entry(&m->list, "sha1", zero, 20, "boot_aggregate", false);
 }
 
 /* Extends PCR 10 with the list's entries up to `upto`, as the kernel would. */
@@ -590,6 +609,107 @@ int main(void)
 	}
 	CHECK(has_reason(&r.res, "violations_unrecorded") && has_reason(&r.res, "more_reasons"),
 	      "the verdict says so even with its reasons full");
+	CASE_BEGIN("TPM bypass, PCR 10 extended by user space");
+	/* 12b. In bypass nothing stops root from extending PCR 10 of the quoted chip to match the
+	 * list: still tpm_bypass, and the list is judged from entry 0 again next round. */
+	machine_boot_bypass(&m, 1);
+	add_file(&m.list, "/bin/a");
+	machine_extend(&m, 2);
+	CHECK(run_round(&m, &r, 0, 2, NULL, pol, NULL) == 0 && has_reason(&r.res, "tpm_bypass") &&
+	      !has_reason(&r.res, "pcr_mismatch") && !r.res.verdict.trusted &&
+	      r.res.next.next_entry == 0,
+	      "forged PCR 10 in bypass: tpm_bypass, nothing committed");
+	st = r.res.next;
+	attest_result_release(&r.res);
+	add_file(&m.list, "/bin/b");
+	machine_extend(&m, 3);
+	CHECK(run_round(&m, &r, 0, 3, &st, pol, NULL) == 0 && has_reason(&r.res, "tpm_bypass") &&
+	      r.res.next.next_entry == 0, "next round, again from entry 0: tpm_bypass");
+	attest_result_release(&r.res);
+	CHECK(run_round(&m, &r, 2, 3, &st, pol, NULL) == 0 &&
+	      has_reason(&r.res, "log_offset_mismatch") && !r.res.verdict.trusted,
+	      "an agent that skips entry 0 is not judged on the tail alone");
+	attest_result_release(&r.res);
+
+	CASE_BEGIN("TPM bound late");
+	/* 12c. The chip registered after IMA started (kernel-patches/0006, 0007): zero
+	 * boot_aggregate, the entries measured before, boot_aggregate_late over the chip's PCRs,
+	 * all of it extended: trusted from entry 0, then incrementally. */
+	uint8_t late[20];
+	machine_boot_bypass(&m, 4);
+	add_file(&m.list, "/bin/a");
+	sha1_aggregate(&m, late);
+	add_entry(&m.list, "sha1", late, 20, "boot_aggregate_late", false);
+	add_file(&m.list, "/bin/b");
+	machine_extend(&m, 4);
+	CHECK(run_round(&m, &r, 0, 4, NULL, pol, NULL) == 0 && r.res.verdict.trusted &&
+	      r.res.next.next_entry == 4,
+	      "late TPM: trusted, all 4 entries attested (%s)",
+	      r.res.verdict.nreasons ? r.res.verdict.reason[0].code : "");
+	st = r.res.next;
+	attest_result_release(&r.res);
+	add_file(&m.list, "/bin/c");
+	machine_extend(&m, 5);
+	CHECK(run_round(&m, &r, 4, 5, &st, pol, NULL) == 0 && r.res.verdict.trusted &&
+	      r.res.next.next_entry == 5, "late TPM: the next round is incremental and trusted");
+	st = r.res.next;
+	attest_result_release(&r.res);
+	add_entry(&m.list, "sha1", late, 20, "boot_aggregate_late", false);
+	machine_extend(&m, 6);
+	CHECK(run_round(&m, &r, 5, 6, &st, pol, NULL) == 0 && has_reason(&r.res, "not_in_allowlist"),
+	      "a second boot_aggregate_late: not_in_allowlist");
+	attest_result_release(&r.res);
+
+	CASE_BEGIN("TPM bound late, quote before boot_aggregate_late");
+	/* 12d. The quote covers only entries before boot_aggregate_late: an entry past the quoted
+	 * PCR is the agent's word, not the TPM's. */
+	machine_boot_bypass(&m, 4);
+	add_file(&m.list, "/bin/a");
+	machine_extend(&m, 2);
+	sha1_aggregate(&m, late);
+	add_entry(&m.list, "sha1", late, 20, "boot_aggregate_late", false);
+	add_file(&m.list, "/bin/b");
+	CHECK(run_round(&m, &r, 0, 4, NULL, pol, NULL) == 0 && has_reason(&r.res, "tpm_bypass") &&
+	      !r.res.verdict.trusted && r.res.next.next_entry == 0,
+	      "boot_aggregate_late past the quoted PCR: tpm_bypass, nothing committed");
+	attest_result_release(&r.res);
+	machine_boot_bypass(&m, 4);
+	add_file(&m.list, "/bin/a");
+	sha1_aggregate(&m, late);
+	add_entry(&m.list, "sha1", late, 20, "boot_aggregate_late", false);
+	CHECK(run_round(&m, &r, 0, 3, NULL, pol, NULL) == 0 && has_reason(&r.res, "tpm_bypass") &&
+	      r.res.next.next_entry == 0,
+	      "bypass, PCR 10 untouched, agent appends boot_aggregate_late: tpm_bypass");
+	attest_result_release(&r.res);
+
+	CASE_BEGIN("TPM bound late, wrong boot_aggregate_late");
+	/* 12e. boot_aggregate_late is checked like boot_aggregate; a zero one binds nothing. */
+	machine_boot_bypass(&m, 4);
+	add_file(&m.list, "/bin/a");
+	sha1_aggregate(&m, late);
+	late[0] ^= 1;
+	add_entry(&m.list, "sha1", late, 20, "boot_aggregate_late", false);
+	machine_extend(&m, 3);
+	CHECK(run_round(&m, &r, 0, 3, NULL, pol, NULL) == 0 &&
+	      has_reason(&r.res, "boot_aggregate_mismatch") && !has_reason(&r.res, "tpm_bypass"),
+	      "boot_aggregate_late not matching PCR 0-7: boot_aggregate_mismatch");
+	attest_result_release(&r.res);
+	machine_boot_bypass(&m, 4);
+	add_file(&m.list, "/bin/a");
+	add_entry(&m.list, "sha1", zero, 20, "boot_aggregate_late", false);
+	machine_extend(&m, 3);
+	CHECK(run_round(&m, &r, 0, 3, NULL, pol, NULL) == 0 && has_reason(&r.res, "tpm_bypass") &&
+	      r.res.next.next_entry == 0, "zero boot_aggregate_late: still tpm_bypass");
+	attest_result_release(&r.res);
+
+	CASE_BEGIN("boot_aggregate_late in a normal boot");
+	machine_boot(&m, 5);
+	sha1_aggregate(&m, late);
+	add_entry(&m.list, "sha1", late, 20, "boot_aggregate_late", false);
+	machine_extend(&m, 2);
+	CHECK(run_round(&m, &r, 0, 2, NULL, pol, NULL) == 0 && has_reason(&r.res, "not_in_allowlist") &&
+	      !has_reason(&r.res, "tpm_bypass"),
+	      "boot_aggregate_late after a real boot_aggregate: not_in_allowlist");
 	attest_result_release(&r.res);
 
 	CASE_BEGIN("no policy");
