@@ -14,6 +14,8 @@
 #                      configuration, so that only the objects that depend on a changed option
 #                      are compiled again (kbuild records each object's CONFIG_ dependencies).
 #                      Without a matching seed the build starts from the tarball.
+#   KERNEL_VARIANT     default, or late: the late-TPM kernel's fragments, cache and seed as
+#                      defaults of the three variables above   [default]
 #   KERNEL_JOBS        make -j                   [$(nproc)]
 #   KERNEL_KEEP_OLD    1 keeps trees of older keys; default 0 removes them
 #   KERNEL_FORCE       1 rebuilds even when the key is cached
@@ -29,17 +31,20 @@ TOP=$(cd "$(dirname "$0")/.." && pwd)
 cd "$TOP"
 abspath() { case $1 in /*) echo "$1" ;; *) echo "$TOP/$1" ;; esac; }
 
+T0=$SECONDS
+say() { printf '[build-kernel +%3ds] %s\n' $((SECONDS - T0)) "$*" >&2; }
+die() { say "ERROR: $*"; exit 1; }
+
 SRC_TAR=$(abspath "${KERNEL_SRC_TAR:-/usr/src/linux-source-6.1.tar.xz}")
 PATCH_DIR=$(abspath "${KERNEL_PATCH_DIR:-kernel-patches}")
+# shellcheck source=vm/lib.sh
+. "$TOP/vm/lib.sh"
+vm_kernel_variant
 read -r -a fragments <<<"${KERNEL_FRAGMENT:-$PATCH_DIR/guest.config}"
 CACHE=$(abspath "${KERNEL_CACHE:-build/kernel}")
 JOBS=${KERNEL_JOBS:-$(nproc)}
 # Bump when the recipe below changes in a way that changes the output.
 RECIPE=2
-
-T0=$SECONDS
-say() { printf '[build-kernel +%3ds] %s\n' $((SECONDS - T0)) "$*" >&2; }
-die() { say "ERROR: $*"; exit 1; }
 
 [[ -r $SRC_TAR ]] || die "no kernel source at $SRC_TAR (apt-get install linux-source-6.1)"
 [[ ${#fragments[@]} -gt 0 ]] || die "KERNEL_FRAGMENT names no file"

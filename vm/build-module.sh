@@ -5,7 +5,8 @@
 # Usage: vm/build-module.sh SRC-DIR OUT-DIR
 #   SRC-DIR   the module's sources and its Kbuild file
 #   OUT-DIR   where it is built (recreated); the .ko files end up there
-# Environment: KERNEL_CACHE (the kernel's cache, [build/kernel]), KERNEL_JOBS [nproc].
+# Environment: KERNEL_CACHE (the kernel's cache, [build/kernel]) or KERNEL_VARIANT (vm/lib.sh),
+# KERNEL_JOBS [nproc].
 # Prints the paths of the built .ko files, one a line.
 set -euo pipefail
 # shellcheck disable=SC2034 # read by vm_log (vm/lib.sh)
@@ -16,6 +17,7 @@ cd "$VM_TOP"
 [[ $# -eq 2 ]] || vm_die "usage: vm/build-module.sh SRC-DIR OUT-DIR"
 SRC=$(vm_abspath "$1")
 OUT=$(vm_abspath "$2")
+vm_kernel_variant
 CACHE=$(vm_abspath "${KERNEL_CACHE:-build/kernel}")
 tree=$CACHE/current/src
 [[ -f $SRC/Kbuild ]] || vm_die "no Kbuild in $SRC"

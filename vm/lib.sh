@@ -8,6 +8,23 @@ vm_log() { printf '[%s +%3ds] %s\n' "${VM_LOG_TAG:-vm}" $((SECONDS - VM_T0)) "$*
 vm_die() { vm_log "ERROR: $*"; exit 1; }
 vm_abspath() { case $1 in /*) echo "$1" ;; *) echo "$VM_TOP/$1" ;; esac; }
 
+# vm_kernel_variant: sets the defaults of KERNEL_CACHE, KERNEL_FRAGMENT and KERNEL_SEED for
+# KERNEL_VARIANT (default, or late: the late-TPM kernel of tests/e2e/80 and 81, tpm_tis as a
+# module and the vtpm proxy, in its own cache so that the default kernel stays as it is, seeded
+# from the default kernel's tree). What the caller set stays. Read by vm/build-kernel.sh and
+# vm/build-module.sh, so that both find the same kernel.
+vm_kernel_variant() {
+	case ${KERNEL_VARIANT:-default} in
+	default) ;;
+	late)
+		KERNEL_CACHE=${KERNEL_CACHE:-build/kernel/late}
+		KERNEL_FRAGMENT=${KERNEL_FRAGMENT:-kernel-patches/guest.config kernel-patches/guest-late.config}
+		KERNEL_SEED=${KERNEL_SEED:-build/kernel}
+		;;
+	*) vm_die "KERNEL_VARIANT is default or late, not '$KERNEL_VARIANT'" ;;
+	esac
+}
+
 # vm_lib_path NAME: the path of the x86-64 library NAME in the host's loader cache (the first
 # one `ldconfig -p` lists), or nothing. awk reads ldconfig's whole output instead of exiting at
 # the match: a reader that stops early kills the writer with SIGPIPE, and under pipefail the

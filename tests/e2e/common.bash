@@ -59,9 +59,7 @@ e2e_abort() {
 # in its own cache so that the default kernel stays as it is, from the default kernel's tree
 # when that is built; e2e_prepare puts its modules on the root image.
 e2e_late_kernel() {
-	export KERNEL_CACHE=$TOP/build/kernel/late
-	export KERNEL_FRAGMENT="$TOP/kernel-patches/guest.config $TOP/kernel-patches/guest-late.config"
-	export KERNEL_SEED=$TOP/build/kernel
+	export KERNEL_VARIANT=late
 }
 
 e2e_prepare() {
