@@ -12,7 +12,7 @@ e2e_prepare
 
 e2e_boot late e2e-late attest.modules=tpm_tis_core,tpm_tis attest.e2e=grow || e2e_abort "guest boots"
 log=$W/vm-late/serial.log
-line_of() { grep -nE "$1" "$log" | head -n 1 | cut -d: -f1; }
+line_of() { grep -m 1 -nE "$1" "$log" | cut -d: -f1; }
 bypass=$(line_of 'ima: No TPM chip found, activating TPM-bypass!')
 loaded=$(line_of 'attest-modules: loaded tpm_tis[[:space:]]*$')
 bound=$(line_of 'ima: TPM chip 0 registered, extended with the [0-9]+ earlier measurements')
@@ -21,7 +21,7 @@ check "init loaded tpm_tis after IMA started" test "${loaded:-0}" -gt "${bypass:
 check "IMA bound chip 0 when tpm_tis registered it (before insmod returned)" \
 	test -n "$bound" -a "${bound:-999999}" -lt "${loaded:-0}"
 check_fails "no TPM error while extending" grep -q 'Error Communicating to TPM chip' "$log"
-earlier=$(sed -n 's/.*ima: TPM chip 0 registered, extended with the \([0-9]*\) earlier measurements.*/\1/p' "$log" | head -n 1)
+earlier=$(sed -n 's/.*ima: TPM chip 0 registered, extended with the \([0-9]*\) earlier measurements.*/\1/p;T;q' "$log")
 check "IMA extended it with what it measured before (init, busybox, the modules...: $earlier > 5)" test "${earlier:-0}" -gt 5
 
 e2e_check_wait "agent enrolled on chip 0" '.state == "active"' /v1/agents/e2e-late
@@ -36,7 +36,7 @@ check_eq "no verdict says tpm_bypass" 0 \
 # After the first trusted verdict the guest reads one more file a second (S90e2e grow): each is
 # measured and extended into chip 0 as it comes.
 e2e_console late 'E2E-ACTION-DONE grow' 60
-grown=$(sed -n 's/.*E2E-ACTION-DONE grow entries=\([0-9]*\).*/\1/p' "$log" | head -n 1)
+grown=$(sed -n 's/.*E2E-ACTION-DONE grow entries=\([0-9]*\).*/\1/p;T;q' "$log")
 e2e_check_wait "a trusted verdict covers 5 entries measured after the binding (entry $((${grown:-0} + 5)))" \
 	"[.verdicts[] | select(.trusted and .next_offset >= $((${grown:-999999} + 5)))] | length > 0" \
 	/v1/agents/e2e-late/verdicts

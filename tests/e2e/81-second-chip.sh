@@ -110,11 +110,11 @@ zero64=$(printf '%064d' 0)
 check_eq "chip 0: PCR 10 sha1 untouched" "$zero40" "$(pcr "$out/pcrs" tpm0 sha1)"
 check_eq "chip 0: PCR 10 sha256 untouched" "$zero64" "$(pcr "$out/pcrs" tpm0 sha256)"
 ascii=$out/ascii_runtime_measurements
-check "entry 0 is a zero boot_aggregate" bash -c "head -n 1 '$ascii' | grep -q ' ima-ng sha1:$zero40 boot_aggregate\$'"
+check "entry 0 is a zero boot_aggregate" test "$(head -n 1 "$ascii" | cut -d' ' -f3-)" = "ima-ng sha1:$zero40 boot_aggregate"
 # A fresh swtpm has PCR 0-7 zero: boot_aggregate_late (sha1 bank, ima_hash=sha1) is their sha1.
 want=$(head -c 160 /dev/zero | sha1sum | cut -d' ' -f1)
 check "boot_aggregate_late is sha1 over chip 1's PCR 0-7 ($want)" grep -q " ima-ng sha1:$want boot_aggregate_late\$" "$ascii"
-late_at=$(grep -n ' boot_aggregate_late$' "$ascii" | head -n 1 | cut -d: -f1)
+late_at=$(grep -m 1 -n ' boot_aggregate_late$' "$ascii" | cut -d: -f1)
 viol=$(awk -v z="$zero40" '$2 == z { print NR }' "$ascii")
 check "a violation before boot_aggregate_late and one after ($(echo "$viol" | tr '\n' ' ')at ${late_at:-?})" \
 	test -n "$late_at" -a "$(head -n 1 <<<"$viol")" -lt "${late_at:-0}" -a "$(tail -n 1 <<<"$viol")" -gt "${late_at:-0}"
