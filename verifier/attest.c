@@ -477,14 +477,27 @@ int attest_evaluate(const struct attest_request *req, struct attest_result *out)
 		return -ENOMEM;
 	}
 
+	int r = 0;
+
 	if (req->ev->log_offset != out->next.next_entry) {
 		add_reason(&ev, out->new_boot ? REASON_REBOOT : REASON_LOG_OFFSET_MISMATCH, -1,
 			   "evidence starts at entry %llu, expected %llu",
 			   (unsigned long long)req->ev->log_offset,
 			   (unsigned long long)out->next.next_entry);
+		/*
+		 * No entry is judged, but the boot may have been: its findings are stored with
+		 * the judgement (round.c keeps out->boot.key), or the next round, which does not
+		 * judge the same boot again, would never see them.
+		 */
+		r = take_violations(&ev);
+		if (r < 0) {
+			violation_set_release(&ev.violations);
+			attest_result_release(out);
+			return r;
+		}
 		goto done;
 	}
-	int r = replay_and_judge(&ev);
+	r = replay_and_judge(&ev);
 	if (!r)
 		r = take_violations(&ev);
 	if (r < 0) {
