@@ -471,13 +471,13 @@ int attest_evaluate(const struct attest_request *req, struct attest_result *out)
 	out->next.reset_count = qi.reset_count;
 	out->next.restart_count = qi.restart_count;
 	out->next.clock = qi.clock;
-	if (check_boot(&ev) < 0) {
+	int r = check_boot(&ev);
+
+	if (r < 0) {
 		violation_set_release(&ev.violations);
 		attest_result_release(out);
-		return -ENOMEM;
+		return r;
 	}
-
-	int r = 0;
 
 	if (req->ev->log_offset != out->next.next_entry) {
 		add_reason(&ev, out->new_boot ? REASON_REBOOT : REASON_LOG_OFFSET_MISMATCH, -1,

@@ -489,7 +489,10 @@ int boot_check(const struct boot_policy *bp, const struct boot_policy *amend,
 	}
 	c.log = &log;
 	if (eventlog_replay(&log, &replay) < 0) {
-		ret = -EINVAL;
+		/* Not reached for a log eventlog_parse() took; if it were, the log is the cause. */
+		add(&c, REASON_BOOT_LOG_CORRUPT, NULL, BOOT_CAT_EVENT,
+		    "the log parses, but its banks cannot be replayed");
+		ret = c.err ? c.err : set_summary(&c, "corrupt", NULL);
 		goto out;
 	}
 	if (!check_replay(&c, &replay, quoted)) {
