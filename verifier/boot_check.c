@@ -16,6 +16,7 @@
 #include "proto/eventlog.h"
 
 #define DESC_MAX 200u /* an event's words inside a reason's detail */
+#define MARKER_ACTION_MAX 64u /* bytes of an action string passed over as a marker */
 #define BOOT_FINDINGS_MAX 1024u
 
 struct check {
@@ -103,11 +104,43 @@ static bool is_extend(const struct eventlog_event *e)
 	return e->type != EV_NO_ACTION;
 }
 
+/*
+ * The data of a separator or an action event in its spec form. The form is what matters, not
+ * the type: an Authenticode digest or a firmware volume's digest is a plain hash of bytes root
+ * can have, so any measurement could be relabelled as an action with those bytes as its data.
+ * A separator is a UINT32 0, or 1 or 0xFFFFFFFF for an error (PC Client PFP 10.4.1, TPM 1.2
+ * BIOS); an action is a short ASCII string (the PFP's and SeaBIOS's are 15 to 47 bytes; some
+ * firmware adds a NUL). Neither can be the bytes behind an image's or a volume's digest.
+ */
+static bool marker_form(const struct eventlog_event *e)
+{
+	size_t n = e->data_len;
+
+	if (e->type == EV_SEPARATOR) {
+		uint32_t v;
+
+		if (n != 4)
+			return false;
+		v = (uint32_t)e->data[0] | (uint32_t)e->data[1] << 8 | (uint32_t)e->data[2] << 16 |
+		    (uint32_t)e->data[3] << 24;
+		return v == 0 || v == 1 || v == 0xffffffffu;
+	}
+	if (e->type != EV_EFI_ACTION && e->type != EV_ACTION)
+		return false;
+	if (n > 0 && e->data[n - 1] == '\0')
+		n--;
+	if (n == 0 || n > MARKER_ACTION_MAX)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (e->data[i] < 0x20 || e->data[i] > 0x7e)
+			return false;
+	return true;
+}
+
 /* A separator or an action string whose data is what was hashed: nothing to judge. */
 static bool is_verified_marker(const struct eventlog_event *e)
 {
-	return (e->type == EV_SEPARATOR || e->type == EV_EFI_ACTION || e->type == EV_ACTION) &&
-	       eventlog_digests_match(e, e->data, e->data_len);
+	return marker_form(e) && eventlog_digests_match(e, e->data, e->data_len);
 }
 
 /* ---- 1. replay against the quote ------------------------------------------------------------- */

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include <jansson.h>
+#include <openssl/evp.h>
 #include <tss2/tss2_tpm2_types.h>
 
 #include "proto/encoding.h"
@@ -58,6 +59,55 @@ static struct boot_policy *bp_of(const char *json)
 		fprintf(stderr, "policy %s: %s\n", json, err);
 	json_decref(v);
 	return bp;
+}
+
+static void put32(uint8_t *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+/*
+ * Appends a crypto-agile event to buf (len bytes so far; the caller made room) with a sha1 and
+ * a sha256 digest: d1/d256, or H(data) where NULL. What root can do after boot: extend a PCR
+ * with any digest and append the matching event, with any type and data, to the log it sends.
+ */
+static size_t append(uint8_t *buf, size_t len, uint32_t pcr, uint32_t type, const uint8_t *d1,
+		     const uint8_t *d256, const void *data, uint32_t dlen)
+{
+	uint8_t h1[20], h256[32];
+
+	if (!d1) {
+		EVP_Digest(data, dlen, h1, NULL, EVP_sha1(), NULL);
+		d1 = h1;
+	}
+	if (!d256) {
+		EVP_Digest(data, dlen, h256, NULL, EVP_sha256(), NULL);
+		d256 = h256;
+	}
+	put32(buf + len, pcr);
+	put32(buf + len + 4, type);
+	put32(buf + len + 8, 2);
+	buf[len + 12] = (uint8_t)TPM2_ALG_SHA1;
+	buf[len + 13] = (uint8_t)(TPM2_ALG_SHA1 >> 8);
+	memcpy(buf + len + 14, d1, 20);
+	buf[len + 34] = (uint8_t)TPM2_ALG_SHA256;
+	buf[len + 35] = (uint8_t)(TPM2_ALG_SHA256 >> 8);
+	memcpy(buf + len + 36, d256, 32);
+	put32(buf + len + 68, dlen);
+	memcpy(buf + len + 72, data, dlen);
+	return len + 72 + dlen;
+}
+
+/* A copy of the OVMF log with room for `extra` more bytes. */
+static uint8_t *ovmf_copy(size_t extra)
+{
+	uint8_t *copy = malloc(ovmf.n + extra);
+
+	if (!copy)
+		abort();
+	memcpy(copy, ovmf.p, ovmf.n);
+	return copy;
 }
 
 /* Runs the check; returns the number of findings with that reason (all if r < 0). */
@@ -332,7 +382,8 @@ static void test_edited_events(void)
 	boot_result_release(&r);
 	boot_policy_free(bp);
 
-	/* The kernel's event relabelled as an action or a driver: still judged by its digest */
+	/* The kernel's event relabelled as an action or a driver (its data left as it was): still
+	 * judged by its digest. With its data replaced too: test_relabelled_markers. */
 	bp = bp_of("{\"kernels\": [\"" OTHER "\"]}");
 	for (uint32_t t = 0; t < 2; t++) {
 		uint32_t type = t ? EV_EFI_BOOT_SERVICES_DRIVER : EV_EFI_ACTION;
@@ -357,6 +408,94 @@ static void test_edited_events(void)
 	boot_result_release(&r);
 	boot_policy_free(bp);
 	free(copy);
+}
+
+/*
+ * A marker (a separator, an action string) is passed over, so it must be one in its spec form:
+ * an image's Authenticode digest or a firmware volume's digest is a plain hash of bytes root
+ * has, and an event relabelled as an action with those bytes as its data hashes to its digest.
+ */
+static void test_relabelled_markers(void)
+{
+	static const char calling[] = "Calling EFI Application from Boot Option";
+	struct boot_policy *bp = bp_of("{\"kernels\": [\"" OVMF_KERNEL "\"]}");
+	struct boot_policy *fw = bp_of("{\"firmware\": [\"sha256:96a296d224f285c67bee93c30f8a309157f0daa35dc5b87e410b78630a09cfc7\","
+				       " \"sha256:6fbd222db6f4e09fd082a99185e71dbf35204f63fcf17aab5345b15fbadcd639\","
+				       " \"sha256:82a0445201cb49945461acc6ed78426700fb7e92819862edc55ba3ad4559b135\"]}");
+	static uint8_t image[65536];
+	uint8_t *copy = ovmf_copy(sizeof(image) + 4096);
+	char text[80];
+	struct pcr_set q;
+	struct boot_result r;
+	size_t len;
+
+	CHECK(bp && fw, "policies");
+	if (!bp || !fw)
+		goto out;
+	for (size_t i = 0; i < sizeof(image); i++)
+		image[i] = (uint8_t)(i * 7 + 3);
+	quote_of(ovmf.p, ovmf.n, &q);
+	CHECK(run(bp, ovmf.p, ovmf.n, cmdline, &q, &r) == 0 && run(fw, ovmf.p, ovmf.n, cmdline, &q, &r) == 0,
+	      "the guest's own boot passes both");
+	boot_result_release(&r);
+
+	/* an unlisted image measured into PCR 4, its event typed as an action, a separator */
+	for (uint32_t t = 0; t < 3; t++) {
+		uint32_t type = t == 0 ? EV_EFI_ACTION : t == 1 ? EV_ACTION : EV_SEPARATOR;
+
+		len = append(copy, ovmf.n, 4, type, NULL, NULL, image, sizeof(image));
+		quote_of(copy, len, &q);
+		CHECK(run(bp, copy, len, cmdline, &q, &r) == 1 && r.findings[0].reason == REASON_BOOT_NOT_IN_POLICY &&
+		      r.findings[0].event == 24 && !strcmp(r.findings[0].category, BOOT_CAT_KERNEL),
+		      "an image's event typed 0x%x with its hashed bytes as data: judged, not allowed (%zu findings)",
+		      type, r.nfindings);
+		boot_result_release(&r);
+	}
+	/* a firmware volume's event in PCR 0 typed as a separator */
+	len = append(copy, ovmf.n, 0, EV_SEPARATOR, NULL, NULL, image, sizeof(image));
+	quote_of(copy, len, &q);
+	CHECK(run(fw, copy, len, cmdline, &q, &r) == 1 && strstr(r.findings[0].detail, "is not allowed firmware"),
+	      "PCR 0: a volume typed as a separator is judged as firmware (%s)",
+	      r.nfindings ? r.findings[0].detail : "no finding");
+	boot_result_release(&r);
+	/* spec forms still pass: 4-byte separators (0, 1, 0xFFFFFFFF), short action strings */
+	{
+		static const uint8_t seps[3][4] = {{0, 0, 0, 0}, {1, 0, 0, 0}, {0xff, 0xff, 0xff, 0xff}};
+
+		len = ovmf.n;
+		for (int i = 0; i < 3; i++)
+			len = append(copy, len, 4, EV_SEPARATOR, NULL, NULL, seps[i], 4);
+		len = append(copy, len, 4, EV_EFI_ACTION, NULL, NULL, calling, sizeof(calling) - 1);
+		len = append(copy, len, 4, EV_EFI_ACTION, NULL, NULL, calling, sizeof(calling)); /* with its NUL */
+		memset(text, 'a', 64);
+		len = append(copy, len, 4, EV_ACTION, NULL, NULL, text, 64);
+		quote_of(copy, len, &q);
+		CHECK(run(bp, copy, len, cmdline, &q, &r) == 0,
+		      "separators 0, 1 and 0xFFFFFFFF and action strings of up to 64 bytes are markers (%s)",
+		      r.nfindings ? r.findings[0].detail : "");
+		boot_result_release(&r);
+	}
+	/* and nothing else is one */
+	{
+		static const uint8_t sep2[4] = {2, 0, 0, 0}, sep5[5] = {0};
+		static const char bin[] = "Calling\001EFI";
+
+		memset(text, 'a', 65);
+		len = append(copy, ovmf.n, 4, EV_SEPARATOR, NULL, NULL, sep2, 4);
+		len = append(copy, len, 4, EV_SEPARATOR, NULL, NULL, sep5, 5);
+		len = append(copy, len, 4, EV_EFI_ACTION, NULL, NULL, text, 65);
+		len = append(copy, len, 4, EV_EFI_ACTION, NULL, NULL, bin, sizeof(bin) - 1);
+		len = append(copy, len, 4, EV_EFI_ACTION, NULL, NULL, "", 0);
+		quote_of(copy, len, &q);
+		CHECK(run(bp, copy, len, cmdline, &q, &r) == 5,
+		      "a separator of 2 or of 5 bytes, an action of 65 bytes, one not printable, an empty one:"
+		      " judged as images (%zu findings)", r.nfindings);
+		boot_result_release(&r);
+	}
+out:
+	free(copy);
+	boot_policy_free(bp);
+	boot_policy_free(fw);
 }
 
 /* Runs the check with the agent's amendment's boot section too. */
@@ -555,6 +694,7 @@ int main(void)
 	CASE(test_findings);
 	CASE(test_cmdline_rules);
 	CASE(test_edited_events);
+	CASE(test_relabelled_markers);
 	CASE(test_amendment_adds_only);
 	CASE(test_cmdline_words);
 	CASE(test_parse_and_teach);
