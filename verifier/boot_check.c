@@ -241,6 +241,64 @@ static void judge_kernel(struct check *c)
 
 enum secure_state { SB_UNKNOWN, SB_OFF, SB_ON };
 
+/* e extends a separator's value (0, 1 or 0xFFFFFFFF), by its digests: whatever its type says. */
+static bool extends_separator(const struct eventlog_event *e)
+{
+	static const uint8_t values[3][4] = {{0, 0, 0, 0}, {1, 0, 0, 0}, {0xff, 0xff, 0xff, 0xff}};
+
+	for (unsigned i = 0; i < 3; i++)
+		if (eventlog_digests_match(e, values[i], sizeof(values[i])))
+			return true;
+	return false;
+}
+
+/*
+ * PCR 7 as the firmware measured it. The firmware measures SecureBoot, PK, KEK, db and dbx
+ * once, then PCR 7's separator; what follows it is image authorities (and a boot loader's own
+ * variables), and anything root extended after boot. The separator is found by its digest and
+ * a SecureBoot variable by its content (which must hash to its digest), whatever the types
+ * say: root can relabel events but not change what they extended.
+ */
+struct pcr7 {
+	const struct eventlog_event *separator; /* the first; NULL: none, nothing can be told */
+	const struct eventlog_event *state;     /* the SecureBoot variable before it */
+	const struct eventlog_event *extra;     /* a second SecureBoot variable, before or after it */
+	enum secure_state secure;               /* SB_UNKNOWN unless exactly one, before separator */
+};
+
+/* The variable e holds, if its content is what was measured. */
+static bool verified_variable(const struct eventlog_event *e, struct eventlog_variable *v)
+{
+	return eventlog_digests_match(e, e->data, e->data_len) && eventlog_decode_variable(e, v) == 0;
+}
+
+static void read_pcr7(const struct eventlog *log, struct pcr7 *p)
+{
+	memset(p, 0, sizeof(*p));
+	for (size_t i = 0; i < log->nevents && !p->separator; i++) {
+		const struct eventlog_event *e = &log->events[i];
+
+		if (e->pcr == 7 && is_extend(e) && extends_separator(e))
+			p->separator = e;
+	}
+	for (size_t i = 0; i < log->nevents; i++) {
+		const struct eventlog_event *e = &log->events[i];
+		struct eventlog_variable v;
+
+		if (e->pcr != 7 || !is_extend(e) || e == p->separator || !verified_variable(e, &v) ||
+		    !eventlog_variable_is(&v, eventlog_guid_global, "SecureBoot"))
+			continue;
+		if (!p->state && p->separator && e->index < p->separator->index) {
+			p->state = e;
+			p->secure = v.data_len == 1 && v.data[0] == 1 ? SB_ON : SB_OFF;
+		} else if (!p->extra) {
+			p->extra = e;
+		}
+	}
+	if (p->extra)
+		p->secure = SB_UNKNOWN;
+}
+
 /* PCR 7: the Secure Boot state and the key databases. */
 static void judge_secure_boot(struct check *c)
 {
@@ -257,18 +315,24 @@ static void judge_secure_boot(struct check *c)
 		{"dbx", eventlog_guid_image_security, BOOT_CAT_DBX, offsetof(struct boot_policy, dbx)},
 	};
 	bool seen[4] = {false}, any = bp->secure_boot != BOOT_SECURE_ANY;
-	enum secure_state state = SB_UNKNOWN;
-	const struct eventlog_event *state_event = NULL;
+	const char *required = bp->secure_boot == BOOT_SECURE_ON ? "on" : "off";
+	struct pcr7 p;
 
 	for (unsigned k = 0; k < 4; k++)
 		any |= ((const struct boot_list *)((const char *)bp + vars[k].off))->set;
 	if (!any)
 		return;
+	read_pcr7(c->log, &p);
+	if (!p.separator) {
+		add(c, REASON_BOOT_UNVERIFIABLE, NULL, BOOT_CAT_EVENT,
+		    "PCR 7 has no separator: what the firmware measured cannot be told from what was extended after boot");
+		return;
+	}
 	for (size_t i = 0; i < c->log->nevents; i++) {
 		const struct eventlog_event *e = &c->log->events[i];
 		struct eventlog_variable v;
 
-		if (e->pcr != 7 || !is_extend(e) || is_verified_marker(e))
+		if (e->pcr != 7 || !is_extend(e) || e == p.separator || is_verified_marker(e))
 			continue;
 		if (!eventlog_digests_match(e, e->data, e->data_len)) {
 			add_event(c, REASON_BOOT_UNVERIFIABLE, e, BOOT_CAT_EVENT,
@@ -278,20 +342,20 @@ static void judge_secure_boot(struct check *c)
 		/* Authority events (the db entry that verified an image) are covered by db itself. */
 		if (e->type != EV_EFI_VARIABLE_DRIVER_CONFIG || eventlog_decode_variable(e, &v) < 0)
 			continue;
-		if (eventlog_variable_is(&v, eventlog_guid_global, "SecureBoot")) {
-			state = v.data_len == 1 && v.data[0] == 1 ? SB_ON : SB_OFF;
-			state_event = e;
-			continue;
-		}
 		for (unsigned k = 0; k < 4; k++) {
 			const struct boot_list *l = (const struct boot_list *)((const char *)bp + vars[k].off);
+			char verdict[80];
 
-			if (!eventlog_variable_is(&v, vars[k].guid, vars[k].name))
+			if (!l->set || !eventlog_variable_is(&v, vars[k].guid, vars[k].name))
 				continue;
+			if (e->index > p.separator->index) {
+				snprintf(verdict, sizeof(verdict),
+					 "is measured after PCR 7's separator: not the firmware's %s", vars[k].name);
+				add_event(c, REASON_BOOT_UNVERIFIABLE, e, BOOT_CAT_EVENT, verdict);
+				continue;
+			}
 			seen[k] = true;
-			if (l->set && !allowed(c, vars[k].off, e)) {
-				char verdict[40];
-
+			if (!allowed(c, vars[k].off, e)) {
 				snprintf(verdict, sizeof(verdict), "is not an allowed %s", vars[k].name);
 				add_event(c, REASON_BOOT_NOT_IN_POLICY, e, vars[k].category, verdict);
 			}
@@ -300,21 +364,26 @@ static void judge_secure_boot(struct check *c)
 	for (unsigned k = 0; k < 4; k++)
 		if (((const struct boot_list *)((const char *)bp + vars[k].off))->set && !seen[k])
 			add(c, REASON_BOOT_UNVERIFIABLE, NULL, BOOT_CAT_EVENT,
-			    "PCR 7: the log has no %s variable, which the policy judges", vars[k].name);
+			    "PCR 7: the log has no %s variable before PCR 7's separator, which the policy judges",
+			    vars[k].name);
 	if (bp->secure_boot == BOOT_SECURE_ANY)
 		return;
-	if (state == SB_UNKNOWN) {
+	if (p.extra) {
+		add_event(c, REASON_BOOT_UNVERIFIABLE, p.extra, BOOT_CAT_SECURE_BOOT,
+			  p.extra->index > p.separator->index
+				  ? "is a second SecureBoot variable, measured after PCR 7's separator: the firmware measures one, before it; the Secure Boot state cannot be told"
+				  : "is a second SecureBoot variable: the firmware measures one; the Secure Boot state cannot be told");
+	} else if (p.secure == SB_UNKNOWN) {
 		add(c, REASON_BOOT_UNVERIFIABLE, NULL, BOOT_CAT_SECURE_BOOT,
 		    "PCR 7: the log has no SecureBoot variable: the Secure Boot state is unknown, and the policy requires it %s",
-		    bp->secure_boot == BOOT_SECURE_ON ? "on" : "off");
-	} else if ((state == SB_ON) != (bp->secure_boot == BOOT_SECURE_ON)) {
-		struct boot_finding *f = add(c, REASON_SECURE_BOOT_MISMATCH, state_event, BOOT_CAT_SECURE_BOOT,
+		    required);
+	} else if ((p.secure == SB_ON) != (bp->secure_boot == BOOT_SECURE_ON)) {
+		struct boot_finding *f = add(c, REASON_SECURE_BOOT_MISMATCH, p.state, BOOT_CAT_SECURE_BOOT,
 					     "PCR 7: Secure Boot is %s (variable SecureBoot, event %u); the policy requires it %s",
-					     state == SB_ON ? "on" : "off", state_event->index,
-					     bp->secure_boot == BOOT_SECURE_ON ? "on" : "off");
+					     p.secure == SB_ON ? "on" : "off", p.state->index, required);
 		if (f) {
-			snprintf(f->subject, sizeof(f->subject), "PCR 7: Secure Boot %s", state == SB_ON ? "on" : "off");
-			digest_text(state_event, f->digest, sizeof(f->digest));
+			snprintf(f->subject, sizeof(f->subject), "PCR 7: Secure Boot %s", p.secure == SB_ON ? "on" : "off");
+			digest_text(p.state, f->digest, sizeof(f->digest));
 		}
 	}
 }
@@ -414,12 +483,12 @@ static json_t *summary(const struct check *c, const char *status, const struct p
 	unsigned volumes = 0;
 	bool uefi = false, verified = false;
 	const char *secure = "unknown";
+	struct pcr7 p7;
 	char crtm[128] = "", text[DESC_MAX], digest[BOOT_DIGEST_TEXT_MAX + 1];
 	json_t *o = json_pack("{s:s, s:I}", "status", status, "events", (json_int_t)log->nevents);
 
 	for (size_t i = 0; o && i < log->nevents; i++) {
 		const struct eventlog_event *e = &log->events[i];
-		struct eventlog_variable v;
 
 		uefi |= e->type >= 0x80000000u;
 		if (e->pcr == 0 && (e->type == EV_EFI_PLATFORM_FIRMWARE_BLOB || e->type == EV_EFI_PLATFORM_FIRMWARE_BLOB2))
@@ -428,15 +497,14 @@ static json_t *summary(const struct check *c, const char *status, const struct p
 			eventlog_utf16_to_utf8(e->data, e->data_len / 2, crtm, sizeof(crtm));
 		if (e->pcr == 4 && e->type == EV_EFI_BOOT_SERVICES_APPLICATION)
 			kernel = e;
-		if (e->pcr == 7 && e->type == EV_EFI_VARIABLE_DRIVER_CONFIG &&
-		    eventlog_digests_match(e, e->data, e->data_len) && eventlog_decode_variable(e, &v) == 0 &&
-		    eventlog_variable_is(&v, eventlog_guid_global, "SecureBoot"))
-			secure = v.data_len == 1 && v.data[0] == 1 ? "on" : "off";
 		if (is_load_options(e))
 			verified = cmdline_is(e, c->in->cmdline);
 	}
 	if (!o)
 		return NULL;
+	read_pcr7(log, &p7);
+	if (p7.separator && p7.secure != SB_UNKNOWN)
+		secure = p7.secure == SB_ON ? "on" : "off";
 	if (uefi)
 		snprintf(text, sizeof(text), "UEFI, %u firmware volume%s%s%s%s", volumes, volumes == 1 ? "" : "s",
 			 crtm[0] ? ", S-CRTM version \"" : "", crtm, crtm[0] ? "\"" : "");

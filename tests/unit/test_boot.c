@@ -498,6 +498,131 @@ out:
 	boot_policy_free(fw);
 }
 
+/* UEFI_VARIABLE_DATA of a variable with an ASCII name and a one-byte value, in var. */
+static uint32_t variable(uint8_t *var, const uint8_t guid[16], const char *name, uint8_t value)
+{
+	size_t n = strlen(name);
+
+	memcpy(var, guid, 16);
+	memset(var + 16, 0, 16);
+	var[16] = (uint8_t)n;
+	var[24] = 1;
+	for (size_t i = 0; i < n; i++) {
+		var[32 + 2 * i] = (uint8_t)name[i];
+		var[33 + 2 * i] = 0;
+	}
+	var[32 + 2 * n] = value;
+	return (uint32_t)(32 + 2 * n + 1);
+}
+
+/* Sets the type of event idx of a log (its records are not moved). */
+static void retype(uint8_t *log, size_t len, unsigned idx, uint32_t type)
+{
+	uint32_t type_off;
+
+	data_offset(log, len, idx, &type_off);
+	put32(log + type_off, type);
+}
+
+/*
+ * The Secure Boot state is the SecureBoot variable the firmware measured before PCR 7's
+ * separator. Root can extend PCR 7 after boot and append a SecureBoot variable of its choosing
+ * to the log (and relabel the firmware's events): before, the last one won.
+ */
+static void test_secure_boot_forged(void)
+{
+	struct boot_policy *on = bp_of("{\"secure_boot\": \"on\"}");
+	struct boot_policy *db = bp_of("{\"db\": [\"sha256:baf89a3ccace52750c5f0128351e0422a41597a1adfd50822aa363b9d124ea7c\"]}");
+	uint8_t *copy = ovmf_copy(4096), var[64];
+	static const uint8_t sep[4] = {0};
+	uint32_t vlen;
+	struct pcr_set q;
+	struct boot_result r;
+	size_t len;
+
+	CHECK(on && db, "policies");
+	if (!on || !db)
+		goto out;
+	quote_of(ovmf.p, ovmf.n, &q);
+	CHECK(run(on, ovmf.p, ovmf.n, cmdline, &q, &r) == 1 && r.findings[0].reason == REASON_SECURE_BOOT_MISMATCH,
+	      "the guest's boot: Secure Boot off");
+	boot_result_release(&r);
+
+	/* SecureBoot=1 appended after the firmware's SecureBoot=0 (probe 2) */
+	vlen = variable(var, eventlog_guid_global, "SecureBoot", 1);
+	len = append(copy, ovmf.n, 7, EV_EFI_VARIABLE_DRIVER_CONFIG, NULL, NULL, var, vlen);
+	quote_of(copy, len, &q);
+	CHECK(run(on, copy, len, cmdline, &q, &r) >= 1 && find(&r, REASON_BOOT_UNVERIFIABLE) &&
+	      strstr(find(&r, REASON_BOOT_UNVERIFIABLE)->detail, "a second SecureBoot variable"),
+	      "SecureBoot=1 appended: a second SecureBoot variable, unverifiable (%s)",
+	      r.nfindings ? r.findings[0].detail : "no finding");
+	CHECK(r.summary && strstr(r.summary, "\"secure_boot\":\"unknown\""), "summary: Secure Boot unknown");
+	boot_result_release(&r);
+
+	/* ... with the firmware's SecureBoot=0 (event 4) and separator (event 9) relabelled, and a
+	 * separator appended after the forged variable */
+	memcpy(copy, ovmf.p, ovmf.n);
+	retype(copy, ovmf.n, 4, EV_EFI_VARIABLE_AUTHORITY);
+	retype(copy, ovmf.n, 9, EV_EFI_VARIABLE_AUTHORITY);
+	len = append(copy, ovmf.n, 7, EV_EFI_VARIABLE_DRIVER_CONFIG, NULL, NULL, var, vlen);
+	len = append(copy, len, 7, EV_SEPARATOR, NULL, NULL, sep, 4);
+	quote_of(copy, len, &q);
+	CHECK(run(on, copy, len, cmdline, &q, &r) >= 1 && find(&r, REASON_BOOT_UNVERIFIABLE) &&
+	      strstr(find(&r, REASON_BOOT_UNVERIFIABLE)->detail, "a second SecureBoot variable") &&
+	      r.summary && strstr(r.summary, "\"secure_boot\":\"unknown\""),
+	      "the firmware's variable and separator relabelled: still two SecureBoot variables (%s)",
+	      r.nfindings ? r.findings[0].detail : "no finding");
+	boot_result_release(&r);
+
+	/* the only SecureBoot variable, measured after the separator */
+	memcpy(copy, ovmf.p, ovmf.n);
+	retype(copy, ovmf.n, 4, EV_EFI_ACTION); /* hide the firmware's: its data is no action string */
+	len = append(copy, ovmf.n, 7, EV_EFI_VARIABLE_DRIVER_CONFIG, NULL, NULL, var, vlen);
+	quote_of(copy, len, &q);
+	CHECK(run(on, copy, len, cmdline, &q, &r) >= 1 && !find(&r, REASON_SECURE_BOOT_MISMATCH) &&
+	      find(&r, REASON_BOOT_UNVERIFIABLE) && r.summary && strstr(r.summary, "\"secure_boot\":\"unknown\""),
+	      "the firmware's hidden and SecureBoot=1 measured after PCR 7's separator: not believed (%s)",
+	      r.nfindings ? r.findings[0].detail : "no finding");
+	boot_result_release(&r);
+
+	/* a db variable measured after the separator, the firmware's relabelled as an authority */
+	memcpy(copy, ovmf.p, ovmf.n);
+	{
+		struct eventlog l;
+		struct eventlog_error err;
+		const struct eventlog_event *e7;
+
+		if (eventlog_parse(ovmf.p, ovmf.n, &l, &err))
+			abort();
+		e7 = &l.events[7]; /* the firmware's db */
+		len = append(copy, ovmf.n, 7, EV_EFI_VARIABLE_DRIVER_CONFIG, NULL, NULL, e7->data, e7->data_len);
+		eventlog_release(&l);
+	}
+	retype(copy, ovmf.n, 7, EV_EFI_VARIABLE_AUTHORITY);
+	quote_of(copy, len, &q);
+	CHECK(run(db, copy, len, cmdline, &q, &r) >= 1 && find(&r, REASON_BOOT_UNVERIFIABLE),
+	      "db only after the separator: unverifiable (%s)", r.nfindings ? r.findings[0].detail : "no finding");
+	boot_result_release(&r);
+
+	/* no separator in PCR 7 at all: nothing tells the firmware's variables from later ones */
+	memcpy(copy, ovmf.p, ovmf.n);
+	{
+		uint32_t type_off;
+
+		data_offset(copy, ovmf.n, 9, &type_off);
+		copy[type_off - 4] = 6; /* PCR 7's separator recorded as PCR 6's: the quote follows */
+	}
+	quote_of(copy, ovmf.n, &q);
+	CHECK(run(on, copy, ovmf.n, cmdline, &q, &r) == 1 && r.findings[0].reason == REASON_BOOT_UNVERIFIABLE &&
+	      strstr(r.findings[0].detail, "no separator"),
+	      "PCR 7 without a separator: unverifiable (%s)", r.nfindings ? r.findings[0].detail : "no finding");
+	boot_result_release(&r);
+out:
+	free(copy);
+	boot_policy_free(on);
+	boot_policy_free(db);
+}
+
 /* Runs the check with the agent's amendment's boot section too. */
 static size_t run_amended(const struct boot_policy *bp, const struct boot_policy *am,
 			  const struct pcr_set *q, struct boot_result *res)
@@ -695,6 +820,7 @@ int main(void)
 	CASE(test_cmdline_rules);
 	CASE(test_edited_events);
 	CASE(test_relabelled_markers);
+	CASE(test_secure_boot_forged);
 	CASE(test_amendment_adds_only);
 	CASE(test_cmdline_words);
 	CASE(test_parse_and_teach);
