@@ -402,12 +402,58 @@ static bool cmdline_is(const struct eventlog_event *e, const char *cmdline)
 	return e->ndigests > 0;
 }
 
-static bool is_load_options(const struct eventlog_event *e)
+/* PCR 9's tagged event `id` (the EFI stub's: EVENTLOG_TAG_*). */
+static bool is_tagged(const struct eventlog_event *e, uint32_t id)
 {
 	struct eventlog_tagged t;
 
-	return e->pcr == 9 && e->type == EV_EVENT_TAG && eventlog_decode_tagged(e, &t) == 0 &&
-	       t.id == EVENTLOG_TAG_LOAD_OPTIONS;
+	return e->pcr == 9 && e->type == EV_EVENT_TAG && eventlog_decode_tagged(e, &t) == 0 && t.id == id;
+}
+
+static bool is_load_options(const struct eventlog_event *e)
+{
+	return is_tagged(e, EVENTLOG_TAG_LOAD_OPTIONS);
+}
+
+/*
+ * PCR 9 under a command-line rule: the command line event the EFI stub logged, or NULL. The
+ * stub measures the command line once, then at most one initrd (efi_convert_cmdline() runs
+ * before efi_load_initrd()), whose content is not judged. Any other extend of PCR 9 cannot be
+ * told from one root made after boot: a relabelled command line (its tag id or type changed,
+ * its digest kept) followed by a benign command line extended and appended later would
+ * otherwise pass as the only one. Each is boot_unverifiable.
+ */
+static const struct eventlog_event *pcr9_load_options(const struct eventlog *log, struct check *report,
+						      bool *clean)
+{
+	const struct eventlog_event *lo = NULL, *initrd = NULL;
+
+	*clean = true;
+	for (size_t i = 0; i < log->nevents; i++) {
+		const struct eventlog_event *e = &log->events[i];
+		const char *why;
+
+		if (e->pcr != 9 || !is_extend(e) || is_verified_marker(e))
+			continue;
+		if (is_load_options(e) && !lo) {
+			lo = e;
+			continue;
+		}
+		if (is_tagged(e, EVENTLOG_TAG_LINUX_INITRD) && lo && !initrd) {
+			initrd = e;
+			continue;
+		}
+		if (is_load_options(e))
+			why = "is a second command line event: the EFI stub measures one, so which one the kernel booted with cannot be told";
+		else if (is_tagged(e, EVENTLOG_TAG_LINUX_INITRD))
+			why = "is an initrd event where the EFI stub measures none (it measures one, after the command line): it cannot be told from a relabelled command line";
+		else
+			why = "is neither the command line nor the initrd the EFI stub measures: it cannot be told from a relabelled command line";
+		*clean = false;
+		if (report)
+			add_event(report, REASON_BOOT_UNVERIFIABLE, e, BOOT_CAT_CMDLINE, why);
+	}
+	return lo;
 }
 
 /* PCR 9: the command line the EFI stub measured, judged in the words the agent reported. */
@@ -415,43 +461,39 @@ static void judge_cmdline(struct check *c)
 {
 	const struct boot_cmdline_rules *r = &c->bp->cmdline;
 	const char *cmdline = c->in->cmdline;
-	unsigned found = 0;
+	const struct eventlog_event *e;
+	char why[LIMIT_CMDLINE + 64];
+	bool exact = false, clean;
+	struct boot_finding *f;
 
 	if (!r->set)
 		return;
-	for (size_t i = 0; i < c->log->nevents; i++) {
-		const struct eventlog_event *e = &c->log->events[i];
-		char why[LIMIT_CMDLINE + 64];
-		bool exact = false;
-		struct boot_finding *f;
-
-		if (!is_load_options(e))
-			continue;
-		found++;
-		for (size_t k = 0; k < r->nexact && !exact; k++)
-			exact = cmdline_is(e, r->exact[k]);
-		for (size_t k = 0; c->amend && k < c->amend->cmdline.nexact && !exact; k++)
-			exact = cmdline_is(e, c->amend->cmdline.exact[k]);
-		if (exact)
-			continue;
-		if (!cmdline_is(e, cmdline)) {
-			add_event(c, REASON_BOOT_UNVERIFIABLE, e, BOOT_CAT_CMDLINE,
-				  cmdline ? "does not match the command line the agent reported: it cannot be judged"
-					  : "cannot be judged: the agent reported no command line");
-			continue;
-		}
-		if (!boot_cmdline_judge(r, cmdline, why, sizeof(why)))
-			continue;
-		f = add(c, REASON_BOOT_NOT_IN_POLICY, e, BOOT_CAT_CMDLINE, "PCR 9: the kernel command line \"%s\" %s",
-			cmdline, why);
-		if (f) {
-			snprintf(f->subject, sizeof(f->subject), "%s", cmdline);
-			digest_text(e, f->digest, sizeof(f->digest));
-		}
-	}
-	if (!found)
+	e = pcr9_load_options(c->log, c, &clean);
+	if (!e) {
 		add(c, REASON_BOOT_UNVERIFIABLE, NULL, BOOT_CAT_CMDLINE,
 		    "PCR 9: the log has no kernel command line event (LoadOptions, logged by the kernel's EFI stub): the command line cannot be judged");
+		return;
+	}
+	for (size_t k = 0; k < r->nexact && !exact; k++)
+		exact = cmdline_is(e, r->exact[k]);
+	for (size_t k = 0; c->amend && k < c->amend->cmdline.nexact && !exact; k++)
+		exact = cmdline_is(e, c->amend->cmdline.exact[k]);
+	if (exact)
+		return;
+	if (!cmdline_is(e, cmdline)) {
+		add_event(c, REASON_BOOT_UNVERIFIABLE, e, BOOT_CAT_CMDLINE,
+			  cmdline ? "does not match the command line the agent reported: it cannot be judged"
+				  : "cannot be judged: the agent reported no command line");
+		return;
+	}
+	if (!boot_cmdline_judge(r, cmdline, why, sizeof(why)))
+		return;
+	f = add(c, REASON_BOOT_NOT_IN_POLICY, e, BOOT_CAT_CMDLINE, "PCR 9: the kernel command line \"%s\" %s",
+		cmdline, why);
+	if (f) {
+		snprintf(f->subject, sizeof(f->subject), "%s", cmdline);
+		digest_text(e, f->digest, sizeof(f->digest));
+	}
 }
 
 /*
@@ -479,9 +521,9 @@ static int judgement_key(const struct check *c, uint8_t key[32])
 static json_t *summary(const struct check *c, const char *status, const struct pcr_set *replay)
 {
 	const struct eventlog *log = c->log;
-	const struct eventlog_event *kernel = NULL;
+	const struct eventlog_event *kernel = NULL, *cmdline_event;
 	unsigned volumes = 0;
-	bool uefi = false, verified = false;
+	bool uefi = false, verified, clean;
 	const char *secure = "unknown";
 	struct pcr7 p7;
 	char crtm[128] = "", text[DESC_MAX], digest[BOOT_DIGEST_TEXT_MAX + 1];
@@ -497,12 +539,12 @@ static json_t *summary(const struct check *c, const char *status, const struct p
 			eventlog_utf16_to_utf8(e->data, e->data_len / 2, crtm, sizeof(crtm));
 		if (e->pcr == 4 && e->type == EV_EFI_BOOT_SERVICES_APPLICATION)
 			kernel = e;
-		if (is_load_options(e))
-			verified = cmdline_is(e, c->in->cmdline);
 	}
 	if (!o)
 		return NULL;
 	read_pcr7(log, &p7);
+	cmdline_event = pcr9_load_options(log, NULL, &clean);
+	verified = cmdline_event && clean && cmdline_is(cmdline_event, c->in->cmdline);
 	if (p7.separator && p7.secure != SB_UNKNOWN)
 		secure = p7.secure == SB_ON ? "on" : "off";
 	if (uefi)

@@ -15,6 +15,7 @@
 #include <openssl/evp.h>
 #include <tss2/tss2_tpm2_types.h>
 
+#include "proto/alg.h"
 #include "proto/encoding.h"
 #include "proto/eventlog.h"
 #include "tests/unit/check.h"
@@ -398,13 +399,19 @@ static void test_edited_events(void)
 	}
 	boot_policy_free(bp);
 
-	/* The command line's tag id edited: no LoadOptions event left to judge */
+	/* The command line's tag id edited: no LoadOptions event left to judge, and the edited
+	 * event is not one PCR 9 may hold. With a benign command line appended after boot to take
+	 * its place: test_cmdline_laundering. */
 	memcpy(copy, ovmf.p, ovmf.n);
 	off = data_offset(copy, ovmf.n, 21, &type_off);
 	copy[off] ^= 1;
 	bp = bp_of("{\"cmdline\": {\"required\": [\"ima_policy=tcb\"]}}");
-	CHECK(run(bp, copy, ovmf.n, cmdline, &q, &r) == 1 && strstr(r.findings[0].detail, "no kernel command line event"),
-	      "an edited tag id hides nothing: the command line is missing");
+	CHECK(run(bp, copy, ovmf.n, cmdline, &q, &r) == 2 && r.findings[0].event == 21 &&
+	      r.findings[0].reason == REASON_BOOT_UNVERIFIABLE &&
+	      strstr(r.findings[0].detail, "it cannot be told from a relabelled command line") &&
+	      strstr(r.findings[1].detail, "no kernel command line event"),
+	      "an edited tag id hides nothing: the edited event cannot be judged, the command line is missing");
+	CHECK(r.summary && strstr(r.summary, "\"cmdline_verified\":false"), "and the summary verifies no command line");
 	boot_result_release(&r);
 	boot_policy_free(bp);
 	free(copy);
@@ -623,6 +630,106 @@ out:
 	boot_policy_free(db);
 }
 
+/* Appends PCR 9's tagged event `id` with the LoadOptions digest of text (or, text NULL, H(data)). */
+static size_t append_tagged(uint8_t *buf, size_t len, uint32_t id, const char *text)
+{
+	uint8_t tag[8 + 13], d1[20], d256[32];
+	static const char initrd[] = "Linux initrd";
+
+	put32(tag, id);
+	put32(tag + 4, sizeof(initrd));
+	memcpy(tag + 8, initrd, sizeof(initrd));
+	if (!text)
+		return append(buf, len, 9, EV_EVENT_TAG, NULL, NULL, tag, sizeof(tag));
+	eventlog_load_options_digest(alg_by_id(TPM2_ALG_SHA1), text, strlen(text), d1);
+	eventlog_load_options_digest(alg_by_id(TPM2_ALG_SHA256), text, strlen(text), d256);
+	put32(tag + 4, 0);
+	return append(buf, len, 9, EV_EVENT_TAG, d1, d256, tag, 8);
+}
+
+/*
+ * Nothing binds a tag id to the quote: root can relabel the command line the EFI stub measured
+ * (flip its tag id) and, after boot, extend PCR 9 with a benign command line's LoadOptions
+ * digest and append that event. The EFI stub measures one command line, then at most one
+ * initrd; anything else in PCR 9 under a command-line rule cannot be told from an extend after
+ * boot.
+ */
+static void test_cmdline_laundering(void)
+{
+	static const char benign[] = "root=/dev/vda rw rootfstype=ext4 panic=-1 ima_policy=tcb";
+	struct boot_policy *bp = bp_of("{\"cmdline\": {\"forbidden\": [\"console\"]}}");
+	uint8_t *copy = ovmf_copy(4096);
+	struct pcr_set q;
+	struct boot_result r;
+	size_t len, off;
+	uint32_t type_off;
+
+	CHECK(bp != NULL, "a policy forbidding console=");
+	if (!bp)
+		goto out;
+	quote_of(ovmf.p, ovmf.n, &q);
+	CHECK(run(bp, ovmf.p, ovmf.n, cmdline, &q, &r) == 1 && strstr(r.findings[0].detail, "has the forbidden \"console\""),
+	      "the guest's command line has console=");
+	boot_result_release(&r);
+
+	/* probe 1: the real one's tag id flipped, a benign one appended, the benign one reported */
+	off = data_offset(copy, ovmf.n, 21, &type_off);
+	copy[off] ^= 1;
+	len = append_tagged(copy, ovmf.n, EVENTLOG_TAG_LOAD_OPTIONS, benign);
+	quote_of(copy, len, &q);
+	CHECK(run(bp, copy, len, benign, &q, &r) >= 1 && find(&r, REASON_BOOT_UNVERIFIABLE) &&
+	      find(&r, REASON_BOOT_UNVERIFIABLE)->event == 21,
+	      "the relabelled command line is unverifiable (%s)", r.nfindings ? r.findings[0].detail : "no finding");
+	CHECK(r.summary && strstr(r.summary, "\"cmdline_verified\":false"),
+	      "and the summary does not call the benign one verified");
+	boot_result_release(&r);
+
+	/* relabelled as the initrd: it comes before the command line, where no initrd is measured */
+	memcpy(copy, ovmf.p, ovmf.n);
+	put32(copy + off, EVENTLOG_TAG_LINUX_INITRD);
+	len = append_tagged(copy, ovmf.n, EVENTLOG_TAG_LOAD_OPTIONS, benign);
+	quote_of(copy, len, &q);
+	CHECK(run(bp, copy, len, benign, &q, &r) >= 1 && find(&r, REASON_BOOT_UNVERIFIABLE) &&
+	      strstr(find(&r, REASON_BOOT_UNVERIFIABLE)->detail, "initrd"),
+	      "relabelled as an initrd before the command line: unverifiable (%s)",
+	      r.nfindings ? r.findings[0].detail : "no finding");
+	boot_result_release(&r);
+
+	/* relabelled as another type */
+	memcpy(copy, ovmf.p, ovmf.n);
+	retype(copy, ovmf.n, 21, EV_IPL);
+	len = append_tagged(copy, ovmf.n, EVENTLOG_TAG_LOAD_OPTIONS, benign);
+	quote_of(copy, len, &q);
+	CHECK(run(bp, copy, len, benign, &q, &r) >= 1 && find(&r, REASON_BOOT_UNVERIFIABLE),
+	      "relabelled EV_IPL: unverifiable (%s)", r.nfindings ? r.findings[0].detail : "no finding");
+	boot_result_release(&r);
+
+	/* not relabelled: two command lines */
+	memcpy(copy, ovmf.p, ovmf.n);
+	len = append_tagged(copy, ovmf.n, EVENTLOG_TAG_LOAD_OPTIONS, benign);
+	quote_of(copy, len, &q);
+	CHECK(run(bp, copy, len, benign, &q, &r) >= 1 && find(&r, REASON_BOOT_UNVERIFIABLE) &&
+	      strstr(find(&r, REASON_BOOT_UNVERIFIABLE)->detail, "a second command line"),
+	      "a second command line: unverifiable (%s)", r.nfindings ? r.findings[0].detail : "no finding");
+	boot_result_release(&r);
+
+	/* the initrd the EFI stub measures after the command line is not judged; a second one is */
+	len = append_tagged(copy, ovmf.n, EVENTLOG_TAG_LINUX_INITRD, NULL);
+	quote_of(copy, len, &q);
+	CHECK(run(bp, copy, len, cmdline, &q, &r) == 1 && r.findings[0].reason == REASON_BOOT_NOT_IN_POLICY,
+	      "an initrd after the command line: only the command line is judged (%s)",
+	      r.nfindings ? r.findings[0].detail : "no finding");
+	boot_result_release(&r);
+	len = append_tagged(copy, len, EVENTLOG_TAG_LINUX_INITRD, NULL);
+	quote_of(copy, len, &q);
+	CHECK(run(bp, copy, len, cmdline, &q, &r) == 2 && find(&r, REASON_BOOT_UNVERIFIABLE),
+	      "a second initrd: unverifiable (%zu findings)", r.nfindings);
+	boot_result_release(&r);
+out:
+	free(copy);
+	boot_policy_free(bp);
+}
+
 /* Runs the check with the agent's amendment's boot section too. */
 static size_t run_amended(const struct boot_policy *bp, const struct boot_policy *am,
 			  const struct pcr_set *q, struct boot_result *res)
@@ -821,6 +928,7 @@ int main(void)
 	CASE(test_edited_events);
 	CASE(test_relabelled_markers);
 	CASE(test_secure_boot_forged);
+	CASE(test_cmdline_laundering);
 	CASE(test_amendment_adds_only);
 	CASE(test_cmdline_words);
 	CASE(test_parse_and_teach);
