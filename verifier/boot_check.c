@@ -23,6 +23,7 @@ struct check {
 	const struct boot_policy *bp;
 	const struct boot_policy *amend; /* adds to bp's lists; NULL: none */
 	const struct boot_input *in;
+	const struct pcr_set *quoted; /* what the quote covers: only its banks' digests count */
 	const struct eventlog *log;
 	struct boot_result *out;
 	struct dynbuf findings;
@@ -92,10 +93,10 @@ static const struct boot_digest *allowed(const struct check *c, size_t off,
 					 const struct eventlog_event *e)
 {
 	const struct boot_list *l = (const struct boot_list *)((const char *)c->bp + off);
-	const struct boot_digest *d = boot_list_match(l, e);
+	const struct boot_digest *d = boot_list_match(l, e, c->quoted);
 
 	if (!d && c->amend)
-		d = boot_list_match((const struct boot_list *)((const char *)c->amend + off), e);
+		d = boot_list_match((const struct boot_list *)((const char *)c->amend + off), e, c->quoted);
 	return d;
 }
 
@@ -137,10 +138,31 @@ static bool marker_form(const struct eventlog_event *e)
 	return true;
 }
 
-/* A separator or an action string whose data is what was hashed: nothing to judge. */
-static bool is_verified_marker(const struct eventlog_event *e)
+/*
+ * One of e's digests is in a bank where the quote covers e's PCR: check_replay() compared it.
+ * A digest in another bank is the agent's word.
+ */
+static bool has_quoted_digest(const struct check *c, const struct eventlog_event *e)
 {
-	return marker_form(e) && eventlog_digests_match(e, e->data, e->data_len);
+	for (unsigned i = 0; i < e->ndigests; i++) {
+		const struct pcr_bank *b = pcr_set_bank_const(c->quoted, e->digest[i].alg->id);
+
+		if (b && (b->mask & (1u << e->pcr)))
+			return true;
+	}
+	return false;
+}
+
+/* Every digest e carries is H(data), one of them quoted: the data is what was measured. */
+static bool measured(const struct check *c, const struct eventlog_event *e, const void *data, size_t len)
+{
+	return has_quoted_digest(c, e) && eventlog_digests_match(e, data, len);
+}
+
+/* A separator or an action string whose data is what was hashed: nothing to judge. */
+static bool is_verified_marker(const struct check *c, const struct eventlog_event *e)
+{
+	return marker_form(e) && measured(c, e, e->data, e->data_len);
 }
 
 /* ---- 1. replay against the quote ------------------------------------------------------------- */
@@ -204,7 +226,7 @@ static void judge_firmware(struct check *c)
 		const struct eventlog_event *e = &c->log->events[i];
 
 		if (e->pcr != 0 || !is_extend(e) ||
-		    (e->type == EV_SEPARATOR && is_verified_marker(e)) ||
+		    (e->type == EV_SEPARATOR && is_verified_marker(c, e)) ||
 		    allowed(c, offsetof(struct boot_policy, firmware), e))
 			continue;
 		add_event(c, REASON_BOOT_NOT_IN_POLICY, e, BOOT_CAT_FIRMWARE, "is not allowed firmware");
@@ -222,7 +244,7 @@ static void judge_kernel(struct check *c)
 	for (size_t i = 0; i < c->log->nevents; i++) {
 		const struct eventlog_event *e = &c->log->events[i];
 
-		if (e->pcr != 4 || !is_extend(e) || is_verified_marker(e))
+		if (e->pcr != 4 || !is_extend(e) || is_verified_marker(c, e))
 			continue;
 		if (allowed(c, offsetof(struct boot_policy, kernels), e)) {
 			kernel = true;
@@ -242,12 +264,12 @@ static void judge_kernel(struct check *c)
 enum secure_state { SB_UNKNOWN, SB_OFF, SB_ON };
 
 /* e extends a separator's value (0, 1 or 0xFFFFFFFF), by its digests: whatever its type says. */
-static bool extends_separator(const struct eventlog_event *e)
+static bool extends_separator(const struct check *c, const struct eventlog_event *e)
 {
 	static const uint8_t values[3][4] = {{0, 0, 0, 0}, {1, 0, 0, 0}, {0xff, 0xff, 0xff, 0xff}};
 
 	for (unsigned i = 0; i < 3; i++)
-		if (eventlog_digests_match(e, values[i], sizeof(values[i])))
+		if (measured(c, e, values[i], sizeof(values[i])))
 			return true;
 	return false;
 }
@@ -267,25 +289,28 @@ struct pcr7 {
 };
 
 /* The variable e holds, if its content is what was measured. */
-static bool verified_variable(const struct eventlog_event *e, struct eventlog_variable *v)
+static bool verified_variable(const struct check *c, const struct eventlog_event *e,
+			      struct eventlog_variable *v)
 {
-	return eventlog_digests_match(e, e->data, e->data_len) && eventlog_decode_variable(e, v) == 0;
+	return measured(c, e, e->data, e->data_len) && eventlog_decode_variable(e, v) == 0;
 }
 
-static void read_pcr7(const struct eventlog *log, struct pcr7 *p)
+static void read_pcr7(const struct check *c, struct pcr7 *p)
 {
+	const struct eventlog *log = c->log;
+
 	memset(p, 0, sizeof(*p));
 	for (size_t i = 0; i < log->nevents && !p->separator; i++) {
 		const struct eventlog_event *e = &log->events[i];
 
-		if (e->pcr == 7 && is_extend(e) && extends_separator(e))
+		if (e->pcr == 7 && is_extend(e) && extends_separator(c, e))
 			p->separator = e;
 	}
 	for (size_t i = 0; i < log->nevents; i++) {
 		const struct eventlog_event *e = &log->events[i];
 		struct eventlog_variable v;
 
-		if (e->pcr != 7 || !is_extend(e) || e == p->separator || !verified_variable(e, &v) ||
+		if (e->pcr != 7 || !is_extend(e) || e == p->separator || !verified_variable(c, e, &v) ||
 		    !eventlog_variable_is(&v, eventlog_guid_global, "SecureBoot"))
 			continue;
 		if (!p->state && p->separator && e->index < p->separator->index) {
@@ -322,7 +347,7 @@ static void judge_secure_boot(struct check *c)
 		any |= ((const struct boot_list *)((const char *)bp + vars[k].off))->set;
 	if (!any)
 		return;
-	read_pcr7(c->log, &p);
+	read_pcr7(c, &p);
 	if (!p.separator) {
 		add(c, REASON_BOOT_UNVERIFIABLE, NULL, BOOT_CAT_EVENT,
 		    "PCR 7 has no separator: what the firmware measured cannot be told from what was extended after boot");
@@ -332,11 +357,13 @@ static void judge_secure_boot(struct check *c)
 		const struct eventlog_event *e = &c->log->events[i];
 		struct eventlog_variable v;
 
-		if (e->pcr != 7 || !is_extend(e) || e == p.separator || is_verified_marker(e))
+		if (e->pcr != 7 || !is_extend(e) || e == p.separator || is_verified_marker(c, e))
 			continue;
-		if (!eventlog_digests_match(e, e->data, e->data_len)) {
+		if (!measured(c, e, e->data, e->data_len)) {
 			add_event(c, REASON_BOOT_UNVERIFIABLE, e, BOOT_CAT_EVENT,
-				  "does not match its digest: its content cannot be judged");
+				  eventlog_digests_match(e, e->data, e->data_len)
+					  ? "has no digest in a bank the quote covers: its content cannot be judged"
+					  : "does not match its digest: its content cannot be judged");
 			continue;
 		}
 		/* Authority events (the db entry that verified an image) are covered by db itself. */
@@ -388,12 +415,12 @@ static void judge_secure_boot(struct check *c)
 	}
 }
 
-/* True when cmdline, as LoadOptions, hashes to every digest the event carries. */
-static bool cmdline_is(const struct eventlog_event *e, const char *cmdline)
+/* True when cmdline, as LoadOptions, hashes to every digest the event carries, one of them quoted. */
+static bool cmdline_is(const struct check *c, const struct eventlog_event *e, const char *cmdline)
 {
 	uint8_t d[LIMIT_DIGEST];
 
-	if (!cmdline)
+	if (!cmdline || !has_quoted_digest(c, e))
 		return false;
 	for (unsigned i = 0; i < e->ndigests; i++)
 		if (eventlog_load_options_digest(e->digest[i].alg, cmdline, strlen(cmdline), d) < 0 ||
@@ -423,9 +450,10 @@ static bool is_load_options(const struct eventlog_event *e)
  * its digest kept) followed by a benign command line extended and appended later would
  * otherwise pass as the only one. Each is boot_unverifiable.
  */
-static const struct eventlog_event *pcr9_load_options(const struct eventlog *log, struct check *report,
+static const struct eventlog_event *pcr9_load_options(const struct check *c, struct check *report,
 						      bool *clean)
 {
+	const struct eventlog *log = c->log;
 	const struct eventlog_event *lo = NULL, *initrd = NULL;
 
 	*clean = true;
@@ -433,7 +461,7 @@ static const struct eventlog_event *pcr9_load_options(const struct eventlog *log
 		const struct eventlog_event *e = &log->events[i];
 		const char *why;
 
-		if (e->pcr != 9 || !is_extend(e) || is_verified_marker(e))
+		if (e->pcr != 9 || !is_extend(e) || is_verified_marker(c, e))
 			continue;
 		if (is_load_options(e) && !lo) {
 			lo = e;
@@ -468,19 +496,19 @@ static void judge_cmdline(struct check *c)
 
 	if (!r->set)
 		return;
-	e = pcr9_load_options(c->log, c, &clean);
+	e = pcr9_load_options(c, c, &clean);
 	if (!e) {
 		add(c, REASON_BOOT_UNVERIFIABLE, NULL, BOOT_CAT_CMDLINE,
 		    "PCR 9: the log has no kernel command line event (LoadOptions, logged by the kernel's EFI stub): the command line cannot be judged");
 		return;
 	}
 	for (size_t k = 0; k < r->nexact && !exact; k++)
-		exact = cmdline_is(e, r->exact[k]);
+		exact = cmdline_is(c, e, r->exact[k]);
 	for (size_t k = 0; c->amend && k < c->amend->cmdline.nexact && !exact; k++)
-		exact = cmdline_is(e, c->amend->cmdline.exact[k]);
+		exact = cmdline_is(c, e, c->amend->cmdline.exact[k]);
 	if (exact)
 		return;
-	if (!cmdline_is(e, cmdline)) {
+	if (!cmdline_is(c, e, cmdline)) {
 		add_event(c, REASON_BOOT_UNVERIFIABLE, e, BOOT_CAT_CMDLINE,
 			  cmdline ? "does not match the command line the agent reported: it cannot be judged"
 				  : "cannot be judged: the agent reported no command line");
@@ -542,9 +570,9 @@ static json_t *summary(const struct check *c, const char *status, const struct p
 	}
 	if (!o)
 		return NULL;
-	read_pcr7(log, &p7);
-	cmdline_event = pcr9_load_options(log, NULL, &clean);
-	verified = cmdline_event && clean && cmdline_is(cmdline_event, c->in->cmdline);
+	read_pcr7(c, &p7);
+	cmdline_event = pcr9_load_options(c, NULL, &clean);
+	verified = cmdline_event && clean && cmdline_is(c, cmdline_event, c->in->cmdline);
 	if (p7.separator && p7.secure != SB_UNKNOWN)
 		secure = p7.secure == SB_ON ? "on" : "off";
 	if (uefi)
@@ -605,7 +633,7 @@ int boot_check(const struct boot_policy *bp, const struct boot_policy *amend,
 	       const struct boot_input *in, const struct pcr_set *quoted, uint64_t boot_number,
 	       struct boot_result *out)
 {
-	struct check c = {.bp = bp, .amend = bp ? amend : NULL, .in = in, .out = out};
+	struct check c = {.bp = bp, .amend = bp ? amend : NULL, .in = in, .quoted = quoted, .out = out};
 	struct eventlog log;
 	struct eventlog_error err;
 	struct pcr_set replay;

@@ -10,9 +10,10 @@
  *     PCR 4 (kernels and boot applications, by Authenticode digest), PCR 7 (Secure Boot state,
  *     PK/KEK/db/dbx) and PCR 9 (the kernel command line). Nothing binds an event's type or
  *     unhashed data to the quote, and root can extend a PCR after boot and append any event:
- *     content is believed only where it hashes to the event's digests, and no type lets an
- *     extend go unjudged. PCR 0 and 4: every extend is judged by digest whatever its type, but
- *     a marker in its spec form (a 4-byte separator, a short ASCII action string) whose data
+ *     content is believed only where it hashes to the event's digests (one of them in a bank
+ *     the quote covers), a list matches only such quoted digests, and no type lets an extend
+ *     go unjudged. PCR 0 and 4: every extend is judged by digest whatever its type, but a
+ *     marker in its spec form (a 4-byte separator, a short ASCII action string) whose data
  *     hashes to its digest. PCR 7: the separator is told by its digest and a SecureBoot
  *     variable by its content, whatever their types; the state is the one variable before the
  *     separator. PCR 9: the command line event the EFI stub tagged must be the only one and

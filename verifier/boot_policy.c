@@ -366,11 +366,15 @@ struct boot_policy *boot_policy_parse(const json_t *v, char *err, size_t errlen)
 
 /* ---- lookups -------------------------------------------------------------------------------- */
 
-const struct boot_digest *boot_list_match(const struct boot_list *l, const struct eventlog_event *e)
+const struct boot_digest *boot_list_match(const struct boot_list *l, const struct eventlog_event *e,
+					  const struct pcr_set *quoted)
 {
 	for (size_t i = 0; i < l->n; i++) {
+		const struct pcr_bank *b = quoted ? pcr_set_bank_const(quoted, l->v[i].alg->id) : NULL;
 		const uint8_t *d = eventlog_event_digest(e, l->v[i].alg->id);
 
+		if (quoted && !(b && (b->mask & (1u << e->pcr))))
+			continue;
 		if (d && memcmp(d, l->v[i].d, l->v[i].alg->size) == 0)
 			return &l->v[i];
 	}

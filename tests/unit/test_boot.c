@@ -730,6 +730,59 @@ out:
 	boot_policy_free(bp);
 }
 
+/* Drops bank alg from a quote: the challenge asked for the others only. */
+static void unquote(struct pcr_set *q, uint16_t alg)
+{
+	struct pcr_set keep = *q;
+
+	memset(q, 0, sizeof(*q));
+	for (unsigned b = 0; b < keep.nbanks; b++)
+		if (keep.bank[b].alg != alg)
+			*pcr_set_add_bank(q, keep.bank[b].alg) = keep.bank[b];
+}
+
+/*
+ * Only digests of banks the quote covers are compared with it (check_replay); a digest in any
+ * other bank of the log is the agent's word, so no list may match it and no content is believed
+ * on it alone.
+ */
+static void test_unquoted_banks(void)
+{
+	static const char other_sha1[] = "sha1:2222222222222222222222222222222222222222";
+	struct boot_policy *bp = bp_of("{\"kernels\": [\"sha1:2222222222222222222222222222222222222222\"]}");
+	uint8_t *copy = ovmf_copy(0), want[20];
+	struct eventlog l;
+	struct eventlog_error err;
+	struct pcr_set q;
+	struct boot_result r;
+	size_t off;
+
+	CHECK(bp != NULL, "a policy allowing a kernel by its sha1 digest");
+	if (!bp)
+		goto out;
+	/* another kernel booted; the log's sha1 digest of it edited to the allowed one */
+	if (eventlog_parse(copy, ovmf.n, &l, &err))
+		abort();
+	off = (size_t)(eventlog_event_digest(&l.events[10], TPM2_ALG_SHA1) - copy);
+	eventlog_release(&l);
+	hex_decode(other_sha1 + 5, 40, want, sizeof(want));
+	memcpy(copy + off, want, 20);
+	quote_of(ovmf.p, ovmf.n, &q);
+	unquote(&q, TPM2_ALG_SHA1);
+	CHECK(run(bp, copy, ovmf.n, cmdline, &q, &r) == 1 && r.findings[0].reason == REASON_BOOT_NOT_IN_POLICY &&
+	      r.findings[0].event == 10,
+	      "the quote covers sha256 only: a sha1 digest it never compared allows nothing (%s)",
+	      r.nfindings ? r.findings[0].detail : "no finding");
+	boot_result_release(&r);
+	quote_of(copy, ovmf.n, &q);
+	CHECK(run(bp, copy, ovmf.n, cmdline, &q, &r) == 0,
+	      "quoted in sha1 too, the same digest is the measured one and is allowed");
+	boot_result_release(&r);
+out:
+	free(copy);
+	boot_policy_free(bp);
+}
+
 /* Runs the check with the agent's amendment's boot section too. */
 static size_t run_amended(const struct boot_policy *bp, const struct boot_policy *am,
 			  const struct pcr_set *q, struct boot_result *res)
@@ -929,6 +982,7 @@ int main(void)
 	CASE(test_relabelled_markers);
 	CASE(test_secure_boot_forged);
 	CASE(test_cmdline_laundering);
+	CASE(test_unquoted_banks);
 	CASE(test_amendment_adds_only);
 	CASE(test_cmdline_words);
 	CASE(test_parse_and_teach);
