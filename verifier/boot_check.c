@@ -504,8 +504,11 @@ static void judge_cmdline(struct check *c)
 	}
 	for (size_t k = 0; k < r->nexact && !exact; k++)
 		exact = cmdline_is(c, e, r->exact[k]);
+	/* An amendment's line adds to what passes, but keeps the policy's words (it was measured:
+	 * it hashes to the event's digest). */
 	for (size_t k = 0; c->amend && k < c->amend->cmdline.nexact && !exact; k++)
-		exact = cmdline_is(c, e, c->amend->cmdline.exact[k]);
+		exact = cmdline_is(c, e, c->amend->cmdline.exact[k]) &&
+			!boot_cmdline_judge_words(r, c->amend->cmdline.exact[k], why, sizeof(why));
 	if (exact)
 		return;
 	if (!cmdline_is(c, e, cmdline)) {

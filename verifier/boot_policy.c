@@ -464,6 +464,12 @@ const char *boot_cmdline_judge(const struct boot_cmdline_rules *r, const char *c
 		snprintf(why, whylen, "is none of the %zu command lines the policy allows", r->nexact);
 		return why;
 	}
+	return boot_cmdline_judge_words(r, cmdline, why, whylen);
+}
+
+const char *boot_cmdline_judge_words(const struct boot_cmdline_rules *r, const char *cmdline,
+				     char *why, size_t whylen)
+{
 	for (size_t i = 0; i < r->nrequired; i++) {
 		if (!has_word(cmdline, r->required[i], false)) {
 			snprintf(why, whylen, "lacks the required \"%s\"", r->required[i]);

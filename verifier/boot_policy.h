@@ -98,6 +98,12 @@ bool boot_cmdline_words(const char *cmdline, bool (*cb)(const char *word, size_t
  */
 const char *boot_cmdline_judge(const struct boot_cmdline_rules *r, const char *cmdline, char *why,
 			       size_t whylen);
+/*
+ * The same against the required and forbidden words alone: what an exact command line of an
+ * agent's amendment must keep (an amendment adds, it never lifts the policy's words).
+ */
+const char *boot_cmdline_judge_words(const struct boot_cmdline_rules *r, const char *cmdline,
+				     char *why, size_t whylen);
 
 /*
  * Approval of a finding: adds what it was about to the policy. category is a BOOT_CAT_*;

@@ -797,7 +797,8 @@ static size_t run_amended(const struct boot_policy *bp, const struct boot_policy
 /*
  * What an operator approved for one agent (review.c, scope agent) lives in its amendment's boot
  * section: it allows more (a kernel, an exact command line, a firmware event, a db entry), and
- * never less, nor can it lift the policy's Secure Boot state or required/forbidden words.
+ * never less, nor can it lift the policy's Secure Boot state or required/forbidden words (an
+ * exact command line of the amendment passes only if it keeps them).
  */
 static void test_amendment_adds_only(void)
 {
@@ -833,11 +834,30 @@ static void test_amendment_adds_only(void)
 	CHECK(run_amended(bp, NULL, &q, &r) == 3, "another agent, without that amendment: still refused");
 	boot_result_release(&r);
 
+	/* an exact command line in the amendment that lacks the policy's required word */
 	CHECK(boot_policy_teach(am, BOOT_CAT_CMDLINE, cmdline, "", why, sizeof(why)) == 0,
-	      "the amendment learns the exact command line");
-	CHECK(run_amended(bp, am, &q, &r) == 1 && r.findings[0].reason == REASON_SECURE_BOOT_MISMATCH,
-	      "only the Secure Boot state is left: no amendment lifts it (%s)",
+	      "the amendment lists the guest's exact command line");
+	CHECK(run_amended(bp, am, &q, &r) == 2 && find(&r, REASON_SECURE_BOOT_MISMATCH) &&
+	      find(&r, REASON_BOOT_NOT_IN_POLICY) &&
+	      strstr(find(&r, REASON_BOOT_NOT_IN_POLICY)->detail, "lacks the required \"ima_policy=appraise_tcb\""),
+	      "it lifts no required word: the command line and the Secure Boot state still fail (%zu findings)",
+	      r.nfindings);
+	boot_result_release(&r);
+	boot_policy_free(bp);
+
+	/* where the policy lists exact command lines alone, the amendment's adds one */
+	bp = bp_of("{\"cmdline\": {\"exact\": [\"console=ttyS0\"]}}");
+	CHECK(bp && run_amended(bp, NULL, &q, &r) == 1, "a policy of exact command lines refuses the guest's");
+	boot_result_release(&r);
+	CHECK(bp && run_amended(bp, am, &q, &r) == 0, "the amendment's exact line passes it (%s)",
 	      r.nfindings ? r.findings[0].detail : "");
+	boot_result_release(&r);
+	boot_policy_free(bp);
+
+	/* and where the policy forbids a word the line has, it does not */
+	bp = bp_of("{\"cmdline\": {\"exact\": [\"console=ttyS0\"], \"forbidden\": [\"panic\"]}}");
+	CHECK(bp && run_amended(bp, am, &q, &r) == 1 && strstr(r.findings[0].detail, "has the forbidden \"panic\""),
+	      "a forbidden word is not lifted either (%s)", r.nfindings ? r.findings[0].detail : "");
 	boot_result_release(&r);
 	boot_policy_free(am);
 

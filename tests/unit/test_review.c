@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <jansson.h>
 #include <tss2/tss2_tpm2_types.h>
 
 #include "proto/encoding.h"
@@ -196,6 +197,53 @@ static bool boot_lists_cmdline(const struct policy *p)
 	return bp && bp->cmdline.nexact == 1 && !strcmp(bp->cmdline.exact[0], BOOT_CMDLINE);
 }
 
+/* A third round of web-01 with one command-line finding: `line` broke the boot policy. */
+static int seed_cmdline(struct store *st, const char *line)
+{
+	struct store_round_violation v = { .entry = 21, .reason = "boot_not_in_policy", .path = line,
+					   .digest = BOOT_KERNEL, .template_name = BOOT_CAT_CMDLINE };
+	struct store_round r;
+	struct boot_state bs;
+	uint64_t ver = 0;
+	int64_t vid;
+
+	if (store_boot_get(st, "web-01", &bs, &ver))
+		return -1;
+	memset(&r, 0, sizeof(r));
+	r.agent = "web-01";
+	r.prev_version = ver;
+	r.next = &bs;
+	r.reasons_json = "[]";
+	r.next_offset = bs.next_entry;
+	r.violations = &v;
+	r.nviolations = 1;
+	r.now = 106;
+	return store_round_commit(st, &r, &vid);
+}
+
+/* Policy `name`'s newest text with its "boot" section replaced by `boot` (JSON). */
+static int put_boot_section(struct store *st, const char *name, const char *boot)
+{
+	char *json = NULL, *out = NULL;
+	int64_t version;
+	json_t *doc, *b = json_loads(boot, 0, NULL);
+	int ret = -1;
+
+	if (store_policy_get(st, name, &json, &version))
+		goto out;
+	doc = json_loads(json, 0, NULL);
+	if (doc && b && json_object_set(doc, "boot", b) == 0)
+		out = json_dumps(doc, JSON_COMPACT);
+	json_decref(doc);
+	if (out)
+		ret = store_policy_put(st, name, out, "test", 105, &version);
+out:
+	json_decref(b);
+	free(json);
+	free(out);
+	return ret;
+}
+
 int main(void)
 {
 	char dir[] = "/tmp/test_review.XXXXXX", path[256], uri[300];
@@ -348,6 +396,36 @@ int main(void)
 			      review_decide(&app, unverifiable, VIOLATION_DISMISSED, REVIEW_SCOPE_AGENT,
 					    &r) == REVIEW_OK,
 		      "the refused boot findings can be dismissed");
+	}
+
+	CASE_BEGIN("a command line the policy's words refuse is approved for the policy only");
+	{
+		/* An exact command line in an amendment keeps the policy's required and forbidden
+		 * words (boot_check.h): approved for one agent, it would close the finding and allow
+		 * nothing, and the next judgement of the boot would find it again. */
+		static const char line[] = "console=ttyS0 root=/dev/vda";
+		struct found open = { 0 };
+		int64_t id, before = 0, after = 0;
+
+		CHECK(put_boot_section(app.store, POLICY_DEFAULT_NAME,
+				       "{\"cmdline\": {\"required\": [\"ima_policy=tcb\"]}}") == 0 &&
+			      seed_cmdline(app.store, line) == 0,
+		      "the policy requires ima_policy=tcb; a round with a command line without it");
+		store_violations_list(app.store, VIOLATION_OPEN, "web-01", 10, collect, &open);
+		id = open.n ? open.id[0] : 0;
+		for (int i = 1; i < open.n; i++)
+			if (open.id[i] > id)
+				id = open.id[i];
+		store_policy_version(app.store, amend, &before);
+		CHECK(review_decide(&app, id, VIOLATION_APPROVED, REVIEW_SCOPE_AGENT, &r) ==
+			      REVIEW_NOT_APPROVABLE && strstr(r.why, "lacks the required \"ima_policy=tcb\"") &&
+			      strstr(r.why, "scope policy") && still_open(app.store, id),
+		      "for this agent alone: refused, with what to do instead (%s)", r.why);
+		CHECK(store_policy_version(app.store, amend, &after) == 0 && after == before,
+		      "and its amendment has no new version");
+		CHECK(review_decide(&app, id, VIOLATION_APPROVED, REVIEW_SCOPE_POLICY, &r) == REVIEW_OK &&
+			      r.into_policy && !still_open(app.store, id),
+		      "for the policy: listed as one of its exact command lines (%s)", r.why);
 	}
 
 	store_close(app.store);
