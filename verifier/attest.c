@@ -27,6 +27,7 @@
 #include "proto/text.h"
 #include "verifier/judge.h"
 #include "verifier/policy.h"
+#include "verifier/policy_json.h"
 
 /* Reasons past this many are summarised in one `more_reasons` line. */
 #define ATTEST_DETAILED_REASONS (LIMIT_VERDICT_REASONS - 1)
@@ -63,20 +64,19 @@ static int add_reason(struct eval *ev, enum reason code, int64_t entry, const ch
 	return (int)v->nreasons++;
 }
 
+/* The entry's digest as "alg:hex" (ima-ng's algorithm name escaped; ima's is sha1), or "". */
 static void format_digest(char *out, size_t cap, const struct ima_entry *e)
 {
-	char hex[2 * LIMIT_DIGEST + 1] = "";
 	char name[4 * 16 + 1];
 	size_t name_len = e->digest_alg_name_len < 16 ? e->digest_alg_name_len : 16;
 
-	if (e->digest && e->digest_len <= LIMIT_DIGEST)
-		hex_encode(e->digest, e->digest_len, hex);
 	if (e->digest_alg_name && name_len > 0) {
 		text_render(e->digest_alg_name, name_len, name, sizeof(name));
-		snprintf(out, cap, "%s:%s", name, hex);
-		text_trim_utf8_tail(out);
-	} else {
-		snprintf(out, cap, "%s%s", e->digest ? "sha1:" : "", hex);
+		text_trim_utf8_tail(policy_digest_text(name, e->digest, e->digest_len, out, cap));
+	} else if (e->digest) {
+		policy_digest_text("sha1", e->digest, e->digest_len, out, cap);
+	} else if (cap) {
+		out[0] = '\0';
 	}
 }
 

@@ -14,6 +14,7 @@
 #include "proto/dynbuf.h"
 #include "proto/encoding.h"
 #include "proto/eventlog.h"
+#include "verifier/policy_json.h"
 
 #define DESC_MAX 200u /* an event's words inside a reason's detail */
 #define MARKER_ACTION_MAX 64u /* bytes of an action string passed over as a marker */
@@ -63,13 +64,11 @@ static struct boot_finding *add(struct check *c, enum reason reason, const struc
 static void digest_text(const struct eventlog_event *e, char *out, size_t cap)
 {
 	const struct eventlog_digest *d = &e->digest[0];
-	char hex[2 * LIMIT_DIGEST + 1];
 
 	for (unsigned i = 0; i < e->ndigests; i++)
 		if (e->digest[i].alg->id == TPM2_ALG_SHA256)
 			d = &e->digest[i];
-	hex_encode(d->value, d->alg->size, hex);
-	snprintf(out, cap, "%s:%s", d->alg->name, hex);
+	policy_digest_text(d->alg->name, d->value, d->alg->size, out, cap);
 }
 
 /* A finding about one event: subject "PCR n: <the event in words>", its digest. */
@@ -587,15 +586,13 @@ static json_t *summary(const struct check *c, const char *status, const struct p
 	json_object_set_new(o, "secure_boot", json_string(secure));
 	if (replay) {
 		const struct pcr_bank *b = pcr_set_bank_const(replay, TPM2_ALG_SHA256);
-		char hex[2 * LIMIT_DIGEST + 1];
 
 		if (!b && replay->nbanks)
 			b = &replay->bank[0];
-		if (b) {
-			hex_encode(b->value[0], pcr_alg_digest_size(b->alg), hex);
-			snprintf(digest, sizeof(digest), "%s:%s", pcr_alg_name(b->alg), hex);
-			json_object_set_new(o, "pcr0", json_string(digest));
-		}
+		if (b)
+			json_object_set_new(o, "pcr0", json_string(policy_digest_text(
+				pcr_alg_name(b->alg), b->value[0], pcr_alg_digest_size(b->alg), digest,
+				sizeof(digest))));
 	}
 	if (kernel) {
 		struct eventlog_image im;

@@ -2,27 +2,16 @@
 #include "verifier/boot_policy.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <openssl/evp.h>
 
-#include "proto/encoding.h"
 #include "verifier/policy.h"
+#include "verifier/policy_json.h"
 
-__attribute__((format(printf, 3, 4)))
-static void seterr(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || !errlen)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
+#define seterr policy_seterr
 
 static void list_release(struct boot_list *l)
 {
@@ -58,17 +47,6 @@ void boot_policy_free(struct boot_policy *bp)
 
 /* ---- serialising (and the digest of the canonical form) ---------------------------------- */
 
-static json_t *digest_text(const struct boot_digest *d)
-{
-	char buf[16 + 2 * LIMIT_DIGEST + 2];
-	size_t nl = strlen(d->alg->name);
-
-	memcpy(buf, d->alg->name, nl);
-	buf[nl] = ':';
-	hex_encode(d->d, d->alg->size, buf + nl + 1);
-	return json_string(buf);
-}
-
 static int add_list(json_t *obj, const char *key, const struct boot_list *l)
 {
 	json_t *arr;
@@ -79,7 +57,7 @@ static int add_list(json_t *obj, const char *key, const struct boot_list *l)
 	if (json_object_set_new(obj, key, arr))
 		return -ENOMEM;
 	for (size_t i = 0; i < l->n; i++) {
-		json_t *v = digest_text(&l->v[i]);
+		json_t *v = policy_json_digest_string(l->v[i].alg->id, l->v[i].d);
 
 		if (v && l->v[i].name)
 			v = json_pack("{s:o, s:s}", "digest", v, "name", l->v[i].name);

@@ -9,7 +9,7 @@
 #include <time.h>
 
 #include "common/log.h"
-#include "proto/encoding.h"
+#include "proto/alg.h"
 #include "verifier/boot_policy.h"
 #include "verifier/policy.h"
 #include "verifier/policy_cache.h"
@@ -214,24 +214,23 @@ typedef enum review_status (*teach_fn)(struct policy *p, const struct violation_
 static enum review_status teach_file(struct policy *p, const struct violation_copy *vc,
 				     struct review_result *out)
 {
-	const char *colon = strchr(vc->digest, ':');
 	uint8_t digest[LIMIT_DIGEST];
-	ssize_t dlen = -1;
-	uint16_t alg = 0;
+	const char *why;
+	const struct alg *alg = policy_digest_parse(vc->digest, strlen(vc->digest), digest, &why);
 	int ret;
 
-	if (colon) {
-		alg = policy_alg_from_name(vc->digest, (size_t)(colon - vc->digest));
-		dlen = hex_decode(colon + 1, strlen(colon + 1), digest, sizeof(digest));
-	}
-	if (!alg || dlen <= 0 || !vc->path_len) {
-		snprintf(out->why, sizeof(out->why), "the violation has no usable path and digest;"
-			 " dismiss it once dealt with");
+	if (!alg || !vc->path_len) {
+		if (alg)
+			snprintf(out->why, sizeof(out->why), "the violation has no path;"
+				 " dismiss it once dealt with");
+		else
+			snprintf(out->why, sizeof(out->why), "the violation's digest \"%.80s\" is no"
+				 " policy digest (%s); dismiss it once dealt with", vc->digest, why);
 		return REVIEW_NOT_APPROVABLE;
 	}
 	if (!p)
 		return REVIEW_OK;
-	ret = policy_add_digest_bytes(p, vc->path, vc->path_len, alg, digest, (size_t)dlen);
+	ret = policy_add_digest_bytes(p, vc->path, vc->path_len, alg->id, digest, alg->size);
 	if (ret) {
 		snprintf(out->why, sizeof(out->why), "a policy cannot hold \"%.200s\": %s", out->path,
 			 ret == -EINVAL ? "IMA never records such a path (space, NUL or too long)"
