@@ -359,7 +359,20 @@ static size_t data_offset(const uint8_t *log, size_t len, unsigned idx, uint32_t
 	return off;
 }
 
-/* Nothing binds an event's type or unhashed data to the quote: edits must not hide anything. */
+/* Sets the type of event idx of a log (its records are not moved). */
+static void retype(uint8_t *log, size_t len, unsigned idx, uint32_t type)
+{
+	uint32_t type_off;
+
+	data_offset(log, len, idx, &type_off);
+	put32(log + type_off, type);
+}
+
+/*
+ * An event's data edited: it no longer hashes to the digests the quote covers, so nothing is
+ * believed from it. Edits that keep the digests (a type, a tag id relabelled, data replaced by
+ * what was hashed): test_relabelled_markers, test_secure_boot_forged, test_cmdline_laundering.
+ */
 static void test_edited_events(void)
 {
 	uint8_t *copy = malloc(ovmf.n);
@@ -382,38 +395,6 @@ static void test_edited_events(void)
 	CHECK(r.summary && strstr(r.summary, "\"secure_boot\":\"unknown\""), "summary: Secure Boot unknown");
 	boot_result_release(&r);
 	boot_policy_free(bp);
-
-	/* The kernel's event relabelled as an action or a driver (its data left as it was): still
-	 * judged by its digest. With its data replaced too: test_relabelled_markers. */
-	bp = bp_of("{\"kernels\": [\"" OTHER "\"]}");
-	for (uint32_t t = 0; t < 2; t++) {
-		uint32_t type = t ? EV_EFI_BOOT_SERVICES_DRIVER : EV_EFI_ACTION;
-
-		memcpy(copy, ovmf.p, ovmf.n);
-		data_offset(copy, ovmf.n, 10, &type_off);
-		for (int i = 0; i < 4; i++)
-			copy[type_off + i] = (uint8_t)(type >> (8 * i));
-		CHECK(run(bp, copy, ovmf.n, cmdline, &q, &r) == 1 && r.findings[0].reason == REASON_BOOT_NOT_IN_POLICY &&
-		      !strcmp(r.findings[0].digest, OVMF_KERNEL), "kernel relabelled as 0x%08x: still not allowed", type);
-		boot_result_release(&r);
-	}
-	boot_policy_free(bp);
-
-	/* The command line's tag id edited: no LoadOptions event left to judge, and the edited
-	 * event is not one PCR 9 may hold. With a benign command line appended after boot to take
-	 * its place: test_cmdline_laundering. */
-	memcpy(copy, ovmf.p, ovmf.n);
-	off = data_offset(copy, ovmf.n, 21, &type_off);
-	copy[off] ^= 1;
-	bp = bp_of("{\"cmdline\": {\"required\": [\"ima_policy=tcb\"]}}");
-	CHECK(run(bp, copy, ovmf.n, cmdline, &q, &r) == 2 && r.findings[0].event == 21 &&
-	      r.findings[0].reason == REASON_BOOT_UNVERIFIABLE &&
-	      strstr(r.findings[0].detail, "it cannot be told from a relabelled command line") &&
-	      strstr(r.findings[1].detail, "no kernel command line event"),
-	      "an edited tag id hides nothing: the edited event cannot be judged, the command line is missing");
-	CHECK(r.summary && strstr(r.summary, "\"cmdline_verified\":false"), "and the summary verifies no command line");
-	boot_result_release(&r);
-	boot_policy_free(bp);
 	free(copy);
 }
 
@@ -430,7 +411,8 @@ static void test_relabelled_markers(void)
 				       " \"sha256:6fbd222db6f4e09fd082a99185e71dbf35204f63fcf17aab5345b15fbadcd639\","
 				       " \"sha256:82a0445201cb49945461acc6ed78426700fb7e92819862edc55ba3ad4559b135\"]}");
 	static uint8_t image[65536];
-	uint8_t *copy = ovmf_copy(sizeof(image) + 4096);
+	static const uint8_t load[32] = {0}; /* location, length, link address, device path length */
+	uint8_t *copy = ovmf_copy(sizeof(image) + 4096), d1[20], d256[32];
 	char text[80];
 	struct pcr_set q;
 	struct boot_result r;
@@ -446,15 +428,53 @@ static void test_relabelled_markers(void)
 	      "the guest's own boot passes both");
 	boot_result_release(&r);
 
-	/* an unlisted image measured into PCR 4, its event typed as an action, a separator */
+	/* the guest's kernel retyped as a driver: PCR 4 is judged by digest whatever the type */
+	retype(copy, ovmf.n, 10, EV_EFI_BOOT_SERVICES_DRIVER);
+	quote_of(copy, ovmf.n, &q);
+	CHECK(run(bp, copy, ovmf.n, cmdline, &q, &r) == 0,
+	      "the allowed kernel retyped as a driver still passes (%s)", r.nfindings ? r.findings[0].detail : "");
+	boot_result_release(&r);
+	{
+		struct boot_policy *other = bp_of("{\"kernels\": [\"" OTHER "\"]}");
+
+		CHECK(other && run(other, copy, ovmf.n, cmdline, &q, &r) == 1 &&
+		      !strcmp(r.findings[0].digest, OVMF_KERNEL) && r.findings[0].event == 10,
+		      "and where another kernel is listed it is judged by its digest, not allowed");
+		boot_result_release(&r);
+		boot_policy_free(other);
+	}
+	memcpy(copy, ovmf.p, ovmf.n);
+
+	/*
+	 * An unlisted image (a boot application root chose) measured into PCR 4 as the firmware
+	 * logs it: its digests are the image's Authenticode hash, its data the image's load event
+	 * (UEFI_IMAGE_LOAD_EVENT, no device path). The guest kernel's hashed bytes are not in
+	 * tests/data, so an image of known bytes stands in: its Authenticode hash is H(image).
+	 */
+	EVP_Digest(image, sizeof(image), d1, NULL, EVP_sha1(), NULL);
+	EVP_Digest(image, sizeof(image), d256, NULL, EVP_sha256(), NULL);
+	len = append(copy, ovmf.n, 4, EV_EFI_BOOT_SERVICES_APPLICATION, d1, d256, load, sizeof(load));
+	quote_of(copy, len, &q);
+	CHECK(run(bp, copy, len, cmdline, &q, &r) == 1 && r.findings[0].reason == REASON_BOOT_NOT_IN_POLICY &&
+	      r.findings[0].event == 24, "the image as the firmware logs it: not an allowed kernel (%s)",
+	      r.nfindings ? r.findings[0].detail : "no finding");
+	boot_result_release(&r);
 	for (uint32_t t = 0; t < 3; t++) {
 		uint32_t type = t == 0 ? EV_EFI_ACTION : t == 1 ? EV_ACTION : EV_SEPARATOR;
 
+		/* relabelled, its data left as it was: the data is not what was hashed */
+		len = append(copy, ovmf.n, 4, type, d1, d256, load, sizeof(load));
+		quote_of(copy, len, &q);
+		CHECK(run(bp, copy, len, cmdline, &q, &r) == 1 && r.findings[0].event == 24,
+		      "relabelled 0x%x, its load event left as data: judged by its digest", type);
+		boot_result_release(&r);
+		/* relabelled and its data replaced by the hashed bytes (probe 3): now the data hashes
+		 * to the digests, and only the marker's spec form tells it from an image */
 		len = append(copy, ovmf.n, 4, type, NULL, NULL, image, sizeof(image));
 		quote_of(copy, len, &q);
 		CHECK(run(bp, copy, len, cmdline, &q, &r) == 1 && r.findings[0].reason == REASON_BOOT_NOT_IN_POLICY &&
 		      r.findings[0].event == 24 && !strcmp(r.findings[0].category, BOOT_CAT_KERNEL),
-		      "an image's event typed 0x%x with its hashed bytes as data: judged, not allowed (%zu findings)",
+		      "relabelled 0x%x with its hashed bytes as data: judged, not allowed (%zu findings)",
 		      type, r.nfindings);
 		boot_result_release(&r);
 	}
@@ -520,15 +540,6 @@ static uint32_t variable(uint8_t *var, const uint8_t guid[16], const char *name,
 	}
 	var[32 + 2 * n] = value;
 	return (uint32_t)(32 + 2 * n + 1);
-}
-
-/* Sets the type of event idx of a log (its records are not moved). */
-static void retype(uint8_t *log, size_t len, unsigned idx, uint32_t type)
-{
-	uint32_t type_off;
-
-	data_offset(log, len, idx, &type_off);
-	put32(log + type_off, type);
 }
 
 /*
@@ -672,13 +683,22 @@ static void test_cmdline_laundering(void)
 	      "the guest's command line has console=");
 	boot_result_release(&r);
 
-	/* probe 1: the real one's tag id flipped, a benign one appended, the benign one reported */
+	/* the real one's tag id flipped, nothing in its place: no command line to judge */
 	off = data_offset(copy, ovmf.n, 21, &type_off);
 	copy[off] ^= 1;
+	quote_of(copy, ovmf.n, &q);
+	CHECK(run(bp, copy, ovmf.n, cmdline, &q, &r) == 2 && r.findings[0].event == 21 &&
+	      r.findings[0].reason == REASON_BOOT_UNVERIFIABLE &&
+	      strstr(r.findings[1].detail, "no kernel command line event"),
+	      "an edited tag id alone: the edited event cannot be judged, the command line is missing");
+	boot_result_release(&r);
+
+	/* probe 1: the same, and a benign command line extended into PCR 9 after boot, its event
+	 * appended and reported: before, the only LoadOptions event matched and passed */
 	len = append_tagged(copy, ovmf.n, EVENTLOG_TAG_LOAD_OPTIONS, benign);
 	quote_of(copy, len, &q);
-	CHECK(run(bp, copy, len, benign, &q, &r) >= 1 && find(&r, REASON_BOOT_UNVERIFIABLE) &&
-	      find(&r, REASON_BOOT_UNVERIFIABLE)->event == 21,
+	CHECK(run(bp, copy, len, benign, &q, &r) == 1 && r.findings[0].reason == REASON_BOOT_UNVERIFIABLE &&
+	      r.findings[0].event == 21 && strstr(r.findings[0].detail, "it cannot be told from a relabelled command line"),
 	      "the relabelled command line is unverifiable (%s)", r.nfindings ? r.findings[0].detail : "no finding");
 	CHECK(r.summary && strstr(r.summary, "\"cmdline_verified\":false"),
 	      "and the summary does not call the benign one verified");
