@@ -128,6 +128,29 @@ static bool still_open(struct store *st, int64_t id)
 #define BOOT_KERNEL "sha256:834c9fac477eecef074f8d88cd0a659fa58c978e308290c549731d854127d4bd"
 #define BOOT_CMDLINE "console=ttyS0 root=/dev/vda ima_policy=tcb"
 
+/* Commits a next round of web-01 (after its stored boot state) with these violations. */
+static int commit_round(struct store *st, const struct store_round_violation *v, size_t n,
+			int64_t now)
+{
+	struct store_round r;
+	struct boot_state bs;
+	uint64_t ver = 0;
+	int64_t vid;
+
+	if (store_boot_get(st, "web-01", &bs, &ver))
+		return -1;
+	memset(&r, 0, sizeof(r));
+	r.agent = "web-01";
+	r.prev_version = ver;
+	r.next = &bs;
+	r.reasons_json = "[]";
+	r.next_offset = bs.next_entry;
+	r.violations = v;
+	r.nviolations = n;
+	r.now = now;
+	return store_round_commit(st, &r, &vid);
+}
+
 /*
  * A second round of web-01 with four boot findings, stored as attest.c stores them (the
  * subject as the path, the BOOT_CAT_* as the template name): a kernel and a command line the
@@ -136,13 +159,7 @@ static bool still_open(struct store *st, int64_t id)
 static int seed_boot(struct store *st)
 {
 	struct store_round_violation v[4];
-	struct store_round r;
-	struct boot_state bs;
-	uint64_t ver = 0;
-	int64_t vid;
 
-	if (store_boot_get(st, "web-01", &bs, &ver))
-		return -1;
 	memset(v, 0, sizeof(v));
 	v[0] = (struct store_round_violation){ .entry = 10, .reason = "boot_not_in_policy",
 					       .path = "PCR 4: EFI application \"kernel\" (1954816 bytes)",
@@ -155,16 +172,7 @@ static int seed_boot(struct store *st)
 					       .template_name = BOOT_CAT_SECURE_BOOT };
 	v[3] = (struct store_round_violation){ .entry = 0, .reason = "boot_unverifiable",
 					       .path = "", .digest = "", .template_name = BOOT_CAT_EVENT };
-	memset(&r, 0, sizeof(r));
-	r.agent = "web-01";
-	r.prev_version = ver;
-	r.next = &bs;
-	r.reasons_json = "[]";
-	r.next_offset = bs.next_entry;
-	r.violations = v;
-	r.nviolations = 4;
-	r.now = 104;
-	return store_round_commit(st, &r, &vid);
+	return commit_round(st, v, 4, 104);
 }
 
 /* The boot section of policy document `name` (newest version); NULL if it has none. */
@@ -181,44 +189,13 @@ static struct policy *load_named(struct store *st, const char *name)
 	return p;
 }
 
-static bool boot_lists_kernel(const struct policy *p)
-{
-	const struct boot_policy *bp = policy_boot(p);
-	uint8_t d[32];
-
-	hex_decode(BOOT_KERNEL + 7, 64, d, sizeof(d));
-	return bp && bp->kernels.set && bp->kernels.n == 1 && !memcmp(bp->kernels.v[0].d, d, 32);
-}
-
-static bool boot_lists_cmdline(const struct policy *p)
-{
-	const struct boot_policy *bp = policy_boot(p);
-
-	return bp && bp->cmdline.nexact == 1 && !strcmp(bp->cmdline.exact[0], BOOT_CMDLINE);
-}
-
-/* A third round of web-01 with one command-line finding: `line` broke the boot policy. */
+/* A round of web-01 with one command-line finding: `line` broke the boot policy. */
 static int seed_cmdline(struct store *st, const char *line)
 {
 	struct store_round_violation v = { .entry = 21, .reason = "boot_not_in_policy", .path = line,
 					   .digest = BOOT_KERNEL, .template_name = BOOT_CAT_CMDLINE };
-	struct store_round r;
-	struct boot_state bs;
-	uint64_t ver = 0;
-	int64_t vid;
 
-	if (store_boot_get(st, "web-01", &bs, &ver))
-		return -1;
-	memset(&r, 0, sizeof(r));
-	r.agent = "web-01";
-	r.prev_version = ver;
-	r.next = &bs;
-	r.reasons_json = "[]";
-	r.next_offset = bs.next_entry;
-	r.violations = &v;
-	r.nviolations = 1;
-	r.now = 106;
-	return store_round_commit(st, &r, &vid);
+	return commit_round(st, &v, 1, 106);
 }
 
 /* Policy `name`'s newest text with its "boot" section replaced by `boot` (JSON). */
@@ -242,6 +219,22 @@ out:
 	free(json);
 	free(out);
 	return ret;
+}
+
+static bool boot_lists_kernel(const struct policy *p)
+{
+	const struct boot_policy *bp = policy_boot(p);
+	uint8_t d[32];
+
+	hex_decode(BOOT_KERNEL + 7, 64, d, sizeof(d));
+	return bp && bp->kernels.set && bp->kernels.n == 1 && !memcmp(bp->kernels.v[0].d, d, 32);
+}
+
+static bool boot_lists_cmdline(const struct policy *p)
+{
+	const struct boot_policy *bp = policy_boot(p);
+
+	return bp && bp->cmdline.nexact == 1 && !strcmp(bp->cmdline.exact[0], BOOT_CMDLINE);
 }
 
 int main(void)

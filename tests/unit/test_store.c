@@ -221,6 +221,31 @@ static int rows_cb(void *arg, const struct store_violation *v)
 	return 0;
 }
 
+/* One round of `agent` in boot `boot` (a fresh boot state) with the one violation v, at `now`. */
+static int round_with(struct store *st, const char *agent, uint64_t boot,
+		      const struct store_round_violation *v, int64_t now)
+{
+	struct boot_state bs;
+	struct store_round r;
+	uint64_t ver = 0;
+	int64_t id;
+
+	if (store_boot_get(st, agent, &bs, &ver))
+		return -EIO;
+	memset(&bs, 0, sizeof(bs));
+	bs.started = true;
+	bs.boot_number = boot;
+	memset(&r, 0, sizeof(r));
+	r.agent = agent;
+	r.prev_version = ver;
+	r.next = &bs;
+	r.reasons_json = "[]";
+	r.violations = v;
+	r.nviolations = 1;
+	r.now = now;
+	return store_round_commit(st, &r, &id);
+}
+
 /* One round of agent "lc-01" in boot `boot` with one violation of PATH at entries first..last. */
 static int lc_round(struct store *st, uint64_t boot, uint64_t first, uint64_t last, uint64_t count)
 {
@@ -229,35 +254,23 @@ static int lc_round(struct store *st, uint64_t boot, uint64_t first, uint64_t la
 					   .reason = "not_in_allowlist", .path = path,
 					   .path_len = sizeof(path) - 1, .digest = "sha256:ab",
 					   .template_name = "ima-ng" };
-	struct boot_state bs;
-	struct store_round r;
-	uint64_t ver = 0;
-	int64_t id;
 
-	memset(&r, 0, sizeof(r));
-	if (store_boot_get(st, "lc-01", &bs, &ver))
-		return -EIO;
-	memset(&bs, 0, sizeof(bs));
-	bs.started = true;
-	bs.boot_number = boot;
-	r.agent = "lc-01";
-	r.prev_version = ver;
-	r.next = &bs;
-	r.reasons_json = "[]";
-	r.violations = &v;
-	r.nviolations = 1;
-	r.now = (int64_t)(3000 + 100 * boot + last);
-	return store_round_commit(st, &r, &id);
+	return round_with(st, "lc-01", boot, &v, (int64_t)(3000 + 100 * boot + last));
 }
 
-/* newest first: row[0] is the newest */
-static struct viol_rows lc_rows(struct store *st)
+/* The violations of `agent`, newest first: row[0] is the newest. */
+static struct viol_rows rows_of(struct store *st, const char *agent)
 {
 	struct viol_rows rows;
 
 	memset(&rows, 0, sizeof(rows));
-	store_violations_list(st, -1, "lc-01", 100, rows_cb, &rows);
+	store_violations_list(st, -1, agent, 100, rows_cb, &rows);
 	return rows;
+}
+
+static struct viol_rows lc_rows(struct store *st)
+{
+	return rows_of(st, "lc-01");
 }
 
 /*
@@ -309,37 +322,15 @@ static void test_violation_lifecycle(struct store *st)
 	      "open in all boots: 1; of boot 3: 0");
 }
 
-/* One round of agent "lc-01" in boot 1 whose boot judgement found `v` (as attest.c stores them). */
+/* One round of agent "bf-01" in boot 1 whose boot judgement found `v` (as attest.c stores them). */
 static int boot_finding_round(struct store *st, const struct store_round_violation *v, int64_t now)
 {
-	struct boot_state bs;
-	struct store_round r;
-	uint64_t ver = 0;
-	int64_t id;
-
-	if (store_boot_get(st, "bf-01", &bs, &ver))
-		return -EIO;
-	memset(&bs, 0, sizeof(bs));
-	bs.started = true;
-	bs.boot_number = 1;
-	memset(&r, 0, sizeof(r));
-	r.agent = "bf-01";
-	r.prev_version = ver;
-	r.next = &bs;
-	r.reasons_json = "[]";
-	r.violations = v;
-	r.nviolations = 1;
-	r.now = now;
-	return store_round_commit(st, &r, &id);
+	return round_with(st, "bf-01", 1, v, now);
 }
 
 static struct viol_rows bf_rows(struct store *st)
 {
-	struct viol_rows rows;
-
-	memset(&rows, 0, sizeof(rows));
-	store_violations_list(st, -1, "bf-01", 100, rows_cb, &rows);
-	return rows;
+	return rows_of(st, "bf-01");
 }
 
 /*
