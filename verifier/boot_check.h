@@ -71,8 +71,9 @@ struct boot_result {
  * bp: the policy's boot section, or NULL (then nothing is judged, and a missing log is no
  * finding). amend: the boot section of the agent's amendment (what operators approved for this
  * agent alone, review.h), or NULL: an event, PK/KEK/db/dbx entry or exact command line either
- * lists passes, but only bp says what is judged at all and what Secure Boot state and command
- * line words are required or forbidden, so an amendment adds and never removes. quoted: the PCR
+ * lists passes (the amendment's exact command line only if it keeps bp's required and forbidden
+ * words), but only bp says what is judged at all and what Secure Boot state and command line
+ * words are required or forbidden, so an amendment adds and never removes. quoted: the PCR
  * values the quote covers (already checked against pcrDigest). boot_number: the boot session
  * this round belongs to. 0, or -ENOMEM.
  */
