@@ -27,6 +27,7 @@
 #include "proto/text.h"
 #include "verifier/judge.h"
 #include "verifier/policy.h"
+#include "verifier/policy_json.h"
 
 /* Reasons past this many are summarised in one `more_reasons` line. */
 #define ATTEST_DETAILED_REASONS (LIMIT_VERDICT_REASONS - 1)
@@ -68,20 +69,19 @@ static int add_reason(struct eval *ev, enum reason code, int64_t entry, const ch
 	return (int)v->nreasons++;
 }
 
+/* The entry's digest as "alg:hex" (ima-ng's algorithm name escaped; ima's is sha1), or "". */
 static void format_digest(char *out, size_t cap, const struct ima_entry *e)
 {
-	char hex[2 * LIMIT_DIGEST + 1] = "";
 	char name[4 * 16 + 1];
 	size_t name_len = e->digest_alg_name_len < 16 ? e->digest_alg_name_len : 16;
 
-	if (e->digest && e->digest_len <= LIMIT_DIGEST)
-		hex_encode(e->digest, e->digest_len, hex);
 	if (e->digest_alg_name && name_len > 0) {
 		text_render(e->digest_alg_name, name_len, name, sizeof(name));
-		snprintf(out, cap, "%s:%s", name, hex);
-		text_trim_utf8_tail(out);
-	} else {
-		snprintf(out, cap, "%s%s", e->digest ? "sha1:" : "", hex);
+		text_trim_utf8_tail(policy_digest_text(name, e->digest, e->digest_len, out, cap));
+	} else if (e->digest) {
+		policy_digest_text("sha1", e->digest, e->digest_len, out, cap);
+	} else if (cap) {
+		out[0] = '\0';
 	}
 }
 
@@ -525,10 +525,12 @@ int attest_evaluate(const struct attest_request *req, struct attest_result *out)
 	out->next.reset_count = qi.reset_count;
 	out->next.restart_count = qi.restart_count;
 	out->next.clock = qi.clock;
-	if (check_boot(&ev) < 0) {
+	int r = check_boot(&ev);
+
+	if (r < 0) {
 		violation_set_release(&ev.violations);
 		attest_result_release(out);
-		return -ENOMEM;
+		return r;
 	}
 
 	if (req->ev->log_offset != out->next.next_entry) {
@@ -536,9 +538,20 @@ int attest_evaluate(const struct attest_request *req, struct attest_result *out)
 			   "evidence starts at entry %llu, expected %llu",
 			   (unsigned long long)req->ev->log_offset,
 			   (unsigned long long)out->next.next_entry);
+		/*
+		 * No entry is judged, but the boot may have been: its findings are stored with
+		 * the judgement (round.c keeps out->boot.key), or the next round, which does not
+		 * judge the same boot again, would never see them.
+		 */
+		r = take_violations(&ev);
+		if (r < 0) {
+			violation_set_release(&ev.violations);
+			attest_result_release(out);
+			return r;
+		}
 		goto done;
 	}
-	int r = replay_and_judge(&ev);
+	r = replay_and_judge(&ev);
 	if (!r)
 		r = take_violations(&ev);
 	if (r < 0) {

@@ -14,14 +14,17 @@
 #include "proto/dynbuf.h"
 #include "proto/encoding.h"
 #include "proto/eventlog.h"
+#include "verifier/policy_json.h"
 
 #define DESC_MAX 200u /* an event's words inside a reason's detail */
+#define MARKER_ACTION_MAX 64u /* bytes of an action string passed over as a marker */
 #define BOOT_FINDINGS_MAX 1024u
 
 struct check {
 	const struct boot_policy *bp;
 	const struct boot_policy *amend; /* adds to bp's lists; NULL: none */
 	const struct boot_input *in;
+	const struct pcr_set *quoted; /* what the quote covers: only its banks' digests count */
 	const struct eventlog *log;
 	struct boot_result *out;
 	struct dynbuf findings;
@@ -61,13 +64,11 @@ static struct boot_finding *add(struct check *c, enum reason reason, const struc
 static void digest_text(const struct eventlog_event *e, char *out, size_t cap)
 {
 	const struct eventlog_digest *d = &e->digest[0];
-	char hex[2 * LIMIT_DIGEST + 1];
 
 	for (unsigned i = 0; i < e->ndigests; i++)
 		if (e->digest[i].alg->id == TPM2_ALG_SHA256)
 			d = &e->digest[i];
-	hex_encode(d->value, d->alg->size, hex);
-	snprintf(out, cap, "%s:%s", d->alg->name, hex);
+	policy_digest_text(d->alg->name, d->value, d->alg->size, out, cap);
 }
 
 /* A finding about one event: subject "PCR n: <the event in words>", its digest. */
@@ -91,10 +92,10 @@ static const struct boot_digest *allowed(const struct check *c, size_t off,
 					 const struct eventlog_event *e)
 {
 	const struct boot_list *l = (const struct boot_list *)((const char *)c->bp + off);
-	const struct boot_digest *d = boot_list_match(l, e);
+	const struct boot_digest *d = boot_list_match(l, e, c->quoted);
 
 	if (!d && c->amend)
-		d = boot_list_match((const struct boot_list *)((const char *)c->amend + off), e);
+		d = boot_list_match((const struct boot_list *)((const char *)c->amend + off), e, c->quoted);
 	return d;
 }
 
@@ -103,11 +104,64 @@ static bool is_extend(const struct eventlog_event *e)
 	return e->type != EV_NO_ACTION;
 }
 
-/* A separator or an action string whose data is what was hashed: nothing to judge. */
-static bool is_verified_marker(const struct eventlog_event *e)
+/*
+ * The data of a separator or an action event in its spec form. The form is what matters, not
+ * the type: an Authenticode digest or a firmware volume's digest is a plain hash of bytes root
+ * can have, so any measurement could be relabelled as an action with those bytes as its data.
+ * A separator is a UINT32 0, or 1 or 0xFFFFFFFF for an error (PC Client PFP 10.4.1, TPM 1.2
+ * BIOS); an action is a short ASCII string (the PFP's and SeaBIOS's are 15 to 47 bytes; some
+ * firmware adds a NUL). Neither can be the bytes behind an image's or a volume's digest.
+ */
+static bool marker_form(const struct eventlog_event *e)
 {
-	return (e->type == EV_SEPARATOR || e->type == EV_EFI_ACTION || e->type == EV_ACTION) &&
-	       eventlog_digests_match(e, e->data, e->data_len);
+	size_t n = e->data_len;
+
+	if (e->type == EV_SEPARATOR) {
+		uint32_t v;
+
+		if (n != 4)
+			return false;
+		v = (uint32_t)e->data[0] | (uint32_t)e->data[1] << 8 | (uint32_t)e->data[2] << 16 |
+		    (uint32_t)e->data[3] << 24;
+		return v == 0 || v == 1 || v == 0xffffffffu;
+	}
+	if (e->type != EV_EFI_ACTION && e->type != EV_ACTION)
+		return false;
+	if (n > 0 && e->data[n - 1] == '\0')
+		n--;
+	if (n == 0 || n > MARKER_ACTION_MAX)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (e->data[i] < 0x20 || e->data[i] > 0x7e)
+			return false;
+	return true;
+}
+
+/*
+ * One of e's digests is in a bank where the quote covers e's PCR: check_replay() compared it.
+ * A digest in another bank is the agent's word.
+ */
+static bool has_quoted_digest(const struct check *c, const struct eventlog_event *e)
+{
+	for (unsigned i = 0; i < e->ndigests; i++) {
+		const struct pcr_bank *b = pcr_set_bank_const(c->quoted, e->digest[i].alg->id);
+
+		if (b && (b->mask & (1u << e->pcr)))
+			return true;
+	}
+	return false;
+}
+
+/* Every digest e carries is H(data), one of them quoted: the data is what was measured. */
+static bool measured(const struct check *c, const struct eventlog_event *e, const void *data, size_t len)
+{
+	return has_quoted_digest(c, e) && eventlog_digests_match(e, data, len);
+}
+
+/* A separator or an action string whose data is what was hashed: nothing to judge. */
+static bool is_verified_marker(const struct check *c, const struct eventlog_event *e)
+{
+	return marker_form(e) && measured(c, e, e->data, e->data_len);
 }
 
 /* ---- 1. replay against the quote ------------------------------------------------------------- */
@@ -171,7 +225,7 @@ static void judge_firmware(struct check *c)
 		const struct eventlog_event *e = &c->log->events[i];
 
 		if (e->pcr != 0 || !is_extend(e) ||
-		    (e->type == EV_SEPARATOR && is_verified_marker(e)) ||
+		    (e->type == EV_SEPARATOR && is_verified_marker(c, e)) ||
 		    allowed(c, offsetof(struct boot_policy, firmware), e))
 			continue;
 		add_event(c, REASON_BOOT_NOT_IN_POLICY, e, BOOT_CAT_FIRMWARE, "is not allowed firmware");
@@ -189,7 +243,7 @@ static void judge_kernel(struct check *c)
 	for (size_t i = 0; i < c->log->nevents; i++) {
 		const struct eventlog_event *e = &c->log->events[i];
 
-		if (e->pcr != 4 || !is_extend(e) || is_verified_marker(e))
+		if (e->pcr != 4 || !is_extend(e) || is_verified_marker(c, e))
 			continue;
 		if (allowed(c, offsetof(struct boot_policy, kernels), e)) {
 			kernel = true;
@@ -208,6 +262,67 @@ static void judge_kernel(struct check *c)
 
 enum secure_state { SB_UNKNOWN, SB_OFF, SB_ON };
 
+/* e extends a separator's value (0, 1 or 0xFFFFFFFF), by its digests: whatever its type says. */
+static bool extends_separator(const struct check *c, const struct eventlog_event *e)
+{
+	static const uint8_t values[3][4] = {{0, 0, 0, 0}, {1, 0, 0, 0}, {0xff, 0xff, 0xff, 0xff}};
+
+	for (unsigned i = 0; i < 3; i++)
+		if (measured(c, e, values[i], sizeof(values[i])))
+			return true;
+	return false;
+}
+
+/*
+ * PCR 7 as the firmware measured it. The firmware measures SecureBoot, PK, KEK, db and dbx
+ * once, then PCR 7's separator; what follows it is image authorities (and a boot loader's own
+ * variables), and anything root extended after boot. The separator is found by its digest and
+ * a SecureBoot variable by its content (which must hash to its digest), whatever the types
+ * say: root can relabel events but not change what they extended.
+ */
+struct pcr7 {
+	const struct eventlog_event *separator; /* the first; NULL: none, nothing can be told */
+	const struct eventlog_event *state;     /* the SecureBoot variable before it */
+	const struct eventlog_event *extra;     /* a second SecureBoot variable, before or after it */
+	enum secure_state secure;               /* SB_UNKNOWN unless exactly one, before separator */
+};
+
+/* The variable e holds, if its content is what was measured. */
+static bool verified_variable(const struct check *c, const struct eventlog_event *e,
+			      struct eventlog_variable *v)
+{
+	return measured(c, e, e->data, e->data_len) && eventlog_decode_variable(e, v) == 0;
+}
+
+static void read_pcr7(const struct check *c, struct pcr7 *p)
+{
+	const struct eventlog *log = c->log;
+
+	memset(p, 0, sizeof(*p));
+	for (size_t i = 0; i < log->nevents && !p->separator; i++) {
+		const struct eventlog_event *e = &log->events[i];
+
+		if (e->pcr == 7 && is_extend(e) && extends_separator(c, e))
+			p->separator = e;
+	}
+	for (size_t i = 0; i < log->nevents; i++) {
+		const struct eventlog_event *e = &log->events[i];
+		struct eventlog_variable v;
+
+		if (e->pcr != 7 || !is_extend(e) || e == p->separator || !verified_variable(c, e, &v) ||
+		    !eventlog_variable_is(&v, eventlog_guid_global, "SecureBoot"))
+			continue;
+		if (!p->state && p->separator && e->index < p->separator->index) {
+			p->state = e;
+			p->secure = v.data_len == 1 && v.data[0] == 1 ? SB_ON : SB_OFF;
+		} else if (!p->extra) {
+			p->extra = e;
+		}
+	}
+	if (p->extra)
+		p->secure = SB_UNKNOWN;
+}
+
 /* PCR 7: the Secure Boot state and the key databases. */
 static void judge_secure_boot(struct check *c)
 {
@@ -224,41 +339,49 @@ static void judge_secure_boot(struct check *c)
 		{"dbx", eventlog_guid_image_security, BOOT_CAT_DBX, offsetof(struct boot_policy, dbx)},
 	};
 	bool seen[4] = {false}, any = bp->secure_boot != BOOT_SECURE_ANY;
-	enum secure_state state = SB_UNKNOWN;
-	const struct eventlog_event *state_event = NULL;
+	const char *required = bp->secure_boot == BOOT_SECURE_ON ? "on" : "off";
+	struct pcr7 p;
 
 	for (unsigned k = 0; k < 4; k++)
 		any |= ((const struct boot_list *)((const char *)bp + vars[k].off))->set;
 	if (!any)
 		return;
+	read_pcr7(c, &p);
+	if (!p.separator) {
+		add(c, REASON_BOOT_UNVERIFIABLE, NULL, BOOT_CAT_EVENT,
+		    "PCR 7 has no separator: what the firmware measured cannot be told from what was extended after boot");
+		return;
+	}
 	for (size_t i = 0; i < c->log->nevents; i++) {
 		const struct eventlog_event *e = &c->log->events[i];
 		struct eventlog_variable v;
 
-		if (e->pcr != 7 || !is_extend(e) || is_verified_marker(e))
+		if (e->pcr != 7 || !is_extend(e) || e == p.separator || is_verified_marker(c, e))
 			continue;
-		if (!eventlog_digests_match(e, e->data, e->data_len)) {
+		if (!measured(c, e, e->data, e->data_len)) {
 			add_event(c, REASON_BOOT_UNVERIFIABLE, e, BOOT_CAT_EVENT,
-				  "does not match its digest: its content cannot be judged");
+				  eventlog_digests_match(e, e->data, e->data_len)
+					  ? "has no digest in a bank the quote covers: its content cannot be judged"
+					  : "does not match its digest: its content cannot be judged");
 			continue;
 		}
 		/* Authority events (the db entry that verified an image) are covered by db itself. */
 		if (e->type != EV_EFI_VARIABLE_DRIVER_CONFIG || eventlog_decode_variable(e, &v) < 0)
 			continue;
-		if (eventlog_variable_is(&v, eventlog_guid_global, "SecureBoot")) {
-			state = v.data_len == 1 && v.data[0] == 1 ? SB_ON : SB_OFF;
-			state_event = e;
-			continue;
-		}
 		for (unsigned k = 0; k < 4; k++) {
 			const struct boot_list *l = (const struct boot_list *)((const char *)bp + vars[k].off);
+			char verdict[80];
 
-			if (!eventlog_variable_is(&v, vars[k].guid, vars[k].name))
+			if (!l->set || !eventlog_variable_is(&v, vars[k].guid, vars[k].name))
 				continue;
+			if (e->index > p.separator->index) {
+				snprintf(verdict, sizeof(verdict),
+					 "is measured after PCR 7's separator: not the firmware's %s", vars[k].name);
+				add_event(c, REASON_BOOT_UNVERIFIABLE, e, BOOT_CAT_EVENT, verdict);
+				continue;
+			}
 			seen[k] = true;
-			if (l->set && !allowed(c, vars[k].off, e)) {
-				char verdict[40];
-
+			if (!allowed(c, vars[k].off, e)) {
 				snprintf(verdict, sizeof(verdict), "is not an allowed %s", vars[k].name);
 				add_event(c, REASON_BOOT_NOT_IN_POLICY, e, vars[k].category, verdict);
 			}
@@ -267,31 +390,36 @@ static void judge_secure_boot(struct check *c)
 	for (unsigned k = 0; k < 4; k++)
 		if (((const struct boot_list *)((const char *)bp + vars[k].off))->set && !seen[k])
 			add(c, REASON_BOOT_UNVERIFIABLE, NULL, BOOT_CAT_EVENT,
-			    "PCR 7: the log has no %s variable, which the policy judges", vars[k].name);
+			    "PCR 7: the log has no %s variable before PCR 7's separator, which the policy judges",
+			    vars[k].name);
 	if (bp->secure_boot == BOOT_SECURE_ANY)
 		return;
-	if (state == SB_UNKNOWN) {
+	if (p.extra) {
+		add_event(c, REASON_BOOT_UNVERIFIABLE, p.extra, BOOT_CAT_SECURE_BOOT,
+			  p.extra->index > p.separator->index
+				  ? "is a second SecureBoot variable, measured after PCR 7's separator: the firmware measures one, before it; the Secure Boot state cannot be told"
+				  : "is a second SecureBoot variable: the firmware measures one; the Secure Boot state cannot be told");
+	} else if (p.secure == SB_UNKNOWN) {
 		add(c, REASON_BOOT_UNVERIFIABLE, NULL, BOOT_CAT_SECURE_BOOT,
 		    "PCR 7: the log has no SecureBoot variable: the Secure Boot state is unknown, and the policy requires it %s",
-		    bp->secure_boot == BOOT_SECURE_ON ? "on" : "off");
-	} else if ((state == SB_ON) != (bp->secure_boot == BOOT_SECURE_ON)) {
-		struct boot_finding *f = add(c, REASON_SECURE_BOOT_MISMATCH, state_event, BOOT_CAT_SECURE_BOOT,
+		    required);
+	} else if ((p.secure == SB_ON) != (bp->secure_boot == BOOT_SECURE_ON)) {
+		struct boot_finding *f = add(c, REASON_SECURE_BOOT_MISMATCH, p.state, BOOT_CAT_SECURE_BOOT,
 					     "PCR 7: Secure Boot is %s (variable SecureBoot, event %u); the policy requires it %s",
-					     state == SB_ON ? "on" : "off", state_event->index,
-					     bp->secure_boot == BOOT_SECURE_ON ? "on" : "off");
+					     p.secure == SB_ON ? "on" : "off", p.state->index, required);
 		if (f) {
-			snprintf(f->subject, sizeof(f->subject), "PCR 7: Secure Boot %s", state == SB_ON ? "on" : "off");
-			digest_text(state_event, f->digest, sizeof(f->digest));
+			snprintf(f->subject, sizeof(f->subject), "PCR 7: Secure Boot %s", p.secure == SB_ON ? "on" : "off");
+			digest_text(p.state, f->digest, sizeof(f->digest));
 		}
 	}
 }
 
-/* True when cmdline, as LoadOptions, hashes to every digest the event carries. */
-static bool cmdline_is(const struct eventlog_event *e, const char *cmdline)
+/* True when cmdline, as LoadOptions, hashes to every digest the event carries, one of them quoted. */
+static bool cmdline_is(const struct check *c, const struct eventlog_event *e, const char *cmdline)
 {
 	uint8_t d[LIMIT_DIGEST];
 
-	if (!cmdline)
+	if (!cmdline || !has_quoted_digest(c, e))
 		return false;
 	for (unsigned i = 0; i < e->ndigests; i++)
 		if (eventlog_load_options_digest(e->digest[i].alg, cmdline, strlen(cmdline), d) < 0 ||
@@ -300,12 +428,59 @@ static bool cmdline_is(const struct eventlog_event *e, const char *cmdline)
 	return e->ndigests > 0;
 }
 
-static bool is_load_options(const struct eventlog_event *e)
+/* PCR 9's tagged event `id` (the EFI stub's: EVENTLOG_TAG_*). */
+static bool is_tagged(const struct eventlog_event *e, uint32_t id)
 {
 	struct eventlog_tagged t;
 
-	return e->pcr == 9 && e->type == EV_EVENT_TAG && eventlog_decode_tagged(e, &t) == 0 &&
-	       t.id == EVENTLOG_TAG_LOAD_OPTIONS;
+	return e->pcr == 9 && e->type == EV_EVENT_TAG && eventlog_decode_tagged(e, &t) == 0 && t.id == id;
+}
+
+static bool is_load_options(const struct eventlog_event *e)
+{
+	return is_tagged(e, EVENTLOG_TAG_LOAD_OPTIONS);
+}
+
+/*
+ * PCR 9 under a command-line rule: the command line event the EFI stub logged, or NULL. The
+ * stub measures the command line once, then at most one initrd (efi_convert_cmdline() runs
+ * before efi_load_initrd()), whose content is not judged. Any other extend of PCR 9 cannot be
+ * told from one root made after boot: a relabelled command line (its tag id or type changed,
+ * its digest kept) followed by a benign command line extended and appended later would
+ * otherwise pass as the only one. Each is boot_unverifiable.
+ */
+static const struct eventlog_event *pcr9_load_options(const struct check *c, struct check *report,
+						      bool *clean)
+{
+	const struct eventlog *log = c->log;
+	const struct eventlog_event *lo = NULL, *initrd = NULL;
+
+	*clean = true;
+	for (size_t i = 0; i < log->nevents; i++) {
+		const struct eventlog_event *e = &log->events[i];
+		const char *why;
+
+		if (e->pcr != 9 || !is_extend(e) || is_verified_marker(c, e))
+			continue;
+		if (is_load_options(e) && !lo) {
+			lo = e;
+			continue;
+		}
+		if (is_tagged(e, EVENTLOG_TAG_LINUX_INITRD) && lo && !initrd) {
+			initrd = e;
+			continue;
+		}
+		if (is_load_options(e))
+			why = "is a second command line event: the EFI stub measures one, so which one the kernel booted with cannot be told";
+		else if (is_tagged(e, EVENTLOG_TAG_LINUX_INITRD))
+			why = "is an initrd event where the EFI stub measures none (it measures one, after the command line): it cannot be told from a relabelled command line";
+		else
+			why = "is neither the command line nor the initrd the EFI stub measures: it cannot be told from a relabelled command line";
+		*clean = false;
+		if (report)
+			add_event(report, REASON_BOOT_UNVERIFIABLE, e, BOOT_CAT_CMDLINE, why);
+	}
+	return lo;
 }
 
 /* PCR 9: the command line the EFI stub measured, judged in the words the agent reported. */
@@ -313,43 +488,42 @@ static void judge_cmdline(struct check *c)
 {
 	const struct boot_cmdline_rules *r = &c->bp->cmdline;
 	const char *cmdline = c->in->cmdline;
-	unsigned found = 0;
+	const struct eventlog_event *e;
+	char why[LIMIT_CMDLINE + 64];
+	bool exact = false, clean;
+	struct boot_finding *f;
 
 	if (!r->set)
 		return;
-	for (size_t i = 0; i < c->log->nevents; i++) {
-		const struct eventlog_event *e = &c->log->events[i];
-		char why[LIMIT_CMDLINE + 64];
-		bool exact = false;
-		struct boot_finding *f;
-
-		if (!is_load_options(e))
-			continue;
-		found++;
-		for (size_t k = 0; k < r->nexact && !exact; k++)
-			exact = cmdline_is(e, r->exact[k]);
-		for (size_t k = 0; c->amend && k < c->amend->cmdline.nexact && !exact; k++)
-			exact = cmdline_is(e, c->amend->cmdline.exact[k]);
-		if (exact)
-			continue;
-		if (!cmdline_is(e, cmdline)) {
-			add_event(c, REASON_BOOT_UNVERIFIABLE, e, BOOT_CAT_CMDLINE,
-				  cmdline ? "does not match the command line the agent reported: it cannot be judged"
-					  : "cannot be judged: the agent reported no command line");
-			continue;
-		}
-		if (!boot_cmdline_judge(r, cmdline, why, sizeof(why)))
-			continue;
-		f = add(c, REASON_BOOT_NOT_IN_POLICY, e, BOOT_CAT_CMDLINE, "PCR 9: the kernel command line \"%s\" %s",
-			cmdline, why);
-		if (f) {
-			snprintf(f->subject, sizeof(f->subject), "%s", cmdline);
-			digest_text(e, f->digest, sizeof(f->digest));
-		}
-	}
-	if (!found)
+	e = pcr9_load_options(c, c, &clean);
+	if (!e) {
 		add(c, REASON_BOOT_UNVERIFIABLE, NULL, BOOT_CAT_CMDLINE,
 		    "PCR 9: the log has no kernel command line event (LoadOptions, logged by the kernel's EFI stub): the command line cannot be judged");
+		return;
+	}
+	for (size_t k = 0; k < r->nexact && !exact; k++)
+		exact = cmdline_is(c, e, r->exact[k]);
+	/* An amendment's line adds to what passes, but keeps the policy's words (it was measured:
+	 * it hashes to the event's digest). */
+	for (size_t k = 0; c->amend && k < c->amend->cmdline.nexact && !exact; k++)
+		exact = cmdline_is(c, e, c->amend->cmdline.exact[k]) &&
+			!boot_cmdline_judge_words(r, c->amend->cmdline.exact[k], why, sizeof(why));
+	if (exact)
+		return;
+	if (!cmdline_is(c, e, cmdline)) {
+		add_event(c, REASON_BOOT_UNVERIFIABLE, e, BOOT_CAT_CMDLINE,
+			  cmdline ? "does not match the command line the agent reported: it cannot be judged"
+				  : "cannot be judged: the agent reported no command line");
+		return;
+	}
+	if (!boot_cmdline_judge(r, cmdline, why, sizeof(why)))
+		return;
+	f = add(c, REASON_BOOT_NOT_IN_POLICY, e, BOOT_CAT_CMDLINE, "PCR 9: the kernel command line \"%s\" %s",
+		cmdline, why);
+	if (f) {
+		snprintf(f->subject, sizeof(f->subject), "%s", cmdline);
+		digest_text(e, f->digest, sizeof(f->digest));
+	}
 }
 
 /*
@@ -377,16 +551,16 @@ static int judgement_key(const struct check *c, uint8_t key[32])
 static json_t *summary(const struct check *c, const char *status, const struct pcr_set *replay)
 {
 	const struct eventlog *log = c->log;
-	const struct eventlog_event *kernel = NULL;
+	const struct eventlog_event *kernel = NULL, *cmdline_event;
 	unsigned volumes = 0;
-	bool uefi = false, verified = false;
+	bool uefi = false, verified, clean;
 	const char *secure = "unknown";
+	struct pcr7 p7;
 	char crtm[128] = "", text[DESC_MAX], digest[BOOT_DIGEST_TEXT_MAX + 1];
 	json_t *o = json_pack("{s:s, s:I}", "status", status, "events", (json_int_t)log->nevents);
 
 	for (size_t i = 0; o && i < log->nevents; i++) {
 		const struct eventlog_event *e = &log->events[i];
-		struct eventlog_variable v;
 
 		uefi |= e->type >= 0x80000000u;
 		if (e->pcr == 0 && (e->type == EV_EFI_PLATFORM_FIRMWARE_BLOB || e->type == EV_EFI_PLATFORM_FIRMWARE_BLOB2))
@@ -395,15 +569,14 @@ static json_t *summary(const struct check *c, const char *status, const struct p
 			eventlog_utf16_to_utf8(e->data, e->data_len / 2, crtm, sizeof(crtm));
 		if (e->pcr == 4 && e->type == EV_EFI_BOOT_SERVICES_APPLICATION)
 			kernel = e;
-		if (e->pcr == 7 && e->type == EV_EFI_VARIABLE_DRIVER_CONFIG &&
-		    eventlog_digests_match(e, e->data, e->data_len) && eventlog_decode_variable(e, &v) == 0 &&
-		    eventlog_variable_is(&v, eventlog_guid_global, "SecureBoot"))
-			secure = v.data_len == 1 && v.data[0] == 1 ? "on" : "off";
-		if (is_load_options(e))
-			verified = cmdline_is(e, c->in->cmdline);
 	}
 	if (!o)
 		return NULL;
+	read_pcr7(c, &p7);
+	cmdline_event = pcr9_load_options(c, NULL, &clean);
+	verified = cmdline_event && clean && cmdline_is(c, cmdline_event, c->in->cmdline);
+	if (p7.separator && p7.secure != SB_UNKNOWN)
+		secure = p7.secure == SB_ON ? "on" : "off";
 	if (uefi)
 		snprintf(text, sizeof(text), "UEFI, %u firmware volume%s%s%s%s", volumes, volumes == 1 ? "" : "s",
 			 crtm[0] ? ", S-CRTM version \"" : "", crtm, crtm[0] ? "\"" : "");
@@ -413,15 +586,13 @@ static json_t *summary(const struct check *c, const char *status, const struct p
 	json_object_set_new(o, "secure_boot", json_string(secure));
 	if (replay) {
 		const struct pcr_bank *b = pcr_set_bank_const(replay, TPM2_ALG_SHA256);
-		char hex[2 * LIMIT_DIGEST + 1];
 
 		if (!b && replay->nbanks)
 			b = &replay->bank[0];
-		if (b) {
-			hex_encode(b->value[0], pcr_alg_digest_size(b->alg), hex);
-			snprintf(digest, sizeof(digest), "%s:%s", pcr_alg_name(b->alg), hex);
-			json_object_set_new(o, "pcr0", json_string(digest));
-		}
+		if (b)
+			json_object_set_new(o, "pcr0", json_string(policy_digest_text(
+				pcr_alg_name(b->alg), b->value[0], pcr_alg_digest_size(b->alg), digest,
+				sizeof(digest))));
 	}
 	if (kernel) {
 		struct eventlog_image im;
@@ -462,7 +633,7 @@ int boot_check(const struct boot_policy *bp, const struct boot_policy *amend,
 	       const struct boot_input *in, const struct pcr_set *quoted, uint64_t boot_number,
 	       struct boot_result *out)
 {
-	struct check c = {.bp = bp, .amend = bp ? amend : NULL, .in = in, .out = out};
+	struct check c = {.bp = bp, .amend = bp ? amend : NULL, .in = in, .quoted = quoted, .out = out};
 	struct eventlog log;
 	struct eventlog_error err;
 	struct pcr_set replay;
@@ -489,7 +660,10 @@ int boot_check(const struct boot_policy *bp, const struct boot_policy *amend,
 	}
 	c.log = &log;
 	if (eventlog_replay(&log, &replay) < 0) {
-		ret = -EINVAL;
+		/* Not reached for a log eventlog_parse() took; if it were, the log is the cause. */
+		add(&c, REASON_BOOT_LOG_CORRUPT, NULL, BOOT_CAT_EVENT,
+		    "the log parses, but its banks cannot be replayed");
+		ret = c.err ? c.err : set_summary(&c, "corrupt", NULL);
 		goto out;
 	}
 	if (!check_replay(&c, &replay, quoted)) {

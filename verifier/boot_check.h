@@ -9,8 +9,16 @@
  *  2. If it does and the policy has a boot section, the events are judged: PCR 0 (firmware),
  *     PCR 4 (kernels and boot applications, by Authenticode digest), PCR 7 (Secure Boot state,
  *     PK/KEK/db/dbx) and PCR 9 (the kernel command line). Nothing binds an event's type or
- *     unhashed data to the quote, so a judged PCR is judged by digest whatever the types say,
- *     and content is believed only where it hashes to the event's digests. A boot is judged
+ *     unhashed data to the quote, and root can extend a PCR after boot and append any event:
+ *     content is believed only where it hashes to the event's digests (one of them in a bank
+ *     the quote covers), a list matches only such quoted digests, and no type lets an extend
+ *     go unjudged. PCR 0 and 4: every extend is judged by digest whatever its type, but a
+ *     marker in its spec form (a 4-byte separator, a short ASCII action string) whose data
+ *     hashes to its digest. PCR 7: the separator is told by its digest and a SecureBoot
+ *     variable by its content, whatever their types; the state is the one variable before the
+ *     separator. PCR 9: the command line event the EFI stub tagged must be the only one and
+ *     may be followed by one initrd; any other extend is boot_unverifiable, since it cannot be
+ *     told from a relabelled command line whose place a later extend took. A boot is judged
  *     once per (boot session, log, command line, boot policy, amendment): the findings
  *     become stored violations that keep the agent untrusted until reviewed (attest.c's
  *     review rule), so a dismissed finding does not reopen every round.
@@ -63,8 +71,9 @@ struct boot_result {
  * bp: the policy's boot section, or NULL (then nothing is judged, and a missing log is no
  * finding). amend: the boot section of the agent's amendment (what operators approved for this
  * agent alone, review.h), or NULL: an event, PK/KEK/db/dbx entry or exact command line either
- * lists passes, but only bp says what is judged at all and what Secure Boot state and command
- * line words are required or forbidden, so an amendment adds and never removes. quoted: the PCR
+ * lists passes (the amendment's exact command line only if it keeps bp's required and forbidden
+ * words), but only bp says what is judged at all and what Secure Boot state and command line
+ * words are required or forbidden, so an amendment adds and never removes. quoted: the PCR
  * values the quote covers (already checked against pcrDigest). boot_number: the boot session
  * this round belongs to. 0, or -ENOMEM.
  */

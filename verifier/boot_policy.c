@@ -2,27 +2,16 @@
 #include "verifier/boot_policy.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <openssl/evp.h>
 
-#include "proto/encoding.h"
 #include "verifier/policy.h"
+#include "verifier/policy_json.h"
 
-__attribute__((format(printf, 3, 4)))
-static void seterr(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || !errlen)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
+#define seterr policy_seterr
 
 static void list_release(struct boot_list *l)
 {
@@ -58,17 +47,6 @@ void boot_policy_free(struct boot_policy *bp)
 
 /* ---- serialising (and the digest of the canonical form) ---------------------------------- */
 
-static json_t *digest_text(const struct boot_digest *d)
-{
-	char buf[16 + 2 * LIMIT_DIGEST + 2];
-	size_t nl = strlen(d->alg->name);
-
-	memcpy(buf, d->alg->name, nl);
-	buf[nl] = ':';
-	hex_encode(d->d, d->alg->size, buf + nl + 1);
-	return json_string(buf);
-}
-
 static int add_list(json_t *obj, const char *key, const struct boot_list *l)
 {
 	json_t *arr;
@@ -79,7 +57,7 @@ static int add_list(json_t *obj, const char *key, const struct boot_list *l)
 	if (json_object_set_new(obj, key, arr))
 		return -ENOMEM;
 	for (size_t i = 0; i < l->n; i++) {
-		json_t *v = digest_text(&l->v[i]);
+		json_t *v = policy_json_digest_string(l->v[i].alg->id, l->v[i].d);
 
 		if (v && l->v[i].name)
 			v = json_pack("{s:o, s:s}", "digest", v, "name", l->v[i].name);
@@ -366,11 +344,15 @@ struct boot_policy *boot_policy_parse(const json_t *v, char *err, size_t errlen)
 
 /* ---- lookups -------------------------------------------------------------------------------- */
 
-const struct boot_digest *boot_list_match(const struct boot_list *l, const struct eventlog_event *e)
+const struct boot_digest *boot_list_match(const struct boot_list *l, const struct eventlog_event *e,
+					  const struct pcr_set *quoted)
 {
 	for (size_t i = 0; i < l->n; i++) {
+		const struct pcr_bank *b = quoted ? pcr_set_bank_const(quoted, l->v[i].alg->id) : NULL;
 		const uint8_t *d = eventlog_event_digest(e, l->v[i].alg->id);
 
+		if (quoted && !(b && (b->mask & (1u << e->pcr))))
+			continue;
 		if (d && memcmp(d, l->v[i].d, l->v[i].alg->size) == 0)
 			return &l->v[i];
 	}
@@ -460,6 +442,12 @@ const char *boot_cmdline_judge(const struct boot_cmdline_rules *r, const char *c
 		snprintf(why, whylen, "is none of the %zu command lines the policy allows", r->nexact);
 		return why;
 	}
+	return boot_cmdline_judge_words(r, cmdline, why, whylen);
+}
+
+const char *boot_cmdline_judge_words(const struct boot_cmdline_rules *r, const char *cmdline,
+				     char *why, size_t whylen)
+{
 	for (size_t i = 0; i < r->nrequired; i++) {
 		if (!has_word(cmdline, r->required[i], false)) {
 			snprintf(why, whylen, "lacks the required \"%s\"", r->required[i]);

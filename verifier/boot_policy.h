@@ -19,6 +19,7 @@
 
 #include "proto/eventlog.h"
 #include "proto/limits.h"
+#include "proto/pcrs.h"
 
 #define BOOT_POLICY_LIST_MAX 1024u /* entries in one list (kernels, db, firmware, ...) */
 #define BOOT_POLICY_NAME_MAX 256u  /* bytes of a kernel's or firmware's name */
@@ -75,8 +76,13 @@ void boot_policy_free(struct boot_policy *bp);
 /* The section as JSON (new reference), keys sorted on dump; NULL on allocation failure. */
 json_t *boot_policy_json(const struct boot_policy *bp);
 
-/* The entry of l that lists one of e's digests, or NULL. */
-const struct boot_digest *boot_list_match(const struct boot_list *l, const struct eventlog_event *e);
+/*
+ * The entry of l that lists one of e's digests, or NULL. With quoted, only digests in banks where
+ * quoted covers e's PCR count: a digest in another bank was never compared with a quote, and is
+ * the agent's word. NULL: any bank.
+ */
+const struct boot_digest *boot_list_match(const struct boot_list *l, const struct eventlog_event *e,
+					  const struct pcr_set *quoted);
 
 /*
  * The kernel parameters of a command line broken into words the way the kernel does
@@ -92,6 +98,12 @@ bool boot_cmdline_words(const char *cmdline, bool (*cb)(const char *word, size_t
  */
 const char *boot_cmdline_judge(const struct boot_cmdline_rules *r, const char *cmdline, char *why,
 			       size_t whylen);
+/*
+ * The same against the required and forbidden words alone: what an exact command line of an
+ * agent's amendment must keep (an amendment adds, it never lifts the policy's words).
+ */
+const char *boot_cmdline_judge_words(const struct boot_cmdline_rules *r, const char *cmdline,
+				     char *why, size_t whylen);
 
 /*
  * Approval of a finding: adds what it was about to the policy. category is a BOOT_CAT_*;

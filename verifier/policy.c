@@ -1460,15 +1460,22 @@ json_t *policy_json_digest_string(uint16_t alg, const uint8_t *digest)
 	return ai < 0 ? NULL : digest_json(ai, digest);
 }
 
+char *policy_digest_text(const char *alg_name, const uint8_t *digest, size_t len, char *out,
+			 size_t cap)
+{
+	char hex[2 * LIMIT_DIGEST + 1] = "";
+
+	if (digest && len <= LIMIT_DIGEST)
+		hex_encode(digest, len, hex);
+	snprintf(out, cap, "%s:%s", alg_name, hex);
+	return out;
+}
+
 static json_t *digest_json(int ai, const uint8_t *d)
 {
-	char buf[8 + 2 * LIMIT_DIGEST + 1];
-	size_t nl = strlen(algs[ai].name);
+	char buf[POLICY_DIGEST_TEXT_MAX + 1];
 
-	memcpy(buf, algs[ai].name, nl);
-	buf[nl] = ':';
-	hex_encode(d, algs[ai].size, buf + nl + 1);
-	return json_string(buf);
+	return json_string(policy_digest_text(algs[ai].name, d, algs[ai].size, buf, sizeof(buf)));
 }
 
 char *policy_to_json(const struct policy *p)

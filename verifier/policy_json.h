@@ -1,7 +1,9 @@
 /*
  * policy_json: what policy.c shares with the files that load a part of a policy
- * (policy_keys.c, policy_file.c): how the JSON spells a digest, the one-line error and the
- * import warning. Implemented in policy.c, which owns the format.
+ * (policy_keys.c, policy_file.c, boot_policy.c): how the JSON spells a digest, the one-line
+ * error and the import warning; and the "alg:hex" text that verdicts and violations show too
+ * (attest.c, boot_check.c), so that an operator reads a digest as a policy lists it.
+ * Implemented in policy.c, which owns the format.
  */
 #ifndef VERIFIER_POLICY_JSON_H
 #define VERIFIER_POLICY_JSON_H
@@ -13,6 +15,7 @@
 #include <jansson.h>
 
 #include "proto/dynbuf.h"
+#include "proto/limits.h"
 
 /*
  * A digest: in our format "alg:hex" (lowercase hex, alg sha1/sha256/sha384/sha512); in
@@ -23,6 +26,15 @@ uint16_t policy_json_digest(const json_t *v, bool keylime, uint8_t *out, const c
 
 /* "alg:hex" as a new JSON string (NULL for an unknown alg or on allocation failure). */
 json_t *policy_json_digest_string(uint16_t alg, const uint8_t *digest);
+
+/*
+ * "alg:hex" into out[cap] (cut to fit; POLICY_DIGEST_TEXT_MAX + 1 holds any policy algorithm's):
+ * alg_name, ':', the lowercase hex of the len bytes of digest (none when digest is NULL or len
+ * is past LIMIT_DIGEST). Returns out.
+ */
+#define POLICY_DIGEST_TEXT_MAX (16 + 1 + 2 * LIMIT_DIGEST)
+char *policy_digest_text(const char *alg_name, const uint8_t *digest, size_t len, char *out,
+			 size_t cap);
 
 /* printf into err[errlen] (nothing when err is NULL or errlen 0): a loader's one-line reason. */
 void policy_seterr(char *err, size_t errlen, const char *fmt, ...)

@@ -9,8 +9,10 @@
 #include <time.h>
 
 #include "common/log.h"
-#include "proto/encoding.h"
+#include "proto/alg.h"
+#include "verifier/boot_policy.h"
 #include "verifier/policy.h"
+#include "verifier/policy_cache.h"
 #include "verifier/reasons.h"
 
 /*
@@ -66,6 +68,45 @@ static int copy_violation(void *arg, const struct store_violation *v)
 	c->decided_at = v->decided_at;
 	snprintf(c->decision, sizeof(c->decision), "%s", v->decision ? v->decision : "");
 	return 0;
+}
+
+/*
+ * An exact command line in an agent's amendment passes only if it keeps the required and
+ * forbidden words of the agent's policy (boot_check.h: an amendment adds, it never lifts them).
+ * Approving for the agent alone a command line that breaks them would close the finding and
+ * allow nothing: refused, with what to do instead.
+ */
+static enum review_status amendment_may_list(struct app *app, const struct violation_copy *vc,
+					     struct review_result *out)
+{
+	struct policy *pol = NULL;
+	const struct boot_policy *bp;
+	char why[LIMIT_CMDLINE + 64];
+	enum review_status st = REVIEW_OK;
+	int ret;
+
+	if (strcmp(vc->template_name, BOOT_CAT_CMDLINE) != 0)
+		return REVIEW_OK;
+	ret = policy_cache_get(&app->policies, app->store, out->policy, &pol);
+	if (ret == -ENOENT)
+		return REVIEW_OK; /* no such policy: no words to keep */
+	if (ret) {
+		snprintf(out->why, sizeof(out->why), "cannot load policy \"%s\"", out->policy);
+		return ret == -EINVAL ? REVIEW_POLICY_BROKEN : REVIEW_STORE_FAILED;
+	}
+	bp = pol ? policy_boot(pol) : NULL;
+	if (bp && boot_cmdline_judge_words(&bp->cmdline, vc->path, why, sizeof(why))) {
+		snprintf(out->why, sizeof(out->why),
+			 "the command line %.100s, a rule of policy %.64s that an approval for this"
+			 " agent alone does not lift (its amendment only adds): approve it with scope"
+			 " policy to list it there as an exact command line, or change the policy's"
+			 " \"cmdline\" rules; dismiss the violation once dealt with",
+			 why, out->policy);
+		text_trim_utf8_tail(out->why); /* %.100s may have cut a word's UTF-8 */
+		st = REVIEW_NOT_APPROVABLE;
+	}
+	policy_unref(pol);
+	return st;
 }
 
 /* What an operator can do about a violation that no policy entry fixes. */
@@ -179,24 +220,23 @@ typedef enum review_status (*teach_fn)(struct policy *p, const struct violation_
 static enum review_status teach_file(struct policy *p, const struct violation_copy *vc,
 				     struct review_result *out)
 {
-	const char *colon = strchr(vc->digest, ':');
 	uint8_t digest[LIMIT_DIGEST];
-	ssize_t dlen = -1;
-	uint16_t alg = 0;
+	const char *why;
+	const struct alg *alg = policy_digest_parse(vc->digest, strlen(vc->digest), digest, &why);
 	int ret;
 
-	if (colon) {
-		alg = policy_alg_from_name(vc->digest, (size_t)(colon - vc->digest));
-		dlen = hex_decode(colon + 1, strlen(colon + 1), digest, sizeof(digest));
-	}
-	if (!alg || dlen <= 0 || !vc->path_len) {
-		snprintf(out->why, sizeof(out->why), "the violation has no usable path and digest;"
-			 " dismiss it once dealt with");
+	if (!alg || !vc->path_len) {
+		if (alg)
+			snprintf(out->why, sizeof(out->why), "the violation has no path;"
+				 " dismiss it once dealt with");
+		else
+			snprintf(out->why, sizeof(out->why), "the violation's digest \"%.80s\" is no"
+				 " policy digest (%s); dismiss it once dealt with", vc->digest, why);
 		return REVIEW_NOT_APPROVABLE;
 	}
 	if (!p)
 		return REVIEW_OK;
-	ret = policy_add_digest_bytes(p, vc->path, vc->path_len, alg, digest, (size_t)dlen);
+	ret = policy_add_digest_bytes(p, vc->path, vc->path_len, alg->id, digest, alg->size);
 	if (ret) {
 		snprintf(out->why, sizeof(out->why), "a policy cannot hold \"%.200s\": %s", out->path,
 			 ret == -EINVAL ? "IMA never records such a path (space, NUL or too long)"
@@ -319,6 +359,8 @@ static enum review_status approve(struct app *app, int64_t id, const struct viol
 	store_agent_release(&a);
 
 	if (scope == REVIEW_SCOPE_AGENT) {
+		if (teach == teach_boot && (st = amendment_may_list(app, vc, out)) != REVIEW_OK)
+			return st;
 		store_amendment_name(vc->agent, name);
 		snprintf(actor, sizeof(actor), "operator (approve violation %lld for agent %s)",
 			 (long long)id, vc->agent);

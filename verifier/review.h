@@ -16,7 +16,8 @@
  * or command line the boot policy did not allow) teaches the "boot" section of the same
  * document the scope names (policy_boot_teach()): the agent's amendment, whose boot section
  * only ever adds to what its policy's allows (boot_check.h), or with REVIEW_SCOPE_POLICY the
- * policy itself.
+ * policy itself. A command line that breaks the policy's required or forbidden words is
+ * refused for the agent alone: an amendment's exact command line does not lift them.
  *
  * Approving what no policy entry can fix (a boot_aggregate, a violation entry, an unjudgeable
  * entry, entries past the per-round cap, a boot event that cannot be judged, the Secure Boot

@@ -197,7 +197,9 @@ struct store_round {
  * count and last entry grow. Once an operator decided it (approved, dismissed), a later
  * occurrence is a new event: a new open row whose `recurs` names the decided one. Entries the
  * verifier was sent again (the same boot, at or before the row's last entry: a tail the quote
- * did not cover yet) are not new occurrences.
+ * did not cover yet), and boot findings of a boot judged again, are not new occurrences of an
+ * open or dismissed row; of an approved one they are (approval taught a policy to allow them,
+ * so they come back only because that was rolled back).
  */
 int store_round_commit(struct store *st, const struct store_round *r, int64_t *verdict_id);
 

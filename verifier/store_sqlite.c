@@ -714,11 +714,18 @@ static int round_violation(struct sqlite_store *st, const struct store_round *r,
 	sqlite3_bind_text(s, 4, v->digest, -1, SQLITE_STATIC);
 	rc = sqlite3_step(s);
 	if (rc == SQLITE_ROW) {
+		int state = violation_state_from_str(col_text(s, 1));
+
 		newest = sqlite3_column_int64(s, 0);
-		open = !strcmp(col_text(s, 1), "open");
-		/* The same boot, nothing past the entry already counted: a resent tail. */
+		open = state == VIOLATION_OPEN;
+		/*
+		 * The same boot, nothing past the entry already counted: a resent tail (or a boot
+		 * judged again). Not for an approved row: approval taught a policy or amendment
+		 * to allow this, so it comes back only because that was withdrawn (a rollback).
+		 */
 		resent = (uint64_t)sqlite3_column_int64(s, 2) == boot &&
-			 last <= (uint64_t)sqlite3_column_int64(s, 3);
+			 last <= (uint64_t)sqlite3_column_int64(s, 3) &&
+			 state != VIOLATION_APPROVED;
 	} else if (rc != SQLITE_DONE) {
 		ret = db_fail(st, rc, "violation lookup");
 	}

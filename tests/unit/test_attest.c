@@ -14,7 +14,9 @@
 #include <tss2/tss2_tpm2_types.h>
 
 #include "proto/encoding.h"
+#include "proto/eventlog.h"
 #include "tests/lib/softtpm.h"
+#include "tests/unit/testdata.h"
 #include "verifier/policy.h"
 
 struct list {
@@ -296,6 +298,139 @@ static const struct attest_violation *violation_of(const struct attest_result *r
 	return NULL;
 }
 
+
+/* ---- the firmware event log in a round (boot_check.c through attest.c) ---------------------- */
+
+/* A TPM that booted as the recorded OVMF log says: PCR 0-9 of its replay, PCR 10 as m holds it. */
+static void boot_pcrs_of(const struct blob *log, struct pcr_set *q)
+{
+	struct eventlog l;
+	struct eventlog_error err;
+	struct pcr_set r;
+
+	memset(q, 0, sizeof(*q));
+	if (eventlog_parse(log->p, log->n, &l, &err) || eventlog_replay(&l, &r))
+		abort(); /* the recorded log is the test's input */
+	for (unsigned b = 0; b < r.nbanks; b++) {
+		struct pcr_bank *qb = pcr_set_add_bank(q, r.bank[b].alg);
+
+		*qb = r.bank[b];
+		qb->mask = 0x7ff;
+		memset(qb->value[10], 0, sizeof(qb->value[10]));
+	}
+	eventlog_release(&l);
+}
+
+/* One round of m (PCRs from the boot log, list entries [from, to)) with the boot log `in`. */
+static int boot_round(struct machine *m, struct round *r, unsigned from, unsigned to,
+		      uint64_t log_offset, const struct boot_state *prev, const struct policy *pol,
+		      const struct boot_input *in, uint64_t open_violations)
+{
+	size_t start = from ? m->list.entry_end[from - 1] : 0;
+	size_t end = to ? m->list.entry_end[to - 1] : 0;
+	struct pcr_set requested;
+	struct attest_request req;
+
+	memset(r, 0, sizeof(*r));
+	for (unsigned i = 0; i < 32; i++)
+		r->nonce[i] = (uint8_t)(rand() & 0xff);
+	memcpy(r->ev.nonce, r->nonce, 32);
+	r->ev.nonce_len = 32;
+	r->ev.pcrs = m->pcrs;
+	r->ev.log = end > start ? m->list.buf + start : NULL;
+	r->ev.log_len = end - start;
+	r->ev.log_offset = log_offset;
+	m->clk.clock += 10;
+	if (softtpm_quote(m->ak, r->nonce, 32, &m->pcrs, &m->clk, r->attest, sizeof(r->attest),
+			  &r->ev.attest_len, r->sig, sizeof(r->sig), &r->ev.signature_len))
+		return -1;
+	r->ev.attest = r->attest;
+	r->ev.signature = r->sig;
+	requested = m->pcrs;
+	memset(&req, 0, sizeof(req));
+	req.ak = m->ak;
+	req.nonce = r->nonce;
+	req.nonce_len = 32;
+	req.requested = &requested;
+	req.policy = pol;
+	req.prev = prev;
+	req.ev = &r->ev;
+	req.boot = in;
+	req.open_violations = open_violations;
+	req.open_violations_prev_boot = prev && prev->started ? open_violations : 0;
+	return attest_evaluate(&req, &r->res);
+}
+
+/*
+ * The first round of a boot judges its firmware log even when the evidence starts at the wrong
+ * entry (log_offset_mismatch): round.c stores the judgement's key with the boot, so the next
+ * round does not judge it again. The findings must be the round's violations, stored with it:
+ * before, they were dropped, and the next round of the same boot (an unlisted kernel) was
+ * trusted.
+ */
+static void test_boot_findings_survive_offset_mismatch(struct machine *m)
+{
+	struct blob ovmf = load("guest-ovmf.bin");
+	const char *pj = "{\"version\": 1, \"digests\": {}, \"excludes\": [\".*\"], \"boot\":"
+			 " {\"kernels\": [\"sha256:1111111111111111111111111111111111111111111111111111111111111111\"]}}";
+	char err[256] = "";
+	struct policy *pol = policy_load(pj, strlen(pj), err, sizeof(err));
+	struct boot_input in = {.log = ovmf.p, .log_len = ovmf.n, .cmdline = NULL};
+	struct boot_state prev;
+	struct round r;
+	const struct attest_violation *v;
+	size_t nfindings;
+
+	CHECK(pol != NULL, "a policy that allows another kernel (%s)", err);
+	machine_boot(m, 9);
+	boot_pcrs_of(&ovmf, &m->pcrs);
+	{
+		/* boot_aggregate of the log's PCR 0-7 (sha1), as IMA records it at boot */
+		uint8_t agg[20];
+		EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+		const struct pcr_bank *b1 = pcr_set_bank_const(&m->pcrs, TPM2_ALG_SHA1);
+
+		EVP_DigestInit_ex(ctx, EVP_sha1(), NULL);
+		for (unsigned i = 0; i < 8; i++)
+			EVP_DigestUpdate(ctx, b1->value[i], 20);
+		EVP_DigestFinal_ex(ctx, agg, NULL);
+		EVP_MD_CTX_free(ctx);
+		m->list.len = 0;
+		m->list.n = 0;
+		add_entry(&m->list, "sha1", agg, 20, "boot_aggregate", false);
+	}
+	replay_state_init(&m->pcr10, REPLAY_SHA1 | REPLAY_SHA256);
+	m->extended = 0;
+	machine_extend(m, 1);
+
+	/* round 1: a new boot whose evidence claims to start at entry 7 */
+	CHECK(boot_round(m, &r, 0, 1, 7, NULL, pol, &in, 0) == 0, "round 1 evaluates");
+	nfindings = r.res.boot.nfindings;
+	CHECK(!r.res.verdict.trusted && has_reason(&r.res, "log_offset_mismatch") &&
+		      has_reason(&r.res, "boot_not_in_policy") && r.res.boot.judged && nfindings == 1,
+	      "round 1: the boot is judged (an unlisted kernel) and the offset is wrong");
+	v = r.res.nviolations ? &r.res.violations[0] : NULL;
+	CHECK(r.res.nviolations == nfindings && v && v->reason == REASON_BOOT_NOT_IN_POLICY &&
+		      !strcmp(v->template_name, BOOT_CAT_KERNEL) && v->entry == 10,
+	      "its finding is a violation of the round, to be stored with it (%zu violations)",
+	      r.res.nviolations);
+	CHECK(r.res.verdict.next_offset == 0, "the agent is told to send from entry 0");
+	prev = r.res.next;
+	in.judged = true;
+	in.judged_boot = r.res.next.boot_number;
+	memcpy(in.judged_key, r.res.boot.key, sizeof(in.judged_key));
+	attest_result_release(&r.res);
+
+	/* round 2: from entry 0, the boot not judged again; its stored finding awaits review */
+	CHECK(boot_round(m, &r, 0, 1, 0, &prev, pol, &in, nfindings) == 0, "round 2 evaluates");
+	CHECK(!r.res.boot.judged && !r.res.verdict.trusted && has_reason(&r.res, "open_violations"),
+	      "round 2: not judged again, untrusted while the finding is open (%s)",
+	      r.res.verdict.nreasons ? r.res.verdict.reason[0].code : "trusted");
+	attest_result_release(&r.res);
+	policy_free(pol);
+	free(ovmf.p);
+}
+
 int main(void)
 {
 	struct machine m = {0};
@@ -305,6 +440,7 @@ int main(void)
 	struct policy *lenient = make_policy("ignore");
 	EVP_PKEY *other_ak = EVP_PKEY_Q_keygen(NULL, NULL, "RSA", (size_t)2048);
 
+	setenv("TPM_TEST_DATA", "tests/data/eventlog", 0);
 	srand(7);
 	m.ak = EVP_PKEY_Q_keygen(NULL, NULL, "RSA", (size_t)2048);
 	m.rc = replay_ctx_new(REPLAY_SHA1 | REPLAY_SHA256);
@@ -768,6 +904,9 @@ int main(void)
 		OPENSSL_free(der);
 		EVP_PKEY_free(signer);
 	}
+
+	CHECK_CASE("boot findings survive a log_offset mismatch",
+		   test_boot_findings_survive_offset_mismatch(&m));
 
 	policy_free(pol);
 	policy_free(lenient);

@@ -12,8 +12,10 @@
 #include <string.h>
 
 #include <jansson.h>
+#include <openssl/evp.h>
 #include <tss2/tss2_tpm2_types.h>
 
+#include "proto/alg.h"
 #include "proto/encoding.h"
 #include "proto/eventlog.h"
 #include "tests/unit/check.h"
@@ -58,6 +60,55 @@ static struct boot_policy *bp_of(const char *json)
 		fprintf(stderr, "policy %s: %s\n", json, err);
 	json_decref(v);
 	return bp;
+}
+
+static void put32(uint8_t *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+/*
+ * Appends a crypto-agile event to buf (len bytes so far; the caller made room) with a sha1 and
+ * a sha256 digest: d1/d256, or H(data) where NULL. What root can do after boot: extend a PCR
+ * with any digest and append the matching event, with any type and data, to the log it sends.
+ */
+static size_t append(uint8_t *buf, size_t len, uint32_t pcr, uint32_t type, const uint8_t *d1,
+		     const uint8_t *d256, const void *data, uint32_t dlen)
+{
+	uint8_t h1[20], h256[32];
+
+	if (!d1) {
+		EVP_Digest(data, dlen, h1, NULL, EVP_sha1(), NULL);
+		d1 = h1;
+	}
+	if (!d256) {
+		EVP_Digest(data, dlen, h256, NULL, EVP_sha256(), NULL);
+		d256 = h256;
+	}
+	put32(buf + len, pcr);
+	put32(buf + len + 4, type);
+	put32(buf + len + 8, 2);
+	buf[len + 12] = (uint8_t)TPM2_ALG_SHA1;
+	buf[len + 13] = (uint8_t)(TPM2_ALG_SHA1 >> 8);
+	memcpy(buf + len + 14, d1, 20);
+	buf[len + 34] = (uint8_t)TPM2_ALG_SHA256;
+	buf[len + 35] = (uint8_t)(TPM2_ALG_SHA256 >> 8);
+	memcpy(buf + len + 36, d256, 32);
+	put32(buf + len + 68, dlen);
+	memcpy(buf + len + 72, data, dlen);
+	return len + 72 + dlen;
+}
+
+/* A copy of the OVMF log with room for `extra` more bytes. */
+static uint8_t *ovmf_copy(size_t extra)
+{
+	uint8_t *copy = malloc(ovmf.n + extra);
+
+	if (!copy)
+		abort();
+	memcpy(copy, ovmf.p, ovmf.n);
+	return copy;
 }
 
 /* Runs the check; returns the number of findings with that reason (all if r < 0). */
@@ -308,7 +359,20 @@ static size_t data_offset(const uint8_t *log, size_t len, unsigned idx, uint32_t
 	return off;
 }
 
-/* Nothing binds an event's type or unhashed data to the quote: edits must not hide anything. */
+/* Sets the type of event idx of a log (its records are not moved). */
+static void retype(uint8_t *log, size_t len, unsigned idx, uint32_t type)
+{
+	uint32_t type_off;
+
+	data_offset(log, len, idx, &type_off);
+	put32(log + type_off, type);
+}
+
+/*
+ * An event's data edited: it no longer hashes to the digests the quote covers, so nothing is
+ * believed from it. Edits that keep the digests (a type, a tag id relabelled, data replaced by
+ * what was hashed): test_relabelled_markers, test_secure_boot_forged, test_cmdline_laundering.
+ */
 static void test_edited_events(void)
 {
 	uint8_t *copy = malloc(ovmf.n);
@@ -331,32 +395,412 @@ static void test_edited_events(void)
 	CHECK(r.summary && strstr(r.summary, "\"secure_boot\":\"unknown\""), "summary: Secure Boot unknown");
 	boot_result_release(&r);
 	boot_policy_free(bp);
+	free(copy);
+}
 
-	/* The kernel's event relabelled as an action or a driver: still judged by its digest */
-	bp = bp_of("{\"kernels\": [\"" OTHER "\"]}");
-	for (uint32_t t = 0; t < 2; t++) {
-		uint32_t type = t ? EV_EFI_BOOT_SERVICES_DRIVER : EV_EFI_ACTION;
+/*
+ * A marker (a separator, an action string) is passed over, so it must be one in its spec form:
+ * an image's Authenticode digest or a firmware volume's digest is a plain hash of bytes root
+ * has, and an event relabelled as an action with those bytes as its data hashes to its digest.
+ */
+static void test_relabelled_markers(void)
+{
+	static const char calling[] = "Calling EFI Application from Boot Option";
+	struct boot_policy *bp = bp_of("{\"kernels\": [\"" OVMF_KERNEL "\"]}");
+	struct boot_policy *fw = bp_of("{\"firmware\": [\"sha256:96a296d224f285c67bee93c30f8a309157f0daa35dc5b87e410b78630a09cfc7\","
+				       " \"sha256:6fbd222db6f4e09fd082a99185e71dbf35204f63fcf17aab5345b15fbadcd639\","
+				       " \"sha256:82a0445201cb49945461acc6ed78426700fb7e92819862edc55ba3ad4559b135\"]}");
+	static uint8_t image[65536];
+	static const uint8_t load[32] = {0}; /* location, length, link address, device path length */
+	uint8_t *copy = ovmf_copy(sizeof(image) + 4096), d1[20], d256[32];
+	char text[80];
+	struct pcr_set q;
+	struct boot_result r;
+	size_t len;
 
-		memcpy(copy, ovmf.p, ovmf.n);
-		data_offset(copy, ovmf.n, 10, &type_off);
-		for (int i = 0; i < 4; i++)
-			copy[type_off + i] = (uint8_t)(type >> (8 * i));
-		CHECK(run(bp, copy, ovmf.n, cmdline, &q, &r) == 1 && r.findings[0].reason == REASON_BOOT_NOT_IN_POLICY &&
-		      !strcmp(r.findings[0].digest, OVMF_KERNEL), "kernel relabelled as 0x%08x: still not allowed", type);
+	CHECK(bp && fw, "policies");
+	if (!bp || !fw)
+		goto out;
+	for (size_t i = 0; i < sizeof(image); i++)
+		image[i] = (uint8_t)(i * 7 + 3);
+	quote_of(ovmf.p, ovmf.n, &q);
+	CHECK(run(bp, ovmf.p, ovmf.n, cmdline, &q, &r) == 0 && run(fw, ovmf.p, ovmf.n, cmdline, &q, &r) == 0,
+	      "the guest's own boot passes both");
+	boot_result_release(&r);
+
+	/* the guest's kernel retyped as a driver: PCR 4 is judged by digest whatever the type */
+	retype(copy, ovmf.n, 10, EV_EFI_BOOT_SERVICES_DRIVER);
+	quote_of(copy, ovmf.n, &q);
+	CHECK(run(bp, copy, ovmf.n, cmdline, &q, &r) == 0,
+	      "the allowed kernel retyped as a driver still passes (%s)", r.nfindings ? r.findings[0].detail : "");
+	boot_result_release(&r);
+	{
+		struct boot_policy *other = bp_of("{\"kernels\": [\"" OTHER "\"]}");
+
+		CHECK(other && run(other, copy, ovmf.n, cmdline, &q, &r) == 1 &&
+		      !strcmp(r.findings[0].digest, OVMF_KERNEL) && r.findings[0].event == 10,
+		      "and where another kernel is listed it is judged by its digest, not allowed");
+		boot_result_release(&r);
+		boot_policy_free(other);
+	}
+	memcpy(copy, ovmf.p, ovmf.n);
+
+	/*
+	 * An unlisted image (a boot application root chose) measured into PCR 4 as the firmware
+	 * logs it: its digests are the image's Authenticode hash, its data the image's load event
+	 * (UEFI_IMAGE_LOAD_EVENT, no device path). The guest kernel's hashed bytes are not in
+	 * tests/data, so an image of known bytes stands in: its Authenticode hash is H(image).
+	 */
+	EVP_Digest(image, sizeof(image), d1, NULL, EVP_sha1(), NULL);
+	EVP_Digest(image, sizeof(image), d256, NULL, EVP_sha256(), NULL);
+	len = append(copy, ovmf.n, 4, EV_EFI_BOOT_SERVICES_APPLICATION, d1, d256, load, sizeof(load));
+	quote_of(copy, len, &q);
+	CHECK(run(bp, copy, len, cmdline, &q, &r) == 1 && r.findings[0].reason == REASON_BOOT_NOT_IN_POLICY &&
+	      r.findings[0].event == 24, "the image as the firmware logs it: not an allowed kernel (%s)",
+	      r.nfindings ? r.findings[0].detail : "no finding");
+	boot_result_release(&r);
+	for (uint32_t t = 0; t < 3; t++) {
+		uint32_t type = t == 0 ? EV_EFI_ACTION : t == 1 ? EV_ACTION : EV_SEPARATOR;
+
+		/* relabelled, its data left as it was: the data is not what was hashed */
+		len = append(copy, ovmf.n, 4, type, d1, d256, load, sizeof(load));
+		quote_of(copy, len, &q);
+		CHECK(run(bp, copy, len, cmdline, &q, &r) == 1 && r.findings[0].event == 24,
+		      "relabelled 0x%x, its load event left as data: judged by its digest", type);
+		boot_result_release(&r);
+		/* relabelled and its data replaced by the hashed bytes (probe 3): now the data hashes
+		 * to the digests, and only the marker's spec form tells it from an image */
+		len = append(copy, ovmf.n, 4, type, NULL, NULL, image, sizeof(image));
+		quote_of(copy, len, &q);
+		CHECK(run(bp, copy, len, cmdline, &q, &r) == 1 && r.findings[0].reason == REASON_BOOT_NOT_IN_POLICY &&
+		      r.findings[0].event == 24 && !strcmp(r.findings[0].category, BOOT_CAT_KERNEL),
+		      "relabelled 0x%x with its hashed bytes as data: judged, not allowed (%zu findings)",
+		      type, r.nfindings);
 		boot_result_release(&r);
 	}
-	boot_policy_free(bp);
+	/* a firmware volume's event in PCR 0 typed as a separator */
+	len = append(copy, ovmf.n, 0, EV_SEPARATOR, NULL, NULL, image, sizeof(image));
+	quote_of(copy, len, &q);
+	CHECK(run(fw, copy, len, cmdline, &q, &r) == 1 && strstr(r.findings[0].detail, "is not allowed firmware"),
+	      "PCR 0: a volume typed as a separator is judged as firmware (%s)",
+	      r.nfindings ? r.findings[0].detail : "no finding");
+	boot_result_release(&r);
+	/* spec forms still pass: 4-byte separators (0, 1, 0xFFFFFFFF), short action strings */
+	{
+		static const uint8_t seps[3][4] = {{0, 0, 0, 0}, {1, 0, 0, 0}, {0xff, 0xff, 0xff, 0xff}};
 
-	/* The command line's tag id edited: no LoadOptions event left to judge */
+		len = ovmf.n;
+		for (int i = 0; i < 3; i++)
+			len = append(copy, len, 4, EV_SEPARATOR, NULL, NULL, seps[i], 4);
+		len = append(copy, len, 4, EV_EFI_ACTION, NULL, NULL, calling, sizeof(calling) - 1);
+		len = append(copy, len, 4, EV_EFI_ACTION, NULL, NULL, calling, sizeof(calling)); /* with its NUL */
+		memset(text, 'a', 64);
+		len = append(copy, len, 4, EV_ACTION, NULL, NULL, text, 64);
+		quote_of(copy, len, &q);
+		CHECK(run(bp, copy, len, cmdline, &q, &r) == 0,
+		      "separators 0, 1 and 0xFFFFFFFF and action strings of up to 64 bytes are markers (%s)",
+		      r.nfindings ? r.findings[0].detail : "");
+		boot_result_release(&r);
+	}
+	/* and nothing else is one */
+	{
+		static const uint8_t sep2[4] = {2, 0, 0, 0}, sep5[5] = {0};
+		static const char bin[] = "Calling\001EFI";
+
+		memset(text, 'a', 65);
+		len = append(copy, ovmf.n, 4, EV_SEPARATOR, NULL, NULL, sep2, 4);
+		len = append(copy, len, 4, EV_SEPARATOR, NULL, NULL, sep5, 5);
+		len = append(copy, len, 4, EV_EFI_ACTION, NULL, NULL, text, 65);
+		len = append(copy, len, 4, EV_EFI_ACTION, NULL, NULL, bin, sizeof(bin) - 1);
+		len = append(copy, len, 4, EV_EFI_ACTION, NULL, NULL, "", 0);
+		quote_of(copy, len, &q);
+		CHECK(run(bp, copy, len, cmdline, &q, &r) == 5,
+		      "a separator of 2 or of 5 bytes, an action of 65 bytes, one not printable, an empty one:"
+		      " judged as images (%zu findings)", r.nfindings);
+		boot_result_release(&r);
+	}
+out:
+	free(copy);
+	boot_policy_free(bp);
+	boot_policy_free(fw);
+}
+
+/* UEFI_VARIABLE_DATA of a variable with an ASCII name and a one-byte value, in var. */
+static uint32_t variable(uint8_t *var, const uint8_t guid[16], const char *name, uint8_t value)
+{
+	size_t n = strlen(name);
+
+	memcpy(var, guid, 16);
+	memset(var + 16, 0, 16);
+	var[16] = (uint8_t)n;
+	var[24] = 1;
+	for (size_t i = 0; i < n; i++) {
+		var[32 + 2 * i] = (uint8_t)name[i];
+		var[33 + 2 * i] = 0;
+	}
+	var[32 + 2 * n] = value;
+	return (uint32_t)(32 + 2 * n + 1);
+}
+
+/*
+ * The Secure Boot state is the SecureBoot variable the firmware measured before PCR 7's
+ * separator. Root can extend PCR 7 after boot and append a SecureBoot variable of its choosing
+ * to the log (and relabel the firmware's events): before, the last one won.
+ */
+static void test_secure_boot_forged(void)
+{
+	struct boot_policy *on = bp_of("{\"secure_boot\": \"on\"}");
+	struct boot_policy *db = bp_of("{\"db\": [\"sha256:baf89a3ccace52750c5f0128351e0422a41597a1adfd50822aa363b9d124ea7c\"]}");
+	uint8_t *copy = ovmf_copy(4096), var[64];
+	static const uint8_t sep[4] = {0};
+	uint32_t vlen;
+	struct pcr_set q;
+	struct boot_result r;
+	size_t len;
+
+	CHECK(on && db, "policies");
+	if (!on || !db)
+		goto out;
+	quote_of(ovmf.p, ovmf.n, &q);
+	CHECK(run(on, ovmf.p, ovmf.n, cmdline, &q, &r) == 1 && r.findings[0].reason == REASON_SECURE_BOOT_MISMATCH,
+	      "the guest's boot: Secure Boot off");
+	boot_result_release(&r);
+
+	/* SecureBoot=1 appended after the firmware's SecureBoot=0 (probe 2) */
+	vlen = variable(var, eventlog_guid_global, "SecureBoot", 1);
+	len = append(copy, ovmf.n, 7, EV_EFI_VARIABLE_DRIVER_CONFIG, NULL, NULL, var, vlen);
+	quote_of(copy, len, &q);
+	CHECK(run(on, copy, len, cmdline, &q, &r) >= 1 && find(&r, REASON_BOOT_UNVERIFIABLE) &&
+	      strstr(find(&r, REASON_BOOT_UNVERIFIABLE)->detail, "a second SecureBoot variable"),
+	      "SecureBoot=1 appended: a second SecureBoot variable, unverifiable (%s)",
+	      r.nfindings ? r.findings[0].detail : "no finding");
+	CHECK(r.summary && strstr(r.summary, "\"secure_boot\":\"unknown\""), "summary: Secure Boot unknown");
+	boot_result_release(&r);
+
+	/* ... with the firmware's SecureBoot=0 (event 4) and separator (event 9) relabelled, and a
+	 * separator appended after the forged variable */
 	memcpy(copy, ovmf.p, ovmf.n);
+	retype(copy, ovmf.n, 4, EV_EFI_VARIABLE_AUTHORITY);
+	retype(copy, ovmf.n, 9, EV_EFI_VARIABLE_AUTHORITY);
+	len = append(copy, ovmf.n, 7, EV_EFI_VARIABLE_DRIVER_CONFIG, NULL, NULL, var, vlen);
+	len = append(copy, len, 7, EV_SEPARATOR, NULL, NULL, sep, 4);
+	quote_of(copy, len, &q);
+	CHECK(run(on, copy, len, cmdline, &q, &r) >= 1 && find(&r, REASON_BOOT_UNVERIFIABLE) &&
+	      strstr(find(&r, REASON_BOOT_UNVERIFIABLE)->detail, "a second SecureBoot variable") &&
+	      r.summary && strstr(r.summary, "\"secure_boot\":\"unknown\""),
+	      "the firmware's variable and separator relabelled: still two SecureBoot variables (%s)",
+	      r.nfindings ? r.findings[0].detail : "no finding");
+	boot_result_release(&r);
+
+	/* the only SecureBoot variable, measured after the separator */
+	memcpy(copy, ovmf.p, ovmf.n);
+	retype(copy, ovmf.n, 4, EV_EFI_ACTION); /* hide the firmware's: its data is no action string */
+	len = append(copy, ovmf.n, 7, EV_EFI_VARIABLE_DRIVER_CONFIG, NULL, NULL, var, vlen);
+	quote_of(copy, len, &q);
+	CHECK(run(on, copy, len, cmdline, &q, &r) >= 1 && !find(&r, REASON_SECURE_BOOT_MISMATCH) &&
+	      find(&r, REASON_BOOT_UNVERIFIABLE) && r.summary && strstr(r.summary, "\"secure_boot\":\"unknown\""),
+	      "the firmware's hidden and SecureBoot=1 measured after PCR 7's separator: not believed (%s)",
+	      r.nfindings ? r.findings[0].detail : "no finding");
+	boot_result_release(&r);
+
+	/* a db variable measured after the separator, the firmware's relabelled as an authority */
+	memcpy(copy, ovmf.p, ovmf.n);
+	{
+		struct eventlog l;
+		struct eventlog_error err;
+		const struct eventlog_event *e7;
+
+		if (eventlog_parse(ovmf.p, ovmf.n, &l, &err))
+			abort();
+		e7 = &l.events[7]; /* the firmware's db */
+		len = append(copy, ovmf.n, 7, EV_EFI_VARIABLE_DRIVER_CONFIG, NULL, NULL, e7->data, e7->data_len);
+		eventlog_release(&l);
+	}
+	retype(copy, ovmf.n, 7, EV_EFI_VARIABLE_AUTHORITY);
+	quote_of(copy, len, &q);
+	CHECK(run(db, copy, len, cmdline, &q, &r) >= 1 && find(&r, REASON_BOOT_UNVERIFIABLE),
+	      "db only after the separator: unverifiable (%s)", r.nfindings ? r.findings[0].detail : "no finding");
+	boot_result_release(&r);
+
+	/* no separator in PCR 7 at all: nothing tells the firmware's variables from later ones */
+	memcpy(copy, ovmf.p, ovmf.n);
+	{
+		uint32_t type_off;
+
+		data_offset(copy, ovmf.n, 9, &type_off);
+		copy[type_off - 4] = 6; /* PCR 7's separator recorded as PCR 6's: the quote follows */
+	}
+	quote_of(copy, ovmf.n, &q);
+	CHECK(run(on, copy, ovmf.n, cmdline, &q, &r) == 1 && r.findings[0].reason == REASON_BOOT_UNVERIFIABLE &&
+	      strstr(r.findings[0].detail, "no separator"),
+	      "PCR 7 without a separator: unverifiable (%s)", r.nfindings ? r.findings[0].detail : "no finding");
+	boot_result_release(&r);
+out:
+	free(copy);
+	boot_policy_free(on);
+	boot_policy_free(db);
+}
+
+/* Appends PCR 9's tagged event `id` with the LoadOptions digest of text (or, text NULL, H(data)). */
+static size_t append_tagged(uint8_t *buf, size_t len, uint32_t id, const char *text)
+{
+	uint8_t tag[8 + 13], d1[20], d256[32];
+	static const char initrd[] = "Linux initrd";
+
+	put32(tag, id);
+	put32(tag + 4, sizeof(initrd));
+	memcpy(tag + 8, initrd, sizeof(initrd));
+	if (!text)
+		return append(buf, len, 9, EV_EVENT_TAG, NULL, NULL, tag, sizeof(tag));
+	eventlog_load_options_digest(alg_by_id(TPM2_ALG_SHA1), text, strlen(text), d1);
+	eventlog_load_options_digest(alg_by_id(TPM2_ALG_SHA256), text, strlen(text), d256);
+	put32(tag + 4, 0);
+	return append(buf, len, 9, EV_EVENT_TAG, d1, d256, tag, 8);
+}
+
+/*
+ * Nothing binds a tag id to the quote: root can relabel the command line the EFI stub measured
+ * (flip its tag id) and, after boot, extend PCR 9 with a benign command line's LoadOptions
+ * digest and append that event. The EFI stub measures one command line, then at most one
+ * initrd; anything else in PCR 9 under a command-line rule cannot be told from an extend after
+ * boot.
+ */
+static void test_cmdline_laundering(void)
+{
+	static const char benign[] = "root=/dev/vda rw rootfstype=ext4 panic=-1 ima_policy=tcb";
+	struct boot_policy *bp = bp_of("{\"cmdline\": {\"forbidden\": [\"console\"]}}");
+	uint8_t *copy = ovmf_copy(4096);
+	struct pcr_set q;
+	struct boot_result r;
+	size_t len, off;
+	uint32_t type_off;
+
+	CHECK(bp != NULL, "a policy forbidding console=");
+	if (!bp)
+		goto out;
+	quote_of(ovmf.p, ovmf.n, &q);
+	CHECK(run(bp, ovmf.p, ovmf.n, cmdline, &q, &r) == 1 && strstr(r.findings[0].detail, "has the forbidden \"console\""),
+	      "the guest's command line has console=");
+	boot_result_release(&r);
+
+	/* the real one's tag id flipped, nothing in its place: no command line to judge */
 	off = data_offset(copy, ovmf.n, 21, &type_off);
 	copy[off] ^= 1;
-	bp = bp_of("{\"cmdline\": {\"required\": [\"ima_policy=tcb\"]}}");
-	CHECK(run(bp, copy, ovmf.n, cmdline, &q, &r) == 1 && strstr(r.findings[0].detail, "no kernel command line event"),
-	      "an edited tag id hides nothing: the command line is missing");
+	quote_of(copy, ovmf.n, &q);
+	CHECK(run(bp, copy, ovmf.n, cmdline, &q, &r) == 2 && r.findings[0].event == 21 &&
+	      r.findings[0].reason == REASON_BOOT_UNVERIFIABLE &&
+	      strstr(r.findings[1].detail, "no kernel command line event"),
+	      "an edited tag id alone: the edited event cannot be judged, the command line is missing");
 	boot_result_release(&r);
-	boot_policy_free(bp);
+
+	/* probe 1: the same, and a benign command line extended into PCR 9 after boot, its event
+	 * appended and reported: before, the only LoadOptions event matched and passed */
+	len = append_tagged(copy, ovmf.n, EVENTLOG_TAG_LOAD_OPTIONS, benign);
+	quote_of(copy, len, &q);
+	CHECK(run(bp, copy, len, benign, &q, &r) == 1 && r.findings[0].reason == REASON_BOOT_UNVERIFIABLE &&
+	      r.findings[0].event == 21 && strstr(r.findings[0].detail, "it cannot be told from a relabelled command line"),
+	      "the relabelled command line is unverifiable (%s)", r.nfindings ? r.findings[0].detail : "no finding");
+	CHECK(r.summary && strstr(r.summary, "\"cmdline_verified\":false"),
+	      "and the summary does not call the benign one verified");
+	boot_result_release(&r);
+
+	/* relabelled as the initrd: it comes before the command line, where no initrd is measured */
+	memcpy(copy, ovmf.p, ovmf.n);
+	put32(copy + off, EVENTLOG_TAG_LINUX_INITRD);
+	len = append_tagged(copy, ovmf.n, EVENTLOG_TAG_LOAD_OPTIONS, benign);
+	quote_of(copy, len, &q);
+	CHECK(run(bp, copy, len, benign, &q, &r) >= 1 && find(&r, REASON_BOOT_UNVERIFIABLE) &&
+	      strstr(find(&r, REASON_BOOT_UNVERIFIABLE)->detail, "initrd"),
+	      "relabelled as an initrd before the command line: unverifiable (%s)",
+	      r.nfindings ? r.findings[0].detail : "no finding");
+	boot_result_release(&r);
+
+	/* relabelled as another type */
+	memcpy(copy, ovmf.p, ovmf.n);
+	retype(copy, ovmf.n, 21, EV_IPL);
+	len = append_tagged(copy, ovmf.n, EVENTLOG_TAG_LOAD_OPTIONS, benign);
+	quote_of(copy, len, &q);
+	CHECK(run(bp, copy, len, benign, &q, &r) >= 1 && find(&r, REASON_BOOT_UNVERIFIABLE),
+	      "relabelled EV_IPL: unverifiable (%s)", r.nfindings ? r.findings[0].detail : "no finding");
+	boot_result_release(&r);
+
+	/* not relabelled: two command lines */
+	memcpy(copy, ovmf.p, ovmf.n);
+	len = append_tagged(copy, ovmf.n, EVENTLOG_TAG_LOAD_OPTIONS, benign);
+	quote_of(copy, len, &q);
+	CHECK(run(bp, copy, len, benign, &q, &r) >= 1 && find(&r, REASON_BOOT_UNVERIFIABLE) &&
+	      strstr(find(&r, REASON_BOOT_UNVERIFIABLE)->detail, "a second command line"),
+	      "a second command line: unverifiable (%s)", r.nfindings ? r.findings[0].detail : "no finding");
+	boot_result_release(&r);
+
+	/* the initrd the EFI stub measures after the command line is not judged; a second one is */
+	len = append_tagged(copy, ovmf.n, EVENTLOG_TAG_LINUX_INITRD, NULL);
+	quote_of(copy, len, &q);
+	CHECK(run(bp, copy, len, cmdline, &q, &r) == 1 && r.findings[0].reason == REASON_BOOT_NOT_IN_POLICY,
+	      "an initrd after the command line: only the command line is judged (%s)",
+	      r.nfindings ? r.findings[0].detail : "no finding");
+	boot_result_release(&r);
+	len = append_tagged(copy, len, EVENTLOG_TAG_LINUX_INITRD, NULL);
+	quote_of(copy, len, &q);
+	CHECK(run(bp, copy, len, cmdline, &q, &r) == 2 && find(&r, REASON_BOOT_UNVERIFIABLE),
+	      "a second initrd: unverifiable (%zu findings)", r.nfindings);
+	boot_result_release(&r);
+out:
 	free(copy);
+	boot_policy_free(bp);
+}
+
+/* Drops bank alg from a quote: the challenge asked for the others only. */
+static void unquote(struct pcr_set *q, uint16_t alg)
+{
+	struct pcr_set keep = *q;
+
+	memset(q, 0, sizeof(*q));
+	for (unsigned b = 0; b < keep.nbanks; b++)
+		if (keep.bank[b].alg != alg)
+			*pcr_set_add_bank(q, keep.bank[b].alg) = keep.bank[b];
+}
+
+/*
+ * Only digests of banks the quote covers are compared with it (check_replay); a digest in any
+ * other bank of the log is the agent's word, so no list may match it and no content is believed
+ * on it alone.
+ */
+static void test_unquoted_banks(void)
+{
+	static const char other_sha1[] = "sha1:2222222222222222222222222222222222222222";
+	struct boot_policy *bp = bp_of("{\"kernels\": [\"sha1:2222222222222222222222222222222222222222\"]}");
+	uint8_t *copy = ovmf_copy(0), want[20];
+	struct eventlog l;
+	struct eventlog_error err;
+	struct pcr_set q;
+	struct boot_result r;
+	size_t off;
+
+	CHECK(bp != NULL, "a policy allowing a kernel by its sha1 digest");
+	if (!bp)
+		goto out;
+	/* another kernel booted; the log's sha1 digest of it edited to the allowed one */
+	if (eventlog_parse(copy, ovmf.n, &l, &err))
+		abort();
+	off = (size_t)(eventlog_event_digest(&l.events[10], TPM2_ALG_SHA1) - copy);
+	eventlog_release(&l);
+	hex_decode(other_sha1 + 5, 40, want, sizeof(want));
+	memcpy(copy + off, want, 20);
+	quote_of(ovmf.p, ovmf.n, &q);
+	unquote(&q, TPM2_ALG_SHA1);
+	CHECK(run(bp, copy, ovmf.n, cmdline, &q, &r) == 1 && r.findings[0].reason == REASON_BOOT_NOT_IN_POLICY &&
+	      r.findings[0].event == 10,
+	      "the quote covers sha256 only: a sha1 digest it never compared allows nothing (%s)",
+	      r.nfindings ? r.findings[0].detail : "no finding");
+	boot_result_release(&r);
+	quote_of(copy, ovmf.n, &q);
+	CHECK(run(bp, copy, ovmf.n, cmdline, &q, &r) == 0,
+	      "quoted in sha1 too, the same digest is the measured one and is allowed");
+	boot_result_release(&r);
+out:
+	free(copy);
+	boot_policy_free(bp);
 }
 
 /* Runs the check with the agent's amendment's boot section too. */
@@ -373,7 +817,8 @@ static size_t run_amended(const struct boot_policy *bp, const struct boot_policy
 /*
  * What an operator approved for one agent (review.c, scope agent) lives in its amendment's boot
  * section: it allows more (a kernel, an exact command line, a firmware event, a db entry), and
- * never less, nor can it lift the policy's Secure Boot state or required/forbidden words.
+ * never less, nor can it lift the policy's Secure Boot state or required/forbidden words (an
+ * exact command line of the amendment passes only if it keeps them).
  */
 static void test_amendment_adds_only(void)
 {
@@ -409,11 +854,30 @@ static void test_amendment_adds_only(void)
 	CHECK(run_amended(bp, NULL, &q, &r) == 3, "another agent, without that amendment: still refused");
 	boot_result_release(&r);
 
+	/* an exact command line in the amendment that lacks the policy's required word */
 	CHECK(boot_policy_teach(am, BOOT_CAT_CMDLINE, cmdline, "", why, sizeof(why)) == 0,
-	      "the amendment learns the exact command line");
-	CHECK(run_amended(bp, am, &q, &r) == 1 && r.findings[0].reason == REASON_SECURE_BOOT_MISMATCH,
-	      "only the Secure Boot state is left: no amendment lifts it (%s)",
+	      "the amendment lists the guest's exact command line");
+	CHECK(run_amended(bp, am, &q, &r) == 2 && find(&r, REASON_SECURE_BOOT_MISMATCH) &&
+	      find(&r, REASON_BOOT_NOT_IN_POLICY) &&
+	      strstr(find(&r, REASON_BOOT_NOT_IN_POLICY)->detail, "lacks the required \"ima_policy=appraise_tcb\""),
+	      "it lifts no required word: the command line and the Secure Boot state still fail (%zu findings)",
+	      r.nfindings);
+	boot_result_release(&r);
+	boot_policy_free(bp);
+
+	/* where the policy lists exact command lines alone, the amendment's adds one */
+	bp = bp_of("{\"cmdline\": {\"exact\": [\"console=ttyS0\"]}}");
+	CHECK(bp && run_amended(bp, NULL, &q, &r) == 1, "a policy of exact command lines refuses the guest's");
+	boot_result_release(&r);
+	CHECK(bp && run_amended(bp, am, &q, &r) == 0, "the amendment's exact line passes it (%s)",
 	      r.nfindings ? r.findings[0].detail : "");
+	boot_result_release(&r);
+	boot_policy_free(bp);
+
+	/* and where the policy forbids a word the line has, it does not */
+	bp = bp_of("{\"cmdline\": {\"exact\": [\"console=ttyS0\"], \"forbidden\": [\"panic\"]}}");
+	CHECK(bp && run_amended(bp, am, &q, &r) == 1 && strstr(r.findings[0].detail, "has the forbidden \"panic\""),
+	      "a forbidden word is not lifted either (%s)", r.nfindings ? r.findings[0].detail : "");
 	boot_result_release(&r);
 	boot_policy_free(am);
 
@@ -555,6 +1019,10 @@ int main(void)
 	CASE(test_findings);
 	CASE(test_cmdline_rules);
 	CASE(test_edited_events);
+	CASE(test_relabelled_markers);
+	CASE(test_secure_boot_forged);
+	CASE(test_cmdline_laundering);
+	CASE(test_unquoted_banks);
 	CASE(test_amendment_adds_only);
 	CASE(test_cmdline_words);
 	CASE(test_parse_and_teach);

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <jansson.h>
 #include <tss2/tss2_tpm2_types.h>
 
 #include "proto/encoding.h"
@@ -75,7 +76,7 @@ static int seed(struct store *st)
 	v[2] = (struct store_round_violation){ .entry = 3, .reason = "not_in_allowlist",
 					       .path = "/usr/bin/other", .digest = hex };
 	v[3] = (struct store_round_violation){ .entry = 4, .reason = "not_in_allowlist",
-					       .path = "/usr/bin/nodigest", .digest = "sha256:zz" };
+					       .path = "/usr/bin/nodigest", .digest = "sha256:abcd" };
 	v[4] = (struct store_round_violation){ .entry = 5, .reason = "not_in_allowlist",
 					       .path = raw, .path_len = sizeof(raw) - 1,
 					       .digest = hex };
@@ -189,6 +190,38 @@ static struct policy *load_named(struct store *st, const char *name)
 	p = policy_load(json, strlen(json), err, sizeof(err));
 	free(json);
 	return p;
+}
+
+/* A round of web-01 with one command-line finding: `line` broke the boot policy. */
+static int seed_cmdline(struct store *st, const char *line)
+{
+	struct store_round_violation v = { .entry = 21, .reason = "boot_not_in_policy", .path = line,
+					   .digest = BOOT_KERNEL, .template_name = BOOT_CAT_CMDLINE };
+
+	return commit_round(st, &v, 1, 106);
+}
+
+/* Policy `name`'s newest text with its "boot" section replaced by `boot` (JSON). */
+static int put_boot_section(struct store *st, const char *name, const char *boot)
+{
+	char *json = NULL, *out = NULL;
+	int64_t version;
+	json_t *doc, *b = json_loads(boot, 0, NULL);
+	int ret = -1;
+
+	if (store_policy_get(st, name, &json, &version))
+		goto out;
+	doc = json_loads(json, 0, NULL);
+	if (doc && b && json_object_set(doc, "boot", b) == 0)
+		out = json_dumps(doc, JSON_COMPACT);
+	json_decref(doc);
+	if (out)
+		ret = store_policy_put(st, name, out, "test", 105, &version);
+out:
+	json_decref(b);
+	free(json);
+	free(out);
+	return ret;
 }
 
 static bool boot_lists_kernel(const struct policy *p)
@@ -356,8 +389,10 @@ int main(void)
 		      strstr(r.why, "dismiss") && still_open(app.store, viol),
 	      "approving a violation entry is refused with what to do instead (%s)", r.why);
 	CHECK(review_decide(&app, nodigest, VIOLATION_APPROVED, REVIEW_SCOPE_AGENT, &r) ==
-		      REVIEW_NOT_APPROVABLE && r.why[0] && still_open(app.store, nodigest),
-	      "a violation without a usable digest is not approvable (%s)", r.why);
+		      REVIEW_NOT_APPROVABLE && strstr(r.why, "digest length does not match the algorithm") &&
+		      still_open(app.store, nodigest),
+	      "a violation without a usable digest (hex too short for sha256) is not approvable,"
+	      " and the why says so (%s)", r.why);
 	CHECK(store_policy_version(app.store, POLICY_DEFAULT_NAME, &version) == -ENOENT &&
 		      store_policy_version(app.store, amend, &version) == -ENOENT,
 	      "no policy and no amendment written");
@@ -543,6 +578,36 @@ int main(void)
 			      REVIEW_OK && allows(app.store, POLICY_DEFAULT_NAME, "/usr/bin/race3", 14,
 						  &version),
 		      "approved once the writes stop");
+	}
+
+	CASE_BEGIN("a command line the policy's words refuse is approved for the policy only");
+	{
+		/* An exact command line in an amendment keeps the policy's required and forbidden
+		 * words (boot_check.h): approved for one agent, it would close the finding and allow
+		 * nothing, and the next judgement of the boot would find it again. */
+		static const char line[] = "console=ttyS0 root=/dev/vda";
+		struct found open = { 0 };
+		int64_t id, before = 0, after = 0;
+
+		CHECK(put_boot_section(app.store, POLICY_DEFAULT_NAME,
+				       "{\"cmdline\": {\"required\": [\"ima_policy=tcb\"]}}") == 0 &&
+			      seed_cmdline(app.store, line) == 0,
+		      "the policy requires ima_policy=tcb; a round with a command line without it");
+		store_violations_list(app.store, VIOLATION_OPEN, "web-01", 10, collect, &open);
+		id = open.n ? open.id[0] : 0;
+		for (int i = 1; i < open.n; i++)
+			if (open.id[i] > id)
+				id = open.id[i];
+		store_policy_version(app.store, amend, &before);
+		CHECK(review_decide(&app, id, VIOLATION_APPROVED, REVIEW_SCOPE_AGENT, &r) ==
+			      REVIEW_NOT_APPROVABLE && strstr(r.why, "lacks the required \"ima_policy=tcb\"") &&
+			      strstr(r.why, "scope policy") && still_open(app.store, id),
+		      "for this agent alone: refused, with what to do instead (%s)", r.why);
+		CHECK(store_policy_version(app.store, amend, &after) == 0 && after == before,
+		      "and its amendment has no new version");
+		CHECK(review_decide(&app, id, VIOLATION_APPROVED, REVIEW_SCOPE_POLICY, &r) == REVIEW_OK &&
+			      r.into_policy && !still_open(app.store, id),
+		      "for the policy: listed as one of its exact command lines (%s)", r.why);
 	}
 
 	store_close(app.store);

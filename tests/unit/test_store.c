@@ -221,6 +221,31 @@ static int rows_cb(void *arg, const struct store_violation *v)
 	return 0;
 }
 
+/* One round of `agent` in boot `boot` (a fresh boot state) with the one violation v, at `now`. */
+static int round_with(struct store *st, const char *agent, uint64_t boot,
+		      const struct store_round_violation *v, int64_t now)
+{
+	struct boot_state bs;
+	struct store_round r;
+	uint64_t ver = 0;
+	int64_t id;
+
+	if (store_boot_get(st, agent, &bs, &ver))
+		return -EIO;
+	memset(&bs, 0, sizeof(bs));
+	bs.started = true;
+	bs.boot_number = boot;
+	memset(&r, 0, sizeof(r));
+	r.agent = agent;
+	r.prev_version = ver;
+	r.next = &bs;
+	r.reasons_json = "[]";
+	r.violations = v;
+	r.nviolations = 1;
+	r.now = now;
+	return store_round_commit(st, &r, &id);
+}
+
 /* One round of agent "lc-01" in boot `boot` with one violation of PATH at entries first..last. */
 static int lc_round(struct store *st, uint64_t boot, uint64_t first, uint64_t last, uint64_t count)
 {
@@ -229,35 +254,23 @@ static int lc_round(struct store *st, uint64_t boot, uint64_t first, uint64_t la
 					   .reason = "not_in_allowlist", .path = path,
 					   .path_len = sizeof(path) - 1, .digest = "sha256:ab",
 					   .template_name = "ima-ng" };
-	struct boot_state bs;
-	struct store_round r;
-	uint64_t ver = 0;
-	int64_t id;
 
-	memset(&r, 0, sizeof(r));
-	if (store_boot_get(st, "lc-01", &bs, &ver))
-		return -EIO;
-	memset(&bs, 0, sizeof(bs));
-	bs.started = true;
-	bs.boot_number = boot;
-	r.agent = "lc-01";
-	r.prev_version = ver;
-	r.next = &bs;
-	r.reasons_json = "[]";
-	r.violations = &v;
-	r.nviolations = 1;
-	r.now = (int64_t)(3000 + 100 * boot + last);
-	return store_round_commit(st, &r, &id);
+	return round_with(st, "lc-01", boot, &v, (int64_t)(3000 + 100 * boot + last));
 }
 
-/* newest first: row[0] is the newest */
-static struct viol_rows lc_rows(struct store *st)
+/* The violations of `agent`, newest first: row[0] is the newest. */
+static struct viol_rows rows_of(struct store *st, const char *agent)
 {
 	struct viol_rows rows;
 
 	memset(&rows, 0, sizeof(rows));
-	store_violations_list(st, -1, "lc-01", 100, rows_cb, &rows);
+	store_violations_list(st, -1, agent, 100, rows_cb, &rows);
 	return rows;
+}
+
+static struct viol_rows lc_rows(struct store *st)
+{
+	return rows_of(st, "lc-01");
 }
 
 /*
@@ -307,6 +320,67 @@ static void test_violation_lifecycle(struct store *st)
 	CHECK(store_violations_open_count(st, "lc-01", 3, &total, &in_boot) == 0 && total == 1 &&
 		      in_boot == 0,
 	      "open in all boots: 1; of boot 3: 0");
+}
+
+/* One round of agent "bf-01" in boot 1 whose boot judgement found `v` (as attest.c stores them). */
+static int boot_finding_round(struct store *st, const struct store_round_violation *v, int64_t now)
+{
+	return round_with(st, "bf-01", 1, v, now);
+}
+
+static struct viol_rows bf_rows(struct store *st)
+{
+	return rows_of(st, "bf-01");
+}
+
+/*
+ * A boot finding comes back, with the same event index in the same boot, when the boot is
+ * judged again (the policy or the agent's amendment changed: boot_check.h). Approved, it was
+ * approved into a section that no longer allows it (an amendment rolled back): a new open row,
+ * or the agent would be trusted after one untrusted round. Dismissed, the decision stands for
+ * this boot, as it does for an IMA entry sent again; open, it is not counted twice.
+ */
+static void test_boot_finding_judged_again(struct store *st)
+{
+	struct store_agent a;
+	enum store_enroll_result er;
+	struct store_round_violation kernel = {
+		.entry = 10, .last_entry = 10, .count = 1, .reason = "boot_not_in_policy",
+		.path = "PCR 4: EFI application \"kernel\"", .digest = "sha256:834c",
+		.template_name = "boot:kernel"};
+	struct store_round_violation secure = {
+		.entry = 4, .last_entry = 4, .count = 1, .reason = "secure_boot_mismatch",
+		.path = "PCR 7: Secure Boot off", .digest = "sha256:115a",
+		.template_name = "boot:secure_boot"};
+	struct viol_rows rows = {0};
+	uint8_t cred[32];
+
+	make_agent(&a, "bf-01", 3, 3, 9);
+	memset(cred, 9, sizeof(cred));
+	CHECK(store_agent_enroll(st, &a, 100, &er) == 0 && store_agent_activate(st, "bf-01", cred, 101) == 0,
+	      "agent bf-01");
+	CHECK(boot_finding_round(st, &kernel, 200) == 0 && (rows = bf_rows(st)).n == 1 &&
+		      rows.row[0].state == VIOLATION_OPEN,
+	      "a boot finding: one open row");
+	CHECK(boot_finding_round(st, &kernel, 201) == 0 && (rows = bf_rows(st)).n == 1 &&
+		      rows.row[0].count == 1,
+	      "judged again while open: the same row, not counted twice");
+	CHECK(store_violation_decide(st, rows.row[0].id, VIOLATION_APPROVED, 202, "approved for bf-01") == 0,
+	      "approved (into the agent's amendment)");
+	CHECK(boot_finding_round(st, &kernel, 300) == 0 && (rows = bf_rows(st)).n == 2 &&
+		      rows.row[0].state == VIOLATION_OPEN && rows.row[0].recurs == rows.row[1].id &&
+		      rows.row[1].state == VIOLATION_APPROVED,
+	      "the amendment rolled back, the boot judged again: a new open row naming the approved one (%d rows)",
+	      rows.n);
+	CHECK(boot_finding_round(st, &kernel, 301) == 0 && bf_rows(st).n == 2,
+	      "and that one is not opened twice");
+
+	CHECK(boot_finding_round(st, &secure, 400) == 0 && (rows = bf_rows(st)).n == 3, "Secure Boot off");
+	CHECK(store_violation_decide(st, rows.row[0].id, VIOLATION_DISMISSED, 401, "dismissed") == 0,
+	      "dismissed");
+	CHECK(boot_finding_round(st, &secure, 402) == 0 && (rows = bf_rows(st)).n == 3 &&
+		      rows.row[0].state == VIOLATION_DISMISSED,
+	      "the boot judged again (another finding approved): the dismissal stands for this boot");
 }
 
 static int hist_cb(void *arg, const struct store_policy_version *v)
@@ -820,6 +894,8 @@ int main(void)
 		CHECK_CASE("failed round", test_failed_round(st));
 		CHECK_CASE("round compare-and-swap", test_round_cas(st));
 		CHECK_CASE("group commit", test_group_commit(st));
+		/* last: its agent would count among the policies' agents above */
+		CHECK_CASE("a boot finding judged again", test_boot_finding_judged_again(st));
 		store_close(st);
 	}
 	/* Reopen: everything committed is there. */
