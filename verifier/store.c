@@ -1,7 +1,7 @@
 /*
  * store.h, the part every backend shares: the URI that picks a backend, the group commit of
  * rounds, the names of states and the enrollment rule. Everything that speaks to a database
- * is in the backend (store_sqlite.c), behind struct store_ops (store_backend.h).
+ * is in the backend (store_sqlite.c, store_pg.c), behind struct store_ops (store_backend.h).
  */
 #include "verifier/store.h"
 
@@ -18,6 +18,7 @@
 
 static const struct store_ops *const backends[] = {
 	&store_sqlite_ops,
+	&store_pg_ops,
 };
 
 struct store {
@@ -121,8 +122,8 @@ static const struct store_ops *backend_of(const char *uri, const char **location
 			return backends[i];
 		}
 	}
-	log_error("store: unknown store scheme \"%.*s\" in \"%s\": this verifier has sqlite",
-		  (int)n, uri, uri);
+	log_error("store: unknown store scheme \"%.*s\" in \"%s\": this verifier has sqlite and"
+		  " postgresql", (int)n, uri, uri);
 	return NULL;
 }
 

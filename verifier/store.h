@@ -3,7 +3,8 @@
  * violations, policies; outstanding challenges need no durability and live in nonces.h).
  *
  * Backends: store_open() takes a URI and picks the backend by its scheme; "sqlite:PATH" is
- * SQLite (store_sqlite.c). What every backend shares (the group commit, state names, the
+ * SQLite (store_sqlite.c), the embedded default; "postgresql://USER@HOST:PORT/DB" (a libpq URI)
+ * is PostgreSQL (store_pg.c), which several verifiers may share. What every backend shares (the group commit, state names, the
  * enrollment decision) is in store.c; a backend implements struct store_ops
  * (store_backend.h) in its own file. A backend keeps a schema version and upgrades an older
  * database when it opens it; it refuses one newer than itself.
@@ -69,7 +70,8 @@ struct store_agent {
 void store_agent_release(struct store_agent *a);
 
 /*
- * Opens the store a URI names: "sqlite:PATH" (the file is created if missing). Upgrades the
+ * Opens the store a URI names: "sqlite:PATH" (the file is created if missing) or
+ * "postgresql://..." (the database must exist; its tables are created). Upgrades the
  * schema of an older database first. -EINVAL (logged) for a URI without a known scheme,
  * -EPROTO for a database newer than this verifier, else what the backend returns.
  */
@@ -185,13 +187,23 @@ struct store_round {
 	const struct store_round_violation *violations;
 	size_t nviolations;
 	int64_t now;
+	/*
+	 * The challenge this round answered (verifier/cluster.h), recorded as spent in the round's
+	 * transaction so that no verifier sharing the store accepts it again; nonce_len 0 when the
+	 * verifier alone keeps its challenges (nonces.h). The record is kept until a while after
+	 * nonce_expires.
+	 */
+	const uint8_t *nonce;
+	size_t nonce_len;
+	int64_t nonce_expires;
 };
 
 /*
  * One transaction: boot state, verdict, violations. A compare-and-swap on the boot state's
  * version: if another round of the agent committed since r->prev_version was read, nothing is
  * written and -ESTALE is returned (two rounds of one agent in flight: the slower one must not
- * overwrite the newer state).
+ * overwrite the newer state). A round whose r->nonce was recorded as spent before (by any
+ * verifier on this store) writes nothing either: -EALREADY.
  *
  * A violation is one row per agent, reason, path and digest while it is open: seen again, its
  * count and last entry grow. Once an operator decided it (approved, dismissed), a later

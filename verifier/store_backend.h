@@ -16,7 +16,9 @@
  * error, the others still commit. Each round is a compare-and-swap on its agent's boot state:
  * written only if the stored version is still r->prev_version (0: no row), which it then
  * raises by one; otherwise `ret` is -ESTALE and nothing of the round is written (two rounds
- * of one agent in the same batch: the second finds the first's version). A failed commit sets `ret` of every round of the batch.
+ * of one agent in the same batch: the second finds the first's version). A round with a nonce
+ * records it as spent; one recorded before makes `ret` -EALREADY, and nothing of the round is
+ * written. A failed commit sets `ret` of every round of the batch.
  * It sets `verdict_id` of every round that succeeded, and leaves `next` and `done` alone.
  */
 #ifndef VERIFIER_STORE_BACKEND_H
@@ -27,6 +29,14 @@
 struct store_backend {
 	const struct store_ops *ops;
 };
+
+/*
+ * Spent challenges (struct store_round's nonce) are kept STORE_NONCES_KEEP seconds past their
+ * expiry, longer than any clock difference between verifiers, and pruned by commit_rounds()
+ * at most every STORE_NONCES_PRUNE_EVERY seconds.
+ */
+#define STORE_NONCES_KEEP 600
+#define STORE_NONCES_PRUNE_EVERY 60
 
 /* A round waiting in the commit queue; lives on its caller's stack. */
 struct store_pending_round {
@@ -90,6 +100,7 @@ struct store_ops {
 
 /* The backends store_open() knows. */
 extern const struct store_ops store_sqlite_ops;
+extern const struct store_ops store_pg_ops;
 
 /* What a backend finds in its enrollment transaction, after deleting expired pendings. */
 struct store_enroll_facts {

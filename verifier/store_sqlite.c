@@ -75,6 +75,8 @@ enum stmt {
 	STMT_POLICY_VERSIONS,
 	STMT_POLICY_AGENTS,
 	STMT_COUNTS,
+	STMT_NONCE_SPEND,
+	STMT_NONCES_PRUNE,
 	STMT_COUNT /* the number of statements */
 };
 
@@ -186,6 +188,11 @@ static const char *const stmt_sql[STMT_COUNT] = {
 		" (SELECT COUNT(*) FROM violations WHERE state = 'open'),"
 		" (SELECT COUNT(*) FROM verdicts WHERE trusted = 1),"
 		" (SELECT COUNT(*) FROM verdicts WHERE trusted = 0)",
+	/* Single use of a challenge across verifiers (store.h, struct store_round). */
+	[STMT_NONCE_SPEND] =
+		"INSERT INTO spent_nonces(nonce, agent, expires_at) VALUES (?1, ?2, ?3)"
+		" ON CONFLICT(nonce) DO NOTHING",
+	[STMT_NONCES_PRUNE] = "DELETE FROM spent_nonces WHERE expires_at < ?1",
 };
 
 struct sqlite_store {
@@ -193,6 +200,7 @@ struct sqlite_store {
 	sqlite3 *db;
 	pthread_mutex_t lock; /* the connection and the statements */
 	sqlite3_stmt *stmt[STMT_COUNT];
+	int64_t nonces_pruned; /* when spent challenges were last pruned */
 };
 
 static struct sqlite_store *sq(struct store_backend *b)
@@ -841,6 +849,18 @@ static int round_write(struct sqlite_store *st, const struct store_round *r, int
 	sqlite3_stmt *s;
 	int ret;
 
+	if (r->nonce_len) {
+		s = stmt(st, STMT_NONCE_SPEND);
+		sqlite3_bind_blob(s, 1, r->nonce, (int)r->nonce_len, SQLITE_STATIC);
+		sqlite3_bind_text(s, 2, r->agent, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(s, 3, r->nonce_expires);
+		ret = step_done(st, s, "challenge spend");
+		if (!ret && sqlite3_changes(st->db) != 1)
+			ret = -EALREADY;
+		finish(s);
+		if (ret)
+			return ret;
+	}
 	boot_state_encode(r->next, blob);
 	/* Compare-and-swap: only over the version this round read, else nothing is written. */
 	s = stmt(st, r->prev_version ? STMT_BOOT_UPDATE : STMT_BOOT_INSERT);
@@ -901,6 +921,16 @@ static void sq_commit_rounds(struct store_backend *b, struct store_pending_round
 		if (w->ret)
 			run(st, STMT_ROLLBACK_TO);
 		run(st, STMT_RELEASE);
+	}
+	if (!ret && batch && batch->r->now - st->nonces_pruned >= STORE_NONCES_PRUNE_EVERY) {
+		/* A spent challenge is refused as expired once past its expiry: forget it then. */
+		sqlite3_stmt *s = stmt(st, STMT_NONCES_PRUNE);
+
+		st->nonces_pruned = batch->r->now;
+		sqlite3_bind_int64(s, 1, batch->r->now - STORE_NONCES_KEEP);
+		if (step_done(st, s, "spent challenges prune"))
+			log_warn("store: spent challenges not pruned; the next batch tries again");
+		finish(s);
 	}
 	if (!ret && (ret = commit(st)) != 0)
 		rollback(st);

@@ -366,6 +366,20 @@ static int m5_boot_logs(sqlite3 *db)
 		" received_at INTEGER NOT NULL, updated_at INTEGER NOT NULL);");
 }
 
+/*
+ * 6 (issue 18, several verifiers on one database): the challenges that rounds answered, so
+ * that a challenge one verifier issued is accepted once in the whole fleet (verifier/
+ * cluster.h); a row is kept until a while after its challenge expired.
+ */
+static int m6_spent_nonces(sqlite3 *db)
+{
+	return store_sqlite_exec(db,
+		"CREATE TABLE spent_nonces("
+		" nonce BLOB PRIMARY KEY, agent TEXT NOT NULL, expires_at INTEGER NOT NULL)"
+		" WITHOUT ROWID;"
+		"CREATE INDEX spent_nonces_expiry ON spent_nonces(expires_at);");
+}
+
 static const struct migration {
 	const char *what;
 	int (*apply)(sqlite3 *db);
@@ -375,6 +389,7 @@ static const struct migration {
 	{ "pending enrollments by age and EK, boot state versions", m3_enrollment_limits_round_cas },
 	{ "violations with raw paths, reopened when they recur (issue 12)", m4_violations_reviewed },
 	{ "firmware event logs (issue 13)", m5_boot_logs },
+	{ "spent challenges of several verifiers (issue 18)", m6_spent_nonces },
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == STORE_SQLITE_SCHEMA_VERSION,

@@ -23,6 +23,7 @@
 #include "proto/imalog.h"
 #include "proto/replay.h"
 #include "tests/lib/softtpm.h"
+#include "tests/lib/teststore.h"
 #include "tests/unit/check.h"
 #include "verifier/agentcache.h"
 #include "verifier/round.h"
@@ -232,14 +233,15 @@ int main(void)
 	memset(&app, 0, sizeof(app));
 	if (!mkdtemp(dir))
 		return 2;
-	snprintf(uri, sizeof(uri), "sqlite:%s/verifier.db", dir);
 	policy_cache_init(&app.policies);
 	app.nonce_ttl = 60;
 	app.nonces = nonces_new();
 	app.agents = agentcache_new();
 	m.ak = EVP_EC_gen("P-256");
 	CASE_BEGIN("setup");
-	CHECK(app.nonces && app.agents && m.ak && store_open(uri, &app.store) == 0,
+	printf("# backend: %s\n", teststore_backend());
+	CHECK(app.nonces && app.agents && m.ak && teststore_uri(dir, "verifier", uri, sizeof(uri)) == 0 &&
+		      store_open(uri, &app.store) == 0,
 	      "store, challenge table, agent cache, AK");
 	if (app.store) {
 		CHECK(put_policy(&app) == 0, "default policy");

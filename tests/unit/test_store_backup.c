@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "tests/lib/teststore.h"
 #include "tests/unit/check.h"
 #include "verifier/store.h"
 
@@ -90,8 +91,7 @@ static void test_backup_under_load(void)
 	int64_t version = 0;
 	int ok_copies = 0, consistent = 0, complete = 0, last_n = 0;
 
-	snprintf(db, sizeof(db), "sqlite:%s/verifier.db", tmpdir);
-	if (store_open(db, &st)) {
+	if (teststore_uri(tmpdir, "verifier", db, sizeof(db)) || store_open(db, &st)) {
 		CHECK(0, "open %s", db);
 		return;
 	}
@@ -179,8 +179,8 @@ static void test_copy_of_every_table(void)
 	uint64_t size = 0;
 	int fd = -1;
 
-	snprintf(uri, sizeof(uri), "sqlite:%s/every.db", tmpdir);
-	CHECK(store_open(uri, &st) == 0, "a store");
+	CHECK(teststore_uri(tmpdir, "every", uri, sizeof(uri)) == 0 && store_open(uri, &st) == 0,
+	      "a store");
 	if (!st)
 		return;
 	memset(&bs, 0, sizeof(bs));
@@ -262,6 +262,7 @@ int main(void)
 
 	if (!mkdtemp(tmpdir))
 		return 2;
+	printf("# backend: %s\n", teststore_backend());
 	CASE(test_backup_under_load);
 	CASE(test_check_refuses);
 	CASE(test_copy_of_every_table);
