@@ -299,7 +299,7 @@ test:
 	@scripts/check.sh
 	@tests/run $(TEST_LAYERS)
 
-TEST_LAYERS ?= unit fuzz-corpus cross integration install attacks faults vm e2e bench
+TEST_LAYERS ?= unit fuzz-corpus cross integration install attacks faults scaleout vm e2e bench
 
 test-unit: all
 	@tests/run unit

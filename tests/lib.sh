@@ -263,6 +263,7 @@ start_pg() {
 		-c unix_socket_directories= -c max_connections=200 >>"$dir.log" 2>&1 &
 	PG_PID=$!
 	T_PG_PIDS+=("$PG_PID")
+	# shellcheck disable=SC2034 # for the tests that source this file
 	PG_URI=postgresql://postgres@127.0.0.1:$PG_PORT
 	for ((i = 0; i < 300; i++)); do
 		"$bin/pg_isready" -q -h 127.0.0.1 -p "$PG_PORT" && return 0

@@ -15,7 +15,9 @@
  * session (pg_temp), so its logic ships with this file rather than with the schema: it writes
  * the round inside an exception block (a subtransaction), so a failing round is rolled back
  * alone and the others commit, as SQLite's savepoints do. Rounds are sent ordered by agent id,
- * so that two verifiers' batches lock boot states in the same order and never deadlock.
+ * so that two verifiers' batches lock boot states in the same order and never deadlock
+ * (tests/unit/test_store_pg.c makes them try); a spent challenge is locked as part of its
+ * agent's round, and a challenge names its agent (cluster.h), so that order covers it too.
  *
  * When the server is away: every call fails with -EIO (the agent-facing calls answer 503
  * storage_unavailable), connections are re-made at the next call (at most every
