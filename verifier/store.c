@@ -256,6 +256,15 @@ int store_boot_log_get(struct store *st, const char *agent, struct store_boot_lo
 	return st->be->ops->boot_log_get(st->be, agent, out);
 }
 
+int store_round_context(struct store *st, const char *agent, const char *default_policy,
+			struct store_round_ctx *out)
+{
+	char amendment[STORE_AMENDMENT_NAME_MAX + 1];
+
+	store_amendment_name(agent, amendment);
+	return st->be->ops->round_context(st->be, agent, default_policy, amendment, out);
+}
+
 void store_boot_log_release(struct store_boot_log *b)
 {
 	if (!b)

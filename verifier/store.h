@@ -173,6 +173,32 @@ struct store_boot_log {
 };
 void store_boot_log_release(struct store_boot_log *b);
 
+/*
+ * What one attestation round reads of an agent, in one call (one statement, so one network
+ * round trip on PostgreSQL; several verifiers see each other's changes through it): the
+ * agent's state, AK name and policy; its boot state and that state's version (0: none); its
+ * open violations, in all and in the boot state's boot; whether a firmware log is stored and
+ * its digest (the log itself: store_boot_log_get()); the newest versions of its policy (named
+ * `default_policy` when it names none) and of its amendment (0: no such policy). -ENOENT for an
+ * unknown agent; -EINVAL if its boot state does not decode.
+ */
+struct store_round_ctx {
+	enum agent_state state;
+	char policy[LIMIT_POLICY_NAME + 1]; /* as stored: "" = the default */
+	uint8_t ak_name[66];
+	size_t ak_name_len;
+	struct boot_state boot;
+	uint64_t version;
+	uint64_t open_violations;
+	uint64_t open_violations_in_boot;
+	bool has_boot_log;
+	uint8_t boot_log_sha256[32];
+	int64_t policy_version;
+	int64_t amendment_version;
+};
+int store_round_context(struct store *st, const char *agent, const char *default_policy,
+			struct store_round_ctx *out);
+
 /* The agent's stored event log; -ENOENT if it has none. */
 int store_boot_log_get(struct store *st, const char *agent, struct store_boot_log *out);
 

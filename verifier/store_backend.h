@@ -67,6 +67,9 @@ struct store_ops {
 	int (*boot_get)(struct store_backend *b, const char *agent, struct boot_state *out,
 			uint64_t *version);
 	int (*boot_log_get)(struct store_backend *b, const char *agent, struct store_boot_log *out);
+	/* The amendment's name is store.c's (store_amendment_name()). */
+	int (*round_context)(struct store_backend *b, const char *agent, const char *default_policy,
+			     const char *amendment, struct store_round_ctx *out);
 	void (*commit_rounds)(struct store_backend *b, struct store_pending_round *batch);
 	int (*verdicts_list)(struct store_backend *b, const char *agent, unsigned limit,
 			     store_verdict_cb cb, void *arg);

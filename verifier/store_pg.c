@@ -78,6 +78,7 @@ enum stmt {
 	STMT_AGENTS_LIST,
 	STMT_BOOT_GET,
 	STMT_BOOT_LOG_GET,
+	STMT_ROUND_CONTEXT,
 	STMT_ROUND,
 	STMT_NONCES_PRUNE,
 	STMT_VERDICTS_LIST,
@@ -128,6 +129,17 @@ static const char *const stmt_sql[STMT_COUNT] = {
 	[STMT_BOOT_LOG_GET] =
 		"SELECT log, sha256, cmdline, judged_boot, judged_key, summary, received_at"
 		" FROM boot_logs WHERE agent = $1",
+	[STMT_ROUND_CONTEXT] =
+		"SELECT a.state, a.policy, a.ak_name, b.state, COALESCE(b.version, 0),"
+		" (SELECT COUNT(*) FROM violations x WHERE x.agent = a.id AND x.state = 'open'),"
+		" (SELECT COUNT(*) FROM violations x WHERE x.agent = a.id AND x.state = 'open'"
+		"  AND x.boot_number = COALESCE(b.boot_number, 0)),"
+		" l.sha256,"
+		" COALESCE((SELECT max(version) FROM policies"
+		"  WHERE name = CASE a.policy WHEN '' THEN $2 ELSE a.policy END), 0),"
+		" COALESCE((SELECT max(version) FROM policies WHERE name = $3), 0)"
+		" FROM agents a LEFT JOIN boot_state b ON b.agent = a.id"
+		" LEFT JOIN boot_logs l ON l.agent = a.id WHERE a.id = $1",
 	[STMT_ROUND] =
 		"SELECT status, verdict, msg FROM pg_temp.attest_round($1, $2, $3::bytea, $4, $5, $6,"
 		" $7, $8, $9, $10, $11, $12::bytea, $13, $14, $15::bytea, $16::bytea, $17, $18,"
@@ -1026,6 +1038,56 @@ out:
 	return ret;
 }
 
+static int pg_round_context(struct store_backend *b, const char *agent,
+			    const char *default_policy, const char *amendment,
+			    struct store_round_ctx *out)
+{
+	struct params p = { 0 };
+	PGresult *r;
+	size_t n;
+	int ret;
+
+	memset(out, 0, sizeof(*out));
+	p_text(&p, agent);
+	p_text(&p, default_policy);
+	p_text(&p, amendment);
+	ret = pg_query(pg(b), STMT_ROUND_CONTEXT, &p, "round context", &r);
+	if (ret)
+		return ret;
+	if (PQntuples(r) == 0) {
+		ret = -ENOENT;
+		goto out;
+	}
+	out->state = !strcmp(r_text(r, 0, 0), "active") ? AGENT_ACTIVE : AGENT_PENDING;
+	snprintf(out->policy, sizeof(out->policy), "%s", r_text(r, 0, 1));
+	n = r_len(r, 0, 2);
+	if (n > 0 && n <= sizeof(out->ak_name)) {
+		memcpy(out->ak_name, r_text(r, 0, 2), n);
+		out->ak_name_len = n;
+	}
+	if (!PQgetisnull(r, 0, 3)) {
+		if (boot_state_decode((const uint8_t *)r_text(r, 0, 3), r_len(r, 0, 3), &out->boot)) {
+			log_error("store: boot state of agent \"%s\" does not decode (%zu bytes)",
+				  agent, r_len(r, 0, 3));
+			memset(&out->boot, 0, sizeof(out->boot));
+			ret = -EINVAL;
+			goto out;
+		}
+		out->version = (uint64_t)r_int(r, 0, 4);
+	}
+	out->open_violations = (uint64_t)r_int(r, 0, 5);
+	out->open_violations_in_boot = (uint64_t)r_int(r, 0, 6);
+	if (r_len(r, 0, 7) == 32) {
+		out->has_boot_log = true;
+		memcpy(out->boot_log_sha256, r_text(r, 0, 7), 32);
+	}
+	out->policy_version = r_int(r, 0, 8);
+	out->amendment_version = r_int(r, 0, 9);
+out:
+	PQclear(r);
+	return ret;
+}
+
 /* A round's violations as attest_round() takes them; NULL (no parameter) when there are none. */
 static int violations_json(const struct store_round *r, char **out)
 {
@@ -1637,6 +1699,7 @@ const struct store_ops store_pg_ops = {
 	.agents_list = pg_agents_list,
 	.boot_get = pg_boot_get,
 	.boot_log_get = pg_boot_log_get,
+	.round_context = pg_round_context,
 	.commit_rounds = pg_commit_rounds,
 	.verdicts_list = pg_verdicts_list,
 	.violations_list = pg_violations_list,

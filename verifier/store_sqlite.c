@@ -77,6 +77,7 @@ enum stmt {
 	STMT_COUNTS,
 	STMT_NONCE_SPEND,
 	STMT_NONCES_PRUNE,
+	STMT_ROUND_CONTEXT,
 	STMT_COUNT /* the number of statements */
 };
 
@@ -193,6 +194,18 @@ static const char *const stmt_sql[STMT_COUNT] = {
 		"INSERT INTO spent_nonces(nonce, agent, expires_at) VALUES (?1, ?2, ?3)"
 		" ON CONFLICT(nonce) DO NOTHING",
 	[STMT_NONCES_PRUNE] = "DELETE FROM spent_nonces WHERE expires_at < ?1",
+	/* store_round_context(): everything a round reads, in one statement. */
+	[STMT_ROUND_CONTEXT] =
+		"SELECT a.state, a.policy, a.ak_name, b.state, COALESCE(b.version, 0),"
+		" (SELECT COUNT(*) FROM violations x WHERE x.agent = a.id AND x.state = 'open'),"
+		" (SELECT COUNT(*) FROM violations x WHERE x.agent = a.id AND x.state = 'open'"
+		"  AND x.boot_number = COALESCE(b.boot_number, 0)),"
+		" l.sha256,"
+		" COALESCE((SELECT max(version) FROM policies"
+		"  WHERE name = CASE a.policy WHEN '' THEN ?2 ELSE a.policy END), 0),"
+		" COALESCE((SELECT max(version) FROM policies WHERE name = ?3), 0)"
+		" FROM agents a LEFT JOIN boot_state b ON b.agent = a.id"
+		" LEFT JOIN boot_logs l ON l.agent = a.id WHERE a.id = ?1",
 };
 
 struct sqlite_store {
@@ -670,6 +683,65 @@ static int sq_boot_get(struct store_backend *b, const char *agent, struct boot_s
 out:
 	finish(s);
 	unlock(st);
+	return ret;
+}
+
+static int sq_round_context(struct store_backend *b, const char *agent,
+			    const char *default_policy, const char *amendment,
+			    struct store_round_ctx *out)
+{
+	struct sqlite_store *st = sq(b);
+	sqlite3_stmt *s;
+	const void *p;
+	int ret = 0, rc, n;
+
+	memset(out, 0, sizeof(*out));
+	lock(st);
+	s = stmt(st, STMT_ROUND_CONTEXT);
+	sqlite3_bind_text(s, 1, agent, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 2, default_policy, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 3, amendment, -1, SQLITE_STATIC);
+	rc = sqlite3_step(s);
+	if (rc == SQLITE_DONE) {
+		ret = -ENOENT;
+		goto out;
+	}
+	if (rc != SQLITE_ROW) {
+		ret = db_fail(st, rc, "round context");
+		goto out;
+	}
+	out->state = !strcmp(col_text(s, 0), "active") ? AGENT_ACTIVE : AGENT_PENDING;
+	text_copy(s, 1, out->policy, sizeof(out->policy));
+	p = sqlite3_column_blob(s, 2);
+	n = sqlite3_column_bytes(s, 2);
+	if (p && n > 0 && (size_t)n <= sizeof(out->ak_name)) {
+		memcpy(out->ak_name, p, (size_t)n);
+		out->ak_name_len = (size_t)n;
+	}
+	if (sqlite3_column_type(s, 3) != SQLITE_NULL) {
+		p = sqlite3_column_blob(s, 3);
+		n = sqlite3_column_bytes(s, 3);
+		if (n < 0 || boot_state_decode(p, (size_t)n, &out->boot)) {
+			log_error("store: boot state of agent \"%s\" does not decode (%d bytes)",
+				  agent, n);
+			ret = -EINVAL;
+			goto out;
+		}
+		out->version = (uint64_t)sqlite3_column_int64(s, 4);
+	}
+	out->open_violations = (uint64_t)sqlite3_column_int64(s, 5);
+	out->open_violations_in_boot = (uint64_t)sqlite3_column_int64(s, 6);
+	if (sqlite3_column_bytes(s, 7) == 32) {
+		out->has_boot_log = true;
+		memcpy(out->boot_log_sha256, sqlite3_column_blob(s, 7), 32);
+	}
+	out->policy_version = sqlite3_column_int64(s, 8);
+	out->amendment_version = sqlite3_column_int64(s, 9);
+out:
+	finish(s);
+	unlock(st);
+	if (ret)
+		memset(&out->boot, 0, sizeof(out->boot));
 	return ret;
 }
 
@@ -1324,6 +1396,7 @@ const struct store_ops store_sqlite_ops = {
 	.agents_list = sq_agents_list,
 	.boot_get = sq_boot_get,
 	.boot_log_get = sq_boot_log_get,
+	.round_context = sq_round_context,
 	.commit_rounds = sq_commit_rounds,
 	.verdicts_list = sq_verdicts_list,
 	.violations_list = sq_violations_list,

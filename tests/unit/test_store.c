@@ -507,6 +507,45 @@ static void test_round_cas(struct store *st)
 	CHECK(store_round_commit(st, &r, &id) == 0, "its first round over version 0");
 }
 
+/* store_round_context(): the facts of the calls it stands for, in one. */
+static void test_round_context(struct store *st)
+{
+	struct store_round_ctx c;
+	struct store_boot_log bl;
+	struct boot_state bs;
+	uint64_t ver = 0, total = 0, in_boot = 0;
+	int64_t pv = 0;
+
+	CHECK(store_round_context(st, "nope", "default", &c) == -ENOENT, "unknown agent");
+	CHECK(store_round_context(st, "web-01", "default", &c) == 0, "web-01");
+	CHECK(store_boot_get(st, "web-01", &bs, &ver) == 0 && c.version == ver && ver > 0 &&
+		      !memcmp(&c.boot, &bs, sizeof(bs)),
+	      "its boot state and version (%llu)", (unsigned long long)c.version);
+	CHECK(c.state == AGENT_ACTIVE && c.ak_name_len == 34 && c.ak_name[0] == 2 && !c.policy[0],
+	      "its state, AK name and (default) policy");
+	CHECK(store_violations_open_count(st, "web-01", bs.boot_number, &total, &in_boot) == 0 &&
+		      c.open_violations == total && c.open_violations_in_boot == in_boot,
+	      "its open violations (%llu, %llu in boot)", (unsigned long long)total,
+	      (unsigned long long)in_boot);
+	CHECK(store_boot_log_get(st, "web-01", &bl) == 0 && c.has_boot_log &&
+		      !memcmp(c.boot_log_sha256, bl.sha256, 32),
+	      "its boot log's digest");
+	store_boot_log_release(&bl);
+	CHECK(store_policy_version(st, "default", &pv) == 0 && c.policy_version == pv && pv == 2,
+	      "the default policy's newest version (%lld)", (long long)c.policy_version);
+	CHECK(c.amendment_version == 0, "no amendment");
+	CHECK(store_policy_put(st, "agent/web-01", "{}", "test", 5, &pv) == 0 &&
+		      store_round_context(st, "web-01", "default", &c) == 0 &&
+		      c.amendment_version == 1,
+	      "then an amendment, version 1");
+	CHECK(store_round_context(st, "db-01", "default", &c) == 0 && c.state == AGENT_PENDING &&
+		      !strcmp(c.policy, "strict") && c.policy_version == 0 && c.version == 0 &&
+		      !c.boot.started && !c.has_boot_log,
+	      "db-01: pending, policy strict (not stored), no boot state, no log");
+	CHECK(store_round_context(st, "web-01", "other", &c) == 0 && c.policy_version == 0,
+	      "the default policy's name is the caller's");
+}
+
 /*
  * A round's challenge is spent with it (store.h, struct store_round): once in the whole store,
  * whichever verifier committed it; a round refused for any reason spends nothing.
@@ -909,6 +948,7 @@ int main(void)
 		CHECK_CASE("violation lifecycle", test_violation_lifecycle(st));
 		CHECK_CASE("boot logs", test_boot_logs(st));
 		CHECK_CASE("policies", test_policies(st));
+		CHECK_CASE("round context", test_round_context(st));
 		CHECK_CASE("failed round", test_failed_round(st));
 		CHECK_CASE("round compare-and-swap", test_round_cas(st));
 		CHECK_CASE("spent challenges", test_spent_nonces(st));
