@@ -2,13 +2,22 @@
  * round: the services of one attestation round, without HTTP.
  *
  * round_challenge() issues a nonce to an active agent and says where its list should start;
- * round_evidence() takes the agent's answer through every step, in this order: the agent and
- * its AK, its policy and its amendment (what operators approved for it alone), the nonce
- * (spent here, before anything that depends on the evidence, so a replayed body is
- * `nonce_reused` whatever follows), the stored boot state and its unreviewed violations (of
- * every boot, and of the last one), attest_evaluate() (which decides), and the commit of the
- * boot state, the verdict and the violations in one transaction. A verdict is returned only
- * once it is durable.
+ * round_evidence() takes the agent's answer through every step, in this order: what the store
+ * holds for the agent, read in one call (store_round_context(): its state, AK name, policy and
+ * amendment versions, boot state and its version, unreviewed violations of every boot and of
+ * the last one), its AK (the agent cache's, if it is the AK the store names), its policy and
+ * its amendment (what operators approved for it alone) at the versions the store names, the
+ * nonce (spent here, before anything that depends on the evidence, so a replayed body is
+ * `nonce_reused` whatever follows), the stored firmware log if there is one,
+ * attest_evaluate() (which decides), and the commit of the boot state, the verdict and the
+ * violations in one transaction. A verdict is returned only once it is durable.
+ *
+ * Several verifiers on one store (DESIGN.md 7b): everything above is read from the store each
+ * round, so a change made through another verifier (a policy, an amendment, the agent's policy
+ * assignment, the agent itself) is used from the next round on; caches here are keyed by what
+ * the store names (policy versions, the AK's name). With a cluster key (app->cluster) a
+ * challenge issued by any verifier of the fleet is accepted, and the store spends it with the
+ * round's commit: a second answer anywhere is `nonce_reused`.
  *
  * Everything that can fail for the verifier's own reasons (the store, the policy) is checked
  * before the nonce is spent, so such a failure leaves the agent's challenge usable.
