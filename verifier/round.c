@@ -34,8 +34,10 @@ static enum round_status get_active(struct app *app, const char *id, struct stor
 	if (ret)
 		return ROUND_STORE_FAILED;
 	if (a->state != AGENT_ACTIVE) {
+		enum round_status st = a->state == AGENT_RETIRED ? ROUND_RETIRED : ROUND_NOT_ACTIVATED;
+
 		store_agent_release(a);
-		return ROUND_NOT_ACTIVATED;
+		return st;
 	}
 	return ROUND_OK;
 }
@@ -181,7 +183,7 @@ static enum round_status spend_nonce(struct app *app, const char *id, const stru
  */
 static enum round_status commit(struct app *app, const char *id, int64_t now,
 				uint64_t prev_version, struct attest_result *res,
-				const struct store_boot_log *boot_log)
+				const struct store_boot_log *boot_log, uint32_t interval)
 {
 	int ret;
 	struct store_round_violation *viol = NULL;
@@ -220,8 +222,17 @@ static enum round_status commit(struct app *app, const char *id, int64_t now,
 	round.next_offset = res->verdict.next_offset;
 	round.violations = viol;
 	round.nviolations = res->nviolations;
+	round.interval = interval;
 	round.now = now;
 	ret = store_round_commit(app->store, &round, &verdict_id);
+	if (ret == -EKEYREVOKED) {
+		/* Retired, purged or re-enrolled while the round was judged: not its AK any more. */
+		agentcache_invalidate(app->agents, id);
+		log_warn("evidence: agent \"%s\" is no longer active; its round is refused,"
+			 " nothing stored", id);
+		st = ROUND_RETIRED;
+		goto out;
+	}
 	if (ret == -ESTALE) {
 		log_warn("evidence: agent \"%s\": another round of it committed first; this one"
 			 " is refused, nothing stored", id);
@@ -388,7 +399,8 @@ enum round_status round_evidence(struct app *app, const char *id, const struct e
 	if (app->before_commit)
 		app->before_commit(app, id);
 	st = commit(app, id, now, prev_version, &res,
-		    boot_log_to_store(ev, &stored, have_stored, &boot, &res, now, &put));
+		    boot_log_to_store(ev, &stored, have_stored, &boot, &res, now, &put),
+		    ev->interval);
 	if (st)
 		goto out;
 	*verdict = res.verdict;
