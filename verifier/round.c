@@ -49,7 +49,7 @@ static enum round_status context(struct app *app, const char *id, struct store_r
 	if (ret)
 		return ROUND_STORE_FAILED;
 	if (ctx->state != AGENT_ACTIVE)
-		return ROUND_NOT_ACTIVATED;
+		return ctx->state == AGENT_RETIRED ? ROUND_RETIRED : ROUND_NOT_ACTIVATED;
 	return ROUND_OK;
 }
 
@@ -106,8 +106,10 @@ static enum round_status agent_ak(struct app *app, const char *id, const uint8_t
 	if (ret)
 		return ret == -ENOENT ? ROUND_UNKNOWN_AGENT : ROUND_STORE_FAILED;
 	if (a.state != AGENT_ACTIVE) {
+		enum round_status st = a.state == AGENT_RETIRED ? ROUND_RETIRED : ROUND_NOT_ACTIVATED;
+
 		store_agent_release(&a);
-		return ROUND_NOT_ACTIVATED;
+		return st;
 	}
 	if (tpmkey_parse_public(a.ak_pub, a.ak_pub_len, &akpub) || !(*ak = tpmkey_to_evp(&akpub))) {
 		log_error("evidence: stored AK of agent \"%s\" does not load", a.id);
@@ -200,7 +202,8 @@ static enum round_status spend_nonce(struct app *app, const char *id, const stru
  */
 static enum round_status commit(struct app *app, const char *id, int64_t now,
 				uint64_t prev_version, const struct challenge *ch,
-				struct attest_result *res, const struct store_boot_log *boot_log)
+				struct attest_result *res, const struct store_boot_log *boot_log,
+				uint32_t interval)
 {
 	int ret;
 	struct store_round_violation *viol = NULL;
@@ -239,6 +242,7 @@ static enum round_status commit(struct app *app, const char *id, int64_t now,
 	round.next_offset = res->verdict.next_offset;
 	round.violations = viol;
 	round.nviolations = res->nviolations;
+	round.interval = interval;
 	round.now = now;
 	if (app->cluster) {
 		round.nonce = ch->nonce;
@@ -250,6 +254,14 @@ static enum round_status commit(struct app *app, const char *id, int64_t now,
 		log_warn("evidence: agent \"%s\" replayed a nonce another round answered (on this"
 			 " verifier or another); nothing stored", id);
 		st = ROUND_NONCE_REUSED;
+		goto out;
+	}
+	if (ret == -EKEYREVOKED) {
+		/* Retired, purged or re-enrolled while the round was judged: not its AK any more. */
+		agentcache_invalidate(app->agents, id);
+		log_warn("evidence: agent \"%s\" is no longer active; its round is refused,"
+			 " nothing stored", id);
+		st = ROUND_RETIRED;
 		goto out;
 	}
 	if (ret == -ESTALE) {
@@ -422,7 +434,8 @@ enum round_status round_evidence(struct app *app, const char *id, const struct e
 	if (app->before_commit)
 		app->before_commit(app, id);
 	st = commit(app, id, now, ctx.version, &ch, &res,
-		    boot_log_to_store(ev, &stored, have_stored, &boot, &res, now, &put));
+		    boot_log_to_store(ev, &stored, have_stored, &boot, &res, now, &put),
+		    ev->interval);
 	if (st)
 		goto out;
 	*verdict = res.verdict;

@@ -37,6 +37,7 @@ enum round_status {
 	ROUND_OK = 0,             /* round_evidence: *verdict is committed (trusted or not) */
 	ROUND_UNKNOWN_AGENT,      /* no such agent (or an invalid id) */
 	ROUND_NOT_ACTIVATED,      /* the agent has not activated its credential */
+	ROUND_RETIRED,            /* an operator retired the agent (or it re-enrolled meanwhile) */
 	ROUND_RATE_LIMITED,       /* round_challenge: too many unanswered challenges */
 	ROUND_NONCE_UNKNOWN,      /* the nonce was not issued to this agent */
 	ROUND_NONCE_REUSED,

@@ -8,7 +8,8 @@
  * and may be called from any thread.
  *
  * Each backend embeds `struct store_backend` as the first member of its own state and
- * returns a pointer to it from open(); close() frees it (NULL is never passed).
+ * returns a pointer to it from open(); close() frees it (NULL is never passed). Every op that
+ * raises webhook events (store.h) writes them with store_event_rows() in its own transaction.
  *
  * Group commit is store.c's: it queues the rounds of concurrent store_round_commit() callers
  * and hands a batch to commit_rounds(), which writes all of them in one transaction. Each
@@ -26,8 +27,16 @@
 
 #include "verifier/store.h"
 
+/* The webhook URLs events are written for (store_set_webhooks()), store.c's. */
+struct store_webhook_targets {
+	char **urls;
+	size_t n;
+};
+
 struct store_backend {
 	const struct store_ops *ops;
+	/* store.c's, set after open(): where events go (store_event_rows()); never NULL. */
+	const struct store_webhook_targets *targets;
 };
 
 /*
@@ -96,6 +105,21 @@ struct store_ops {
 
 	int (*counts)(struct store_backend *b, struct store_counts *out);
 
+	/* Issue 16: lifecycle, liveness, the webhook outbox. */
+	int (*agent_retire)(struct store_backend *b, const char *id, int64_t now, const char *actor,
+			    bool purge);
+	int (*agent_reset)(struct store_backend *b, const char *id, int64_t now, const char *actor);
+	int (*agent_history)(struct store_backend *b, const char *id, unsigned limit,
+			     store_agent_event_cb cb, void *arg);
+	int (*agent_mark_stale)(struct store_backend *b, const char *id, int64_t last_seen,
+				uint32_t interval, int64_t stale_after, int64_t now);
+	int (*outbox_claim)(struct store_backend *b, const char *target, int64_t now, int64_t lease,
+			    unsigned limit, store_outbox_cb cb, void *arg);
+	int (*outbox_delivered)(struct store_backend *b, int64_t row);
+	int (*outbox_retry)(struct store_backend *b, int64_t row, int64_t next_at,
+			    const char *error);
+	int (*outbox_pending)(struct store_backend *b, const char *target, uint64_t *count);
+
 	int (*backup)(struct store_backend *b, int *fd, uint64_t *size);
 	/* No store handle: location is a backup file this backend wrote. */
 	int (*backup_check)(const char *location, int64_t *version);
@@ -121,5 +145,56 @@ enum store_enroll_result store_enroll_decide(const struct store_agent *cur,
 					     const struct store_agent *a,
 					     const struct store_enroll_facts *f,
 					     const struct store_enroll_limits *lim);
+
+/*
+ * Events for the webhooks (issue 16). A backend raises one inside the transaction of the change
+ * it reports (store.h says which call raises which) and writes the rows store_event_rows()
+ * gives: one per webhook target, each with the event's id and body, due at once. No target, no
+ * row (and nothing rendered).
+ */
+enum store_event_type {
+	STORE_EVENT_UNTRUSTED,  /* "agent.untrusted": verdict_id, boot_number, reasons_json */
+	STORE_EVENT_VIOLATION,  /* "violation.opened": violation_id, reason, path..., recurs */
+	STORE_EVENT_STALE,      /* "agent.stale": last_seen, interval, stale_after */
+	STORE_EVENT_ENROLLED,   /* "agent.enrolled": ak_name */
+	STORE_EVENT_RETIRED,    /* "agent.retired": actor, purged */
+	STORE_EVENT_RESET,      /* "agent.reset": actor */
+};
+const char *store_event_type_str(enum store_event_type t);
+
+struct store_event {
+	enum store_event_type type;
+	const char *agent;
+	int64_t time;
+	int64_t verdict_id;
+	uint64_t boot_number;
+	const char *reasons_json;   /* the verdict's reasons (store_round.reasons_json) */
+	int64_t violation_id;
+	const char *reason;
+	const char *path;           /* raw bytes, path_len of them */
+	size_t path_len;
+	const char *digest;
+	uint64_t entry;
+	uint64_t count;
+	int64_t recurs;
+	int64_t last_seen;
+	uint32_t interval;
+	int64_t stale_after;
+	const uint8_t *ak_name;
+	size_t ak_name_len;
+	const char *actor;
+	bool purged;
+};
+
+struct store_event_rows {
+	char id[STORE_EVENT_ID_MAX + 1];
+	char *body;                  /* JSON, malloc'd */
+	const char *const *targets;  /* the webhook URLs: one row each */
+	size_t ntargets;
+};
+/* 0 with *out to write (ntargets 0: nothing to write), -ENOMEM, -EIO (no randomness). */
+int store_event_rows(const struct store_backend *b, const struct store_event *e,
+		     struct store_event_rows *out);
+void store_event_rows_release(struct store_event_rows *r);
 
 #endif

@@ -47,7 +47,7 @@
 #define PG_POOL 8u          /* connections per verifier */
 #define PG_RETRY_MS 250     /* a new connection is tried at most this often while down */
 #define PG_CONNECT_TIMEOUT "3"
-#define PG_MAX_PARAMS 24
+#define PG_MAX_PARAMS 28
 #define PG_LOCK_ENROLL "7833656e726f6c6c" /* advisory lock keys ("atst" ...) */
 #define PG_LOCK_POLICY "78336f6c69637900"
 
@@ -59,7 +59,8 @@
 	" COALESCE(b.boot_number, 0), COALESCE(b.next_entry, 0),"                              \
 	" COALESCE((SELECT time FROM verdicts v WHERE v.agent = a.id ORDER BY id DESC LIMIT 1), 0)," \
 	" COALESCE((SELECT trusted FROM verdicts v WHERE v.agent = a.id ORDER BY id DESC LIMIT 1), -1)," \
-	" (SELECT COUNT(*) FROM violations x WHERE x.agent = a.id AND x.state = 'open')"
+	" (SELECT COUNT(*) FROM violations x WHERE x.agent = a.id AND x.state = 'open'),"     \
+	" a.retired_at, a.reset_at, a.round_interval, a.stale_event_for"
 
 #define VIOLATION_COLUMNS                                                                  \
 	"id, agent, boot_number, entry, path, digest, template, reason, first_seen, last_seen," \
@@ -93,6 +94,22 @@ enum stmt {
 	STMT_POLICY_VERSIONS,
 	STMT_POLICY_AGENTS,
 	STMT_COUNTS,
+	/* issue 16 */
+	STMT_AGENT_REPLACE,
+	STMT_AGENT_STATE,
+	STMT_AGENT_RETIRE,
+	STMT_AGENT_RESET,
+	STMT_AGENT_MARK_STALE,
+	STMT_AGENT_PURGE,
+	STMT_BOOT_RESTART,
+	STMT_BOOT_LOG_DELETE,
+	STMT_HISTORY_ADD,
+	STMT_HISTORY_LIST,
+	STMT_OUTBOX_ADD,
+	STMT_OUTBOX_CLAIM,
+	STMT_OUTBOX_DELETE,
+	STMT_OUTBOX_RETRY,
+	STMT_OUTBOX_PENDING,
 	STMT_COUNT /* the number of statements */
 };
 
@@ -102,7 +119,8 @@ static const char *const stmt_sql[STMT_COUNT] = {
 		" FROM agents a LEFT JOIN boot_state b ON b.agent = a.id WHERE a.id = $1",
 	[STMT_AGENT_REFRESH] =
 		"UPDATE agents SET ek_cert = $2::bytea, ak_pub = $3::bytea, ak_name = $4::bytea,"
-		" cred_digest = $5::bytea, enrolled_at = $6 WHERE id = $1 AND state = 'pending'",
+		" cred_digest = $5::bytea, enrolled_at = $6, reset_at = 0"
+		" WHERE id = $1 AND state = 'pending'",
 	[STMT_AGENT_INSERT] =
 		"INSERT INTO agents(id, ek_cert, ak_pub, ak_name, cred_digest, ek_pub, policy, state,"
 		" created_at, enrolled_at) VALUES ($1, $2::bytea, $3::bytea, $4::bytea, $5::bytea,"
@@ -141,9 +159,9 @@ static const char *const stmt_sql[STMT_COUNT] = {
 		" FROM agents a LEFT JOIN boot_state b ON b.agent = a.id"
 		" LEFT JOIN boot_logs l ON l.agent = a.id WHERE a.id = $1",
 	[STMT_ROUND] =
-		"SELECT status, verdict, msg FROM pg_temp.attest_round($1, $2, $3::bytea, $4, $5, $6,"
+		"SELECT status, verdict, msg, turned, opened FROM pg_temp.attest_round($1, $2, $3::bytea, $4, $5, $6,"
 		" $7, $8, $9, $10, $11, $12::bytea, $13, $14, $15::bytea, $16::bytea, $17, $18,"
-		" $19::bytea, $20, $21, $22::jsonb)",
+		" $19::bytea, $20, $21, $22::jsonb, $23, $24)",
 	[STMT_NONCES_PRUNE] = "DELETE FROM spent_nonces WHERE expires_at < $1",
 	[STMT_VERDICTS_LIST] =
 		"SELECT id, agent, boot_number, time, trusted, reasons, next_offset"
@@ -174,17 +192,79 @@ static const char *const stmt_sql[STMT_COUNT] = {
 		" (SELECT COUNT(*) FROM agents WHERE state = 'active'),"
 		" (SELECT COUNT(*) FROM violations WHERE state = 'open'),"
 		" (SELECT COUNT(*) FROM verdicts WHERE trusted = 1),"
-		" (SELECT COUNT(*) FROM verdicts WHERE trusted = 0)",
+		" (SELECT COUNT(*) FROM verdicts WHERE trusted = 0),"
+		" (SELECT COUNT(*) FROM agents WHERE state = 'retired')",
+	/* A reset agent's next enrollment: new keys, pending again, its history kept. */
+	[STMT_AGENT_REPLACE] =
+		"UPDATE agents SET ek_cert = $2::bytea, ak_pub = $3::bytea, ak_name = $4::bytea,"
+		" cred_digest = $5::bytea, ek_pub = $6::bytea, state = 'pending', enrolled_at = $7,"
+		" activated_at = 0, retired_at = 0, reset_at = 0, stale_event_for = 0 WHERE id = $1",
+	[STMT_AGENT_STATE] = "SELECT state FROM agents WHERE id = $1",
+	[STMT_AGENT_RETIRE] =
+		"UPDATE agents SET state = 'retired', retired_at = $2, reset_at = 0"
+		" WHERE id = $1 AND state <> 'retired'",
+	[STMT_AGENT_RESET] = "UPDATE agents SET reset_at = $2 WHERE id = $1 AND reset_at = 0",
+	/* Once per silence: the last-seen time the caller computed is still the agent's. */
+	[STMT_AGENT_MARK_STALE] =
+		"UPDATE agents SET stale_event_for = $2 WHERE id = $1 AND state = 'active'"
+		" AND stale_event_for <> $2 AND GREATEST(activated_at, COALESCE((SELECT time FROM"
+		" verdicts v WHERE v.agent = $1 ORDER BY v.id DESC LIMIT 1), 0)) = $2",
+	/* Everything stored of an agent, in one statement; $2 is its amendment's name. */
+	[STMT_AGENT_PURGE] =
+		"WITH b AS (DELETE FROM boot_state WHERE agent = $1),"
+		" l AS (DELETE FROM boot_logs WHERE agent = $1),"
+		" v AS (DELETE FROM verdicts WHERE agent = $1),"
+		" x AS (DELETE FROM violations WHERE agent = $1),"
+		" p AS (DELETE FROM policies WHERE name = $2),"
+		" h AS (DELETE FROM agent_history WHERE agent = $1)"
+		" DELETE FROM agents WHERE id = $1",
+	/* A new TPM or AK: its boot session starts over, the boot numbers go on. */
+	[STMT_BOOT_RESTART] =
+		"UPDATE boot_state SET state = $2::bytea, reset_count = 0, restart_count = 0,"
+		" next_entry = 0, updated_at = $3, version = version + 1 WHERE agent = $1",
+	[STMT_BOOT_LOG_DELETE] = "DELETE FROM boot_logs WHERE agent = $1",
+	[STMT_HISTORY_ADD] =
+		"INSERT INTO agent_history(agent, time, event, actor, detail)"
+		" VALUES ($1, $2, $3, $4, $5)",
+	[STMT_HISTORY_LIST] =
+		"SELECT id, time, event, actor, detail FROM agent_history WHERE agent = $1"
+		" ORDER BY id DESC LIMIT $2",
+	[STMT_OUTBOX_ADD] =
+		"INSERT INTO webhook_outbox(event_id, target, type, agent, created_at, body,"
+		" next_attempt_at) VALUES ($1, $2, $3, $4, $5, $6, $5)",
+	/*
+	 * Claimed in one statement: the rows due, locked (rows another verifier is claiming
+	 * are skipped, not waited for), moved to the end of their lease, oldest first.
+	 */
+	[STMT_OUTBOX_CLAIM] =
+		"WITH due AS (SELECT id FROM webhook_outbox WHERE target = $1"
+		"  AND next_attempt_at <= $2 ORDER BY id LIMIT $3 FOR UPDATE SKIP LOCKED),"
+		" c AS (UPDATE webhook_outbox o SET next_attempt_at = $4 FROM due WHERE o.id = due.id"
+		"  RETURNING o.id, o.event_id, o.target, o.type, o.agent, o.created_at, o.body,"
+		"  o.attempts)"
+		" SELECT * FROM c ORDER BY id",
+	[STMT_OUTBOX_DELETE] = "DELETE FROM webhook_outbox WHERE id = $1",
+	[STMT_OUTBOX_RETRY] =
+		"UPDATE webhook_outbox SET attempts = attempts + 1, next_attempt_at = $2,"
+		" last_error = $3 WHERE id = $1",
+	[STMT_OUTBOX_PENDING] =
+		"SELECT COUNT(*) FROM webhook_outbox WHERE ($1::text IS NULL OR target = $1)",
 };
 
 /*
  * One round, written as store_sqlite.c's round_write() does (store.h, store_round_commit()):
  * the challenge spent, the boot state's compare-and-swap, the boot log, the verdict, each
  * violation (more of an open one, a new one, a recurrence after a decision, or entries sent
- * again, which change nothing). status 0 with the verdict's id, 1 another round of the agent
- * committed first, 2 the challenge was spent before, 3 an error (msg); in every case but 0
- * nothing of the round is written (the exception block is a subtransaction). Violations come
- * as a JSON array of {reason, path (hex), digest, template, last, count}.
+ * again, which change nothing), the interval the agent reported. status 0 with the verdict's
+ * id, 1 another round of the agent committed first, 2 the challenge was spent before, 3 an
+ * error (msg), 4 the agent is no longer active; in every case but 0 nothing of the round is
+ * written (the exception block is a subtransaction). Violations come as a JSON array of
+ * {i (their index in the round), reason, path (hex), digest, template, last, count}.
+ *
+ * With p_events (webhooks configured), what the round's events need and only the database
+ * knows: turned, the agent's previous verdict was trusted or it had none; opened, a JSON
+ * array of [i, id, recurs] for each new open violation row. The caller writes the events
+ * (store_event_rows(), rendered in C as for SQLite) in the same transaction.
  */
 static const char round_function[] =
 	"CREATE OR REPLACE FUNCTION pg_temp.attest_round("
@@ -193,7 +273,9 @@ static const char round_function[] =
 	" p_next_offset bigint, p_nonce bytea, p_nonce_expires bigint, p_has_log boolean,"
 	" p_log bytea, p_log_sha256 bytea, p_cmdline text, p_judged_boot bigint,"
 	" p_judged_key bytea, p_summary text, p_received_at bigint, p_violations jsonb,"
-	" OUT status integer, OUT verdict bigint, OUT msg text)"
+	" p_interval bigint, p_events boolean,"
+	" OUT status integer, OUT verdict bigint, OUT msg text, OUT turned boolean,"
+	" OUT opened text)"
 	" LANGUAGE plpgsql AS $fn$\n"
 	"DECLARE\n"
 	"  n bigint;\n"
@@ -201,8 +283,11 @@ static const char round_function[] =
 	"  prev_row record;\n"
 	"  had boolean;\n"
 	"  v_path bytea;\n"
+	"  v_id bigint;\n"
+	"  last_trusted bigint;\n"
+	"  opened_rows jsonb := '[]';\n"
 	"BEGIN\n"
-	"  status := 0; verdict := 0; msg := '';\n"
+	"  status := 0; verdict := 0; msg := ''; turned := false; opened := '[]';\n"
 	"  BEGIN\n"
 	"    IF p_nonce IS NOT NULL THEN\n"
 	"      INSERT INTO spent_nonces(nonce, agent, expires_at)\n"
@@ -213,16 +298,32 @@ static const char round_function[] =
 	"    IF p_prev = 0 THEN\n"
 	"      INSERT INTO boot_state(agent, state, reset_count, restart_count, boot_number,\n"
 	"          next_entry, updated_at, version)\n"
-	"        VALUES (p_agent, p_state, p_reset, p_restart, p_boot, p_next_entry, p_now, 1)\n"
+	"        SELECT p_agent, p_state, p_reset, p_restart, p_boot, p_next_entry, p_now, 1\n"
+	"        WHERE EXISTS(SELECT 1 FROM agents WHERE id = p_agent AND state = 'active')\n"
 	"        ON CONFLICT (agent) DO NOTHING;\n"
 	"    ELSE\n"
 	"      UPDATE boot_state SET state = p_state, reset_count = p_reset,\n"
 	"          restart_count = p_restart, boot_number = p_boot, next_entry = p_next_entry,\n"
 	"          updated_at = p_now, version = version + 1\n"
-	"        WHERE agent = p_agent AND version = p_prev;\n"
+	"        WHERE agent = p_agent AND version = p_prev\n"
+	"          AND EXISTS(SELECT 1 FROM agents WHERE id = p_agent AND state = 'active');\n"
 	"    END IF;\n"
 	"    GET DIAGNOSTICS n = ROW_COUNT;\n"
-	"    IF n <> 1 THEN RAISE SQLSTATE 'AT001'; END IF;\n"
+	"    IF n <> 1 THEN\n"
+	"      IF EXISTS(SELECT 1 FROM agents WHERE id = p_agent AND state = 'active') THEN\n"
+	"        RAISE SQLSTATE 'AT001';\n"
+	"      END IF;\n"
+	"      RAISE SQLSTATE 'AT002';\n"
+	"    END IF;\n"
+	"    IF p_interval > 0 THEN\n"
+	"      UPDATE agents SET round_interval = p_interval\n"
+	"        WHERE id = p_agent AND round_interval <> p_interval;\n"
+	"    END IF;\n"
+	"    IF p_events AND p_trusted = 0 THEN\n"
+	"      SELECT trusted INTO last_trusted FROM verdicts WHERE agent = p_agent\n"
+	"        ORDER BY id DESC LIMIT 1;\n"
+	"      turned := NOT FOUND OR last_trusted <> 0;\n"
+	"    END IF;\n"
 	"    IF p_has_log THEN\n"
 	"      INSERT INTO boot_logs(agent, log, sha256, cmdline, judged_boot, judged_key,\n"
 	"          summary, received_at, updated_at)\n"
@@ -238,7 +339,7 @@ static const char round_function[] =
 	"      RETURNING id INTO verdict;\n"
 	"    IF p_violations IS NOT NULL THEN\n"
 	"      FOR v IN SELECT * FROM jsonb_to_recordset(p_violations) AS x(reason text,\n"
-	"          path text, digest text, template text, last bigint, count bigint) LOOP\n"
+	"          path text, digest text, template text, last bigint, count bigint, i bigint) LOOP\n"
 	"        v_path := decode(v.path, 'hex');\n"
 	"        SELECT id, state, boot_number, entry INTO prev_row FROM violations o\n"
 	"          WHERE o.agent = p_agent AND o.reason = v.reason\n"
@@ -256,13 +357,21 @@ static const char round_function[] =
 	"          INSERT INTO violations(agent, reason, path, digest, boot_number, entry,\n"
 	"              template, first_seen, last_seen, count, recurs)\n"
 	"            VALUES (p_agent, v.reason, v_path, v.digest, p_boot, v.last, v.template,\n"
-	"              p_now, p_now, v.count, CASE WHEN had THEN prev_row.id END);\n"
+	"              p_now, p_now, v.count, CASE WHEN had THEN prev_row.id END)\n"
+	"            RETURNING id INTO v_id;\n"
+	"          IF p_events THEN\n"
+	"            opened_rows := opened_rows || jsonb_build_array(jsonb_build_array(v.i, v_id,\n"
+	"              CASE WHEN had THEN prev_row.id ELSE 0 END));\n"
+	"          END IF;\n"
 	"        END IF;\n"
 	"      END LOOP;\n"
 	"    END IF;\n"
+	"    opened := opened_rows::text;\n"
 	"  EXCEPTION\n"
-	"    WHEN SQLSTATE 'AT001' THEN status := 1; verdict := 0;\n"
-	"    WHEN OTHERS THEN status := 3; verdict := 0; msg := SQLSTATE || ' ' || SQLERRM;\n"
+	"    WHEN SQLSTATE 'AT001' THEN status := 1; verdict := 0; turned := false;\n"
+	"    WHEN SQLSTATE 'AT002' THEN status := 4; verdict := 0; turned := false;\n"
+	"    WHEN OTHERS THEN status := 3; verdict := 0; turned := false;\n"
+	"      msg := SQLSTATE || ' ' || SQLERRM;\n"
 	"  END;\n"
 	"END;\n"
 	"$fn$";
@@ -660,7 +769,7 @@ static void agent_summary_row(const PGresult *r, int row, struct store_agent *a)
 	size_t n;
 
 	snprintf(a->id, sizeof(a->id), "%s", r_text(r, row, 0));
-	a->state = !strcmp(r_text(r, row, 1), "active") ? AGENT_ACTIVE : AGENT_PENDING;
+	a->state = agent_state_of(r_text(r, row, 1));
 	n = r_len(r, row, 2);
 	a->ak_name_len = 0;
 	if (n > 0 && n <= sizeof(a->ak_name)) {
@@ -678,6 +787,10 @@ static void agent_summary_row(const PGresult *r, int row, struct store_agent *a)
 	a->last_verdict_at = r_int(r, row, 9);
 	a->last_trusted = (int)r_int(r, row, 10);
 	a->open_violations = (uint64_t)r_int(r, row, 11);
+	a->retired_at = r_int(r, row, 12);
+	a->reset_at = r_int(r, row, 13);
+	a->interval = (uint32_t)r_int(r, row, 14);
+	a->stale_event_for = r_int(r, row, 15);
 }
 
 static int agent_get_on(struct pg_store *st, struct pg_conn *pc, const char *id,
@@ -696,9 +809,9 @@ static int agent_get_on(struct pg_store *st, struct pg_conn *pc, const char *id,
 		ret = -ENOENT;
 	} else {
 		agent_summary_row(r, 0, out);
-		if ((ret = r_dup(r, 0, 12, (void **)&out->ek_pub, &out->ek_pub_len)) ||
-		    (ret = r_dup(r, 0, 13, (void **)&out->ek_cert, &out->ek_cert_len)) ||
-		    (ret = r_dup(r, 0, 14, (void **)&out->ak_pub, &out->ak_pub_len)))
+		if ((ret = r_dup(r, 0, 16, (void **)&out->ek_pub, &out->ek_pub_len)) ||
+		    (ret = r_dup(r, 0, 17, (void **)&out->ek_cert, &out->ek_cert_len)) ||
+		    (ret = r_dup(r, 0, 18, (void **)&out->ak_pub, &out->ak_pub_len)))
 			store_agent_release(out);
 	}
 	PQclear(r);
@@ -722,6 +835,53 @@ static int pg_agent_get(struct store_backend *b, const char *id, struct store_ag
 	struct agent_get_arg a = { id, out };
 
 	return with_conn(pg(b), call_agent_get, &a);
+}
+
+/* History and webhook events (issue 16), inside the caller's transaction. */
+
+static int history_add(struct pg_store *st, struct pg_conn *pc, const char *agent, int64_t now,
+		       const char *event, const char *actor, const char *detail)
+{
+	struct params p = { 0 };
+	PGresult *r;
+	int ret = 0;
+
+	p_text(&p, agent);
+	p_int(&p, now);
+	p_text(&p, event);
+	p_text(&p, actor);
+	p_text(&p, detail ? detail : "");
+	r = run(st, pc, STMT_HISTORY_ADD, &p, false, "agent history write", &ret);
+	PQclear(r);
+	return r ? 0 : ret;
+}
+
+/* Writes event e into the outbox: one row per webhook target (store_event_rows()). */
+static int raise_event(struct pg_store *st, struct pg_conn *pc, const struct store_event *e)
+{
+	struct store_event_rows rows;
+	int ret = store_event_rows(&st->base, e, &rows);
+
+	for (size_t i = 0; !ret && i < rows.ntargets; i++) {
+		struct params p = { 0 };
+		PGresult *r;
+
+		p_text(&p, rows.id);
+		p_text(&p, rows.targets[i]);
+		p_text(&p, store_event_type_str(e->type));
+		p_text(&p, e->agent);
+		p_int(&p, e->time);
+		p_text(&p, rows.body);
+		r = run(st, pc, STMT_OUTBOX_ADD, &p, false, "webhook outbox write", &ret);
+		PQclear(r);
+	}
+	store_event_rows_release(&rows);
+	return ret;
+}
+
+static bool events_on(const struct pg_store *st)
+{
+	return st->base.targets && st->base.targets->n;
 }
 
 struct enroll_arg {
@@ -763,6 +923,58 @@ static int enroll_facts(struct pg_store *st, struct pg_conn *pc, const struct en
 	return 0;
 }
 
+/*
+ * After a reset agent enrolled with new keys: its boot session starts over (the next round is
+ * a first one; boot numbers go on from the last), the old machine's event log goes, the
+ * history says so (store_sqlite.c's enroll_replaced(), the same steps).
+ */
+static int enroll_replaced(struct pg_store *st, struct pg_conn *pc, const char *id, int64_t now)
+{
+	uint8_t blob[BOOT_STATE_ENCODED_LEN];
+	struct boot_state bs;
+	struct params p = { 0 };
+	PGresult *r;
+	bool had;
+	int ret = 0;
+
+	p_text(&p, id);
+	r = run(st, pc, STMT_BOOT_GET, &p, false, "boot state lookup", &ret);
+	if (!r)
+		return ret;
+	memset(&bs, 0, sizeof(bs));
+	had = PQntuples(r) == 1;
+	if (had && boot_state_decode((const uint8_t *)r_text(r, 0, 0), r_len(r, 0, 0), &bs)) {
+		log_error("store: boot state of agent \"%s\" does not decode", id);
+		ret = -EINVAL;
+	}
+	PQclear(r);
+	if (ret)
+		return ret;
+	if (had) {
+		uint64_t boot_number = bs.boot_number;
+
+		memset(&bs, 0, sizeof(bs));
+		bs.boot_number = boot_number; /* started = false: the next round is a first one */
+		boot_state_encode(&bs, blob);
+		memset(&p, 0, sizeof(p));
+		p_text(&p, id);
+		p_bytes(&p, blob, sizeof(blob));
+		p_int(&p, now);
+		r = run(st, pc, STMT_BOOT_RESTART, &p, false, "boot state restart", &ret);
+		if (!r)
+			return ret;
+		PQclear(r);
+	}
+	memset(&p, 0, sizeof(p));
+	p_text(&p, id);
+	r = run(st, pc, STMT_BOOT_LOG_DELETE, &p, false, "boot log delete", &ret);
+	if (!r)
+		return ret;
+	PQclear(r);
+	return history_add(st, pc, id, now, "re-enrolled", "agent",
+			   "new EK and AK after a reset; pending activation");
+}
+
 static int call_enroll(struct pg_store *st, struct pg_conn *pc, void *arg)
 {
 	struct enroll_arg *e = arg;
@@ -789,24 +1001,33 @@ static int call_enroll(struct pg_store *st, struct pg_conn *pc, void *arg)
 	*e->result = store_enroll_decide(exists ? &cur : NULL, a, &facts, e->lim);
 	if (exists)
 		store_agent_release(&cur);
-	if (*e->result == STORE_ENROLL_NEW || *e->result == STORE_ENROLL_REFRESHED) {
+	if (*e->result == STORE_ENROLL_NEW || *e->result == STORE_ENROLL_REFRESHED ||
+	    *e->result == STORE_ENROLL_REPLACED) {
+		enum stmt id = *e->result == STORE_ENROLL_NEW ? STMT_AGENT_INSERT
+			       : *e->result == STORE_ENROLL_REPLACED ? STMT_AGENT_REPLACE
+								     : STMT_AGENT_REFRESH;
+
 		p_text(&p, a->id);
 		p_bytes(&p, a->ek_cert, a->ek_cert_len);
 		p_bytes(&p, a->ak_pub, a->ak_pub_len);
 		p_bytes(&p, a->ak_name, a->ak_name_len);
 		p_bytes(&p, a->cred_digest, STORE_CRED_DIGEST_LEN);
-		if (exists) {
-			p_int(&p, e->now);
-		} else {
+		if (id != STMT_AGENT_REFRESH)
 			p_bytes(&p, a->ek_pub, a->ek_pub_len);
+		if (id == STMT_AGENT_INSERT)
 			p_text(&p, a->policy);
-			p_int(&p, e->now);
-		}
-		r = run(st, pc, exists ? STMT_AGENT_REFRESH : STMT_AGENT_INSERT, &p, false,
-			"agent enroll", &ret);
+		p_int(&p, e->now);
+		r = run(st, pc, id, &p, false, "agent enroll", &ret);
 		if (!r)
 			goto out;
 		PQclear(r);
+		if (id == STMT_AGENT_INSERT)
+			ret = history_add(st, pc, a->id, e->now, "enrolled", "agent",
+					  "pending activation");
+		else if (id == STMT_AGENT_REPLACE)
+			ret = enroll_replaced(st, pc, a->id, e->now);
+		if (ret)
+			goto out;
 	}
 	/* Refused: only the expiry is kept. Accepted: the old credential dies with the update. */
 	ret = run_sql(st, pc, "COMMIT", false);
@@ -832,6 +1053,28 @@ struct activate_arg {
 	int64_t now;
 	const struct store_enroll_limits *lim;
 };
+
+/* The history row and the agent.enrolled event of an activation, in its transaction. */
+static int activated(struct pg_store *st, struct pg_conn *pc, const char *id, int64_t now)
+{
+	struct store_agent a;
+	struct store_event e;
+	int ret = history_add(st, pc, id, now, "activated", "agent", "its AK is trusted");
+
+	if (ret || !events_on(st))
+		return ret;
+	if ((ret = agent_get_on(st, pc, id, &a, false)))
+		return ret;
+	memset(&e, 0, sizeof(e));
+	e.type = STORE_EVENT_ENROLLED;
+	e.agent = id;
+	e.time = now;
+	e.ak_name = a.ak_name;
+	e.ak_name_len = a.ak_name_len;
+	ret = raise_event(st, pc, &e);
+	store_agent_release(&a);
+	return ret;
+}
 
 static int call_activate(struct pg_store *st, struct pg_conn *pc, void *arg)
 {
@@ -869,6 +1112,8 @@ static int call_activate(struct pg_store *st, struct pg_conn *pc, void *arg)
 		goto out;
 	ret = strcmp(PQcmdTuples(r), "1") == 0 ? 0 : -ESTALE;
 	PQclear(r);
+	if (!ret)
+		ret = activated(st, pc, e->id, e->now);
 	if (!ret)
 		ret = run_sql(st, pc, "COMMIT", false);
 out:
@@ -1058,7 +1303,7 @@ static int pg_round_context(struct store_backend *b, const char *agent,
 		ret = -ENOENT;
 		goto out;
 	}
-	out->state = !strcmp(r_text(r, 0, 0), "active") ? AGENT_ACTIVE : AGENT_PENDING;
+	out->state = agent_state_of(r_text(r, 0, 0));
 	snprintf(out->policy, sizeof(out->policy), "%s", r_text(r, 0, 1));
 	n = r_len(r, 0, 2);
 	if (n > 0 && n <= sizeof(out->ak_name)) {
@@ -1117,8 +1362,8 @@ static int violations_json(const struct store_round *r, char **out)
 		}
 		/* No path at all is null, which the NOT NULL column refuses (as SQLite does). */
 		path = hex ? json_string(hex) : json_null();
-		o = json_pack("{s:s?, s:o, s:s?, s:s, s:I, s:I}", "reason", v->reason, "path", path,
-			      "digest", v->digest, "template",
+		o = json_pack("{s:I, s:s?, s:o, s:s?, s:s, s:I, s:I}", "i", (json_int_t)i, "reason",
+			      v->reason, "path", path, "digest", v->digest, "template",
 			      v->template_name ? v->template_name : "", "last", (json_int_t)last,
 			      "count", (json_int_t)(v->count ? v->count : 1));
 		if (!o || json_array_append_new(arr, o))
@@ -1133,8 +1378,8 @@ out:
 }
 
 /* The parameters of STMT_ROUND for r; *viol (caller frees) backs one of them. */
-static int round_params(const struct store_round *r, uint8_t blob[BOOT_STATE_ENCODED_LEN],
-			struct params *p, char **viol)
+static int round_params(const struct store_round *r, bool events,
+			uint8_t blob[BOOT_STATE_ENCODED_LEN], struct params *p, char **viol)
 {
 	const struct store_boot_log *bl = r->boot_log;
 	int ret = violations_json(r, viol);
@@ -1173,6 +1418,8 @@ static int round_params(const struct store_round *r, uint8_t blob[BOOT_STATE_ENC
 			p_text(p, NULL);
 	}
 	p_text(p, *viol);
+	p_int(p, r->interval);
+	p_text(p, events ? "true" : "false");
 	return 0;
 }
 
@@ -1189,6 +1436,9 @@ struct commit_arg {
 	size_t n;
 	bool prune;
 	int64_t prune_before;
+	bool events;   /* webhooks configured: the rounds' events are written before COMMIT */
+	bool *turned;  /* per round, with events: agent.untrusted is due */
+	char **opened; /* per round, with events: attest_round()'s opened, malloc'd */
 };
 
 /* Reads the result of one pipelined query; NULL (and *ok false) if it failed. */
@@ -1209,7 +1459,99 @@ static PGresult *pipeline_result(PGconn *c, const char *what, bool *ok)
 	return NULL;
 }
 
-/* The batch in one pipeline; 0, PG_RETRY (nothing reached the server), or -EIO. */
+/*
+ * One round's result row into w (and ca's event facts for round i); false if those facts could
+ * not be kept (out of memory): the batch must not commit without the round's events then.
+ */
+static bool round_result(struct commit_arg *ca, size_t i, const PGresult *r)
+{
+	struct store_pending_round *w = ca->rounds[i];
+
+	switch (r_int(r, 0, 0)) {
+	case 0:
+		w->verdict_id = r_int(r, 0, 1);
+		if (ca->events) {
+			ca->turned[i] = r_int(r, 0, 3) != 0;
+			if (r_len(r, 0, 4) > 2 && !(ca->opened[i] = strdup(r_text(r, 0, 4))))
+				return false;
+		}
+		break;
+	case 1:
+		w->ret = -ESTALE;
+		break;
+	case 2:
+		w->ret = -EALREADY;
+		break;
+	case 4:
+		w->ret = -EKEYREVOKED;
+		break;
+	default:
+		log_error("store: the round of agent \"%s\" failed: postgresql %s", w->r->agent,
+			  r_text(r, 0, 2));
+		w->ret = -EIO;
+		break;
+	}
+	return true;
+}
+
+/* The events of a committed round (store_sqlite.c's round_write() raises the same). */
+static int round_events(struct pg_store *st, struct pg_conn *pc, const struct commit_arg *ca,
+			size_t i)
+{
+	const struct store_round *r = ca->rounds[i]->r;
+	json_t *opened = NULL, *row;
+	size_t k;
+	int ret = 0;
+
+	if (ca->turned[i]) {
+		struct store_event e = {
+			.type = STORE_EVENT_UNTRUSTED, .agent = r->agent, .time = r->now,
+			.verdict_id = ca->rounds[i]->verdict_id, .boot_number = r->next->boot_number,
+			.reasons_json = r->reasons_json,
+		};
+
+		ret = raise_event(st, pc, &e);
+	}
+	if (ret || !ca->opened[i])
+		return ret;
+	opened = json_loads(ca->opened[i], 0, NULL);
+	if (!json_is_array(opened))
+		ret = -EIO;
+	json_array_foreach(opened, k, row) {
+		json_int_t vi = json_integer_value(json_array_get(row, 0));
+		const struct store_round_violation *v;
+		struct store_event e = { .type = STORE_EVENT_VIOLATION };
+
+		if (ret)
+			break;
+		if (vi < 0 || (size_t)vi >= r->nviolations) {
+			ret = -EIO;
+			break;
+		}
+		v = &r->violations[vi];
+		e.agent = r->agent;
+		e.time = r->now;
+		e.violation_id = json_integer_value(json_array_get(row, 1));
+		e.recurs = json_integer_value(json_array_get(row, 2));
+		e.reason = v->reason;
+		e.path = v->path;
+		e.path_len = v->path_len || !v->path ? v->path_len : strlen(v->path);
+		e.digest = v->digest;
+		e.entry = v->last_entry > v->entry ? v->last_entry : v->entry;
+		e.count = v->count ? v->count : 1;
+		e.boot_number = r->next->boot_number;
+		ret = raise_event(st, pc, &e);
+	}
+	json_decref(opened);
+	return ret;
+}
+
+/*
+ * The batch in one pipeline; 0, PG_RETRY (nothing reached the server), or -EIO. With webhooks
+ * configured the pipeline stops before COMMIT: the events of the rounds that committed need
+ * their verdict and violation ids, so they are written after it, then COMMIT (events are rare:
+ * a turn to untrusted, a new violation).
+ */
 static int call_commit(struct pg_store *st, struct pg_conn *pc, void *arg)
 {
 	struct commit_arg *ca = arg;
@@ -1228,7 +1570,7 @@ static int call_commit(struct pg_store *st, struct pg_conn *pc, void *arg)
 	for (size_t i = 0; ok && i < ca->n; i++) {
 		struct store_pending_round *w = ca->rounds[i];
 
-		w->ret = round_params(w->r, blobs[i], &p, &viol[i]);
+		w->ret = round_params(w->r, ca->events, blobs[i], &p, &viol[i]);
 		if (w->ret)
 			continue; /* out of memory for this round alone */
 		snprintf(name, sizeof(name), "s%u", (unsigned)STMT_ROUND);
@@ -1240,8 +1582,9 @@ static int call_commit(struct pg_store *st, struct pg_conn *pc, void *arg)
 		snprintf(name, sizeof(name), "s%u", (unsigned)STMT_NONCES_PRUNE);
 		ok = PQsendQueryPrepared(c, name, p.n, p.val, p.len, p.fmt, 1);
 	}
-	ok = ok && PQsendQueryParams(c, "COMMIT", 0, NULL, NULL, NULL, NULL, 1) &&
-	     PQpipelineSync(c);
+	if (ok && !ca->events)
+		ok = PQsendQueryParams(c, "COMMIT", 0, NULL, NULL, NULL, NULL, 1);
+	ok = ok && PQpipelineSync(c);
 	if (!ok) {
 		/* Nothing was flushed to the server if the connection was dead already. */
 		ret = PQstatus(c) != CONNECTION_OK ? PG_RETRY : store_pg_fail(c, NULL, "round batch");
@@ -1267,22 +1610,8 @@ static int call_commit(struct pg_store *st, struct pg_conn *pc, void *arg)
 			w->ret = -EIO;
 			continue;
 		}
-		switch (r_int(r, 0, 0)) {
-		case 0:
-			w->verdict_id = r_int(r, 0, 1);
-			break;
-		case 1:
-			w->ret = -ESTALE;
-			break;
-		case 2:
-			w->ret = -EALREADY;
-			break;
-		default:
-			log_error("store: the round of agent \"%s\" failed: postgresql %s",
-				  w->r->agent, r_text(r, 0, 2));
-			w->ret = -EIO;
-			break;
-		}
+		if (!round_result(ca, i, r))
+			ok = false;
 		PQclear(r);
 	}
 	if (ca->prune) {
@@ -1291,17 +1620,31 @@ static int call_commit(struct pg_store *st, struct pg_conn *pc, void *arg)
 		PQclear(pipeline_result(c, "spent challenges prune", &pok));
 		ok = pok;
 	}
-	PQclear(pipeline_result(c, "COMMIT", &ok));
+	if (!ca->events)
+		PQclear(pipeline_result(c, "COMMIT", &ok));
 	r = PQgetResult(c); /* the sync */
 	if (PQresultStatus(r) != PGRES_PIPELINE_SYNC)
 		ok = false;
 	PQclear(r);
+	if (ok && ca->events) {
+		/* Still inside the transaction: the events, then COMMIT. */
+		if (!PQexitPipelineMode(c)) {
+			ok = false;
+		} else {
+			for (size_t i = 0; ok && i < ca->n; i++)
+				if (!ca->rounds[i]->ret && round_events(st, pc, ca, i))
+					ok = false;
+			ok = ok && run_sql(st, pc, "COMMIT", false) == 0;
+		}
+	}
 	ret = ok ? 0 : -EIO;
 	if (!ok && PQstatus(c) != CONNECTION_OK)
 		set_down(st, true, PQerrorMessage(c));
 out:
 	if (PQpipelineStatus(c) != PQ_PIPELINE_OFF && !PQexitPipelineMode(c))
 		conn_drop(pc); /* left mid-pipeline: never reused */
+	else
+		rollback(pc);
 	for (size_t i = 0; viol && i < ca->n; i++)
 		free(viol[i]);
 	free(viol);
@@ -1337,7 +1680,15 @@ static void pg_commit_rounds(struct store_backend *b, struct store_pending_round
 	}
 	for (size_t i = 0; i < ca.n; i++)
 		ca.rounds[i]->ret = 0;
-	ret = with_conn(st, call_commit, &ca);
+	ca.events = events_on(st);
+	if (ca.events) {
+		ca.turned = calloc(ca.n ? ca.n : 1, sizeof(*ca.turned));
+		ca.opened = calloc(ca.n ? ca.n : 1, sizeof(*ca.opened));
+	}
+	if (ca.events && (!ca.turned || !ca.opened))
+		ret = -ENOMEM;
+	else
+		ret = with_conn(st, call_commit, &ca);
 	if (ret)
 		for (w = batch; w; w = w->next)
 			w->ret = w->ret ? w->ret : ret;
@@ -1345,6 +1696,10 @@ static void pg_commit_rounds(struct store_backend *b, struct store_pending_round
 		for (w = batch; w; w = w->next)
 			if (w->ret)
 				w->verdict_id = 0;
+	for (size_t i = 0; ca.opened && i < ca.n; i++)
+		free(ca.opened[i]);
+	free(ca.opened);
+	free(ca.turned);
 	free(ca.rounds);
 }
 
@@ -1655,7 +2010,260 @@ static int pg_counts(struct store_backend *b, struct store_counts *out)
 		out->violations_open = (uint64_t)r_int(r, 0, 2);
 		out->verdicts_trusted = (uint64_t)r_int(r, 0, 3);
 		out->verdicts_untrusted = (uint64_t)r_int(r, 0, 4);
+		out->agents_retired = (uint64_t)r_int(r, 0, 5);
 	}
+	PQclear(r);
+	return ret;
+}
+
+/* Lifecycle, liveness, webhook outbox (issue 16) ---------------------------------------- */
+
+/*
+ * One call of issue 16's: a transaction on agent `id` that runs `change` and, if it changed
+ * something, writes the history row (`event`, with detail) and the event e. Retiring and
+ * resetting change what an enrollment decides, so they take the enrollment lock too.
+ */
+struct lifecycle_arg {
+	const char *id;
+	int64_t now;
+	const char *actor;
+	bool purge;
+	bool enroll_lock;
+	int (*change)(struct pg_store *st, struct pg_conn *pc, struct lifecycle_arg *a);
+	const char *event, *detail; /* NULL: no history row */
+	struct store_event e;
+	int64_t last_seen;          /* mark_stale */
+};
+
+/* `id` changed no row: -EALREADY if the agent exists (nothing to do), else -ENOENT. */
+static int exists_or_enoent(struct pg_store *st, struct pg_conn *pc, const char *id)
+{
+	struct params p = { 0 };
+	PGresult *r;
+	int ret = 0;
+
+	p_text(&p, id);
+	r = run(st, pc, STMT_AGENT_STATE, &p, false, "agent state", &ret);
+	if (!r)
+		return ret;
+	ret = PQntuples(r) ? -EALREADY : -ENOENT;
+	PQclear(r);
+	return ret;
+}
+
+/* Runs `id` on p and says how many rows it changed (-1 on failure, *ret set). */
+static long change_rows(struct pg_store *st, struct pg_conn *pc, enum stmt id,
+			const struct params *p, int *ret)
+{
+	PGresult *r = run(st, pc, id, p, false, stmt_sql[id], ret);
+	long n;
+
+	if (!r)
+		return -1;
+	n = strtol(PQcmdTuples(r), NULL, 10);
+	PQclear(r);
+	return n;
+}
+
+static int change_retire(struct pg_store *st, struct pg_conn *pc, struct lifecycle_arg *a)
+{
+	char amendment[STORE_AMENDMENT_NAME_MAX + 1];
+	struct params p = { 0 };
+	long n;
+	int ret = exists_or_enoent(st, pc, a->id);
+
+	if (ret != -EALREADY)
+		return ret;
+	ret = 0;
+	p_text(&p, a->id);
+	if (a->purge) {
+		store_amendment_name(a->id, amendment);
+		p_text(&p, amendment);
+		n = change_rows(st, pc, STMT_AGENT_PURGE, &p, &ret);
+		a->event = NULL; /* its history went with it */
+	} else {
+		p_int(&p, a->now);
+		n = change_rows(st, pc, STMT_AGENT_RETIRE, &p, &ret);
+		if (n == 0)
+			ret = -EALREADY;
+	}
+	return ret;
+}
+
+static int change_reset(struct pg_store *st, struct pg_conn *pc, struct lifecycle_arg *a)
+{
+	struct params p = { 0 };
+	int ret = 0;
+	long n;
+
+	p_text(&p, a->id);
+	p_int(&p, a->now);
+	n = change_rows(st, pc, STMT_AGENT_RESET, &p, &ret);
+	return n < 0 ? ret : n == 0 ? exists_or_enoent(st, pc, a->id) : 0;
+}
+
+static int change_stale(struct pg_store *st, struct pg_conn *pc, struct lifecycle_arg *a)
+{
+	struct params p = { 0 };
+	int ret = 0;
+	long n;
+
+	p_text(&p, a->id);
+	p_int(&p, a->last_seen);
+	n = change_rows(st, pc, STMT_AGENT_MARK_STALE, &p, &ret);
+	return n < 0 ? ret : n == 0 ? exists_or_enoent(st, pc, a->id) : 0;
+}
+
+static int call_lifecycle(struct pg_store *st, struct pg_conn *pc, void *arg)
+{
+	struct lifecycle_arg *a = arg;
+	int ret;
+
+	if ((ret = run_sql(st, pc, "BEGIN", true)) ||
+	    (a->enroll_lock &&
+	     (ret = run_sql(st, pc, "SELECT pg_advisory_xact_lock(x'" PG_LOCK_ENROLL "'::bigint)",
+			    false))) ||
+	    (ret = a->change(st, pc, a)))
+		goto out;
+	if (a->event &&
+	    (ret = history_add(st, pc, a->id, a->now, a->event, a->actor, a->detail)))
+		goto out;
+	if (!(ret = raise_event(st, pc, &a->e)))
+		ret = run_sql(st, pc, "COMMIT", false);
+out:
+	rollback(pc);
+	return ret;
+}
+
+static int pg_agent_retire(struct store_backend *b, const char *id, int64_t now,
+			   const char *actor, bool purge)
+{
+	struct lifecycle_arg a = {
+		.id = id, .now = now, .actor = actor, .purge = purge, .enroll_lock = true,
+		.change = change_retire, .event = "retired",
+		.detail = "evidence refused; its EK may enroll under another id",
+		.e = { .type = STORE_EVENT_RETIRED, .agent = id, .time = now, .actor = actor,
+		       .purged = purge },
+	};
+
+	return with_conn(pg(b), call_lifecycle, &a);
+}
+
+static int pg_agent_reset(struct store_backend *b, const char *id, int64_t now,
+			  const char *actor)
+{
+	struct lifecycle_arg a = {
+		.id = id, .now = now, .actor = actor, .enroll_lock = true, .change = change_reset,
+		.event = "reset", .detail = "its next enrollment may bring a new EK and AK",
+		.e = { .type = STORE_EVENT_RESET, .agent = id, .time = now, .actor = actor },
+	};
+
+	return with_conn(pg(b), call_lifecycle, &a);
+}
+
+static int pg_agent_mark_stale(struct store_backend *b, const char *id, int64_t last_seen,
+			       uint32_t interval, int64_t stale_after, int64_t now)
+{
+	struct lifecycle_arg a = {
+		.id = id, .now = now, .change = change_stale, .last_seen = last_seen,
+		.e = { .type = STORE_EVENT_STALE, .agent = id, .time = now, .last_seen = last_seen,
+		       .interval = interval, .stale_after = stale_after },
+	};
+
+	return with_conn(pg(b), call_lifecycle, &a);
+}
+
+static int pg_agent_history(struct store_backend *b, const char *id, unsigned limit,
+			    store_agent_event_cb cb, void *arg)
+{
+	struct params p = { 0 };
+	struct store_agent_event e;
+	PGresult *r;
+	int ret;
+
+	p_text(&p, id);
+	p_int(&p, limit);
+	ret = pg_query(pg(b), STMT_HISTORY_LIST, &p, "agent history", &r);
+	for (int i = 0; !ret && i < PQntuples(r); i++) {
+		e.id = r_int(r, i, 0);
+		e.time = r_int(r, i, 1);
+		e.event = r_text(r, i, 2);
+		e.actor = r_text(r, i, 3);
+		e.detail = r_text(r, i, 4);
+		ret = cb(arg, &e);
+	}
+	PQclear(r);
+	return ret;
+}
+
+/* Claimed by one statement (STMT_OUTBOX_CLAIM); the callbacks run with no connection held. */
+static int pg_outbox_claim(struct store_backend *b, const char *target, int64_t now,
+			   int64_t lease, unsigned limit, store_outbox_cb cb, void *arg)
+{
+	struct params p = { 0 };
+	struct store_outbox_row row;
+	PGresult *r;
+	int ret;
+
+	if (limit == 0)
+		return 0;
+	p_text(&p, target);
+	p_int(&p, now);
+	p_int(&p, limit);
+	p_int(&p, now + lease);
+	ret = pg_query(pg(b), STMT_OUTBOX_CLAIM, &p, "webhook outbox claim", &r);
+	for (int i = 0; !ret && i < PQntuples(r); i++) {
+		row = (struct store_outbox_row){
+			.id = r_int(r, i, 0), .event_id = r_text(r, i, 1), .target = r_text(r, i, 2),
+			.type = r_text(r, i, 3), .agent = r_text(r, i, 4),
+			.created_at = r_int(r, i, 5), .body = r_text(r, i, 6),
+			.attempts = (uint32_t)r_int(r, i, 7),
+		};
+		ret = cb(arg, &row);
+	}
+	PQclear(r);
+	return ret;
+}
+
+/* One statement on outbox row `row` that must change it: -ENOENT if it is gone. */
+static int outbox_update(struct store_backend *b, enum stmt id, const struct params *p)
+{
+	struct write_arg w = { id, p, stmt_sql[id], 0 };
+	int ret = with_conn(pg(b), call_write, &w);
+
+	return ret ? ret : w.changed == 1 ? 0 : -ENOENT;
+}
+
+static int pg_outbox_delivered(struct store_backend *b, int64_t row)
+{
+	struct params p = { 0 };
+
+	p_int(&p, row);
+	return outbox_update(b, STMT_OUTBOX_DELETE, &p);
+}
+
+static int pg_outbox_retry(struct store_backend *b, int64_t row, int64_t next_at,
+			   const char *error)
+{
+	struct params p = { 0 };
+
+	p_int(&p, row);
+	p_int(&p, next_at);
+	p_text(&p, error);
+	return outbox_update(b, STMT_OUTBOX_RETRY, &p);
+}
+
+static int pg_outbox_pending(struct store_backend *b, const char *target, uint64_t *count)
+{
+	struct params p = { 0 };
+	PGresult *r;
+	int ret;
+
+	*count = 0;
+	p_text(&p, target);
+	ret = pg_query(pg(b), STMT_OUTBOX_PENDING, &p, "webhook outbox count", &r);
+	if (!ret)
+		*count = (uint64_t)r_int(r, 0, 0);
 	PQclear(r);
 	return ret;
 }
@@ -1713,6 +2321,14 @@ const struct store_ops store_pg_ops = {
 	.policy_versions = pg_policy_versions,
 	.policy_agents = pg_policy_agents,
 	.counts = pg_counts,
+	.agent_retire = pg_agent_retire,
+	.agent_reset = pg_agent_reset,
+	.agent_history = pg_agent_history,
+	.agent_mark_stale = pg_agent_mark_stale,
+	.outbox_claim = pg_outbox_claim,
+	.outbox_delivered = pg_outbox_delivered,
+	.outbox_retry = pg_outbox_retry,
+	.outbox_pending = pg_outbox_pending,
 	.backup = pg_backup,
 	.backup_check = pg_backup_check,
 };

@@ -13,6 +13,7 @@
 
 #include "tests/lib/sqlfile.h"
 #include "tests/lib/teststore.h"
+#include "tests/lib/storeagent.h"
 #include "tests/unit/check.h"
 #include "verifier/boot_state.h"
 #include "verifier/store.h"
@@ -274,6 +275,7 @@ static void test_violation_lifecycle(struct store *st)
 	uint64_t total = 0, in_boot = 0;
 	int64_t first;
 
+	CHECK(storeagent_active(st, "lc-01", 100) == 0, "an active agent");
 	CHECK(lc_round(st, 1, 5, 5, 1) == 0, "a violation at entry 5");
 	rows = lc_rows(st);
 	first = rows.row[0].id;
@@ -416,8 +418,9 @@ static void test_policies(struct store *st)
 		      "history of an unknown policy: empty");
 		CHECK(store_policy_agents(st, "strict", &agents) == 0 && agents == 1,
 		      "one agent uses policy strict");
-		CHECK(store_policy_agents(st, "", &agents) == 0 && agents == 1,
-		      "one agent uses the default (%llu)", (unsigned long long)agents);
+		CHECK(store_policy_agents(st, "", &agents) == 0 && agents == 2,
+		      "two agents use the default, web-01 and lc-01 (%llu)",
+		      (unsigned long long)agents);
 	}
 }
 
@@ -499,6 +502,7 @@ static void test_round_cas(struct store *st)
 	r.prev_version = 0;
 	CHECK(store_round_commit(st, &r, &id) == -ESTALE, "version 0 over an existing state");
 	r.agent = "web-new";
+	CHECK(storeagent_active(st, "web-new", 100) == 0, "another active agent");
 	r.prev_version = 7;
 	CHECK(store_round_commit(st, &r, &id) == -ESTALE, "a version for a state that is not there");
 	CHECK(store_boot_get(st, "web-new", &got, &ver2) == 0 && !got.started && ver2 == 0,
@@ -572,6 +576,7 @@ static void test_spent_nonces(struct store *st)
 	r.nonce_len = sizeof(n1);
 	r.nonce_expires = 100060;
 	bs.next_entry = 1;
+	CHECK(storeagent_active(st, r.agent, 100) == 0, "an active agent");
 	CHECK(store_round_commit(st, &r, &id) == 0 && id > 0, "a round spends its challenge");
 	CHECK(store_boot_get(st, r.agent, &got, &ver) == 0 && ver == 1, "and is written");
 	r.prev_version = ver;
@@ -757,6 +762,10 @@ static void test_group_commit(struct store *st)
 	int fails = 0, dups = 0, started = 0, good = 0;
 
 	for (int i = 0; i < GC_THREADS; i++) {
+		char id[16];
+
+		snprintf(id, sizeof(id), "gc-%d", i);
+		CHECK(storeagent_active(st, id, 100) == 0, "agent %s active", id);
 		g[i] = (struct gc_arg){ .st = st, .n = i };
 		created[i] = pthread_create(&t[i], NULL, gc_thread, &g[i]) == 0;
 		if (created[i])

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "tests/lib/teststore.h"
+#include "tests/lib/storeagent.h"
 #include "tests/unit/check.h"
 #include "verifier/store.h"
 
@@ -96,6 +97,7 @@ static void test_backup_under_load(void)
 		return;
 	}
 	w.st = st;
+	CHECK(storeagent_active(st, "w", 100) == 0, "agent w active");
 	CHECK(pthread_create(&t, NULL, writer_thread, &w) == 0, "writer started");
 	while (atomic_load(&w.acked) < 20)
 		usleep(1000);
@@ -183,6 +185,7 @@ static void test_copy_of_every_table(void)
 	      "a store");
 	if (!st)
 		return;
+	CHECK(storeagent_active(st, "b", 100) == 0, "agent b active");
 	memset(&bs, 0, sizeof(bs));
 	bs.started = true;
 	bs.boot_number = 1;

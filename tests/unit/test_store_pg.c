@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "tests/lib/storeagent.h"
 #include "tests/lib/teststore.h"
 #include "tests/unit/check.h"
 #include "verifier/store.h"
@@ -188,6 +189,19 @@ static void test_two_verifiers(const char *dir)
 		CHECK(store_open(uri, &st[i]) == 0, "verifier %d opens the store", i);
 	if (!st[0] || !st[1])
 		goto out;
+	/* Rounds are stored for active agents only. */
+	for (int i = 0; i < VERIFIERS * THREADS_PER + AGENTS; i++) {
+		char id[16];
+
+		if (i < VERIFIERS * THREADS_PER)
+			snprintf(id, sizeof(id), "solo-%d", i + 1);
+		else
+			snprintf(id, sizeof(id), "race-%d", i - VERIFIERS * THREADS_PER);
+		if (storeagent_active(st[0], id, 100)) {
+			CHECK(0, "agent %s active", id);
+			goto out;
+		}
+	}
 	for (int i = 0; i < VERIFIERS * THREADS_PER; i++) {
 		r[i] = (struct racer){ .st = st[i % VERIFIERS], .n = i + 1 };
 		CHECK(pthread_create(&t[i], NULL, race_thread, &r[i]) == 0, "thread %d", i);
@@ -290,6 +304,20 @@ static void test_opposite_batches(const char *dir)
 	if (teststore_uri(dir, "deadlock", uri, sizeof(uri))) {
 		CHECK(0, "a database");
 		return;
+	}
+	{
+		/* Rounds are stored for active agents only. */
+		struct store *st = NULL;
+		int bad = 0;
+		char id[24];
+
+		CHECK(store_open(uri, &st) == 0, "the store");
+		for (int i = 0; st && i < 2 * DL_ITER; i++) {
+			snprintf(id, sizeof(id), "dl-%d-%c", i / 2, i % 2 ? 'b' : 'a');
+			bad += storeagent_active(st, id, 100) != 0;
+		}
+		CHECK(st && bad == 0, "%d agents active (%d failed)", 2 * DL_ITER, bad);
+		store_close(st);
 	}
 	for (int i = 0; i < 2; i++)
 		CHECK(store_pg_ops.open(uri + strlen("postgresql:"), &be[i]) == 0,
