@@ -83,6 +83,14 @@ enum round_status round_challenge(struct app *app, const char *id, struct challe
 	challenge_selection(&c->selection);
 	/* Kept here too: the rate limit, round_admit(), and a reuse refused before the store. */
 	ret = nonces_add(app->nonces, id, c, now);
+	/*
+	 * With a cluster key a challenge stands on its MAC, and the answer often goes to another
+	 * verifier (behind a load balancer), which cannot tell this one: the challenges it
+	 * answered stay outstanding here until they expire. Refusing new ones then would stop a
+	 * healthy agent, so a full table only means this one is not kept here.
+	 */
+	if (ret == -EBUSY && app->cluster)
+		return ROUND_OK;
 	return ret == -EBUSY ? ROUND_RATE_LIMITED : ret ? ROUND_INTERNAL : ROUND_OK;
 }
 
@@ -133,7 +141,11 @@ enum round_status round_admit(struct app *app, const char *id)
 	EVP_PKEY_free(ak);
 	if (st)
 		return st;
-	if (!nonces_outstanding(app->nonces, id, (int64_t)time(NULL)))
+	/*
+	 * With a cluster key the challenge may be another verifier's: this one cannot know before
+	 * the body is read, so an active agent is admitted (the nonce is checked once it is).
+	 */
+	if (!app->cluster && !nonces_outstanding(app->nonces, id, (int64_t)time(NULL)))
 		return ROUND_NO_CHALLENGE;
 	return ROUND_OK;
 }

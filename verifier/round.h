@@ -50,13 +50,18 @@ enum round_status {
 	ROUND_INTERNAL,           /* out of memory, no randomness, a stored AK that does not load */
 };
 
-/* A challenge for agent `id`; *c filled on ROUND_OK. */
+/*
+ * A challenge for agent `id`; *c filled on ROUND_OK. ROUND_RATE_LIMITED when the agent has
+ * NONCES_MAX_OUTSTANDING unanswered ones here; never with a cluster key, where answers to other
+ * verifiers leave challenges outstanding here that were answered (round.c).
+ */
 enum round_status round_challenge(struct app *app, const char *id, struct challenge *c);
 
 /*
  * Whether evidence from agent `id` can be valid at all, before its body is read: the agent is
- * active and has a challenge outstanding. For bodies too large to read on speculation (the
- * HTTP server asks for those over LIMIT_SMALL_BODY); ROUND_OK or why not.
+ * active and has a challenge outstanding (with a cluster key: active, since its challenge may be
+ * another verifier's). For bodies too large to read on speculation (the HTTP server asks for
+ * those over LIMIT_SMALL_BODY); ROUND_OK or why not.
  */
 enum round_status round_admit(struct app *app, const char *id);
 

@@ -241,6 +241,21 @@ static void test_two_verifiers(struct app *a, struct app *b, struct machine *m)
 	CHECK(round_evidence(a, AGENT, &ans.ev, &v) == ROUND_OK && v.trusted,
 	      "as issued: trusted on a");
 
+	/* Behind a load balancer: every challenge from a, every answer to b. */
+	{
+		int ok = 0;
+
+		for (int i = 0; i < 2 * (int)NONCES_MAX_OUTSTANDING; i++)
+			ok += round_challenge(a, AGENT, &c) == ROUND_OK &&
+			      round_admit(b, AGENT) == ROUND_OK && machine_answer(m, &c, &ans) == 0 &&
+			      round_evidence(b, AGENT, &ans.ev, &v) == ROUND_OK && v.trusted;
+		CHECK(ok == 2 * (int)NONCES_MAX_OUTSTANDING,
+		      "%d rounds challenged by a and answered to b: all trusted (%d); a's answered"
+		      " challenges stay outstanding there and do not rate-limit the agent, and b admits"
+		      " evidence with no challenge of its own outstanding",
+		      2 * (int)NONCES_MAX_OUTSTANDING, ok);
+	}
+
 	/* Policy "wide" also allows /bin/c; b assigns it, as its handler would. */
 	for (int i = 0; i < 3; i++) {
 		file_digest(paths[i], d);
