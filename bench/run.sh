@@ -380,9 +380,9 @@ if want scale; then
 	"$BB/bench/loadgen" --make-ca "$SCA" >/dev/null || bad "loadgen --make-ca (scale)"
 	# The floor of one attestation: the quote's ECDSA P-256 signature checked, and one TLS
 	# record each way (AES-256-GCM, TLS 1.3's default here; 2 KiB, the evidence's size).
-	ev=$(openssl speed -seconds 2 ecdsap256 2>/dev/null | awk '/nistp256/ { print $NF; exit }')
+	ev=$(openssl speed -seconds 2 ecdsap256 2>/dev/null | awk '/nistp256/ { v = $NF } END { print v }')
 	gcm=$(openssl speed -seconds 1 -evp aes-256-gcm -bytes 2048 2>/dev/null |
-		awk 'tolower($1) == "aes-256-gcm" { sub(/k$/, "", $NF); print $NF; exit }')
+		awk 'tolower($1) == "aes-256-gcm" { sub(/k$/, "", $NF); v = $NF } END { print v }')
 	if [[ -z $ev || -z $gcm ]]; then
 		bad "openssl speed: no ECDSA P-256 or AES-256-GCM figure"
 		FLOOR=""
