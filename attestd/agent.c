@@ -424,6 +424,8 @@ static int agent_round(struct agent *a, struct verdict_response *v, enum step_fa
 	}
 	memcpy(ev.nonce, ch.nonce, ch.nonce_len);
 	ev.nonce_len = ch.nonce_len;
+	/* How long until the next round: the verifier calls the agent stale after a few. */
+	ev.interval = a->cfg->interval;
 	attach_boot_log(a, &ch, &ev);
 	ev.log_offset = offset;
 	ev.log = chunk.data;

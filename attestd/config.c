@@ -15,6 +15,9 @@
 #define STR_(x) #x
 #define STR(x) STR_(x)
 
+_Static_assert(ATTESTD_MAX_INTERVAL == LIMIT_AGENT_INTERVAL,
+	       "attestd's longest interval is the verifier's");
+
 static const char *const ak_algs[] = { [ATTESTD_AK_RSA] = "rsa", [ATTESTD_AK_ECC] = "ecc", NULL };
 
 static const struct opt_def defs[] = {

@@ -28,7 +28,7 @@
 #define ATTESTD_DEFAULT_CMDLINE "/proc/cmdline"
 #define ATTESTD_DEFAULT_STATE_DIR "/var/lib/attestd"
 #define ATTESTD_DEFAULT_INTERVAL 10 /* a plain literal: config.c spells it */
-#define ATTESTD_MAX_INTERVAL 86400u
+#define ATTESTD_MAX_INTERVAL 86400u /* LIMIT_AGENT_INTERVAL: what the verifier accepts */
 
 enum attestd_ak_alg {
 	ATTESTD_AK_RSA, /* RSA-2048, RSASSA-SHA256 */

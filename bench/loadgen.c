@@ -8,7 +8,7 @@
  *   loadgen --url https://127.0.0.1:PORT --ca VERIFIER_CA --ek-ca-dir DIR --agents N
  *           [--threads T] [--seconds S] [--verifier-pid PID] [--entries-per-round K]
  *           [--verdict-log FILE] [--max-errors N] [--error-pause-ms MS]
- *           [--id-prefix PREFIX] [--pending 1]
+ *           [--id-prefix PREFIX] [--pending 1] [--split-connections 1]
  *
  * Each agent is what a TPM and attestd would send, made in software:
  *   - an EC P-256 EK of its own in the TCG default template L-2 (softtpm_ek_public), with an
@@ -25,6 +25,10 @@
  * loop. Setup and enrollment are untimed. For S seconds every thread attests its agents round
  * robin; latency is one attestation as the agent sees it (challenge request to verdict,
  * including the quote made in between).
+ *
+ * --split-connections 1: each thread sends evidence on a second connection of its own, so that
+ * behind a load balancer a challenge and its answer usually reach different verifiers (the
+ * scale-out test: a challenge of one verifier accepted by another, verifier/cluster.h).
  *
  * Agent ids are PREFIX-NNNNN (bench-00000 ...). --pending 1 enrolls them and stops there,
  * leaving N pending enrollments (the web page's paging test).
@@ -97,6 +101,7 @@ struct opts {
 	unsigned error_pause_ms;
 	const char *id_prefix;
 	bool pending; /* enroll only */
+	bool split;   /* evidence on a connection of its own */
 	FILE *verdict_log; /* shared by the threads: one fprintf per line, flushed at once */
 };
 
@@ -105,7 +110,7 @@ struct worker {
 	unsigned index;
 	const struct opts *o;
 	struct agent *agents;
-	CURL *curl;
+	CURL *curl, *curl_evidence; /* the same handle unless --split-connections */
 	struct curl_slist *hdr;
 	struct replay_ctx *rc;
 	struct imalog *log;
@@ -142,7 +147,8 @@ static size_t on_data(char *ptr, size_t size, size_t n, void *arg)
 }
 
 /* POST json to the base URL plus path; 0 and *status, *out (caller frees out->p), or -EIO. */
-static int post(struct worker *w, const char *path, const char *json, long *status, struct buf *out)
+static int post_on(struct worker *w, CURL *c, const char *path, const char *json, long *status,
+		   struct buf *out)
 {
 	char url[512];
 	struct dynbuf body;
@@ -152,19 +158,24 @@ static int post(struct worker *w, const char *path, const char *json, long *stat
 	dynbuf_init(&body, LOADGEN_RESP_MAX);
 	if ((size_t)snprintf(url, sizeof(url), "%s%s", w->o->url, path) >= sizeof(url))
 		return -EINVAL;
-	if (curl_easy_setopt(w->curl, CURLOPT_URL, url) != CURLE_OK ||
-	    curl_easy_setopt(w->curl, CURLOPT_POSTFIELDS, json) != CURLE_OK ||
-	    curl_easy_setopt(w->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(json)) != CURLE_OK ||
-	    curl_easy_setopt(w->curl, CURLOPT_WRITEDATA, &body) != CURLE_OK)
+	if (curl_easy_setopt(c, CURLOPT_URL, url) != CURLE_OK ||
+	    curl_easy_setopt(c, CURLOPT_POSTFIELDS, json) != CURLE_OK ||
+	    curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(json)) != CURLE_OK ||
+	    curl_easy_setopt(c, CURLOPT_WRITEDATA, &body) != CURLE_OK)
 		return -EIO;
-	if (curl_easy_perform(w->curl) != CURLE_OK ||
-	    curl_easy_getinfo(w->curl, CURLINFO_RESPONSE_CODE, status) != CURLE_OK) {
+	if (curl_easy_perform(c) != CURLE_OK ||
+	    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, status) != CURLE_OK) {
 		dynbuf_release(&body);
 		return -EIO;
 	}
 	/* "" for an empty body: never NULL. */
 	out->p = dynbuf_take(&body, &out->len);
 	return out->p ? 0 : -ENOMEM;
+}
+
+static int post(struct worker *w, const char *path, const char *json, long *status, struct buf *out)
+{
+	return post_on(w, w->curl, path, json, status, out);
 }
 
 /* --- EK, certificates, CA ------------------------------------------------------------------ */
@@ -427,7 +438,7 @@ static int agent_round(struct worker *w, struct agent *a, bool *trusted)
 	}
 	json = evidence_encode(&ev);
 	snprintf(path, sizeof(path), "/v1/agents/%s/evidence", a->id);
-	if (!json || post(w, path, json, &st, &b) != 0)
+	if (!json || post_on(w, w->curl_evidence, path, json, &st, &b) != 0)
 		goto cleanup;
 	vr = malloc(sizeof(*vr));
 	if (!vr || st != 200 || verdict_response_parse(b.p, b.len, vr, &why) != 0) {
@@ -499,30 +510,41 @@ static void *worker_main(void *arg)
 	return NULL;
 }
 
+static int handle_init(CURL *c, const struct opts *o, struct curl_slist *hdr)
+{
+	if (curl_easy_setopt(c, CURLOPT_CAINFO, o->ca) != CURLE_OK ||
+	    curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 1L) != CURLE_OK ||
+	    curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 2L) != CURLE_OK ||
+	    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L) != CURLE_OK ||
+	    curl_easy_setopt(c, CURLOPT_TIMEOUT, 30L) != CURLE_OK ||
+	    curl_easy_setopt(c, CURLOPT_TCP_NODELAY, 1L) != CURLE_OK ||
+	    curl_easy_setopt(c, CURLOPT_POST, 1L) != CURLE_OK ||
+	    curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdr) != CURLE_OK ||
+	    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data) != CURLE_OK)
+		return -EIO;
+	return 0;
+}
+
 static int worker_init(struct worker *w, const struct opts *o)
 {
 	w->curl = curl_easy_init();
+	w->curl_evidence = o->split ? curl_easy_init() : w->curl;
 	w->hdr = curl_slist_append(NULL, "Content-Type: application/json");
 	w->rc = replay_ctx_new(REPLAY_SHA1 | REPLAY_SHA256);
 	w->log = imalog_new();
 	w->lat = malloc(sizeof(double) * (LOADGEN_MAX_LAT / o->threads + 1));
-	if (!w->curl || !w->hdr || !w->rc || !w->log || !w->lat)
+	if (!w->curl || !w->curl_evidence || !w->hdr || !w->rc || !w->log || !w->lat)
 		return -ENOMEM;
-	if (curl_easy_setopt(w->curl, CURLOPT_CAINFO, o->ca) != CURLE_OK ||
-	    curl_easy_setopt(w->curl, CURLOPT_SSL_VERIFYPEER, 1L) != CURLE_OK ||
-	    curl_easy_setopt(w->curl, CURLOPT_SSL_VERIFYHOST, 2L) != CURLE_OK ||
-	    curl_easy_setopt(w->curl, CURLOPT_NOSIGNAL, 1L) != CURLE_OK ||
-	    curl_easy_setopt(w->curl, CURLOPT_TIMEOUT, 30L) != CURLE_OK ||
-	    curl_easy_setopt(w->curl, CURLOPT_TCP_NODELAY, 1L) != CURLE_OK ||
-	    curl_easy_setopt(w->curl, CURLOPT_POST, 1L) != CURLE_OK ||
-	    curl_easy_setopt(w->curl, CURLOPT_HTTPHEADER, w->hdr) != CURLE_OK ||
-	    curl_easy_setopt(w->curl, CURLOPT_WRITEFUNCTION, on_data) != CURLE_OK)
+	if (handle_init(w->curl, o, w->hdr) ||
+	    (w->curl_evidence != w->curl && handle_init(w->curl_evidence, o, w->hdr)))
 		return -EIO;
 	return 0;
 }
 
 static void worker_release(struct worker *w)
 {
+	if (w->curl_evidence != w->curl)
+		curl_easy_cleanup(w->curl_evidence);
 	curl_easy_cleanup(w->curl);
 	curl_slist_free_all(w->hdr);
 	replay_ctx_free(w->rc);
@@ -691,6 +713,8 @@ static int parse_opts(int argc, char **argv, struct opts *o, const char **make_c
 			o->id_prefix = val;
 		else if (!strcmp(a, "--pending") && bench_parse_ulong(val, 1, &v) == 0)
 			o->pending = v == 1;
+		else if (!strcmp(a, "--split-connections") && bench_parse_ulong(val, 1, &v) == 0)
+			o->split = v == 1;
 		else
 			return -EINVAL;
 	}
@@ -722,7 +746,7 @@ int main(int argc, char **argv)
 				"       loadgen --url URL --ca FILE --ek-ca-dir DIR --agents N [--threads T]\n"
 				"               [--seconds S] [--verifier-pid PID] [--entries-per-round K]\n"
 				"               [--verdict-log FILE] [--max-errors N] [--error-pause-ms MS]\n"
-				"               [--id-prefix PREFIX] [--pending 1]\n");
+				"               [--id-prefix PREFIX] [--pending 1] [--split-connections 1]\n");
 		return 2;
 	}
 	if (make_ca_dir) {

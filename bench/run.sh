@@ -13,6 +13,10 @@
 #   incr        bench/incr: a 10-entry round on a short vs a long stored list
 #   policy      bench/policy_scale: a large policy's load, memory and lookups
 #   filesig     bench/filesig: an entry judged by its signature (RSA, ECDSA) vs by the digest list
+#   scale       the verifier pinned to core 0, bench/loadgen to core 1 (taskset): its CPU per
+#               attestation (its own, from /proc) at 1,000, 10,000 and 100,000 agents against its
+#               floor; SQLite vs PostgreSQL, one verifier vs two behind HAProxy, with the CPU of
+#               each process (issue 18; bench/results/capacity.md reads the model off these)
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 TOP=$PWD
@@ -26,7 +30,7 @@ else
 fi
 case $BB in /*) ;; *) BB=$TOP/$BB ;; esac
 case $OUT in /*) ;; *) OUT=$TOP/$OUT ;; esac
-ONLY=${BENCH_ONLY:-replay quote throughput incr policy filesig}
+ONLY=${BENCH_ONLY:-replay quote throughput incr policy filesig scale}
 mkdir -p "$OUT" "$TOP/build"
 TMP=$(mktemp -d "$TOP/build/bench-tmp.XXXXXX")
 PIDS=()
@@ -51,6 +55,10 @@ stop_pid() {
 cleanup() {
 	local pid
 	for pid in "${PIDS[@]}"; do stop_pid "$pid"; done
+	# The scale section's PostgreSQL: fast shutdown (never SIGKILL: its children would stay).
+	if [[ -n ${SPG_PID:-} ]] && kill -INT "$SPG_PID" 2>/dev/null; then
+		for _ in $(seq 1 100); do kill -0 "$SPG_PID" 2>/dev/null || break; sleep 0.1; done
+	fi
 	[[ -n ${KEEP_TMP:-} ]] || rm -rf "$TMP"
 }
 trap cleanup EXIT
@@ -84,7 +92,7 @@ best_time() {
 free_port() {
 	local p
 	for _ in $(seq 1 200); do
-		p=$((20000 + RANDOM % 30000))
+		p=$((20000 + RANDOM % 12768)) # below 32768, as tests/lib.sh
 		if ! (exec 3<>/dev/tcp/127.0.0.1/$p) 2>/dev/null; then
 			echo "$p"
 			return 0
@@ -106,9 +114,12 @@ fi
 if [[ -n $QUICK ]]; then
 	REPLAY_N=100000 REPS=1 QSEC=1 TQ_LOOPS=10 AGENTS=(50) LG_SEC=3 INCR_LONG=100000 INCR_ROUNDS=100
 	POLICY_N=100000 LOOKUPS=500000 SIG_PATHS=10000 SIG_SEC=1
+	SCALE_N=(50) SCALE_PG_N=50 SCALE_SEC=2
 else
 	REPLAY_N=1000000 REPS=3 QSEC=3 TQ_LOOPS=40 AGENTS=(100 1000 10000) LG_SEC=15 INCR_LONG=1000000
 	INCR_ROUNDS=300 POLICY_N=1000000 LOOKUPS=4000000 SIG_PATHS=1000000 SIG_SEC=6
+	read -ra SCALE_N <<<"${SCALE_AGENTS:-1000 10000 100000}"
+	SCALE_PG_N=1000 SCALE_SEC=15
 fi
 LG_THREADS=${LG_THREADS:-8}
 
@@ -307,6 +318,173 @@ if want filesig; then
 	else
 		bad "filesig: $(tail -n 2 "$TMP/filesig.out")"
 	fi
+fi
+
+# --- 7. scale: CPU per attestation by process, SQLite vs PostgreSQL, one verifier vs two -------
+# ticks PID...: user+sys clock ticks the processes used so far (/proc/PID/stat: every thread).
+ticks() {
+	local t=0 p v
+	for p in "$@"; do
+		v=$(awk '{ print $14 + $15 }' "/proc/$p/stat" 2>/dev/null) && t=$((t + v))
+	done
+	echo "$t"
+}
+# pg_procs: the PostgreSQL server and its children (backends, writers).
+pg_procs() { echo "$SPG_PID $(pgrep -P "$SPG_PID" | tr '\n' ' ')"; }
+# scale_verifier NAME STORE [ARGS...]: a verifier on core 0; sets SV_PID, SV_PORT.
+scale_verifier() {
+	local name=$1 store=$2
+	shift 2
+	mkdir -p "$TMP/$name"
+	SV_PORT=$(free_port)
+	taskset -c 0 "$BB/verifier" --listen "127.0.0.1:$SV_PORT" --state-dir "$TMP/$name" \
+		--store "$store" --ek-ca "$SCA/ek-ca.pem" --policy "$SCA/policy.json" "$@" \
+		>"$TMP/$name.out" 2>"$TMP/$name.log" &
+	SV_PID=$!
+	PIDS+=("$SV_PID")
+	for _ in $(seq 1 100); do
+		grep -q "listening on https://127.0.0.1:$SV_PORT" "$TMP/$name.out" 2>/dev/null && return 0
+		kill -0 "$SV_PID" 2>/dev/null || break
+		sleep 0.1
+	done
+	bad "verifier $name did not start: $(tail -n 2 "$TMP/$name.log")"
+	return 1
+}
+# scale_load NAME URL CA N [PIDS...]: loadgen on core 1 (N agents, SCALE_SEC s); the CPU ticks
+# of PIDS over the timed phase (from its first verdict to its end) in $TMP/NAME.ticks, one per
+# line in the order given; loadgen's own figures in $TMP/NAME.lg.
+scale_load() {
+	local name=$1 url=$2 ca=$3 n=$4 lpid p
+	shift 4
+	: >"$TMP/$name.vl"
+	taskset -c 1 "$BB/bench/loadgen" --url "$url" --ca "$ca" --ek-ca-dir "$SCA" --agents "$n" \
+		--threads "$LG_THREADS" --seconds "$SCALE_SEC" --verdict-log "$TMP/$name.vl" \
+		--verifier-pid "${1%% *}" >"$TMP/$name.lg" 2>"$TMP/$name.lgerr" &
+	lpid=$!
+	PIDS+=("$lpid")
+	while [[ ! -s $TMP/$name.vl ]] && kill -0 "$lpid" 2>/dev/null; do sleep 0.05; done
+	for p in "$@"; do ticks $p; done >"$TMP/$name.t0"
+	wait "$lpid" || { bad "loadgen $name: $(tail -n 2 "$TMP/$name.lgerr")"; return 1; }
+	for p in "$@"; do ticks $p; done >"$TMP/$name.t1"
+	paste "$TMP/$name.t0" "$TMP/$name.t1" | awk '{ print $2 - $1 }' >"$TMP/$name.ticks"
+}
+# us_per NAME LINE: CPU µs per attestation of the LINE-th process group of scale_load.
+us_per() {
+	awk -v l="$2" -v hz="$HZ" -v n="$(kv "$TMP/$1.lg" attestations)" \
+		'NR == l { printf "%.0f", $1 / hz * 1e6 / n }' "$TMP/$1.ticks"
+}
+
+if want scale; then
+	HZ=$(getconf CLK_TCK)
+	SCA=$TMP/scaleca
+	mkdir -p "$SCA"
+	"$BB/bench/loadgen" --make-ca "$SCA" >/dev/null || bad "loadgen --make-ca (scale)"
+	# The floor of one attestation: the quote's ECDSA P-256 signature checked, and one TLS
+	# record each way (AES-256-GCM, TLS 1.3's default here; 2 KiB, the evidence's size).
+	ev=$(openssl speed -seconds 2 ecdsap256 2>/dev/null | awk '/nistp256/ { v = $NF } END { print v }')
+	gcm=$(openssl speed -seconds 1 -evp aes-256-gcm -bytes 2048 2>/dev/null |
+		awk 'tolower($1) == "aes-256-gcm" { sub(/k$/, "", $NF); v = $NF } END { print v }')
+	if [[ -z $ev || -z $gcm ]]; then
+		bad "openssl speed: no ECDSA P-256 or AES-256-GCM figure"
+		FLOOR=""
+	else
+		FLOOR=$(calc "1e6 / $ev + 2 * 2048 / ($gcm * 1000) * 1e6" %.1f)
+		note "Floor of one attestation (this run): ECDSA P-256 verify $(calc "1e6 / $ev" %.1f) µs (openssl speed) + two 2 KiB AES-256-GCM records $(calc "2 * 2048 / ($gcm * 1000) * 1e6" %.2f) µs = $FLOOR µs."
+	fi
+	declare -A PER_CORE
+	for n in "${SCALE_N[@]}"; do
+		log "scale: SQLite, one verifier on core 0, $n agents, loadgen on core 1, ${SCALE_SEC}s"
+		scale_verifier "sq-$n" "sqlite:$TMP/sq-$n.db" || continue
+		scale_load "sq-$n" "https://127.0.0.1:$SV_PORT" "$TMP/sq-$n/ca.pem" "$n" "$SV_PID" || { stop_pid "$SV_PID"; continue; }
+		stop_pid "$SV_PID"
+		f=$TMP/sq-$n.lg
+		us=$(us_per "sq-$n" 1)
+		PER_CORE[$n]=$(calc "1e6 / $us" %.0f)
+		cond="$n agents, SQLite, verifier pinned to core 0 and loadgen to core 1 (2 cores, shared with other work), $LG_THREADS keep-alive connections, ${SCALE_SEC}s, $(kv "$f" attestations) attestations at $(calc "$(kv "$f" per_s)" %.0f)/s, verifier busy $(kv "$f" verifier_cpu_pct)% of its core; CPU from /proc over the timed phase"
+		if [[ -n $FLOOR ]]; then
+			r=$(calc "$us / $FLOOR" %.2f)
+			row "Verifier CPU per attestation, $n agents (µs)" "$us" "floor: $FLOOR; Keylime: 700-900 per quote check, ~12,000 per incremental round (issue 18)" \
+				"$r" "≤ 2× floor" "$(met "$r <= 2")" "$cond"
+		fi
+		row "Attestations/s per verifier core, $n agents" "${PER_CORE[$n]}" "target 5,000" \
+			"$(calc "${PER_CORE[$n]} / 5000" %.2f)" "≥ 5,000" "$(met "${PER_CORE[$n]} >= 5000")" "1 / CPU per attestation; $cond"
+		if [[ $n -ne 1000 && -n ${PER_CORE[1000]:-} ]]; then
+			r=$(calc "${PER_CORE[$n]} / ${PER_CORE[1000]}" %.3f)
+			row "Per-core rate, $n vs 1,000 agents" "${PER_CORE[$n]}" "1,000: ${PER_CORE[1000]}" "$r" \
+				"within 10% (≥ 0.9)" "$(met "$r >= 0.9")" "the same run, fresh verifier and database each"
+		fi
+	done
+
+	# PostgreSQL: a throwaway cluster on core 0 with the verifiers (and HAProxy).
+	bin=$(find /usr/lib/postgresql -mindepth 2 -maxdepth 2 -name bin -type d 2>/dev/null | sort -V | tail -n 1)
+	as=()
+	[[ $(id -u) -ne 0 ]] || as=(setpriv --reuid=postgres --regid=postgres --init-groups --)
+	SPG=$TMP/pg
+	SPG_PID=""
+	chmod 0711 "$TMP"
+	mkdir -p "$SPG"
+	[[ $(id -u) -ne 0 ]] || chown postgres:postgres "$SPG"
+	chmod 0700 "$SPG"
+	pgport=$(free_port)
+	if [[ -x $bin/initdb ]] && "${as[@]}" "$bin/initdb" -D "$SPG" -U postgres -A trust -E UTF8 --no-sync >"$SPG.initdb" 2>&1; then
+		"${as[@]}" taskset -c 0 "$bin/postgres" -D "$SPG" -p "$pgport" -c listen_addresses=127.0.0.1 \
+			-c unix_socket_directories= -c max_connections=100 >"$SPG.log" 2>&1 &
+		SPG_PID=$!
+		for _ in $(seq 1 100); do
+			"$bin/pg_isready" -q -h 127.0.0.1 -p "$pgport" && break
+			sleep 0.1
+		done
+	fi
+	if [[ -z $SPG_PID ]] || ! "$bin/pg_isready" -q -h 127.0.0.1 -p "$pgport"; then
+		bad "PostgreSQL for the scale runs: $(tail -n 2 "$SPG.initdb" "$SPG.log" 2>/dev/null)"
+	else
+		n=$SCALE_PG_N
+		psql -X -q -h 127.0.0.1 -p "$pgport" -U postgres -d postgres -c "CREATE DATABASE one" -c "CREATE DATABASE two"
+		openssl rand -hex 32 >"$TMP/cluster.key"
+		openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 1 -subj /CN=bench \
+			-addext subjectAltName=IP:127.0.0.1 -keyout "$TMP/tls.key" -out "$TMP/tls.pem" 2>/dev/null
+		pguri=postgresql://postgres@127.0.0.1:$pgport
+		log "scale: PostgreSQL, one verifier, $n agents"
+		if scale_verifier pg1 "$pguri/one"; then
+			if scale_load pg1 "https://127.0.0.1:$SV_PORT" "$TMP/pg1/ca.pem" "$n" "$SV_PID" "$(pg_procs)"; then
+				f=$TMP/pg1.lg v=$(us_per pg1 1) d=$(us_per pg1 2)
+				row "Attestations/s, PostgreSQL, one verifier, $n agents" "$(calc "$(kv "$f" per_s)" %.0f)" \
+					"SQLite, $n agents: $(calc "$(kv "$TMP/sq-$n.lg" per_s 2>/dev/null || echo 0)" %.0f)" "—" "—" "—" \
+					"CPU per attestation: verifier $v µs, PostgreSQL $d µs (server and its backends); both on core 0, loadgen on core 1; ${SCALE_SEC}s, $(kv "$f" attestations) attestations"
+				echo "pg1 $v $d" >>"$TMP/scale.cpu"
+			fi
+			stop_pid "$SV_PID"
+		fi
+		log "scale: PostgreSQL, two verifiers behind HAProxy (TCP), $n agents"
+		if scale_verifier pg2a "$pguri/two" --cluster-key "$TMP/cluster.key" --tls-cert "$TMP/tls.pem" --tls-key "$TMP/tls.key"; then
+			pa=$SV_PID porta=$SV_PORT
+			if scale_verifier pg2b "$pguri/two" --cluster-key "$TMP/cluster.key" --tls-cert "$TMP/tls.pem" --tls-key "$TMP/tls.key"; then
+				pb=$SV_PID hport=$(free_port)
+				printf 'global\n\tmaxconn 512\ndefaults\n\tmode tcp\n\ttimeout connect 2s\n\ttimeout client 30s\n\ttimeout server 30s\nfrontend f\n\tbind 127.0.0.1:%s\n\tdefault_backend b\nbackend b\n\tbalance roundrobin\n\tserver a 127.0.0.1:%s\n\tserver b 127.0.0.1:%s\n' \
+					"$hport" "$porta" "$SV_PORT" >"$TMP/haproxy.cfg"
+				taskset -c 0 haproxy -db -f "$TMP/haproxy.cfg" >"$TMP/haproxy.log" 2>&1 &
+				hpid=$!
+				PIDS+=("$hpid")
+				sleep 0.5
+				if scale_load pg2 "https://127.0.0.1:$hport" "$TMP/tls.pem" "$n" "$pa $pb" "$(pg_procs)" "$hpid"; then
+					f=$TMP/pg2.lg v=$(us_per pg2 1) d=$(us_per pg2 2) h=$(us_per pg2 3)
+					row "Attestations/s, PostgreSQL, two verifiers + HAProxy, $n agents" "$(calc "$(kv "$f" per_s)" %.0f)" \
+						"one verifier: $(calc "$(kv "$TMP/pg1.lg" per_s 2>/dev/null || echo 0)" %.0f)" "—" "—" "—" \
+						"CPU per attestation: verifiers $v µs (both), PostgreSQL $d µs, HAProxy $h µs; all on core 0 (one core for the whole tier), loadgen on core 1; ${SCALE_SEC}s, $(kv "$f" attestations) attestations"
+					echo "pg2 $v $d $h" >>"$TMP/scale.cpu"
+				fi
+				stop_pid "$hpid"
+				stop_pid "$pb"
+			fi
+			stop_pid "$pa"
+		fi
+	fi
+	if [[ -n $SPG_PID ]]; then
+		kill -INT "$SPG_PID" 2>/dev/null
+		wait "$SPG_PID" 2>/dev/null
+		SPG_PID=""
+	fi
+	[[ ! -s $TMP/scale.cpu ]] || cp "$TMP/scale.cpu" "$OUT/scale-cpu.txt"
 fi
 
 # --- plot and table --------------------------------------------------------------------------

@@ -481,6 +481,22 @@ static int boot_parse(json_t *root, struct evidence *out, const char **why)
 	return 0;
 }
 
+/* The optional interval of an evidence (see evidence.h). */
+static int interval_parse(json_t *root, struct evidence *out, const char **why)
+{
+	json_t *v = json_object_get(root, "interval");
+
+	if (!v)
+		return 0;
+	if (!json_is_integer(v) || json_integer_value(v) < 1 ||
+	    json_integer_value(v) > LIMIT_AGENT_INTERVAL) {
+		*why = "interval must be an integer of 1-" LIMIT_STR(LIMIT_AGENT_INTERVAL) " seconds";
+		return -EINVAL;
+	}
+	out->interval = (uint32_t)json_integer_value(v);
+	return 0;
+}
+
 int evidence_parse(const char *json, size_t len, struct evidence *out, const char **why)
 {
 	memset(out, 0, sizeof(*out));
@@ -502,7 +518,7 @@ int evidence_parse(const char *json, size_t len, struct evidence *out, const cha
 		    "log_offset must be a non-negative integer") ||
 	    get_b64(root, "log", LIMIT_REQUEST_BODY, true, &out->log, &out->log_len, why,
 		    "log missing", "log is not valid base64") ||
-	    boot_parse(root, out, why))
+	    boot_parse(root, out, why) || interval_parse(root, out, why))
 		goto out;
 	rc = 0;
 out:
@@ -525,6 +541,9 @@ char *evidence_encode(const struct evidence *ev)
 		goto fail;
 	if (root && ev->boot_cmdline &&
 	    json_object_set_new(root, "boot_cmdline", json_string(ev->boot_cmdline)))
+		goto fail;
+	if (root && ev->interval &&
+	    json_object_set_new(root, "interval", json_integer(ev->interval)))
 		goto fail;
 	return dump_and_free(root);
 fail:

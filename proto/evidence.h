@@ -19,7 +19,8 @@
  *     {"nonce": HEX, "attest": B64(TPMS_ATTEST), "signature": B64(TPMT_SIGNATURE),
  *      "pcrs": {"sha1": {"0": HEX, ..., "10": HEX}, "sha256": {...}},
  *      "log_offset": N, "log": B64(binary IMA entries from entry N on),
- *      "boot_log": B64(the firmware's TCG event log), "boot_cmdline": TEXT}  (both optional)
+ *      "boot_log": B64(the firmware's TCG event log), "boot_cmdline": TEXT,  (both optional)
+ *      "interval": SECONDS}                                                  (optional)
  *   200                                  verdict_response
  *     {"verdict": "trusted"|"untrusted", "verdict_id": N, "next_offset": N,
  *      "reasons": [{"code": "not_in_allowlist", "detail": "/usr/bin/x sha256:ab..", "entry": 42}]}
@@ -33,6 +34,11 @@
  * the one it reads now has another digest: in the first round of a boot whose log differs,
  * after the verifier lost it, and whenever the firmware appended to it. An older verifier
  * ignores both fields; an older agent sends neither (a boot policy then finds no log).
+ *
+ * The interval (issue 16): the seconds attestd waits between rounds (1-LIMIT_AGENT_INTERVAL).
+ * The verifier stores it with the round it came with, so only evidence whose quote checked
+ * sets it (the challenge request carries none: anyone may ask for a challenge), and an agent
+ * silent for several intervals is stale. An agent that sends none gets the verifier's default.
  *
  * Parsers: the input is untrusted. They check every type and size (limits.h), reject unknown
  * values, and on failure return -EINVAL with *why pointing to a static string naming the field.
@@ -109,6 +115,7 @@ struct evidence {
 	uint8_t *boot_log;  /* NULL: not sent */
 	size_t boot_log_len;
 	char *boot_cmdline; /* NULL: not sent */
+	uint32_t interval;  /* seconds to the agent's next round; 0: not sent */
 };
 int evidence_parse(const char *json, size_t len, struct evidence *out, const char **why);
 char *evidence_encode(const struct evidence *ev);

@@ -51,6 +51,7 @@
 
 /* Protocol */
 #define LIMIT_AGENT_ID 128                      /* bytes; [A-Za-z0-9._-] */
+#define LIMIT_AGENT_INTERVAL 86400              /* seconds between an agent's rounds (its liveness) */
 #define LIMIT_REQUEST_BODY (64u * 1024u * 1024u) /* evidence with a full first-boot list */
 #define LIMIT_SMALL_BODY (64u * 1024u)          /* every request other than evidence */
 #define LIMIT_JSON_DEPTH 16u

@@ -5,6 +5,7 @@
 
 T_PASSED=0 T_FAILED=0 T_SKIPPED=0
 T_PIDS=()
+T_PG_PIDS=()
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 B=${B:-build/out}
 case $B in /*) ;; *) B=$TOP/$B ;; esac
@@ -80,6 +81,8 @@ stop_pid() {
 t_cleanup() {
 	local pid
 	for pid in "${T_PIDS[@]}"; do stop_pid "$pid"; done
+	# PostgreSQL last: its clients are gone by now.
+	for pid in "${T_PG_PIDS[@]}"; do stop_pg_pid "$pid"; done
 	[[ -n ${KEEP_TMP:-} ]] || rm -rf "$T_TMP"
 }
 trap t_cleanup EXIT
@@ -216,4 +219,79 @@ start_agent() {
 		--state-dir "$state" --event-log none "$@" >"$AOUT" 2>"$ALOG" &
 	APID=$!
 	track_pid "$APID"
+}
+
+# --- PostgreSQL ---------------------------------------------------------------------------
+# A throwaway cluster per test (tests/scaleout, the store tests on PostgreSQL): its own data
+# directory in the test's temporary directory, on 127.0.0.1 at a free port, no Unix socket,
+# trusting its local connections (reachable from this host only, gone with the test).
+# PostgreSQL refuses to run as root: as root, its programs run as the `postgres` user
+# (setpriv, which execs: the PID is the server's own; pg_as sets PG_AS to that prefix).
+
+# pg_bin: the newest installed PostgreSQL's programs (Debian keeps them off PATH).
+pg_bin() { find /usr/lib/postgresql -mindepth 2 -maxdepth 2 -name bin -type d 2>/dev/null | sort -V | tail -n 1; }
+
+pg_as() {
+	PG_AS=()
+	[[ $(id -u) -ne 0 ]] || PG_AS=(setpriv --reuid=postgres --regid=postgres --init-groups --)
+}
+
+# start_pg DIR: initdb DIR on its first start, then starts the server (the same port as the
+# last start on DIR, else a free one) and waits until it accepts connections; log in DIR.log.
+# Sets PG_PORT, PG_PID (stopped when the test exits, fast shutdown) and PG_URI
+# (postgresql://postgres@127.0.0.1:PORT: append /DATABASE).
+start_pg() {
+	local dir=$1 bin i
+	bin=$(pg_bin)
+	pg_as
+	[[ -x $bin/postgres ]] || { echo "start_pg: no PostgreSQL server (apt install postgresql)" >&2; return 1; }
+	PG_PORT=${T_SERVICE_PORT[$dir]:-}
+	if [[ -z $PG_PORT ]]; then
+		PG_PORT=$(free_port) || { echo "start_pg: no free port" >&2; return 1; }
+		T_SERVICE_PORT[$dir]=$PG_PORT
+	fi
+	if [[ ! -s $dir/PG_VERSION ]]; then
+		# The server's user must reach its directory through the test's private one.
+		chmod 0711 "$T_TMP" "$(dirname "$dir")"
+		mkdir -p "$dir"
+		[[ $(id -u) -ne 0 ]] || chown postgres:postgres "$dir"
+		chmod 0700 "$dir"
+		"${PG_AS[@]}" "$bin/initdb" -D "$dir" -U postgres -A trust -E UTF8 --no-sync \
+			>"$dir.initdb.log" 2>&1 || { tail -n 5 "$dir.initdb.log" >&2; return 1; }
+	fi
+	"${PG_AS[@]}" "$bin/postgres" -D "$dir" -p "$PG_PORT" -c listen_addresses=127.0.0.1 \
+		-c unix_socket_directories= -c max_connections=200 >>"$dir.log" 2>&1 &
+	PG_PID=$!
+	T_PG_PIDS+=("$PG_PID")
+	# shellcheck disable=SC2034 # for the tests that source this file
+	PG_URI=postgresql://postgres@127.0.0.1:$PG_PORT
+	for ((i = 0; i < 300; i++)); do
+		"$bin/pg_isready" -q -h 127.0.0.1 -p "$PG_PORT" && return 0
+		kill -0 "$PG_PID" 2>/dev/null || break
+		sleep 0.1
+	done
+	tail -n 5 "$dir.log" >&2
+	stop_pg_pid "$PG_PID"
+	return 1
+}
+
+# stop_pg_pid PID: fast shutdown (SIGINT: clients are disconnected, the data is kept), then
+# waits for it. Never SIGKILL: the server's children would outlive it.
+stop_pg_pid() {
+	local pid=$1
+	kill -0 "$pid" 2>/dev/null || return 0
+	kill -INT "$pid" 2>/dev/null
+	for _ in $(seq 1 300); do
+		kill -0 "$pid" 2>/dev/null || { wait "$pid" 2>/dev/null; return 0; }
+		sleep 0.1
+	done
+	echo "stop_pg_pid: PostgreSQL $pid still running after 30 s" >&2
+	return 1
+}
+
+# pg_sql DATABASE SQL...: runs SQL on the cluster started last (psql, unaligned, no header).
+pg_sql() {
+	local db=$1
+	shift
+	psql -X -q -A -t -v ON_ERROR_STOP=1 -h 127.0.0.1 -p "$PG_PORT" -U postgres -d "$db" "$@"
 }

@@ -6,7 +6,6 @@
 #include "verifier/agentcache.h"
 
 #include <pthread.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,7 +20,8 @@ struct ac_entry {
 	struct ac_entry *next;
 	uint64_t hash;
 	EVP_PKEY *ak;
-	char policy[LIMIT_POLICY_NAME + 1];
+	uint8_t name[AGENTCACHE_NAME_MAX];
+	size_t name_len;
 	char id[]; /* NUL-terminated */
 };
 
@@ -126,8 +126,8 @@ static struct ac_entry **slot_of(struct ac_shard *s, uint64_t h, const char *id)
 	return pp;
 }
 
-bool agentcache_get(struct agentcache *c, const char *id, EVP_PKEY **ak,
-		    char policy[LIMIT_POLICY_NAME + 1])
+bool agentcache_get(struct agentcache *c, const char *id, const uint8_t *ak_name,
+		    size_t ak_name_len, EVP_PKEY **ak)
 {
 	uint64_t h = ac_hash(c, id);
 	struct ac_shard *s = shard_of(c, h);
@@ -137,9 +137,9 @@ bool agentcache_get(struct agentcache *c, const char *id, EVP_PKEY **ak,
 	*ak = NULL;
 	pthread_mutex_lock(&s->lock);
 	e = *slot_of(s, h, id);
-	if (e && EVP_PKEY_up_ref(e->ak) == 1) {
+	if (e && (!ak_name || (e->name_len == ak_name_len && !memcmp(e->name, ak_name, ak_name_len))) &&
+	    EVP_PKEY_up_ref(e->ak) == 1) {
 		*ak = e->ak;
-		memcpy(policy, e->policy, sizeof(e->policy));
 		hit = true;
 	}
 	pthread_mutex_unlock(&s->lock);
@@ -171,14 +171,14 @@ static void shard_grow(struct ac_shard *s)
 }
 
 void agentcache_put(struct agentcache *c, uint64_t generation, const char *id, EVP_PKEY *ak,
-		    const char *policy)
+		    const uint8_t *ak_name, size_t ak_name_len)
 {
 	uint64_t h = ac_hash(c, id);
 	struct ac_shard *s = shard_of(c, h);
 	size_t len = strlen(id);
 	struct ac_entry *e, **pp;
 
-	if (len > LIMIT_AGENT_ID || strlen(policy) > LIMIT_POLICY_NAME)
+	if (len > LIMIT_AGENT_ID || ak_name_len > AGENTCACHE_NAME_MAX)
 		return;
 	e = calloc(1, sizeof(*e) + len + 1);
 	if (!e)
@@ -190,13 +190,25 @@ void agentcache_put(struct agentcache *c, uint64_t generation, const char *id, E
 	e->ak = ak;
 	e->hash = h;
 	memcpy(e->id, id, len + 1);
-	snprintf(e->policy, sizeof(e->policy), "%s", policy);
+	memcpy(e->name, ak_name, ak_name_len);
+	e->name_len = ak_name_len;
 	pthread_mutex_lock(&s->lock);
 	/* Checked under the shard lock: an invalidation bumps the generation before it takes
 	 * the lock, so either it sees this entry and drops it, or this sees the new generation. */
-	if (agentcache_generation(c) != generation || *(pp = slot_of(s, h, id))) {
+	if (agentcache_generation(c) != generation) {
 		pthread_mutex_unlock(&s->lock);
 		entry_free(e);
+		return;
+	}
+	pp = slot_of(s, h, id);
+	if (*pp) {
+		/* The store names another AK for the id now: the new one replaces it. */
+		struct ac_entry *old = *pp;
+
+		e->next = old->next;
+		*pp = e;
+		pthread_mutex_unlock(&s->lock);
+		entry_free(old);
 		return;
 	}
 	if (s->n >= s->nbuckets) {

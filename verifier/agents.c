@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "common/log.h"
+#include "verifier/agentcache.h"
 
 enum agents_status agents_enroll(struct app *app, const struct enroll_request *er,
 				 struct agents_enrollment *out)
@@ -53,14 +54,23 @@ enum agents_status agents_enroll(struct app *app, const struct enroll_request *e
 		log_warn("enroll: agent \"%s\" refused: as many enrollments are pending as allowed",
 			 a.id);
 		return AGENTS_PENDING_FULL;
+	case STORE_ENROLL_RETIRED:
+		log_warn("enroll: agent \"%s\" refused: an operator retired it", a.id);
+		return AGENTS_RETIRED;
 	case STORE_ENROLL_NEW:
+		break;
+	case STORE_ENROLL_REPLACED:
+		out->replaced = true;
+		/* Its old AK must not judge another round, whatever the cache holds. */
+		agentcache_invalidate(app->agents, a.id);
 		break;
 	default:
 		out->reenrolled = true;
 		break;
 	}
 	log_info("enroll: agent \"%s\" %s, waiting for activation", a.id,
-		 out->reenrolled ? "re-enrolled" : "enrolled");
+		 out->replaced ? "enrolled with a new EK and AK after a reset"
+		 : out->reenrolled ? "re-enrolled" : "enrolled");
 	return AGENTS_OK;
 }
 

@@ -5,6 +5,10 @@
  * A refusal changes nothing stored. Re-enrolling an id that is pending, or active with the same
  * EK and AK, replaces its pending credential; an id held by another EK or AK is refused.
  *
+ * An id an operator retired is refused (AGENTS_RETIRED) until an operator resets it; a reset
+ * lets its next enrollment bring another EK and AK, which replace the old ones (store.h,
+ * store_agent_reset()).
+ *
  * One TPM is one agent: an EK active under one id is refused under any other, at enrollment
  * and (should two pending ids of one EK race) at activation. Pending enrollments are bounded:
  * they expire (store_set_enroll_limits(), the verifier's --pending-ttl), and a new one past
@@ -28,6 +32,7 @@ enum agents_status {
 	AGENTS_EK_PENDING_FULL,  /* the EK has too many pending enrollments under other ids */
 	AGENTS_PENDING_FULL,     /* too many pending enrollments in all */
 	AGENTS_EXPIRED,          /* activate: the pending enrollment expired; enroll again */
+	AGENTS_RETIRED,          /* enroll: an operator retired the id (and did not reset it) */
 	AGENTS_STORE_FAILED,
 	AGENTS_INTERNAL,
 };
@@ -36,6 +41,7 @@ struct agents_enrollment {
 	enum enroll_status check;   /* enroll_check()'s answer */
 	struct enroll_result result; /* the credential for the agent (wipe it after use) */
 	bool reenrolled;            /* an existing pending record was replaced */
+	bool replaced;              /* a reset agent enrolled with new keys (store.h) */
 };
 
 enum agents_status agents_enroll(struct app *app, const struct enroll_request *er,

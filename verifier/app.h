@@ -18,11 +18,14 @@
 #include "verifier/store.h"
 
 struct agentcache;
+struct cluster;
 
 struct app {
 	struct store *store;
 	struct nonces *nonces;     /* outstanding challenges */
-	struct agentcache *agents; /* active agents' AK and policy name */
+	struct agentcache *agents; /* active agents' AKs */
+	struct cluster *cluster;   /* --cluster-key: challenges any verifier of the fleet accepts
+				    * (cluster.h); NULL: this verifier alone */
 	struct enroll_trust *trust;
 	int64_t nonce_ttl;
 	int64_t pending_ttl;       /* seconds a pending enrollment lives (the store's limit) */

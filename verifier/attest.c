@@ -332,7 +332,9 @@ static bool check_clock(struct eval *ev, const struct quote_info *qi)
 	/* First evidence, or resetCount went up: the machine rebooted; replay from entry 0. */
 	memset(&out->next, 0, sizeof(out->next));
 	out->next.started = true;
-	out->next.boot_number = prev && prev->started ? prev->boot_number + 1 : 1;
+	/* A state that never started may still carry a boot number: an agent re-enrolled after a
+	 * reset (store.h) goes on from its last boot, so old violations stay apart. */
+	out->next.boot_number = prev ? prev->boot_number + 1 : 1;
 	replay_state_init(&out->next.replay, banks_of(&ev->req->ev->pcrs));
 	out->new_boot = prev && prev->started;
 	return true;

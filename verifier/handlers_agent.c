@@ -82,6 +82,11 @@ void handle_enroll(const struct http_request *req, struct http_response *resp)
 				 "this TPM's EK is enrolled and active as another agent; one TPM is"
 				 " one agent");
 		break;
+	case AGENTS_RETIRED:
+		http_reply_error(resp, 409, "agent_retired",
+				 "agent \"%s\" was retired by an operator; it enrolls again only"
+				 " after `attestctl agent reset %s`", er.agent_id, er.agent_id);
+		break;
 	case AGENTS_EK_PENDING_FULL:
 		resp->retry_after = (unsigned)app->pending_ttl;
 		http_reply_error(resp, 429, "too_many_pending",
@@ -194,6 +199,11 @@ static void reply_round_status(struct http_response *resp, const char *id, enum 
 	case ROUND_NOT_ACTIVATED:
 		http_reply_error(resp, 403, "not_activated",
 				 "agent \"%s\" has not activated its credential", id);
+		break;
+	case ROUND_RETIRED:
+		http_reply_error(resp, 403, "agent_retired",
+				 "agent \"%s\" was retired by an operator: its evidence is refused;"
+				 " after `attestctl agent reset %s` it may enroll again", id, id);
 		break;
 	case ROUND_RATE_LIMITED:
 		http_reply_error(resp, 429, "rate_limited",

@@ -3,7 +3,8 @@
  *
  * --policy FILE seeds the default policy when the store has none; a stored default that
  * differs is kept (and the log says so) unless --policy-replace is given.
- * --store names the database (store.h): sqlite:PATH, by default sqlite:STATE_DIR/verifier.db.
+ * --store names the database (store.h): sqlite:PATH, by default sqlite:STATE_DIR/verifier.db,
+ * or postgresql://... shared by several verifiers, each with the same --cluster-key.
  *
  * Prints `listening on https://ADDR:PORT` on stdout when ready (and READY=1 to systemd).
  * SIGTERM/SIGINT stop it cleanly.
@@ -25,6 +26,7 @@
 #include "common/log.h"
 #include "common/sdnotify.h"
 #include "verifier/agentcache.h"
+#include "verifier/cluster.h"
 #include "verifier/handlers.h"
 #include "verifier/operator_token.h"
 #include "verifier/options.h"
@@ -220,6 +222,11 @@ int main(int argc, char **argv)
 	}
 	if (operator_token_setup(o.token_file, &sd, o.state_dir, app.token_digest))
 		goto out;
+	if (o.cluster_key && cluster_load(o.cluster_key, &app.cluster))
+		goto out;
+	if (o.cluster_key && !strncmp(o.store ? o.store : path, "sqlite:", 7))
+		log_warn("--cluster-key with a SQLite store: only one verifier can use it; the key"
+			 " is for verifiers sharing a PostgreSQL store");
 	app.nonces = nonces_new();
 	app.agents = agentcache_new();
 	if (!app.nonces || !app.agents) {
@@ -283,6 +290,7 @@ out:
 	store_close(app.store);
 	nonces_free(app.nonces);
 	agentcache_free(app.agents);
+	cluster_free(app.cluster);
 	tls_material_release(&tls);
 	OPENSSL_cleanse(app.token_digest, sizeof(app.token_digest));
 	statedir_close(&sd);

@@ -20,6 +20,7 @@ static const struct opt_def defs[] = {
 	{ "listen", OPT_STRING, OFF(listen), "ADDR:PORT", "127.0.0.1:8443", 0, 0, NULL },
 	{ "state-dir", OPT_STRING, OFF(state_dir), "DIR", NULL, 0, 0, NULL },
 	{ "store", OPT_STRING, OFF(store), "URI", NULL, 0, 0, NULL },
+	{ "cluster-key", OPT_STRING, OFF(cluster_key), "FILE", NULL, 0, 0, NULL },
 	{ "tls-cert", OPT_STRING, OFF(tls_cert), "FILE", NULL, 0, 0, NULL },
 	{ "tls-key", OPT_STRING, OFF(tls_key), "FILE", NULL, 0, 0, NULL },
 	{ "tls-san", OPT_LIST, OFF(tls_san), "NAME", NULL, 0, 16, NULL },

@@ -22,6 +22,7 @@ struct verifier_options {
 	char *listen;
 	char *state_dir;  /* --state-dir, else $STATE_DIRECTORY (systemd), else the default */
 	char *store;      /* NULL: sqlite:STATE_DIR/verifier.db */
+	char *cluster_key; /* NULL: challenges are this verifier's alone (cluster.h) */
 	char *tls_cert, *tls_key;
 	struct opt_list tls_san;
 	struct opt_list ek_ca;

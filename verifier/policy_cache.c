@@ -28,11 +28,7 @@ void policy_cache_release(struct policy_cache *c)
 int policy_cache_get(struct policy_cache *c, struct store *st, const char *name,
 		     struct policy **out)
 {
-	struct policy_slot *free_slot = NULL;
-	char err[256] = "";
-	char *json = NULL;
 	int64_t version = 0;
-	struct policy *p;
 	int ret;
 
 	*out = NULL;
@@ -40,23 +36,44 @@ int policy_cache_get(struct policy_cache *c, struct store *st, const char *name,
 		name = POLICY_DEFAULT_NAME;
 	/* The version alone first: every evidence asks, and the JSON may be 100 MB. */
 	ret = store_policy_version(st, name, &version);
-	if (ret == -ENOENT && !strcmp(name, POLICY_DEFAULT_NAME))
-		return 0; /* no default policy configured: nothing to judge by */
-	if (ret)
+	if (ret && ret != -ENOENT)
 		return ret;
+	return policy_cache_get_version(c, st, name, ret ? 0 : version, out);
+}
+
+int policy_cache_get_version(struct policy_cache *c, struct store *st, const char *name,
+			     int64_t version, struct policy **out)
+{
+	struct policy_slot *free_slot = NULL, *same_name = NULL;
+	char err[256] = "";
+	char *json = NULL;
+	struct policy *p;
+	int ret = 0;
+
+	*out = NULL;
+	if (!name || !name[0])
+		name = POLICY_DEFAULT_NAME;
+	if (version <= 0)
+		return strcmp(name, POLICY_DEFAULT_NAME) ? -ENOENT : 0; /* nothing to judge by */
 	pthread_mutex_lock(&c->lock);
 	for (unsigned i = 0; i < POLICY_CACHE_SLOTS; i++) {
 		struct policy_slot *s = &c->slot[i];
 
-		if (s->policy && !strcmp(s->name, name) && s->version == version) {
+		if (s->policy && s->version == version && !strcmp(s->name, name)) {
 			*out = policy_ref(s->policy);
 			goto out;
 		}
 		if (!s->policy && !free_slot)
 			free_slot = s;
+		if (s->policy && !same_name && !strcmp(s->name, name))
+			same_name = s;
 	}
-	/* A miss: load the newest (it may be newer than the version just read). */
-	ret = store_policy_get(st, name, &json, &version);
+	/* Another version of the policy is what the new one replaces. */
+	if (same_name)
+		free_slot = same_name;
+	/* A miss: load that version (loading holds the lock: one load per version, not one per
+	 * round waiting for it). */
+	ret = store_policy_get_version(st, name, version, &json);
 	if (ret)
 		goto out;
 	p = policy_load(json, strlen(json), err, sizeof(err));
@@ -66,12 +83,11 @@ int policy_cache_get(struct policy_cache *c, struct store *st, const char *name,
 		ret = -EINVAL;
 		goto out;
 	}
-	if (!free_slot) {
-		/* Full: evict the first slot; agents holding it keep their reference. */
-		free_slot = &c->slot[0];
-		policy_unref(free_slot->policy);
-		free_slot->policy = NULL;
-	}
+	if (!free_slot)
+		free_slot = &c->slot[0]; /* full: evict the first slot */
+	/* Rounds holding the evicted policy keep their reference. */
+	policy_unref(free_slot->policy);
+	free_slot->policy = NULL;
 	snprintf(free_slot->name, sizeof(free_slot->name), "%s", name);
 	free_slot->version = version;
 	free_slot->policy = p;

@@ -2,8 +2,10 @@
  * policy_cache: the loaded policies agents are judged by, shared by every request.
  *
  * Every evidence round asks for its agent's policy; a policy can be 100 MB of JSON, so loading
- * it once per stored version matters. Lookups read only the version from the store, and load the
- * policy when the cache has no slot for that (name, version). Thread-safe (own mutex).
+ * it once per stored version matters. A slot is a (name, version): the round asks for the
+ * version the store names now (store_round_context(), which reads it with the rest of the
+ * round, so a policy changed through another verifier on the same store is used from the next
+ * round on), and the policy is loaded only when no slot has it. Thread-safe (own mutex).
  *
  * Ownership: policy_cache_get() returns a new reference (release with policy_unref()); slots
  * evicted or invalidated are dropped by the cache while holders keep theirs.
@@ -45,7 +47,15 @@ void policy_cache_release(struct policy_cache *c);
 int policy_cache_get(struct policy_cache *c, struct store *st, const char *name,
 		     struct policy **out);
 
-/* Drops cached versions of `name` so the next lookup loads the newest. */
+/*
+ * Version `version` of policy `name` ("" or NULL: the default); version 0 means the store has
+ * none: *out NULL for the default (nothing configured), -ENOENT for any other name. -EINVAL if
+ * the stored policy does not load, or the store's error.
+ */
+int policy_cache_get_version(struct policy_cache *c, struct store *st, const char *name,
+			     int64_t version, struct policy **out);
+
+/* Drops cached versions of `name` (memory: a lookup by version never finds an old one). */
 void policy_cache_invalidate(struct policy_cache *c, const char *name);
 
 #endif

@@ -16,120 +16,136 @@
 #include "proto/tpmkey.h"
 #include "verifier/agentcache.h"
 #include "verifier/attest.h"
+#include "verifier/cluster.h"
 #include "verifier/policy.h"
 
 #define CHALLENGE_NONCE_BYTES 32u
 #define CHALLENGE_PCR_MASK 0x7ffu /* PCR 0-10: boot_aggregate inputs (0-9) and IMA (10) */
 
-/* The agent from the store; ROUND_OK with *a to release, or why not. */
-static enum round_status get_active(struct app *app, const char *id, struct store_agent *a)
+_Static_assert(CHALLENGE_NONCE_BYTES == CLUSTER_NONCE_LEN, "one nonce length with or without"
+	       " a cluster key");
+
+/* What every challenge asks the TPM to quote: sha1 and sha256, PCR 0-10. */
+static void challenge_selection(struct pcr_set *sel)
+{
+	memset(sel, 0, sizeof(*sel));
+	pcr_set_add_bank(sel, TPM2_ALG_SHA1)->mask = CHALLENGE_PCR_MASK;
+	pcr_set_add_bank(sel, TPM2_ALG_SHA256)->mask = CHALLENGE_PCR_MASK;
+}
+
+/*
+ * The agent as the store has it now, with everything a round reads (store_round_context()):
+ * ROUND_OK with *ctx filled for an active agent, or why not.
+ */
+static enum round_status context(struct app *app, const char *id, struct store_round_ctx *ctx)
 {
 	int ret;
 
 	if (!agent_id_valid(id))
 		return ROUND_UNKNOWN_AGENT;
-	ret = store_agent_get(app->store, id, a);
+	ret = store_round_context(app->store, id, POLICY_DEFAULT_NAME, ctx);
 	if (ret == -ENOENT)
 		return ROUND_UNKNOWN_AGENT;
 	if (ret)
 		return ROUND_STORE_FAILED;
-	if (a->state != AGENT_ACTIVE) {
-		store_agent_release(a);
-		return ROUND_NOT_ACTIVATED;
-	}
+	if (ctx->state != AGENT_ACTIVE)
+		return ctx->state == AGENT_RETIRED ? ROUND_RETIRED : ROUND_NOT_ACTIVATED;
 	return ROUND_OK;
 }
 
 enum round_status round_challenge(struct app *app, const char *id, struct challenge *c)
 {
-	struct store_agent a;
-	struct boot_state bs;
+	struct store_round_ctx ctx;
 	int64_t now = (int64_t)time(NULL);
 	enum round_status st;
 	int ret;
 
-	st = get_active(app, id, &a);
+	st = context(app, id, &ctx);
 	if (st)
 		return st;
 	memset(c, 0, sizeof(*c));
-	if (store_boot_get(app->store, a.id, &bs, NULL)) {
-		st = ROUND_STORE_FAILED;
-		goto out;
-	}
-	if (RAND_bytes(c->nonce, CHALLENGE_NONCE_BYTES) != 1) {
+	c->expires_at = now + app->nonce_ttl;
+	/* With a cluster key any verifier of the fleet recognizes the nonce (cluster.h). */
+	if (app->cluster) {
+		if (cluster_nonce_make(app->cluster, id, c->expires_at, c->nonce))
+			return ROUND_INTERNAL;
+	} else if (RAND_bytes(c->nonce, CHALLENGE_NONCE_BYTES) != 1) {
 		log_openssl("challenge: random nonce");
-		st = ROUND_INTERNAL;
-		goto out;
+		return ROUND_INTERNAL;
 	}
 	c->nonce_len = CHALLENGE_NONCE_BYTES;
-	c->expires_at = now + app->nonce_ttl;
-	c->log_offset = bs.started ? bs.next_entry : 0;
-	{
-		/* The agent resends its firmware log only when it is not the one held here. */
-		struct store_boot_log bl;
-
-		ret = store_boot_log_get(app->store, a.id, &bl);
-		if (ret && ret != -ENOENT) {
-			st = ROUND_STORE_FAILED;
-			goto out;
-		}
-		if (!ret) {
-			c->has_boot_log_sha256 = true;
-			memcpy(c->boot_log_sha256, bl.sha256, sizeof(bl.sha256));
-		}
-		store_boot_log_release(&bl);
+	c->log_offset = ctx.boot.started ? ctx.boot.next_entry : 0;
+	/* The agent resends its firmware log only when it is not the one held here. */
+	if (ctx.has_boot_log) {
+		c->has_boot_log_sha256 = true;
+		memcpy(c->boot_log_sha256, ctx.boot_log_sha256, sizeof(c->boot_log_sha256));
 	}
-	pcr_set_add_bank(&c->selection, TPM2_ALG_SHA1)->mask = CHALLENGE_PCR_MASK;
-	pcr_set_add_bank(&c->selection, TPM2_ALG_SHA256)->mask = CHALLENGE_PCR_MASK;
-	ret = nonces_add(app->nonces, a.id, c, now);
-	st = ret == -EBUSY ? ROUND_RATE_LIMITED : ret ? ROUND_INTERNAL : ROUND_OK;
-out:
-	store_agent_release(&a);
-	return st;
+	challenge_selection(&c->selection);
+	/* Kept here too: the rate limit, round_admit(), and a reuse refused before the store. */
+	ret = nonces_add(app->nonces, id, c, now);
+	/*
+	 * With a cluster key a challenge stands on its MAC, and the answer often goes to another
+	 * verifier (behind a load balancer), which cannot tell this one: the challenges it
+	 * answered stay outstanding here until they expire. Refusing new ones then would stop a
+	 * healthy agent, so a full table only means this one is not kept here.
+	 */
+	if (ret == -EBUSY && app->cluster)
+		return ROUND_OK;
+	return ret == -EBUSY ? ROUND_RATE_LIMITED : ret ? ROUND_INTERNAL : ROUND_OK;
 }
 
 /*
- * The active agent's policy name and AK, from the agent cache or else from the store (then
- * cached). *ak is a new reference on ROUND_OK.
+ * The active agent's AK: from the agent cache when it holds the AK the store names now
+ * (ak_name; NULL: any), else from the store (then cached). *ak is a new reference on ROUND_OK.
  */
-static enum round_status load_active(struct app *app, const char *id,
-				     char policy[LIMIT_POLICY_NAME + 1], EVP_PKEY **ak)
+static enum round_status agent_ak(struct app *app, const char *id, const uint8_t *ak_name,
+				  size_t ak_name_len, EVP_PKEY **ak)
 {
 	struct store_agent a;
 	TPMT_PUBLIC akpub;
-	enum round_status st;
 	uint64_t gen;
+	int ret;
 
 	*ak = NULL;
-	if (agent_id_valid(id) && agentcache_get(app->agents, id, ak, policy))
+	if (agentcache_get(app->agents, id, ak_name, ak_name_len, ak))
 		return ROUND_OK;
 	gen = agentcache_generation(app->agents);
-	st = get_active(app, id, &a);
-	if (st)
+	ret = store_agent_get(app->store, id, &a);
+	if (ret)
+		return ret == -ENOENT ? ROUND_UNKNOWN_AGENT : ROUND_STORE_FAILED;
+	if (a.state != AGENT_ACTIVE) {
+		enum round_status st = a.state == AGENT_RETIRED ? ROUND_RETIRED : ROUND_NOT_ACTIVATED;
+
+		store_agent_release(&a);
 		return st;
+	}
 	if (tpmkey_parse_public(a.ak_pub, a.ak_pub_len, &akpub) || !(*ak = tpmkey_to_evp(&akpub))) {
 		log_error("evidence: stored AK of agent \"%s\" does not load", a.id);
 		store_agent_release(&a);
 		return ROUND_INTERNAL;
 	}
-	memcpy(policy, a.policy, sizeof(a.policy));
-	agentcache_put(app->agents, gen, a.id, *ak, a.policy);
+	agentcache_put(app->agents, gen, a.id, *ak, a.ak_name, a.ak_name_len);
 	store_agent_release(&a);
 	return ROUND_OK;
 }
 
 enum round_status round_admit(struct app *app, const char *id)
 {
-	char policy[LIMIT_POLICY_NAME + 1];
 	EVP_PKEY *ak = NULL;
 	enum round_status st;
 
+	if (!agent_id_valid(id))
+		return ROUND_UNKNOWN_AGENT;
 	/* The cache first: an active agent with a round in progress is usually there. */
-	st = load_active(app, id, policy, &ak);
+	st = agent_ak(app, id, NULL, 0, &ak);
 	EVP_PKEY_free(ak);
 	if (st)
 		return st;
-	if (!nonces_outstanding(app->nonces, id, (int64_t)time(NULL)))
+	/*
+	 * With a cluster key the challenge may be another verifier's: this one cannot know before
+	 * the body is read, so an active agent is admitted (the nonce is checked once it is).
+	 */
+	if (!app->cluster && !nonces_outstanding(app->nonces, id, (int64_t)time(NULL)))
 		return ROUND_NO_CHALLENGE;
 	return ROUND_OK;
 }
@@ -156,10 +172,27 @@ out:
 	return s;
 }
 
+/*
+ * Spends the evidence's nonce: one this verifier issued (nonces.h), else, with a cluster key,
+ * one another verifier of the fleet issued to this agent (cluster.h). With a cluster key the
+ * store records it as spent with the round, which is what makes it single-use across the
+ * fleet; the table here refuses a reuse on this verifier before any work.
+ */
 static enum round_status spend_nonce(struct app *app, const char *id, const struct evidence *ev,
 				     int64_t now, struct challenge *ch)
 {
-	switch (nonces_consume(app->nonces, id, ev->nonce, ev->nonce_len, now, ch)) {
+	int ret = nonces_consume(app->nonces, id, ev->nonce, ev->nonce_len, now, ch);
+
+	if (ret == -ENOENT && app->cluster) {
+		ret = cluster_nonce_check(app->cluster, id, ev->nonce, ev->nonce_len, now,
+					  &ch->expires_at);
+		if (!ret) {
+			memcpy(ch->nonce, ev->nonce, ev->nonce_len);
+			ch->nonce_len = ev->nonce_len;
+			challenge_selection(&ch->selection);
+		}
+	}
+	switch (ret) {
 	case 0:
 		return ROUND_OK;
 	case -ENOENT:
@@ -180,8 +213,9 @@ static enum round_status spend_nonce(struct app *app, const char *id, const stru
  * ROUND_CONFLICT, nothing written, if another round of the agent committed in between.
  */
 static enum round_status commit(struct app *app, const char *id, int64_t now,
-				uint64_t prev_version, struct attest_result *res,
-				const struct store_boot_log *boot_log)
+				uint64_t prev_version, const struct challenge *ch,
+				struct attest_result *res, const struct store_boot_log *boot_log,
+				uint32_t interval)
 {
 	int ret;
 	struct store_round_violation *viol = NULL;
@@ -220,8 +254,28 @@ static enum round_status commit(struct app *app, const char *id, int64_t now,
 	round.next_offset = res->verdict.next_offset;
 	round.violations = viol;
 	round.nviolations = res->nviolations;
+	round.interval = interval;
 	round.now = now;
+	if (app->cluster) {
+		round.nonce = ch->nonce;
+		round.nonce_len = ch->nonce_len;
+		round.nonce_expires = ch->expires_at;
+	}
 	ret = store_round_commit(app->store, &round, &verdict_id);
+	if (ret == -EALREADY) {
+		log_warn("evidence: agent \"%s\" replayed a nonce another round answered (on this"
+			 " verifier or another); nothing stored", id);
+		st = ROUND_NONCE_REUSED;
+		goto out;
+	}
+	if (ret == -EKEYREVOKED) {
+		/* Retired, purged or re-enrolled while the round was judged: not its AK any more. */
+		agentcache_invalidate(app->agents, id);
+		log_warn("evidence: agent \"%s\" is no longer active; its round is refused,"
+			 " nothing stored", id);
+		st = ROUND_RETIRED;
+		goto out;
+	}
 	if (ret == -ESTALE) {
 		log_warn("evidence: agent \"%s\": another round of it committed first; this one"
 			 " is refused, nothing stored", id);
@@ -305,14 +359,12 @@ enum round_status round_evidence(struct app *app, const char *id, const struct e
 				 struct verdict_response *verdict)
 {
 	struct store_boot_log stored, put;
+	struct store_round_ctx ctx;
 	struct boot_input boot;
 	bool have_stored = false;
-	char policy_name[LIMIT_POLICY_NAME + 1] = "";
 	struct attest_request ar;
 	struct attest_result res;
 	struct challenge ch;
-	struct boot_state prev;
-	uint64_t prev_version = 0;
 	struct policy *policy = NULL, *amendment = NULL;
 	char amendment_name[STORE_AMENDMENT_NAME_MAX + 1];
 	EVP_PKEY *ak = NULL;
@@ -324,43 +376,49 @@ enum round_status round_evidence(struct app *app, const char *id, const struct e
 	memset(&res, 0, sizeof(res));
 	memset(&ar, 0, sizeof(ar));
 	memset(&stored, 0, sizeof(stored));
-	st = load_active(app, id, policy_name, &ak);
+	/* One read of the store for the round: the agent, its state, its policies' versions. */
+	st = context(app, id, &ctx);
 	if (st)
 		return st;
-	ret = policy_cache_get(&app->policies, app->store, policy_name, &policy);
+	st = agent_ak(app, id, ctx.ak_name, ctx.ak_name_len, &ak);
+	if (st)
+		return st;
+	ret = policy_cache_get_version(&app->policies, app->store, ctx.policy, ctx.policy_version,
+				       &policy);
 	if (ret) {
 		log_error("evidence: agent \"%s\" is assigned policy \"%s\", which %s", id,
-			  policy_name[0] ? policy_name : POLICY_DEFAULT_NAME,
+			  ctx.policy[0] ? ctx.policy : POLICY_DEFAULT_NAME,
 			  ret == -ENOENT ? "does not exist; PUT it or reassign the agent"
 					 : "fails to load");
-		st = ROUND_POLICY_UNAVAILABLE;
+		st = ret == -ENOENT || ret == -EINVAL ? ROUND_POLICY_UNAVAILABLE : ROUND_STORE_FAILED;
 		goto out;
 	}
-	/* The agent's own approvals: none is the common case (-ENOENT, nothing cached). */
+	/* The agent's own approvals: none is the common case (version 0, nothing cached). */
 	store_amendment_name(id, amendment_name);
-	ret = policy_cache_get(&app->amendments, app->store, amendment_name, &amendment);
-	if (ret && ret != -ENOENT) {
-		log_error("evidence: agent \"%s\": its amendment (\"%s\") %s", id, amendment_name,
-			  ret == -EINVAL ? "does not load" : "cannot be read");
-		st = ret == -EINVAL ? ROUND_POLICY_UNAVAILABLE : ROUND_STORE_FAILED;
-		goto out;
+	if (ctx.amendment_version) {
+		ret = policy_cache_get_version(&app->amendments, app->store, amendment_name,
+					       ctx.amendment_version, &amendment);
+		if (ret) {
+			log_error("evidence: agent \"%s\": its amendment (\"%s\") %s", id,
+				  amendment_name, ret == -EINVAL ? "does not load" : "cannot be read");
+			st = ret == -EINVAL ? ROUND_POLICY_UNAVAILABLE : ROUND_STORE_FAILED;
+			goto out;
+		}
 	}
 	now = (int64_t)time(NULL);
 	st = spend_nonce(app, id, ev, now, &ch);
 	if (st)
 		goto out;
-	if (store_boot_get(app->store, id, &prev, &prev_version) ||
-	    store_violations_open_count(app->store, id, prev.boot_number, &ar.open_violations,
-					&ar.open_violations_prev_boot)) {
-		st = ROUND_STORE_FAILED;
-		goto out;
+	ar.open_violations = ctx.open_violations;
+	ar.open_violations_prev_boot = ctx.open_violations_in_boot;
+	if (ctx.has_boot_log) {
+		ret = store_boot_log_get(app->store, id, &stored);
+		if (ret && ret != -ENOENT) {
+			st = ROUND_STORE_FAILED;
+			goto out;
+		}
+		have_stored = ret == 0;
 	}
-	ret = store_boot_log_get(app->store, id, &stored);
-	if (ret && ret != -ENOENT) {
-		st = ROUND_STORE_FAILED;
-		goto out;
-	}
-	have_stored = ret == 0;
 	boot_input_of(ev, &stored, have_stored, &boot);
 	ar.boot = &boot;
 	ar.ak = ak;
@@ -369,7 +427,7 @@ enum round_status round_evidence(struct app *app, const char *id, const struct e
 	ar.requested = &ch.selection;
 	ar.policy = policy;
 	ar.amendment = amendment;
-	ar.prev = &prev;
+	ar.prev = &ctx.boot;
 	ar.ev = ev;
 	ret = attest_evaluate(&ar, &res);
 	if (ret) {
@@ -387,8 +445,9 @@ enum round_status round_evidence(struct app *app, const char *id, const struct e
 	}
 	if (app->before_commit)
 		app->before_commit(app, id);
-	st = commit(app, id, now, prev_version, &res,
-		    boot_log_to_store(ev, &stored, have_stored, &boot, &res, now, &put));
+	st = commit(app, id, now, ctx.version, &ch, &res,
+		    boot_log_to_store(ev, &stored, have_stored, &boot, &res, now, &put),
+		    ev->interval);
 	if (st)
 		goto out;
 	*verdict = res.verdict;

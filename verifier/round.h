@@ -2,13 +2,22 @@
  * round: the services of one attestation round, without HTTP.
  *
  * round_challenge() issues a nonce to an active agent and says where its list should start;
- * round_evidence() takes the agent's answer through every step, in this order: the agent and
- * its AK, its policy and its amendment (what operators approved for it alone), the nonce
- * (spent here, before anything that depends on the evidence, so a replayed body is
- * `nonce_reused` whatever follows), the stored boot state and its unreviewed violations (of
- * every boot, and of the last one), attest_evaluate() (which decides), and the commit of the
- * boot state, the verdict and the violations in one transaction. A verdict is returned only
- * once it is durable.
+ * round_evidence() takes the agent's answer through every step, in this order: what the store
+ * holds for the agent, read in one call (store_round_context(): its state, AK name, policy and
+ * amendment versions, boot state and its version, unreviewed violations of every boot and of
+ * the last one), its AK (the agent cache's, if it is the AK the store names), its policy and
+ * its amendment (what operators approved for it alone) at the versions the store names, the
+ * nonce (spent here, before anything that depends on the evidence, so a replayed body is
+ * `nonce_reused` whatever follows), the stored firmware log if there is one,
+ * attest_evaluate() (which decides), and the commit of the boot state, the verdict and the
+ * violations in one transaction. A verdict is returned only once it is durable.
+ *
+ * Several verifiers on one store (DESIGN.md 7b): everything above is read from the store each
+ * round, so a change made through another verifier (a policy, an amendment, the agent's policy
+ * assignment, the agent itself) is used from the next round on; caches here are keyed by what
+ * the store names (policy versions, the AK's name). With a cluster key (app->cluster) a
+ * challenge issued by any verifier of the fleet is accepted, and the store spends it with the
+ * round's commit: a second answer anywhere is `nonce_reused`.
  *
  * Everything that can fail for the verifier's own reasons (the store, the policy) is checked
  * before the nonce is spent, so such a failure leaves the agent's challenge usable.
@@ -28,6 +37,7 @@ enum round_status {
 	ROUND_OK = 0,             /* round_evidence: *verdict is committed (trusted or not) */
 	ROUND_UNKNOWN_AGENT,      /* no such agent (or an invalid id) */
 	ROUND_NOT_ACTIVATED,      /* the agent has not activated its credential */
+	ROUND_RETIRED,            /* an operator retired the agent (or it re-enrolled meanwhile) */
 	ROUND_RATE_LIMITED,       /* round_challenge: too many unanswered challenges */
 	ROUND_NONCE_UNKNOWN,      /* the nonce was not issued to this agent */
 	ROUND_NONCE_REUSED,
@@ -40,13 +50,18 @@ enum round_status {
 	ROUND_INTERNAL,           /* out of memory, no randomness, a stored AK that does not load */
 };
 
-/* A challenge for agent `id`; *c filled on ROUND_OK. */
+/*
+ * A challenge for agent `id`; *c filled on ROUND_OK. ROUND_RATE_LIMITED when the agent has
+ * NONCES_MAX_OUTSTANDING unanswered ones here; never with a cluster key, where answers to other
+ * verifiers leave challenges outstanding here that were answered (round.c).
+ */
 enum round_status round_challenge(struct app *app, const char *id, struct challenge *c);
 
 /*
  * Whether evidence from agent `id` can be valid at all, before its body is read: the agent is
- * active and has a challenge outstanding. For bodies too large to read on speculation (the
- * HTTP server asks for those over LIMIT_SMALL_BODY); ROUND_OK or why not.
+ * active and has a challenge outstanding (with a cluster key: active, since its challenge may be
+ * another verifier's). For bodies too large to read on speculation (the HTTP server asks for
+ * those over LIMIT_SMALL_BODY); ROUND_OK or why not.
  */
 enum round_status round_admit(struct app *app, const char *id);
 

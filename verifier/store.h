@@ -3,7 +3,8 @@
  * violations, policies; outstanding challenges need no durability and live in nonces.h).
  *
  * Backends: store_open() takes a URI and picks the backend by its scheme; "sqlite:PATH" is
- * SQLite (store_sqlite.c). What every backend shares (the group commit, state names, the
+ * SQLite (store_sqlite.c), the embedded default; "postgresql://USER@HOST:PORT/DB" (a libpq URI)
+ * is PostgreSQL (store_pg.c), which several verifiers may share. What every backend shares (the group commit, state names, the
  * enrollment decision) is in store.c; a backend implements struct store_ops
  * (store_backend.h) in its own file. A backend keeps a schema version and upgrades an older
  * database when it opens it; it refuses one newer than itself.
@@ -41,8 +42,11 @@ struct store;
 enum agent_state {
 	AGENT_PENDING = 0, /* enrolled, credential not yet activated: AK not trusted */
 	AGENT_ACTIVE,      /* activated: AK trusted */
+	AGENT_RETIRED,     /* retired by an operator: evidence refused, EK free, history kept */
 };
 const char *agent_state_str(enum agent_state s);
+/* The state a store row names ("active", "retired"; anything else is pending). */
+enum agent_state agent_state_of(const char *s);
 
 struct store_agent {
 	char id[LIMIT_AGENT_ID + 1];
@@ -60,6 +64,11 @@ struct store_agent {
 	int64_t created_at;
 	int64_t activated_at;   /* 0 while pending */
 	/* Summary columns, filled by store_agent_get()/store_agents_list(); ignored on write. */
+	int64_t retired_at;      /* when an operator retired it; 0: not retired */
+	int64_t reset_at;        /* when an operator allowed its next enrollment a new EK and AK;
+				  * 0: not allowed (store_agent_reset()) */
+	uint32_t interval;       /* seconds between rounds its attestd reported; 0: none yet */
+	int64_t stale_event_for; /* the last-seen time agent.stale was raised for; 0: never */
 	uint64_t boot_number;
 	uint64_t next_entry;
 	int64_t last_verdict_at; /* 0: none */
@@ -69,7 +78,8 @@ struct store_agent {
 void store_agent_release(struct store_agent *a);
 
 /*
- * Opens the store a URI names: "sqlite:PATH" (the file is created if missing). Upgrades the
+ * Opens the store a URI names: "sqlite:PATH" (the file is created if missing) or
+ * "postgresql://..." (the database must exist; its tables are created). Upgrades the
  * schema of an older database first. -EINVAL (logged) for a URI without a known scheme,
  * -EPROTO for a database newer than this verifier, else what the backend returns.
  */
@@ -87,6 +97,9 @@ enum store_enroll_result {
 	STORE_ENROLL_EK_IN_USE,     /* the EK is active under another id: one TPM, one agent */
 	STORE_ENROLL_EK_PENDING_FULL, /* the EK has max_pending_per_ek pending under other ids */
 	STORE_ENROLL_PENDING_FULL,  /* max_pending enrollments are pending in all */
+	STORE_ENROLL_RETIRED,       /* the id was retired and not reset: refused */
+	STORE_ENROLL_REPLACED,      /* reset by an operator: the id now holds this EK and AK,
+				     * pending; its boot session starts over, its history stays */
 };
 
 /*
@@ -104,8 +117,9 @@ void store_set_enroll_limits(struct store *st, const struct store_enroll_limits 
 
 /*
  * Decides and records an enrollment atomically (two concurrent enrollments of one id cannot
- * both win). Expired pending enrollments are deleted first, in the same transaction. Only NEW
- * and REFRESHED change stored state (and the deletion of expired ones).
+ * both win). Expired pending enrollments are deleted first, in the same transaction. Only NEW,
+ * REFRESHED and REPLACED change stored state (and the deletion of expired ones); NEW and
+ * REPLACED add a row to the agent's history (store_agent_history()).
  */
 int store_agent_enroll(struct store *st, const struct store_agent *a, int64_t now,
 		       enum store_enroll_result *result);
@@ -117,7 +131,7 @@ int store_agent_get(struct store *st, const char *id, struct store_agent *out);
  * caller compared the secret in constant time). -ESTALE if the agent is unknown (or its
  * expired enrollment was deleted), re-enrolled in between or is active already, -ETIMEDOUT if
  * the enrollment expired, -EEXIST if another agent with the same EK is active (one TPM, one
- * agent).
+ * agent). Activation is the agent.enrolled event and a row of its history.
  */
 int store_agent_activate(struct store *st, const char *id,
 			 const uint8_t digest[STORE_CRED_DIGEST_LEN], int64_t now);
@@ -171,6 +185,32 @@ struct store_boot_log {
 };
 void store_boot_log_release(struct store_boot_log *b);
 
+/*
+ * What one attestation round reads of an agent, in one call (one statement, so one network
+ * round trip on PostgreSQL; several verifiers see each other's changes through it): the
+ * agent's state, AK name and policy; its boot state and that state's version (0: none); its
+ * open violations, in all and in the boot state's boot; whether a firmware log is stored and
+ * its digest (the log itself: store_boot_log_get()); the newest versions of its policy (named
+ * `default_policy` when it names none) and of its amendment (0: no such policy). -ENOENT for an
+ * unknown agent; -EINVAL if its boot state does not decode.
+ */
+struct store_round_ctx {
+	enum agent_state state;
+	char policy[LIMIT_POLICY_NAME + 1]; /* as stored: "" = the default */
+	uint8_t ak_name[66];
+	size_t ak_name_len;
+	struct boot_state boot;
+	uint64_t version;
+	uint64_t open_violations;
+	uint64_t open_violations_in_boot;
+	bool has_boot_log;
+	uint8_t boot_log_sha256[32];
+	int64_t policy_version;
+	int64_t amendment_version;
+};
+int store_round_context(struct store *st, const char *agent, const char *default_policy,
+			struct store_round_ctx *out);
+
 /* The agent's stored event log; -ENOENT if it has none. */
 int store_boot_log_get(struct store *st, const char *agent, struct store_boot_log *out);
 
@@ -184,14 +224,28 @@ struct store_round {
 	uint64_t next_offset;
 	const struct store_round_violation *violations;
 	size_t nviolations;
+	uint32_t interval; /* seconds between rounds the agent reported with it; 0: as stored */
 	int64_t now;
+	/*
+	 * The challenge this round answered (verifier/cluster.h), recorded as spent in the round's
+	 * transaction so that no verifier sharing the store accepts it again; nonce_len 0 when the
+	 * verifier alone keeps its challenges (nonces.h). The record is kept until a while after
+	 * nonce_expires.
+	 */
+	const uint8_t *nonce;
+	size_t nonce_len;
+	int64_t nonce_expires;
 };
 
 /*
- * One transaction: boot state, verdict, violations. A compare-and-swap on the boot state's
- * version: if another round of the agent committed since r->prev_version was read, nothing is
- * written and -ESTALE is returned (two rounds of one agent in flight: the slower one must not
- * overwrite the newer state).
+ * One transaction: boot state, verdict, violations, the agent's reported interval and the
+ * webhook events they raise (agent.untrusted when its last verdict was trusted or it had none,
+ * violation.opened for each new open row). A compare-and-swap on the boot state's version: if
+ * another round of the agent committed since r->prev_version was read, nothing is written and
+ * -ESTALE is returned (two rounds of one agent in flight: the slower one must not overwrite the
+ * newer state). -EKEYREVOKED, nothing written, if the agent is no longer active (retired,
+ * purged or re-enrolled after a reset while the round was judged). A round whose r->nonce was
+ * recorded as spent before (by any verifier on this store) writes nothing either: -EALREADY.
  *
  * A violation is one row per agent, reason, path and digest while it is open: seen again, its
  * count and last entry grow. Once an operator decided it (approved, dismissed), a later
@@ -311,11 +365,108 @@ int store_policy_agents(struct store *st, const char *name, uint64_t *count);
 #define STORE_AMENDMENT_NAME_MAX (6 + LIMIT_AGENT_ID)
 void store_amendment_name(const char *agent, char out[STORE_AMENDMENT_NAME_MAX + 1]);
 
+/* Lifecycle (issue 16) -------------------------------------------------------------------- */
+
+/*
+ * Retires agent `id` for `actor` (a token name): its evidence is refused from now on, its EK
+ * may enroll under another id, its verdicts, violations and amendment stay; a row of its
+ * history and the agent.retired event record it. With purge the agent and everything stored
+ * for it (boot state, event log, verdicts, violations, amendment, history) is deleted instead,
+ * whatever its state, and the id is free; agent.retired says purged. -ENOENT unknown agent,
+ * -EALREADY retired already (without purge: nothing changed).
+ */
+int store_agent_retire(struct store *st, const char *id, int64_t now, const char *actor,
+		       bool purge);
+
+/*
+ * Allows the next enrollment of agent `id` to bring another EK and AK (a reimaged machine, a
+ * new TPM; a retired agent comes back so): that enrollment replaces the keys, starts a new boot
+ * session and keeps the history. Until then the agent goes on as it is. A row of its history
+ * and the agent.reset event record it. -ENOENT unknown agent, -EALREADY reset already.
+ */
+int store_agent_reset(struct store *st, const char *id, int64_t now, const char *actor);
+
+/* One step of an agent's lifecycle: enrolled, re-enrolled, activated, retired, reset. */
+struct store_agent_event {
+	int64_t id;
+	int64_t time;
+	const char *event;
+	const char *actor;  /* a token name, or "agent" for what the agent did itself */
+	const char *detail;
+};
+typedef int (*store_agent_event_cb)(void *arg, const struct store_agent_event *e);
+/* The agent's history, newest first, at most limit rows (none for an unknown agent). */
+int store_agent_history(struct store *st, const char *id, unsigned limit,
+			store_agent_event_cb cb, void *arg);
+
+/* Liveness (issue 16) --------------------------------------------------------------------- */
+
+/*
+ * An active agent whose last valid evidence (a committed verdict, or its activation) is older
+ * than `intervals` times its interval (the one its attestd reported, else default_interval) is
+ * stale. Computed from stored times alone, so verifiers sharing a store agree.
+ */
+struct store_liveness {
+	uint32_t default_interval;
+	uint32_t intervals;
+};
+int64_t store_agent_last_seen(const struct store_agent *a);
+/* The time after which `a` is stale; 0 for an agent that is not active. */
+int64_t store_agent_stale_after(const struct store_agent *a, const struct store_liveness *lv);
+bool store_agent_stale(const struct store_agent *a, const struct store_liveness *lv, int64_t now);
+
+/*
+ * Raises agent.stale for agent `id`, once per silence: only if it is active, its last-seen
+ * time is still `last_seen` (no evidence came since the caller looked) and no event was raised
+ * for that time yet. `interval` and `stale_after` go into the event. 0 raised, -EALREADY not
+ * (raised before, by this or another verifier, or the agent attested meanwhile), -ENOENT.
+ */
+int store_agent_mark_stale(struct store *st, const char *id, int64_t last_seen,
+			   uint32_t interval, int64_t stale_after, int64_t now);
+
+/* Webhook outbox (issue 16) --------------------------------------------------------------- */
+
+/*
+ * The webhook URLs events are written for, one outbox row per event and URL, in the
+ * transaction of the change that raises the event (none are written without a URL). Copied;
+ * call before the store is shared. An event's body is JSON: {"id", "type", "time",
+ * "agent_id", "data"} (verifier(8), WEBHOOKS).
+ */
+int store_set_webhooks(struct store *st, const char *const *urls, size_t n);
+
+#define STORE_EVENT_ID_MAX 36u /* "evt-" and 32 hex digits */
+
+struct store_outbox_row {
+	int64_t id;             /* the row: one event for one URL */
+	const char *event_id;   /* the event: the same in every row of it, and in its body */
+	const char *target;
+	const char *type;
+	const char *agent;
+	int64_t created_at;
+	const char *body;
+	uint32_t attempts;      /* failed deliveries so far */
+};
+typedef int (*store_outbox_cb)(void *arg, const struct store_outbox_row *r);
+/*
+ * Up to `limit` rows for `target` that are due (their next attempt at or before now), oldest
+ * first, each claimed until now + lease in the same transaction (another verifier on the store
+ * does not take it meanwhile; a verifier that dies leaves it due again after the lease).
+ */
+int store_outbox_claim(struct store *st, const char *target, int64_t now, int64_t lease,
+		       unsigned limit, store_outbox_cb cb, void *arg);
+/* A row delivered: deleted. -ENOENT if it is gone. */
+int store_outbox_delivered(struct store *st, int64_t row);
+/* A failed delivery: one more attempt counted, the next at next_at. -ENOENT if it is gone. */
+int store_outbox_retry(struct store *st, int64_t row, int64_t next_at, const char *error);
+/* Rows not delivered yet, of one target (NULL: all). */
+int store_outbox_pending(struct store *st, const char *target, uint64_t *count);
+
 /* Metrics -------------------------------------------------------------------------------- */
 
 struct store_counts {
 	uint64_t agents_pending;
 	uint64_t agents_active;
+	uint64_t agents_retired;
 	uint64_t violations_open;
 	uint64_t verdicts_trusted;
 	uint64_t verdicts_untrusted;

@@ -27,7 +27,8 @@
 	" COALESCE(b.boot_number, 0), COALESCE(b.next_entry, 0),"                              \
 	" COALESCE((SELECT time FROM verdicts v WHERE v.agent = a.id ORDER BY id DESC LIMIT 1), 0)," \
 	" COALESCE((SELECT trusted FROM verdicts v WHERE v.agent = a.id ORDER BY id DESC LIMIT 1), -1)," \
-	" (SELECT COUNT(*) FROM violations x WHERE x.agent = a.id AND x.state = 'open')"
+	" (SELECT COUNT(*) FROM violations x WHERE x.agent = a.id AND x.state = 'open'),"     \
+	" a.retired_at, a.reset_at, a.round_interval, a.stale_event_for"
 
 #define VIOLATION_COLUMNS                                                                  \
 	"id, agent, boot_number, entry, path, digest, template, reason, first_seen, last_seen," \
@@ -75,6 +76,34 @@ enum stmt {
 	STMT_POLICY_VERSIONS,
 	STMT_POLICY_AGENTS,
 	STMT_COUNTS,
+	STMT_NONCE_SPEND,
+	STMT_NONCES_PRUNE,
+	STMT_ROUND_CONTEXT,
+	/* issue 16 */
+	STMT_AGENT_REPLACE,
+	STMT_AGENT_STATE,
+	STMT_AGENT_INTERVAL,
+	STMT_AGENT_RETIRE,
+	STMT_AGENT_RESET,
+	STMT_AGENT_MARK_STALE,
+	STMT_BOOT_RESTART,
+	STMT_BOOT_LOG_DELETE,
+	STMT_LAST_TRUSTED,
+	STMT_HISTORY_ADD,
+	STMT_HISTORY_LIST,
+	STMT_OUTBOX_ADD,
+	STMT_OUTBOX_DUE,
+	STMT_OUTBOX_CLAIM,
+	STMT_OUTBOX_DELETE,
+	STMT_OUTBOX_RETRY,
+	STMT_OUTBOX_PENDING,
+	STMT_PURGE_AGENT,
+	STMT_PURGE_BOOT_STATE,
+	STMT_PURGE_BOOT_LOG,
+	STMT_PURGE_VERDICTS,
+	STMT_PURGE_VIOLATIONS,
+	STMT_PURGE_AMENDMENT,
+	STMT_PURGE_HISTORY,
 	STMT_COUNT /* the number of statements */
 };
 
@@ -91,7 +120,7 @@ static const char *const stmt_sql[STMT_COUNT] = {
 	/* A re-enrollment restarts the pending enrollment's time to live. */
 	[STMT_AGENT_REFRESH] =
 		"UPDATE agents SET ek_cert = ?2, ak_pub = ?3, ak_name = ?4,"
-		" cred_digest = ?5, enrolled_at = ?8 WHERE id = ?1 AND state = 'pending'",
+		" cred_digest = ?5, enrolled_at = ?8, reset_at = 0 WHERE id = ?1 AND state = 'pending'",
 	[STMT_AGENT_INSERT] =
 		"INSERT INTO agents(id, ek_cert, ak_pub, ak_name, cred_digest, ek_pub,"
 		" policy, state, created_at, enrolled_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7,"
@@ -116,15 +145,21 @@ static const char *const stmt_sql[STMT_COUNT] = {
 		"SELECT " AGENT_SUMMARY_COLS
 		" FROM agents a LEFT JOIN boot_state b ON b.agent = a.id ORDER BY a.id",
 	[STMT_BOOT_GET] = "SELECT state, version FROM boot_state WHERE agent = ?1",
-	/* The compare-and-swap of store_round_commit(): version 0 is "no row yet". */
+	/*
+	 * The compare-and-swap of store_round_commit(): version 0 is "no row yet". Only for an
+	 * agent still active: one retired (or re-enrolled) while its round was judged writes none.
+	 */
 	[STMT_BOOT_INSERT] =
 		"INSERT INTO boot_state(agent, state, reset_count, restart_count,"
 		" boot_number, next_entry, updated_at, version)"
-		" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 1) ON CONFLICT(agent) DO NOTHING",
+		" SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, 1"
+		" WHERE EXISTS(SELECT 1 FROM agents WHERE id = ?1 AND state = 'active')"
+		" ON CONFLICT(agent) DO NOTHING",
 	[STMT_BOOT_UPDATE] =
 		"UPDATE boot_state SET state = ?2, reset_count = ?3, restart_count = ?4,"
 		" boot_number = ?5, next_entry = ?6, updated_at = ?7, version = version + 1"
-		" WHERE agent = ?1 AND version = ?8",
+		" WHERE agent = ?1 AND version = ?8"
+		" AND EXISTS(SELECT 1 FROM agents WHERE id = ?1 AND state = 'active')",
 	[STMT_BOOT_LOG_GET] =
 		"SELECT log, sha256, cmdline, judged_boot, judged_key, summary, received_at"
 		" FROM boot_logs WHERE agent = ?1",
@@ -185,7 +220,76 @@ static const char *const stmt_sql[STMT_COUNT] = {
 		" (SELECT COUNT(*) FROM agents WHERE state = 'active'),"
 		" (SELECT COUNT(*) FROM violations WHERE state = 'open'),"
 		" (SELECT COUNT(*) FROM verdicts WHERE trusted = 1),"
-		" (SELECT COUNT(*) FROM verdicts WHERE trusted = 0)",
+		" (SELECT COUNT(*) FROM verdicts WHERE trusted = 0),"
+		" (SELECT COUNT(*) FROM agents WHERE state = 'retired')",
+	/* Single use of a challenge across verifiers (store.h, struct store_round). */
+	[STMT_NONCE_SPEND] =
+		"INSERT INTO spent_nonces(nonce, agent, expires_at) VALUES (?1, ?2, ?3)"
+		" ON CONFLICT(nonce) DO NOTHING",
+	[STMT_NONCES_PRUNE] = "DELETE FROM spent_nonces WHERE expires_at < ?1",
+	/* store_round_context(): everything a round reads, in one statement. */
+	[STMT_ROUND_CONTEXT] =
+		"SELECT a.state, a.policy, a.ak_name, b.state, COALESCE(b.version, 0),"
+		" (SELECT COUNT(*) FROM violations x WHERE x.agent = a.id AND x.state = 'open'),"
+		" (SELECT COUNT(*) FROM violations x WHERE x.agent = a.id AND x.state = 'open'"
+		"  AND x.boot_number = COALESCE(b.boot_number, 0)),"
+		" l.sha256,"
+		" COALESCE((SELECT max(version) FROM policies"
+		"  WHERE name = CASE a.policy WHEN '' THEN ?2 ELSE a.policy END), 0),"
+		" COALESCE((SELECT max(version) FROM policies WHERE name = ?3), 0)"
+		" FROM agents a LEFT JOIN boot_state b ON b.agent = a.id"
+		" LEFT JOIN boot_logs l ON l.agent = a.id WHERE a.id = ?1",
+	/* A reset agent's next enrollment: new keys, pending again, its history kept. */
+	[STMT_AGENT_REPLACE] =
+		"UPDATE agents SET ek_cert = ?2, ak_pub = ?3, ak_name = ?4, cred_digest = ?5,"
+		" ek_pub = ?6, state = 'pending', enrolled_at = ?8, activated_at = 0,"
+		" retired_at = 0, reset_at = 0, stale_event_for = 0 WHERE id = ?1",
+	[STMT_AGENT_STATE] = "SELECT state FROM agents WHERE id = ?1",
+	[STMT_AGENT_INTERVAL] =
+		"UPDATE agents SET round_interval = ?2 WHERE id = ?1 AND round_interval != ?2",
+	[STMT_AGENT_RETIRE] =
+		"UPDATE agents SET state = 'retired', retired_at = ?2, reset_at = 0"
+		" WHERE id = ?1 AND state != 'retired'",
+	[STMT_AGENT_RESET] = "UPDATE agents SET reset_at = ?2 WHERE id = ?1 AND reset_at = 0",
+	/* Once per silence: the last-seen time the caller computed is still the agent's. */
+	[STMT_AGENT_MARK_STALE] =
+		"UPDATE agents SET stale_event_for = ?2 WHERE id = ?1 AND state = 'active'"
+		" AND stale_event_for != ?2 AND max(activated_at, COALESCE((SELECT time FROM"
+		" verdicts v WHERE v.agent = ?1 ORDER BY v.id DESC LIMIT 1), 0)) = ?2",
+	/* A new TPM or AK: its boot session starts over, the boot numbers go on. */
+	[STMT_BOOT_RESTART] =
+		"UPDATE boot_state SET state = ?2, reset_count = 0, restart_count = 0, next_entry = 0,"
+		" updated_at = ?3, version = version + 1 WHERE agent = ?1",
+	[STMT_BOOT_LOG_DELETE] = "DELETE FROM boot_logs WHERE agent = ?1",
+	[STMT_LAST_TRUSTED] =
+		"SELECT trusted FROM verdicts WHERE agent = ?1 ORDER BY id DESC LIMIT 1",
+	[STMT_HISTORY_ADD] =
+		"INSERT INTO agent_history(agent, time, event, actor, detail)"
+		" VALUES (?1, ?2, ?3, ?4, ?5)",
+	[STMT_HISTORY_LIST] =
+		"SELECT id, time, event, actor, detail FROM agent_history WHERE agent = ?1"
+		" ORDER BY id DESC LIMIT ?2",
+	[STMT_OUTBOX_ADD] =
+		"INSERT INTO webhook_outbox(event_id, target, type, agent, created_at, body,"
+		" next_attempt_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?5)",
+	[STMT_OUTBOX_DUE] =
+		"SELECT id, event_id, target, type, agent, created_at, body, attempts"
+		" FROM webhook_outbox WHERE target = ?1 AND next_attempt_at <= ?2"
+		" ORDER BY id LIMIT ?3",
+	[STMT_OUTBOX_CLAIM] = "UPDATE webhook_outbox SET next_attempt_at = ?2 WHERE id = ?1",
+	[STMT_OUTBOX_DELETE] = "DELETE FROM webhook_outbox WHERE id = ?1",
+	[STMT_OUTBOX_RETRY] =
+		"UPDATE webhook_outbox SET attempts = attempts + 1, next_attempt_at = ?2,"
+		" last_error = ?3 WHERE id = ?1",
+	[STMT_OUTBOX_PENDING] =
+		"SELECT COUNT(*) FROM webhook_outbox WHERE (?1 IS NULL OR target = ?1)",
+	[STMT_PURGE_AGENT] = "DELETE FROM agents WHERE id = ?1",
+	[STMT_PURGE_BOOT_STATE] = "DELETE FROM boot_state WHERE agent = ?1",
+	[STMT_PURGE_BOOT_LOG] = "DELETE FROM boot_logs WHERE agent = ?1",
+	[STMT_PURGE_VERDICTS] = "DELETE FROM verdicts WHERE agent = ?1",
+	[STMT_PURGE_VIOLATIONS] = "DELETE FROM violations WHERE agent = ?1",
+	[STMT_PURGE_AMENDMENT] = "DELETE FROM policies WHERE name = ?2",
+	[STMT_PURGE_HISTORY] = "DELETE FROM agent_history WHERE agent = ?1",
 };
 
 struct sqlite_store {
@@ -193,6 +297,7 @@ struct sqlite_store {
 	sqlite3 *db;
 	pthread_mutex_t lock; /* the connection and the statements */
 	sqlite3_stmt *stmt[STMT_COUNT];
+	int64_t nonces_pruned; /* when spent challenges were last pruned */
 };
 
 static struct sqlite_store *sq(struct store_backend *b)
@@ -339,6 +444,46 @@ fail:
 	return ret;
 }
 
+/* History and webhook events (issue 16); the caller holds the lock inside a transaction. -- */
+
+static int history_add(struct sqlite_store *st, const char *agent, int64_t now, const char *event,
+		       const char *actor, const char *detail)
+{
+	sqlite3_stmt *s = stmt(st, STMT_HISTORY_ADD);
+	int ret;
+
+	sqlite3_bind_text(s, 1, agent, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 2, now);
+	sqlite3_bind_text(s, 3, event, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 4, actor, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 5, detail ? detail : "", -1, SQLITE_STATIC);
+	ret = step_done(st, s, "agent history write");
+	finish(s);
+	return ret;
+}
+
+/* Writes event e into the outbox: one row per webhook target (store_event_rows()). */
+static int raise_event(struct sqlite_store *st, const struct store_event *e)
+{
+	struct store_event_rows rows;
+	int ret = store_event_rows(&st->base, e, &rows);
+
+	for (size_t i = 0; !ret && i < rows.ntargets; i++) {
+		sqlite3_stmt *s = stmt(st, STMT_OUTBOX_ADD);
+
+		sqlite3_bind_text(s, 1, rows.id, -1, SQLITE_STATIC);
+		sqlite3_bind_text(s, 2, rows.targets[i], -1, SQLITE_STATIC);
+		sqlite3_bind_text(s, 3, store_event_type_str(e->type), -1, SQLITE_STATIC);
+		sqlite3_bind_text(s, 4, e->agent, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(s, 5, e->time);
+		sqlite3_bind_text(s, 6, rows.body, -1, SQLITE_STATIC);
+		ret = step_done(st, s, "webhook outbox write");
+		finish(s);
+	}
+	store_event_rows_release(&rows);
+	return ret;
+}
+
 /* Agents ------------------------------------------------------------------------------- */
 
 static int blob_copy(sqlite3_stmt *s, int col, uint8_t **out, size_t *len)
@@ -377,9 +522,12 @@ static void agent_summary_row(sqlite3_stmt *s, struct store_agent *a)
 	const void *p;
 	int n;
 
+	const char *state = col_text(s, 1);
+
 	text_copy(s, 0, a->id, sizeof(a->id));
-	a->state = !strcmp((const char *)sqlite3_column_text(s, 1), "active") ? AGENT_ACTIVE
-									       : AGENT_PENDING;
+	a->state = !strcmp(state, "active")    ? AGENT_ACTIVE
+		   : !strcmp(state, "retired") ? AGENT_RETIRED
+					       : AGENT_PENDING;
 	p = sqlite3_column_blob(s, 2);
 	n = sqlite3_column_bytes(s, 2);
 	a->ak_name_len = 0;
@@ -400,6 +548,10 @@ static void agent_summary_row(sqlite3_stmt *s, struct store_agent *a)
 	a->last_verdict_at = sqlite3_column_int64(s, 9);
 	a->last_trusted = sqlite3_column_int(s, 10);
 	a->open_violations = (uint64_t)sqlite3_column_int64(s, 11);
+	a->retired_at = sqlite3_column_int64(s, 12);
+	a->reset_at = sqlite3_column_int64(s, 13);
+	a->interval = (uint32_t)sqlite3_column_int64(s, 14);
+	a->stale_event_for = sqlite3_column_int64(s, 15);
 }
 
 /* Caller holds the lock. */
@@ -420,9 +572,9 @@ static int agent_get_locked(struct sqlite_store *st, const char *id, struct stor
 		goto out;
 	}
 	agent_summary_row(s, out);
-	if ((ret = blob_copy(s, 12, &out->ek_pub, &out->ek_pub_len)) ||
-	    (ret = blob_copy(s, 13, &out->ek_cert, &out->ek_cert_len)) ||
-	    (ret = blob_copy(s, 14, &out->ak_pub, &out->ak_pub_len)))
+	if ((ret = blob_copy(s, 16, &out->ek_pub, &out->ek_pub_len)) ||
+	    (ret = blob_copy(s, 17, &out->ek_cert, &out->ek_cert_len)) ||
+	    (ret = blob_copy(s, 18, &out->ak_pub, &out->ak_pub_len)))
 		store_agent_release(out);
 out:
 	finish(s);
@@ -472,6 +624,58 @@ static int enroll_facts(struct sqlite_store *st, const struct store_agent *a, in
 	return ret;
 }
 
+/*
+ * After a reset agent enrolled with new keys: its boot session starts over (the next round is
+ * a first one; boot numbers go on from the last, so its violations stay apart), the event log
+ * of the old machine goes, the history says so. The caller holds the transaction.
+ */
+static int enroll_replaced(struct sqlite_store *st, const char *id, int64_t now)
+{
+	uint8_t blob[BOOT_STATE_ENCODED_LEN];
+	struct boot_state bs;
+	sqlite3_stmt *s = stmt(st, STMT_BOOT_GET);
+	int ret = 0, rc;
+
+	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+	rc = sqlite3_step(s);
+	memset(&bs, 0, sizeof(bs));
+	if (rc == SQLITE_ROW) {
+		const uint8_t *p = sqlite3_column_blob(s, 0);
+		int n = sqlite3_column_bytes(s, 0);
+
+		if (n < 0 || boot_state_decode(p, (size_t)n, &bs)) {
+			log_error("store: boot state of agent \"%s\" does not decode", id);
+			ret = -EINVAL;
+		}
+	} else if (rc != SQLITE_DONE) {
+		ret = db_fail(st, rc, "boot state lookup");
+	}
+	finish(s);
+	if (ret)
+		return ret;
+	if (rc == SQLITE_ROW) {
+		uint64_t boot_number = bs.boot_number;
+
+		memset(&bs, 0, sizeof(bs));
+		bs.boot_number = boot_number; /* started = false: the next round is a first one */
+		boot_state_encode(&bs, blob);
+		s = stmt(st, STMT_BOOT_RESTART);
+		sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+		sqlite3_bind_blob(s, 2, blob, (int)sizeof(blob), SQLITE_STATIC);
+		sqlite3_bind_int64(s, 3, now);
+		ret = step_done(st, s, "boot state restart");
+		finish(s);
+		if (ret)
+			return ret;
+	}
+	s = stmt(st, STMT_BOOT_LOG_DELETE);
+	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+	ret = step_done(st, s, "boot log delete");
+	finish(s);
+	return ret ? ret : history_add(st, id, now, "re-enrolled", "agent",
+				       "new EK and AK after a reset; pending activation");
+}
+
 static int sq_agent_enroll(struct store_backend *b, const struct store_agent *a, int64_t now,
 			   const struct store_enroll_limits *lim,
 			   enum store_enroll_result *result)
@@ -497,27 +701,37 @@ static int sq_agent_enroll(struct store_backend *b, const struct store_agent *a,
 	*result = store_enroll_decide(exists ? &cur : NULL, a, &facts, lim);
 	if (exists)
 		store_agent_release(&cur);
-	if (*result != STORE_ENROLL_NEW && *result != STORE_ENROLL_REFRESHED) {
+	if (*result != STORE_ENROLL_NEW && *result != STORE_ENROLL_REFRESHED &&
+	    *result != STORE_ENROLL_REPLACED) {
 		/* Refused: only the expiry is kept (it would happen at the next enrollment). */
 		ret = commit(st);
 		goto out;
 	}
-	s = stmt(st, exists ? STMT_AGENT_REFRESH : STMT_AGENT_INSERT);
+	s = stmt(st, *result == STORE_ENROLL_NEW ? STMT_AGENT_INSERT
+		     : *result == STORE_ENROLL_REPLACED ? STMT_AGENT_REPLACE : STMT_AGENT_REFRESH);
 	sqlite3_bind_text(s, 1, a->id, -1, SQLITE_STATIC);
 	sqlite3_bind_blob(s, 2, a->ek_cert, (int)a->ek_cert_len, SQLITE_STATIC);
 	sqlite3_bind_blob(s, 3, a->ak_pub, (int)a->ak_pub_len, SQLITE_STATIC);
 	sqlite3_bind_blob(s, 4, a->ak_name, (int)a->ak_name_len, SQLITE_STATIC);
 	sqlite3_bind_blob(s, 5, a->cred_digest, STORE_CRED_DIGEST_LEN, SQLITE_STATIC);
-	if (!exists) {
+	if (*result != STORE_ENROLL_REFRESHED)
 		sqlite3_bind_blob(s, 6, a->ek_pub, (int)a->ek_pub_len, SQLITE_STATIC);
+	if (*result == STORE_ENROLL_NEW)
 		sqlite3_bind_text(s, 7, a->policy, -1, SQLITE_STATIC);
-	}
 	sqlite3_bind_int64(s, 8, now);
 	rc = sqlite3_step(s);
 	if (rc != SQLITE_DONE) {
 		ret = db_fail(st, rc, "agent enroll");
 		goto out;
 	}
+	finish(s);
+	s = NULL;
+	if (*result == STORE_ENROLL_NEW)
+		ret = history_add(st, a->id, now, "enrolled", "agent", "pending activation");
+	else if (*result == STORE_ENROLL_REPLACED)
+		ret = enroll_replaced(st, a->id, now);
+	if (ret)
+		goto out;
 	/* The old credential dies with the update: a pending activation with it now fails. */
 	ret = commit(st);
 out:
@@ -563,6 +777,28 @@ out:
 	return ret;
 }
 
+/* The history row and the agent.enrolled event of an activation, in its transaction. */
+static int activated(struct sqlite_store *st, const char *id, int64_t now)
+{
+	struct store_agent a;
+	struct store_event e;
+	int ret = history_add(st, id, now, "activated", "agent", "its AK is trusted");
+
+	if (ret || !st->base.targets || !st->base.targets->n)
+		return ret;
+	if ((ret = agent_get_locked(st, id, &a)))
+		return ret;
+	memset(&e, 0, sizeof(e));
+	e.type = STORE_EVENT_ENROLLED;
+	e.agent = id;
+	e.time = now;
+	e.ak_name = a.ak_name;
+	e.ak_name_len = a.ak_name_len;
+	ret = raise_event(st, &e);
+	store_agent_release(&a);
+	return ret;
+}
+
 static int sq_agent_activate(struct store_backend *b, const char *id,
 			     const uint8_t digest[STORE_CRED_DIGEST_LEN], int64_t now,
 			     const struct store_enroll_limits *lim)
@@ -583,7 +819,15 @@ static int sq_agent_activate(struct store_backend *b, const char *id,
 	sqlite3_bind_int64(s, 3, now);
 	if ((ret = step_done(st, s, "agent activate")))
 		goto out;
-	ret = sqlite3_changes(st->db) == 1 ? commit(st) : -ESTALE;
+	if (sqlite3_changes(st->db) != 1) {
+		ret = -ESTALE;
+		goto out;
+	}
+	finish(s);
+	s = NULL;
+	ret = activated(st, id, now);
+	if (!ret)
+		ret = commit(st);
 out:
 	finish(s);
 	rollback(st);
@@ -676,6 +920,65 @@ out:
 	return ret;
 }
 
+static int sq_round_context(struct store_backend *b, const char *agent,
+			    const char *default_policy, const char *amendment,
+			    struct store_round_ctx *out)
+{
+	struct sqlite_store *st = sq(b);
+	sqlite3_stmt *s;
+	const void *p;
+	int ret = 0, rc, n;
+
+	memset(out, 0, sizeof(*out));
+	lock(st);
+	s = stmt(st, STMT_ROUND_CONTEXT);
+	sqlite3_bind_text(s, 1, agent, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 2, default_policy, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 3, amendment, -1, SQLITE_STATIC);
+	rc = sqlite3_step(s);
+	if (rc == SQLITE_DONE) {
+		ret = -ENOENT;
+		goto out;
+	}
+	if (rc != SQLITE_ROW) {
+		ret = db_fail(st, rc, "round context");
+		goto out;
+	}
+	out->state = agent_state_of(col_text(s, 0));
+	text_copy(s, 1, out->policy, sizeof(out->policy));
+	p = sqlite3_column_blob(s, 2);
+	n = sqlite3_column_bytes(s, 2);
+	if (p && n > 0 && (size_t)n <= sizeof(out->ak_name)) {
+		memcpy(out->ak_name, p, (size_t)n);
+		out->ak_name_len = (size_t)n;
+	}
+	if (sqlite3_column_type(s, 3) != SQLITE_NULL) {
+		p = sqlite3_column_blob(s, 3);
+		n = sqlite3_column_bytes(s, 3);
+		if (n < 0 || boot_state_decode(p, (size_t)n, &out->boot)) {
+			log_error("store: boot state of agent \"%s\" does not decode (%d bytes)",
+				  agent, n);
+			ret = -EINVAL;
+			goto out;
+		}
+		out->version = (uint64_t)sqlite3_column_int64(s, 4);
+	}
+	out->open_violations = (uint64_t)sqlite3_column_int64(s, 5);
+	out->open_violations_in_boot = (uint64_t)sqlite3_column_int64(s, 6);
+	if (sqlite3_column_bytes(s, 7) == 32) {
+		out->has_boot_log = true;
+		memcpy(out->boot_log_sha256, sqlite3_column_blob(s, 7), 32);
+	}
+	out->policy_version = sqlite3_column_int64(s, 8);
+	out->amendment_version = sqlite3_column_int64(s, 9);
+out:
+	finish(s);
+	unlock(st);
+	if (ret)
+		memset(&out->boot, 0, sizeof(out->boot));
+	return ret;
+}
+
 /*
  * A path is bound as the bytes it is (a BLOB), never as text: it need not be UTF-8. No path at
  * all is NULL, which the NOT NULL column refuses.
@@ -758,6 +1061,16 @@ static int round_violation(struct sqlite_store *st, const struct store_round *r,
 		sqlite3_bind_int64(s, 10, recurs);
 	ret = step_done(st, s, "violation write");
 	finish(s);
+	if (!ret && st->base.targets && st->base.targets->n) {
+		struct store_event e = {
+			.type = STORE_EVENT_VIOLATION, .agent = r->agent, .time = r->now,
+			.violation_id = sqlite3_last_insert_rowid(st->db), .reason = v->reason,
+			.path = v->path, .path_len = plen, .digest = v->digest, .entry = last,
+			.count = count, .recurs = recurs, .boot_number = boot,
+		};
+
+		ret = raise_event(st, &e);
+	}
 	return ret;
 }
 
@@ -852,13 +1165,38 @@ static int boot_log_write(struct sqlite_store *st, const struct store_round *r)
 	return ret;
 }
 
+/* Whether agent id is still active (a failed compare-and-swap: a newer round, or not). */
+static bool still_active(struct sqlite_store *st, const char *id)
+{
+	sqlite3_stmt *s = stmt(st, STMT_AGENT_STATE);
+	bool active;
+
+	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+	active = sqlite3_step(s) == SQLITE_ROW && !strcmp(col_text(s, 0), "active");
+	finish(s);
+	return active;
+}
+
 /* Writes one round inside the caller's transaction; the caller holds the lock. */
 static int round_write(struct sqlite_store *st, const struct store_round *r, int64_t *verdict_id)
 {
 	uint8_t blob[BOOT_STATE_ENCODED_LEN];
+	bool changed, turned = false;
 	sqlite3_stmt *s;
-	int ret;
+	int ret, rc;
 
+	if (r->nonce_len) {
+		s = stmt(st, STMT_NONCE_SPEND);
+		sqlite3_bind_blob(s, 1, r->nonce, (int)r->nonce_len, SQLITE_STATIC);
+		sqlite3_bind_text(s, 2, r->agent, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(s, 3, r->nonce_expires);
+		ret = step_done(st, s, "challenge spend");
+		if (!ret && sqlite3_changes(st->db) != 1)
+			ret = -EALREADY;
+		finish(s);
+		if (ret)
+			return ret;
+	}
 	boot_state_encode(r->next, blob);
 	/* Compare-and-swap: only over the version this round read, else nothing is written. */
 	s = stmt(st, r->prev_version ? STMT_BOOT_UPDATE : STMT_BOOT_INSERT);
@@ -872,11 +1210,32 @@ static int round_write(struct sqlite_store *st, const struct store_round *r, int
 	if (r->prev_version)
 		sqlite3_bind_int64(s, 8, (int64_t)r->prev_version);
 	ret = step_done(st, s, "boot state write");
-	if (!ret && sqlite3_changes(st->db) != 1)
-		ret = -ESTALE;
+	changed = sqlite3_changes(st->db) == 1;
 	finish(s);
+	if (!ret && !changed)
+		ret = still_active(st, r->agent) ? -ESTALE : -EKEYREVOKED;
 	if (!ret && r->boot_log)
 		ret = boot_log_write(st, r);
+	if (!ret && r->interval) {
+		s = stmt(st, STMT_AGENT_INTERVAL);
+		sqlite3_bind_text(s, 1, r->agent, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(s, 2, r->interval);
+		ret = step_done(st, s, "agent interval");
+		finish(s);
+	}
+	/* agent.untrusted when it turns so: its last verdict was trusted, or it had none. */
+	if (!ret && !r->trusted && st->base.targets && st->base.targets->n) {
+		s = stmt(st, STMT_LAST_TRUSTED);
+		sqlite3_bind_text(s, 1, r->agent, -1, SQLITE_STATIC);
+		rc = sqlite3_step(s);
+		if (rc == SQLITE_ROW)
+			turned = sqlite3_column_int(s, 0) != 0;
+		else if (rc == SQLITE_DONE)
+			turned = true;
+		else
+			ret = db_fail(st, rc, "last verdict");
+		finish(s);
+	}
 	if (ret)
 		return ret;
 
@@ -891,6 +1250,15 @@ static int round_write(struct sqlite_store *st, const struct store_round *r, int
 	if (!ret)
 		*verdict_id = sqlite3_last_insert_rowid(st->db);
 	finish(s);
+	if (!ret && turned) {
+		struct store_event e = {
+			.type = STORE_EVENT_UNTRUSTED, .agent = r->agent, .time = r->now,
+			.verdict_id = *verdict_id, .boot_number = r->next->boot_number,
+			.reasons_json = r->reasons_json,
+		};
+
+		ret = raise_event(st, &e);
+	}
 	if (ret)
 		return ret;
 
@@ -919,6 +1287,16 @@ static void sq_commit_rounds(struct store_backend *b, struct store_pending_round
 		if (w->ret)
 			run(st, STMT_ROLLBACK_TO);
 		run(st, STMT_RELEASE);
+	}
+	if (!ret && batch && batch->r->now - st->nonces_pruned >= STORE_NONCES_PRUNE_EVERY) {
+		/* A spent challenge is refused as expired once past its expiry: forget it then. */
+		sqlite3_stmt *s = stmt(st, STMT_NONCES_PRUNE);
+
+		st->nonces_pruned = batch->r->now;
+		sqlite3_bind_int64(s, 1, batch->r->now - STORE_NONCES_KEEP);
+		if (step_done(st, s, "spent challenges prune"))
+			log_warn("store: spent challenges not pruned; the next batch tries again");
+		finish(s);
 	}
 	if (!ret && (ret = commit(st)) != 0)
 		rollback(st);
@@ -1286,7 +1664,326 @@ static int sq_counts(struct store_backend *b, struct store_counts *out)
 	out->violations_open = (uint64_t)sqlite3_column_int64(s, 2);
 	out->verdicts_trusted = (uint64_t)sqlite3_column_int64(s, 3);
 	out->verdicts_untrusted = (uint64_t)sqlite3_column_int64(s, 4);
+	out->agents_retired = (uint64_t)sqlite3_column_int64(s, 5);
 out:
+	finish(s);
+	unlock(st);
+	return ret;
+}
+
+/* Lifecycle, liveness, webhook outbox (issue 16) ---------------------------------------- */
+
+/* One statement on agent id (?1) without rows, inside the caller's transaction. */
+static int run_on(struct sqlite_store *st, enum stmt id, const char *agent, const char *name2)
+{
+	sqlite3_stmt *s = stmt(st, id);
+	int ret;
+
+	sqlite3_bind_text(s, 1, agent, -1, SQLITE_STATIC);
+	if (name2)
+		sqlite3_bind_text(s, 2, name2, -1, SQLITE_STATIC);
+	ret = step_done(st, s, stmt_sql[id]);
+	finish(s);
+	return ret;
+}
+
+/* Everything stored for agent id; the caller holds the transaction. */
+static int purge(struct sqlite_store *st, const char *id)
+{
+	char amendment[STORE_AMENDMENT_NAME_MAX + 1];
+	static const enum stmt steps[] = {
+		STMT_PURGE_BOOT_STATE, STMT_PURGE_BOOT_LOG, STMT_PURGE_VERDICTS,
+		STMT_PURGE_VIOLATIONS, STMT_PURGE_AMENDMENT, STMT_PURGE_HISTORY, STMT_PURGE_AGENT,
+	};
+	int ret = 0;
+
+	store_amendment_name(id, amendment);
+	for (size_t i = 0; !ret && i < sizeof(steps) / sizeof(steps[0]); i++)
+		ret = run_on(st, steps[i], id, steps[i] == STMT_PURGE_AMENDMENT ? amendment : NULL);
+	return ret;
+}
+
+static int sq_agent_retire(struct store_backend *b, const char *id, int64_t now,
+			   const char *actor, bool purge_all)
+{
+	struct sqlite_store *st = sq(b);
+	struct store_agent a;
+	struct store_event e;
+	sqlite3_stmt *s;
+	int ret;
+
+	lock(st);
+	if ((ret = begin(st)))
+		goto out_unlock;
+	if ((ret = agent_get_locked(st, id, &a)))
+		goto out;
+	store_agent_release(&a);
+	if (purge_all) {
+		ret = purge(st, id);
+	} else {
+		s = stmt(st, STMT_AGENT_RETIRE);
+		sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(s, 2, now);
+		ret = step_done(st, s, "agent retire");
+		if (!ret && sqlite3_changes(st->db) != 1)
+			ret = -EALREADY;
+		finish(s);
+		if (!ret)
+			ret = history_add(st, id, now, "retired", actor,
+					  "evidence refused; its EK may enroll under another id");
+	}
+	if (ret)
+		goto out;
+	memset(&e, 0, sizeof(e));
+	e.type = STORE_EVENT_RETIRED;
+	e.agent = id;
+	e.time = now;
+	e.actor = actor;
+	e.purged = purge_all;
+	if (!(ret = raise_event(st, &e)))
+		ret = commit(st);
+out:
+	rollback(st);
+out_unlock:
+	unlock(st);
+	return ret;
+}
+
+static int sq_agent_reset(struct store_backend *b, const char *id, int64_t now,
+			  const char *actor)
+{
+	struct sqlite_store *st = sq(b);
+	struct store_event e;
+	sqlite3_stmt *s;
+	int ret;
+
+	lock(st);
+	if ((ret = begin(st)))
+		goto out_unlock;
+	s = stmt(st, STMT_AGENT_RESET);
+	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 2, now);
+	ret = step_done(st, s, "agent reset");
+	if (!ret && sqlite3_changes(st->db) != 1) {
+		finish(s);
+		s = stmt(st, STMT_AGENT_STATE);
+		sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+		ret = sqlite3_step(s) == SQLITE_ROW ? -EALREADY : -ENOENT;
+	}
+	finish(s);
+	if (!ret)
+		ret = history_add(st, id, now, "reset", actor,
+				  "its next enrollment may bring a new EK and AK");
+	if (ret)
+		goto out;
+	memset(&e, 0, sizeof(e));
+	e.type = STORE_EVENT_RESET;
+	e.agent = id;
+	e.time = now;
+	e.actor = actor;
+	if (!(ret = raise_event(st, &e)))
+		ret = commit(st);
+out:
+	rollback(st);
+out_unlock:
+	unlock(st);
+	return ret;
+}
+
+static int sq_agent_history(struct store_backend *b, const char *id, unsigned limit,
+			    store_agent_event_cb cb, void *arg)
+{
+	struct sqlite_store *st = sq(b);
+	struct store_agent_event e;
+	sqlite3_stmt *s;
+	int ret = 0, rc;
+
+	lock(st);
+	s = stmt(st, STMT_HISTORY_LIST);
+	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 2, limit);
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		e.id = sqlite3_column_int64(s, 0);
+		e.time = sqlite3_column_int64(s, 1);
+		e.event = col_text(s, 2);
+		e.actor = col_text(s, 3);
+		e.detail = col_text(s, 4);
+		if ((ret = cb(arg, &e)))
+			goto out;
+	}
+	if (rc != SQLITE_DONE)
+		ret = db_fail(st, rc, "agent history");
+out:
+	finish(s);
+	unlock(st);
+	return ret;
+}
+
+static int sq_agent_mark_stale(struct store_backend *b, const char *id, int64_t last_seen,
+			       uint32_t interval, int64_t stale_after, int64_t now)
+{
+	struct sqlite_store *st = sq(b);
+	struct store_event e;
+	sqlite3_stmt *s;
+	int ret;
+
+	lock(st);
+	if ((ret = begin(st)))
+		goto out_unlock;
+	s = stmt(st, STMT_AGENT_MARK_STALE);
+	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 2, last_seen);
+	ret = step_done(st, s, "agent stale");
+	if (!ret && sqlite3_changes(st->db) != 1) {
+		finish(s);
+		s = stmt(st, STMT_AGENT_STATE);
+		sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+		ret = sqlite3_step(s) == SQLITE_ROW ? -EALREADY : -ENOENT;
+	}
+	finish(s);
+	if (ret)
+		goto out;
+	memset(&e, 0, sizeof(e));
+	e.type = STORE_EVENT_STALE;
+	e.agent = id;
+	e.time = now;
+	e.last_seen = last_seen;
+	e.interval = interval;
+	e.stale_after = stale_after;
+	if (!(ret = raise_event(st, &e)))
+		ret = commit(st);
+out:
+	rollback(st);
+out_unlock:
+	unlock(st);
+	return ret;
+}
+
+/* A claimed row, copied: the cursor's strings die with the next step. */
+struct claimed {
+	struct store_outbox_row r;
+	char *strings;
+};
+
+static int sq_outbox_claim(struct store_backend *b, const char *target, int64_t now,
+			   int64_t lease, unsigned limit, store_outbox_cb cb, void *arg)
+{
+	struct sqlite_store *st = sq(b);
+	struct claimed *rows = NULL;
+	size_t n = 0;
+	sqlite3_stmt *s;
+	int ret, rc;
+
+	if (limit == 0)
+		return 0;
+	rows = calloc(limit, sizeof(*rows));
+	if (!rows)
+		return -ENOMEM;
+	lock(st);
+	if ((ret = begin(st)))
+		goto out_unlock;
+	s = stmt(st, STMT_OUTBOX_DUE);
+	sqlite3_bind_text(s, 1, target, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 2, now);
+	sqlite3_bind_int64(s, 3, limit);
+	while (n < limit && (rc = sqlite3_step(s)) == SQLITE_ROW) {
+		const char *f[5] = { col_text(s, 1), col_text(s, 2), col_text(s, 3), col_text(s, 4),
+				     col_text(s, 6) };
+		size_t len[5], total = 0;
+		char *p;
+
+		for (int i = 0; i < 5; i++)
+			total += (len[i] = strlen(f[i]) + 1);
+		p = rows[n].strings = malloc(total);
+		if (!p) {
+			ret = -ENOMEM;
+			break;
+		}
+		for (int i = 0; i < 5; i++) {
+			memcpy(p, f[i], len[i]);
+			f[i] = p;
+			p += len[i];
+		}
+		rows[n].r = (struct store_outbox_row){
+			.id = sqlite3_column_int64(s, 0), .event_id = f[0], .target = f[1],
+			.type = f[2], .agent = f[3], .created_at = sqlite3_column_int64(s, 5),
+			.body = f[4], .attempts = (uint32_t)sqlite3_column_int64(s, 7),
+		};
+		n++;
+	}
+	if (!ret && n < limit && rc != SQLITE_DONE)
+		ret = db_fail(st, rc, "webhook outbox read");
+	finish(s);
+	for (size_t i = 0; !ret && i < n; i++) {
+		s = stmt(st, STMT_OUTBOX_CLAIM);
+		sqlite3_bind_int64(s, 1, rows[i].r.id);
+		sqlite3_bind_int64(s, 2, now + lease);
+		ret = step_done(st, s, "webhook outbox claim");
+		finish(s);
+	}
+	if (!ret)
+		ret = commit(st);
+	rollback(st);
+out_unlock:
+	unlock(st);
+	/* Outside the lock: the caller delivers them (HTTP) from its callback. */
+	for (size_t i = 0; !ret && i < n; i++)
+		ret = cb(arg, &rows[i].r);
+	for (size_t i = 0; i < n; i++)
+		free(rows[i].strings);
+	free(rows);
+	return ret;
+}
+
+/* One statement on row `row` (?1) that must change it: -ENOENT if it is gone. */
+static int outbox_update(struct sqlite_store *st, enum stmt id, int64_t row, int64_t next_at,
+			 const char *error)
+{
+	sqlite3_stmt *s;
+	int ret;
+
+	lock(st);
+	s = stmt(st, id);
+	sqlite3_bind_int64(s, 1, row);
+	if (id == STMT_OUTBOX_RETRY) {
+		sqlite3_bind_int64(s, 2, next_at);
+		sqlite3_bind_text(s, 3, error, -1, SQLITE_STATIC);
+	}
+	ret = step_done(st, s, stmt_sql[id]);
+	if (!ret && sqlite3_changes(st->db) != 1)
+		ret = -ENOENT;
+	finish(s);
+	unlock(st);
+	return ret;
+}
+
+static int sq_outbox_delivered(struct store_backend *b, int64_t row)
+{
+	return outbox_update(sq(b), STMT_OUTBOX_DELETE, row, 0, NULL);
+}
+
+static int sq_outbox_retry(struct store_backend *b, int64_t row, int64_t next_at,
+			   const char *error)
+{
+	return outbox_update(sq(b), STMT_OUTBOX_RETRY, row, next_at, error);
+}
+
+static int sq_outbox_pending(struct store_backend *b, const char *target, uint64_t *count)
+{
+	struct sqlite_store *st = sq(b);
+	sqlite3_stmt *s;
+	int ret = 0, rc;
+
+	*count = 0;
+	lock(st);
+	s = stmt(st, STMT_OUTBOX_PENDING);
+	if (target)
+		sqlite3_bind_text(s, 1, target, -1, SQLITE_STATIC);
+	rc = sqlite3_step(s);
+	if (rc == SQLITE_ROW)
+		*count = (uint64_t)sqlite3_column_int64(s, 0);
+	else
+		ret = db_fail(st, rc, "webhook outbox count");
 	finish(s);
 	unlock(st);
 	return ret;
@@ -1317,6 +2014,7 @@ const struct store_ops store_sqlite_ops = {
 	.agents_list = sq_agents_list,
 	.boot_get = sq_boot_get,
 	.boot_log_get = sq_boot_log_get,
+	.round_context = sq_round_context,
 	.commit_rounds = sq_commit_rounds,
 	.verdicts_list = sq_verdicts_list,
 	.violations_list = sq_violations_list,
@@ -1330,6 +2028,14 @@ const struct store_ops store_sqlite_ops = {
 	.policy_versions = sq_policy_versions,
 	.policy_agents = sq_policy_agents,
 	.counts = sq_counts,
+	.agent_retire = sq_agent_retire,
+	.agent_reset = sq_agent_reset,
+	.agent_history = sq_agent_history,
+	.agent_mark_stale = sq_agent_mark_stale,
+	.outbox_claim = sq_outbox_claim,
+	.outbox_delivered = sq_outbox_delivered,
+	.outbox_retry = sq_outbox_retry,
+	.outbox_pending = sq_outbox_pending,
 	.backup = sq_backup,
 	.backup_check = store_sqlite_backup_check,
 };

@@ -366,6 +366,67 @@ static int m5_boot_logs(sqlite3 *db)
 		" received_at INTEGER NOT NULL, updated_at INTEGER NOT NULL);");
 }
 
+/*
+ * 6 (issue 16, operators): an agent can be retired ('retired', when) and reset (its next
+ * enrollment may bring a new EK and AK); it keeps the interval its attestd reports and the
+ * last-seen time its agent.stale event was raised for. Its lifecycle is a history of its own,
+ * begun here from what the old rows say. Webhook events wait in an outbox, one row per event
+ * and URL, until delivered. The CHECK on agents.state changes, so the table is rebuilt.
+ */
+static int m6_operators(sqlite3 *db)
+{
+	return store_sqlite_exec(db,
+		"CREATE TABLE agents_v6("
+		" id TEXT PRIMARY KEY,"
+		" ek_pub BLOB NOT NULL, ek_cert BLOB NOT NULL, ak_pub BLOB NOT NULL, ak_name BLOB NOT NULL,"
+		" state TEXT NOT NULL CHECK(state IN ('pending','active','retired')),"
+		" cred_digest BLOB NOT NULL,"
+		" policy TEXT NOT NULL DEFAULT '',"
+		" created_at INTEGER NOT NULL, activated_at INTEGER NOT NULL DEFAULT 0,"
+		" enrolled_at INTEGER NOT NULL DEFAULT 0,"
+		" retired_at INTEGER NOT NULL DEFAULT 0, reset_at INTEGER NOT NULL DEFAULT 0,"
+		" round_interval INTEGER NOT NULL DEFAULT 0,"
+		" stale_event_for INTEGER NOT NULL DEFAULT 0);"
+		"INSERT INTO agents_v6(id, ek_pub, ek_cert, ak_pub, ak_name, state, cred_digest, policy,"
+		" created_at, activated_at, enrolled_at)"
+		" SELECT id, ek_pub, ek_cert, ak_pub, ak_name, state, cred_digest, policy, created_at,"
+		" activated_at, enrolled_at FROM agents ORDER BY id;"
+		"DROP TABLE agents;"
+		"ALTER TABLE agents_v6 RENAME TO agents;"
+		"CREATE INDEX agents_ek ON agents(ek_pub, state);"
+		"CREATE INDEX agents_pending ON agents(state, enrolled_at);"
+		"CREATE TABLE agent_history("
+		" id INTEGER PRIMARY KEY AUTOINCREMENT, agent TEXT NOT NULL, time INTEGER NOT NULL,"
+		" event TEXT NOT NULL, actor TEXT NOT NULL, detail TEXT NOT NULL DEFAULT '');"
+		"CREATE INDEX agent_history_agent ON agent_history(agent, id);"
+		"INSERT INTO agent_history(agent, time, event, actor, detail)"
+		" SELECT id, created_at, 'enrolled', 'agent', 'as the store said at its upgrade to"
+		" schema version 6' FROM agents ORDER BY created_at, id;"
+		"INSERT INTO agent_history(agent, time, event, actor, detail)"
+		" SELECT id, activated_at, 'activated', 'agent', 'as the store said at its upgrade to"
+		" schema version 6' FROM agents WHERE state = 'active' ORDER BY activated_at, id;"
+		"CREATE TABLE webhook_outbox("
+		" id INTEGER PRIMARY KEY AUTOINCREMENT, event_id TEXT NOT NULL, target TEXT NOT NULL,"
+		" type TEXT NOT NULL, agent TEXT NOT NULL, created_at INTEGER NOT NULL, body TEXT NOT NULL,"
+		" attempts INTEGER NOT NULL DEFAULT 0, next_attempt_at INTEGER NOT NULL,"
+		" last_error TEXT NOT NULL DEFAULT '');"
+		"CREATE INDEX webhook_outbox_due ON webhook_outbox(target, next_attempt_at, id);");
+}
+
+/*
+ * 7 (issue 18, several verifiers on one database): the challenges that rounds answered, so
+ * that a challenge one verifier issued is accepted once in the whole fleet (verifier/
+ * cluster.h); a row is kept until a while after its challenge expired.
+ */
+static int m7_spent_nonces(sqlite3 *db)
+{
+	return store_sqlite_exec(db,
+		"CREATE TABLE spent_nonces("
+		" nonce BLOB PRIMARY KEY, agent TEXT NOT NULL, expires_at INTEGER NOT NULL)"
+		" WITHOUT ROWID;"
+		"CREATE INDEX spent_nonces_expiry ON spent_nonces(expires_at);");
+}
+
 static const struct migration {
 	const char *what;
 	int (*apply)(sqlite3 *db);
@@ -375,6 +436,9 @@ static const struct migration {
 	{ "pending enrollments by age and EK, boot state versions", m3_enrollment_limits_round_cas },
 	{ "violations with raw paths, reopened when they recur (issue 12)", m4_violations_reviewed },
 	{ "firmware event logs (issue 13)", m5_boot_logs },
+	{ "retired and reset agents, their history and intervals, a webhook outbox (issue 16)",
+	  m6_operators },
+	{ "spent challenges of several verifiers (issue 18)", m7_spent_nonces },
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == STORE_SQLITE_SCHEMA_VERSION,

@@ -8,6 +8,9 @@
 #   tests/data/store-v2.db  schema version 2, made with 5f6cd2b (the first release with
 #                           `make install`, the last before issue 12 changed how violations
 #                           are stored): every agent below
+#   tests/data/store-v5.db  schema version 5, made with d41773c (the last before issue 16
+#                           added retired agents, their history and the webhook outbox):
+#                           every agent below; its approvals went into agents' amendments
 #
 # Run it with the build directory of such a verifier, e.g.
 #

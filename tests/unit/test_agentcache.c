@@ -1,6 +1,7 @@
 /*
- * agentcache: hits hand out a reference, invalidation drops an entry, and a fill that raced
- * with an invalidation (older generation) is not cached.
+ * agentcache: hits hand out a reference, only for the AK name asked for; a fill with another
+ * name replaces the entry; invalidation drops an entry, and a fill that raced with an
+ * invalidation (older generation) is not cached.
  */
 #include <stdio.h>
 #include <string.h>
@@ -14,7 +15,7 @@ int main(void)
 {
 	struct agentcache *c = agentcache_new();
 	EVP_PKEY *k = EVP_PKEY_Q_keygen(NULL, NULL, "EC", "P-256"), *got = NULL;
-	char policy[LIMIT_POLICY_NAME + 1];
+	static const uint8_t n1[34] = { 0, 11 }, n2[34] = { 0, 22 };
 	char id[32];
 	uint64_t g;
 	int hits = 0;
@@ -23,23 +24,32 @@ int main(void)
 	CHECK(c && k, "new");
 	if (!c || !k)
 		return check_finish();
-	CHECK(!agentcache_get(c, "web-01", &got, policy) && !got, "miss");
+	CHECK(!agentcache_get(c, "web-01", n1, sizeof(n1), &got) && !got, "miss");
 	g = agentcache_generation(c);
-	agentcache_put(c, g, "web-01", k, "strict");
-	CHECK(agentcache_get(c, "web-01", &got, policy) && got == k && !strcmp(policy, "strict"),
-	      "hit");
+	agentcache_put(c, g, "web-01", k, n1, sizeof(n1));
+	CHECK(agentcache_get(c, "web-01", n1, sizeof(n1), &got) && got == k, "hit");
 	EVP_PKEY_free(got);
+	CHECK(agentcache_get(c, "web-01", NULL, 0, &got) && got == k, "hit whatever the name");
+	EVP_PKEY_free(got);
+	CHECK(!agentcache_get(c, "web-01", n2, sizeof(n2), &got) && !got,
+	      "the store names another AK: no hit");
+	CHECK(!agentcache_get(c, "web-01", n1, sizeof(n1) - 1, &got), "a name of another length");
+	agentcache_put(c, g, "web-01", k, n2, sizeof(n2));
+	CHECK(agentcache_get(c, "web-01", n2, sizeof(n2), &got) && agentcache_count(c) == 1,
+	      "filled again with the new name: replaced, one entry");
+	EVP_PKEY_free(got);
+	CHECK(!agentcache_get(c, "web-01", n1, sizeof(n1), &got), "the old name is gone");
 	agentcache_invalidate(c, "web-01");
-	CHECK(!agentcache_get(c, "web-01", &got, policy), "invalidated");
-	agentcache_put(c, g, "web-01", k, "old");
-	CHECK(!agentcache_get(c, "web-01", &got, policy), "stale fill dropped");
+	CHECK(!agentcache_get(c, "web-01", n2, sizeof(n2), &got), "invalidated");
+	agentcache_put(c, g, "web-01", k, n2, sizeof(n2));
+	CHECK(!agentcache_get(c, "web-01", NULL, 0, &got), "stale fill dropped");
 	for (int i = 0; i < 3000; i++) {
 		snprintf(id, sizeof(id), "agent-%05d", i);
-		agentcache_put(c, agentcache_generation(c), id, k, "");
+		agentcache_put(c, agentcache_generation(c), id, k, n1, sizeof(n1));
 	}
 	for (int i = 0; i < 3000; i++) {
 		snprintf(id, sizeof(id), "agent-%05d", i);
-		if (agentcache_get(c, id, &got, policy)) {
+		if (agentcache_get(c, id, n1, sizeof(n1), &got)) {
 			hits++;
 			EVP_PKEY_free(got);
 		}

@@ -203,6 +203,41 @@ static void test_boot_fields(void)
 	}
 }
 
+/* The agent's interval (issue 16): optional, 1..LIMIT_AGENT_INTERVAL seconds. */
+static void test_interval(void)
+{
+	struct evidence in, out;
+	const char *why = NULL;
+	char *json, buf[1024];
+	static const char head[] =
+		"{\"nonce\":\"00112233445566778899aabbccddeeff\",\"attest\":\"AAAA\",\"signature\":\"AAAA\","
+		"\"pcrs\":{\"sha1\":{\"10\":\"0000000000000000000000000000000000000000\"}},\"log_offset\":0,\"log\":\"\"";
+
+	fill_evidence(&in);
+	json = evidence_encode(&in);
+	CHECK(json && !strstr(json, "interval") && evidence_parse(json, strlen(json), &out, &why) == 0 &&
+		      out.interval == 0,
+	      "none sent, none parsed");
+	evidence_release(&out);
+	free(json);
+	in.interval = 30;
+	json = evidence_encode(&in);
+	CHECK(json && evidence_parse(json, strlen(json), &out, &why) == 0 && out.interval == 30,
+	      "an interval survives");
+	evidence_release(&out);
+	free(json);
+	snprintf(buf, sizeof(buf), "%s,\"interval\":%d}", head, LIMIT_AGENT_INTERVAL);
+	CHECK(evidence_parse(buf, strlen(buf), &out, &why) == 0 && out.interval == LIMIT_AGENT_INTERVAL,
+	      "the longest accepted");
+	evidence_release(&out);
+	snprintf(buf, sizeof(buf), "%s,\"interval\":%d}", head, LIMIT_AGENT_INTERVAL + 1);
+	expect_evidence_refused(buf, "an interval past LIMIT_AGENT_INTERVAL");
+	snprintf(buf, sizeof(buf), "%s,\"interval\":0}", head);
+	expect_evidence_refused(buf, "an interval of 0");
+	snprintf(buf, sizeof(buf), "%s,\"interval\":\"10\"}", head);
+	expect_evidence_refused(buf, "an interval that is not a number");
+}
+
 static void test_enroll_and_challenge(void)
 {
 	uint8_t ek[] = {0, 3, 1, 2, 3}, cert[] = {0x30, 0x82}, ak[] = {0, 2, 9, 9};
@@ -309,6 +344,7 @@ int main(void)
 	CASE(test_evidence_roundtrip);
 	CASE(test_evidence_rejects);
 	CASE(test_boot_fields);
+	CASE(test_interval);
 	CASE(test_enroll_and_challenge);
 	CASE(test_verdict_and_error);
 	CASE(test_caps_in_messages);

@@ -19,6 +19,7 @@
 #include <tss2/tss2_tpm2_types.h>
 
 #include "proto/encoding.h"
+#include "tests/lib/teststore.h"
 #include "tests/unit/check.h"
 #include "verifier/boot_policy.h"
 #include "verifier/policy.h"
@@ -359,9 +360,9 @@ int main(void)
 	store_amendment_name("web-01", amend);
 	if (!mkdtemp(dir))
 		return 1;
-	snprintf(path, sizeof(path), "%s/state.db", dir);
-	snprintf(uri, sizeof(uri), "sqlite:%s", path);
-	CHECK(store_open(uri, &app.store) == 0 && seed(app.store) == 0, "store with 5 violations");
+	printf("# backend: %s\n", teststore_backend());
+	CHECK(teststore_uri(dir, "state", uri, sizeof(uri)) == 0 && store_open(uri, &app.store) == 0 &&
+		      seed(app.store) == 0, "store with 5 violations");
 	CHECK(store_violations_list(app.store, -1, "web-01", 10, collect, &f) == 0 && f.n == 5,
 	      "5 violations listed (%d)", f.n);
 	if (f.n != 5)

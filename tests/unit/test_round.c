@@ -6,8 +6,13 @@
  * it used to overwrite the newer boot state, sending the expected next entry back. The agent
  * then recovers with a fresh challenge.
  *
- * The agent is software (tests/lib/softtpm): an EC AK enrolled and activated in a real SQLite
- * store, PCR 0-9 zero, PCR 10 the replay of its ima-ng list.
+ * Then two verifiers on one store with one cluster key (issue 18): a challenge of one answered
+ * to the other, once only (a replay to either is nonce_reused); an agent reassigned to another
+ * policy through one is judged by that policy on the other, whose agent cache knew the old one.
+ *
+ * The agent is software (tests/lib/softtpm): an EC AK enrolled and activated in a real store
+ * (SQLite, or PostgreSQL with ATTEST_TEST_PG), PCR 0-9 zero, PCR 10 the replay of its ima-ng
+ * list.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -23,8 +28,10 @@
 #include "proto/imalog.h"
 #include "proto/replay.h"
 #include "tests/lib/softtpm.h"
+#include "tests/lib/teststore.h"
 #include "tests/unit/check.h"
 #include "verifier/agentcache.h"
+#include "verifier/cluster.h"
 #include "verifier/round.h"
 
 #define AGENT "web-01"
@@ -206,6 +213,71 @@ static void test_two_nonces_in_flight(struct app *app, struct machine *m)
 	      "state version 2");
 }
 
+/* Verifier `a` (app) and `b`, a second one on the same store with the same cluster key. */
+static void test_two_verifiers(struct app *a, struct app *b, struct machine *m)
+{
+	static struct answer ans;
+	char json[512], hx[3][65];
+	struct challenge c;
+	struct verdict_response v;
+	uint8_t d[32];
+	int64_t ver = 0;
+	const char *paths[3] = { "/bin/a", "/bin/b", "/bin/c" };
+
+	CHECK(round_challenge(a, AGENT, &c) == ROUND_OK && machine_answer(m, &c, &ans) == 0,
+	      "verifier a issues a challenge; the agent answers it");
+	CHECK(round_evidence(b, AGENT, &ans.ev, &v) == ROUND_OK && v.trusted,
+	      "to verifier b, which never saw that challenge: trusted");
+	CHECK(round_evidence(b, AGENT, &ans.ev, &v) == ROUND_NONCE_REUSED,
+	      "the same answer again to b: nonce_reused");
+	CHECK(round_evidence(a, AGENT, &ans.ev, &v) == ROUND_NONCE_REUSED,
+	      "and to a, which issued it and has it as unused: nonce_reused (the store knows)");
+	CHECK(round_challenge(b, AGENT, &c) == ROUND_OK && machine_answer(m, &c, &ans) == 0,
+	      "a challenge of b");
+	ans.ev.nonce[20] ^= 1;
+	CHECK(round_evidence(a, AGENT, &ans.ev, &v) == ROUND_NONCE_UNKNOWN,
+	      "altered on its way to a: nonce_unknown");
+	ans.ev.nonce[20] ^= 1;
+	CHECK(round_evidence(a, AGENT, &ans.ev, &v) == ROUND_OK && v.trusted,
+	      "as issued: trusted on a");
+
+	/* Behind a load balancer: every challenge from a, every answer to b. */
+	{
+		int ok = 0;
+
+		for (int i = 0; i < 2 * (int)NONCES_MAX_OUTSTANDING; i++)
+			ok += round_challenge(a, AGENT, &c) == ROUND_OK &&
+			      round_admit(b, AGENT) == ROUND_OK && machine_answer(m, &c, &ans) == 0 &&
+			      round_evidence(b, AGENT, &ans.ev, &v) == ROUND_OK && v.trusted;
+		CHECK(ok == 2 * (int)NONCES_MAX_OUTSTANDING,
+		      "%d rounds challenged by a and answered to b: all trusted (%d); a's answered"
+		      " challenges stay outstanding there and do not rate-limit the agent, and b admits"
+		      " evidence with no challenge of its own outstanding",
+		      2 * (int)NONCES_MAX_OUTSTANDING, ok);
+	}
+
+	/* Policy "wide" also allows /bin/c; b assigns it, as its handler would. */
+	for (int i = 0; i < 3; i++) {
+		file_digest(paths[i], d);
+		hex_encode(d, 32, hx[i]);
+	}
+	snprintf(json, sizeof(json),
+		 "{\"version\": 1, \"digests\": {\"/bin/a\": [\"sha256:%s\"],"
+		 " \"/bin/b\": [\"sha256:%s\"], \"/bin/c\": [\"sha256:%s\"]},"
+		 " \"violations\": \"fail\"}", hx[0], hx[1], hx[2]);
+	CHECK(store_policy_put(b->store, "wide", json, "test", 2, &ver) == 0 &&
+		      store_agent_set_policy(b->store, AGENT, "wide") == 0,
+	      "through b: policy wide, assigned to the agent");
+	agentcache_invalidate(b->agents, AGENT);
+	file_digest("/bin/c", d);
+	CHECK(machine_run(m, "sha256", d, 32, "/bin/c") == 0, "/bin/c runs");
+	CHECK(round_challenge(a, AGENT, &c) == ROUND_OK && machine_answer(m, &c, &ans) == 0 &&
+		      round_evidence(a, AGENT, &ans.ev, &v) == ROUND_OK,
+	      "a round on a");
+	CHECK(v.trusted, "judged by policy wide on a too: trusted (%s)",
+	      v.nreasons ? v.reason[0].code : "");
+}
+
 /* The default policy: /bin/a and /bin/b (boot_aggregate needs no entry). */
 static int put_policy(struct app *app)
 {
@@ -223,34 +295,62 @@ static int put_policy(struct app *app)
 	return store_policy_put(app->store, "default", json, "test", 1, &ver);
 }
 
+static void app_init(struct app *app)
+{
+	memset(app, 0, sizeof(*app));
+	policy_cache_init(&app->policies);
+	policy_cache_init(&app->amendments);
+	app->nonce_ttl = 60;
+	app->nonces = nonces_new();
+	app->agents = agentcache_new();
+}
+
+static void app_release(struct app *app)
+{
+	store_close(app->store);
+	policy_cache_release(&app->policies);
+	policy_cache_release(&app->amendments);
+	nonces_free(app->nonces);
+	agentcache_free(app->agents);
+	cluster_free(app->cluster);
+}
+
 int main(void)
 {
-	char dir[] = "/tmp/test_round.XXXXXX", uri[300], cmd[300];
+	char dir[] = "/tmp/test_round.XXXXXX", uri[300], cmd[300], key[320];
 	static struct machine m;
-	struct app app;
+	struct app app, app2;
+	FILE *f;
 
-	memset(&app, 0, sizeof(app));
+	app_init(&app);
+	app_init(&app2);
 	if (!mkdtemp(dir))
 		return 2;
-	snprintf(uri, sizeof(uri), "sqlite:%s/verifier.db", dir);
-	policy_cache_init(&app.policies);
-	app.nonce_ttl = 60;
-	app.nonces = nonces_new();
-	app.agents = agentcache_new();
 	m.ak = EVP_EC_gen("P-256");
 	CASE_BEGIN("setup");
-	CHECK(app.nonces && app.agents && m.ak && store_open(uri, &app.store) == 0,
+	printf("# backend: %s\n", teststore_backend());
+	CHECK(app.nonces && app.agents && m.ak && teststore_uri(dir, "verifier", uri, sizeof(uri)) == 0 &&
+		      store_open(uri, &app.store) == 0,
 	      "store, challenge table, agent cache, AK");
 	if (app.store) {
 		CHECK(put_policy(&app) == 0, "default policy");
 		CHECK(enroll(&app, &m) == 0, "agent enrolled and active");
 		CHECK(machine_boot(&m) == 0, "machine booted");
 		CHECK_CASE("two nonces in flight", test_two_nonces_in_flight(&app, &m));
+		CASE_BEGIN("two verifiers, one cluster key");
+		snprintf(key, sizeof(key), "%s/cluster.key", dir);
+		f = fopen(key, "w");
+		CHECK(f && fputs("0123456789abcdef0123456789abcdef0123456789abcdef\n", f) >= 0 &&
+			      fclose(f) == 0,
+		      "a cluster key");
+		CHECK(cluster_load(key, &app.cluster) == 0 && cluster_load(key, &app2.cluster) == 0 &&
+			      store_open(uri, &app2.store) == 0,
+		      "a second verifier on the same store, both with the key");
+		if (app.cluster && app2.store)
+			test_two_verifiers(&app, &app2, &m);
 	}
-	store_close(app.store);
-	policy_cache_release(&app.policies);
-	nonces_free(app.nonces);
-	agentcache_free(app.agents);
+	app_release(&app);
+	app_release(&app2);
 	EVP_PKEY_free(m.ak);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	if (system(cmd) != 0)

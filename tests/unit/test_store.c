@@ -1,6 +1,7 @@
 /*
- * store.c and store_sqlite.c: enrollment decisions, rounds, violation dedup, policies; store
- * URIs; the boot state encoding (boot_state.c); schema versions a build refuses.
+ * store.c and a backend (store_sqlite.c, or store_pg.c with ATTEST_TEST_PG: tests/lib/
+ * teststore.h): enrollment decisions, rounds, violation dedup, policies, spent challenges;
+ * store URIs; the boot state encoding (boot_state.c); schema versions a build refuses.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -11,9 +12,12 @@
 
 
 #include "tests/lib/sqlfile.h"
+#include "tests/lib/teststore.h"
+#include "tests/lib/storeagent.h"
 #include "tests/unit/check.h"
 #include "verifier/boot_state.h"
 #include "verifier/store.h"
+#include "verifier/store_backend.h" /* STORE_NONCES_KEEP */
 #include "verifier/store_sqlite.h"
 
 static void make_agent(struct store_agent *a, const char *id, uint8_t ek, uint8_t ak, uint8_t cred)
@@ -284,6 +288,7 @@ static void test_violation_lifecycle(struct store *st)
 	uint64_t total = 0, in_boot = 0;
 	int64_t first;
 
+	CHECK(storeagent_active(st, "lc-01", 100) == 0, "an active agent");
 	CHECK(lc_round(st, 1, 5, 5, 1) == 0, "a violation at entry 5");
 	rows = lc_rows(st);
 	first = rows.row[0].id;
@@ -487,8 +492,9 @@ static void test_policies(struct store *st)
 		      "history of an unknown policy: empty");
 		CHECK(store_policy_agents(st, "strict", &agents) == 0 && agents == 1,
 		      "one agent uses policy strict");
-		CHECK(store_policy_agents(st, "", &agents) == 0 && agents == 1,
-		      "one agent uses the default (%llu)", (unsigned long long)agents);
+		CHECK(store_policy_agents(st, "", &agents) == 0 && agents == 2,
+		      "two agents use the default, web-01 and lc-01 (%llu)",
+		      (unsigned long long)agents);
 	}
 }
 
@@ -570,12 +576,116 @@ static void test_round_cas(struct store *st)
 	r.prev_version = 0;
 	CHECK(store_round_commit(st, &r, &id) == -ESTALE, "version 0 over an existing state");
 	r.agent = "web-new";
+	CHECK(storeagent_active(st, "web-new", 100) == 0, "another active agent");
 	r.prev_version = 7;
 	CHECK(store_round_commit(st, &r, &id) == -ESTALE, "a version for a state that is not there");
 	CHECK(store_boot_get(st, "web-new", &got, &ver2) == 0 && !got.started && ver2 == 0,
 	      "nothing written for it");
 	r.prev_version = ver2;
 	CHECK(store_round_commit(st, &r, &id) == 0, "its first round over version 0");
+}
+
+/* store_round_context(): the facts of the calls it stands for, in one. */
+static void test_round_context(struct store *st)
+{
+	struct store_round_ctx c;
+	struct store_boot_log bl;
+	struct boot_state bs;
+	uint64_t ver = 0, total = 0, in_boot = 0;
+	int64_t pv = 0;
+
+	CHECK(store_round_context(st, "nope", "default", &c) == -ENOENT, "unknown agent");
+	CHECK(store_round_context(st, "web-01", "default", &c) == 0, "web-01");
+	CHECK(store_boot_get(st, "web-01", &bs, &ver) == 0 && c.version == ver && ver > 0 &&
+		      !memcmp(&c.boot, &bs, sizeof(bs)),
+	      "its boot state and version (%llu)", (unsigned long long)c.version);
+	CHECK(c.state == AGENT_ACTIVE && c.ak_name_len == 34 && c.ak_name[0] == 2 && !c.policy[0],
+	      "its state, AK name and (default) policy");
+	CHECK(store_violations_open_count(st, "web-01", bs.boot_number, &total, &in_boot) == 0 &&
+		      c.open_violations == total && c.open_violations_in_boot == in_boot,
+	      "its open violations (%llu, %llu in boot)", (unsigned long long)total,
+	      (unsigned long long)in_boot);
+	CHECK(store_boot_log_get(st, "web-01", &bl) == 0 && c.has_boot_log &&
+		      !memcmp(c.boot_log_sha256, bl.sha256, 32),
+	      "its boot log's digest");
+	store_boot_log_release(&bl);
+	CHECK(store_policy_version(st, "default", &pv) == 0 && c.policy_version == pv && pv == 2,
+	      "the default policy's newest version (%lld)", (long long)c.policy_version);
+	CHECK(c.amendment_version == 0, "no amendment");
+	CHECK(store_policy_put(st, "agent/web-01", "{}", "test", 5, &pv) == 0 &&
+		      store_round_context(st, "web-01", "default", &c) == 0 &&
+		      c.amendment_version == 1,
+	      "then an amendment, version 1");
+	CHECK(store_round_context(st, "db-01", "default", &c) == 0 && c.state == AGENT_PENDING &&
+		      !strcmp(c.policy, "strict") && c.policy_version == 0 && c.version == 0 &&
+		      !c.boot.started && !c.has_boot_log,
+	      "db-01: pending, policy strict (not stored), no boot state, no log");
+	CHECK(store_round_context(st, "web-01", "other", &c) == 0 && c.policy_version == 0,
+	      "the default policy's name is the caller's");
+}
+
+/*
+ * A round's challenge is spent with it (store.h, struct store_round): once in the whole store,
+ * whichever verifier committed it; a round refused for any reason spends nothing.
+ */
+static void test_spent_nonces(struct store *st)
+{
+	static const uint8_t n1[32] = { 1, 2, 3 }, n2[32] = { 4, 5, 6 };
+	struct boot_state bs, got;
+	struct store_round r;
+	int64_t id = 0;
+	uint64_t ver = 0;
+	int verdicts = 0;
+
+	memset(&bs, 0, sizeof(bs));
+	bs.started = true;
+	bs.boot_number = 1;
+	memset(&r, 0, sizeof(r));
+	r.agent = "nonce-agent";
+	r.next = &bs;
+	r.trusted = true;
+	r.reasons_json = "[]";
+	r.now = 100000; /* after the other cases: the prune runs at most once a minute */
+	r.nonce = n1;
+	r.nonce_len = sizeof(n1);
+	r.nonce_expires = 100060;
+	bs.next_entry = 1;
+	CHECK(storeagent_active(st, r.agent, 100) == 0, "an active agent");
+	CHECK(store_round_commit(st, &r, &id) == 0 && id > 0, "a round spends its challenge");
+	CHECK(store_boot_get(st, r.agent, &got, &ver) == 0 && ver == 1, "and is written");
+	r.prev_version = ver;
+	bs.next_entry = 2;
+	CHECK(store_round_commit(st, &r, &id) == -EALREADY, "the same challenge again: refused");
+	CHECK(store_boot_get(st, r.agent, &got, &ver) == 0 && ver == 1 && got.next_entry == 1,
+	      "and nothing of that round written (version %llu)", (unsigned long long)ver);
+	/* A round refused by the compare-and-swap does not spend its challenge. */
+	r.nonce = n2;
+	r.prev_version = 7;
+	CHECK(store_round_commit(st, &r, &id) == -ESTALE, "a stale round with a new challenge");
+	r.prev_version = ver;
+	CHECK(store_round_commit(st, &r, &id) == 0, "the challenge is still good after it");
+	CHECK(store_verdicts_list(st, r.agent, 10, verdict_cb, &verdicts) == 0 && verdicts == 2,
+	      "two verdicts stored (%d)", verdicts);
+	/* Without a challenge (one verifier keeps its own, nonces.h) nothing is spent. */
+	r.nonce = NULL;
+	r.nonce_len = 0;
+	CHECK(store_boot_get(st, r.agent, &got, &r.prev_version) == 0 &&
+		      store_round_commit(st, &r, &id) == 0 &&
+		      store_boot_get(st, r.agent, &got, &r.prev_version) == 0 &&
+		      store_round_commit(st, &r, &id) == 0,
+	      "rounds without a challenge");
+	/* Long expired ones are pruned by a later batch; a fresh one stays spent. */
+	r.now = 100000 + STORE_NONCES_KEEP + 200;
+	r.nonce = n1;
+	r.nonce_len = sizeof(n1);
+	r.nonce_expires = r.now + 60;
+	CHECK(store_boot_get(st, r.agent, &got, &r.prev_version) == 0 &&
+		      store_round_commit(st, &r, &id) == -EALREADY,
+	      "pruning happens after the batch's rounds: n1 still refused in it");
+	r.nonce = n2;
+	CHECK(store_boot_get(st, r.agent, &got, &r.prev_version) == 0 &&
+		      store_round_commit(st, &r, &id) == 0,
+	      "n1 and n2 had expired long ago: n2 is accepted again after the prune");
 }
 
 /* Pending enrollments expire and are capped per EK and in all; one EK, one active agent. */
@@ -591,8 +701,8 @@ static void test_enroll_limits(const char *dir)
 	char uri[300], id[24];
 	int n = 0;
 
-	snprintf(uri, sizeof(uri), "sqlite:%s/limits.db", dir);
-	CHECK(store_open(uri, &st) == 0, "open");
+	CHECK(teststore_uri(dir, "limits", uri, sizeof(uri)) == 0 && store_open(uri, &st) == 0,
+	      "open");
 	if (!st)
 		return;
 	store_set_enroll_limits(st, &lim);
@@ -697,7 +807,7 @@ static void *gc_thread(void *p)
 		r.next = &bs;
 		r.trusted = true;
 		r.reasons_json = "[]";
-		r.now = 4000 + i;
+		r.now = 200000 + i;
 		if (g->n == 0) {
 			r.violations = &bad;
 			r.nviolations = 1;
@@ -726,6 +836,10 @@ static void test_group_commit(struct store *st)
 	int fails = 0, dups = 0, started = 0, good = 0;
 
 	for (int i = 0; i < GC_THREADS; i++) {
+		char id[16];
+
+		snprintf(id, sizeof(id), "gc-%d", i);
+		CHECK(storeagent_active(st, id, 100) == 0, "agent %s active", id);
 		g[i] = (struct gc_arg){ .st = st, .n = i };
 		created[i] = pthread_create(&t[i], NULL, gc_thread, &g[i]) == 0;
 		if (created[i])
@@ -828,10 +942,31 @@ static void test_boot_state_encoding(void)
 	CHECK(boot_state_decode(enc, sizeof(enc), &got) == 0 && !got.started, "started = 0");
 }
 
+/* Runs sql on the store's database (a SQLite file, or the PostgreSQL database of `name`). */
+static int db_exec(const char *path, const char *name, const char *sql)
+{
+	return teststore_pg() ? teststore_pg_exec(name, sql) : sql_exec(path, sql);
+}
+
+static int db_version(const char *path, const char *name, int *v)
+{
+	return teststore_pg() ? teststore_pg_int(name, "SELECT version FROM schema_version", v)
+			      : sql_int(path, "PRAGMA user_version", v);
+}
+
+static int db_set_version(const char *path, const char *name, int v)
+{
+	char sql[64];
+
+	snprintf(sql, sizeof(sql), teststore_pg() ? "UPDATE schema_version SET version = %d"
+						  : "PRAGMA user_version = %d", v);
+	return db_exec(path, name, sql);
+}
+
 /* URIs, schema versions, rows that fail their checks. */
 static void test_open(const char *dir)
 {
-	char path[256], uri[300], sql[64];
+	char path[256], uri[300];
 	struct store *st = (struct store *)&st;
 	struct boot_state bs;
 	int v = -1;
@@ -842,18 +977,22 @@ static void test_open(const char *dir)
 	CHECK(store_open("sqlite:", &st) == -EINVAL && !st, "sqlite: without a path");
 	CHECK(store_open(":x", &st) == -EINVAL && !st, "empty scheme");
 	CHECK(store_open("SQLite:/tmp/x.db", &st) == -EINVAL && !st, "schemes are lowercase");
+	CHECK(store_open("postgresql:/tmp/x.db", &st) == -EINVAL && !st,
+	      "postgresql: takes a libpq URI, not a path");
 
 	snprintf(path, sizeof(path), "%s/versions.db", dir);
-	snprintf(uri, sizeof(uri), "sqlite:%s", path);
+	CHECK(teststore_uri(dir, "versions", uri, sizeof(uri)) == 0, "a new store's URI");
 	CHECK(store_open(uri, &st) == 0, "new database");
 	store_close(st);
-	CHECK(sql_int(path, "PRAGMA user_version", &v) == 0 && v == STORE_SQLITE_SCHEMA_VERSION,
+	CHECK(db_version(path, "versions", &v) == 0 && v == STORE_SQLITE_SCHEMA_VERSION,
 	      "a new database is at schema version %d (%d)", STORE_SQLITE_SCHEMA_VERSION, v);
 	CHECK(store_open(uri, &st) == 0, "reopen at the current version");
 	store_close(st);
 
 	/* A boot state that does not decode: refused when read, not trusted. */
-	CHECK(sql_exec(path, "INSERT INTO boot_state VALUES ('x', x'01', 0, 0, 1, 0, 0, 1)") == 0,
+	CHECK(db_exec(path, "versions", teststore_pg()
+		      ? "INSERT INTO boot_state VALUES ('x', '\\x01', 0, 0, 1, 0, 0, 1)"
+		      : "INSERT INTO boot_state VALUES ('x', x'01', 0, 0, 1, 0, 0, 1)") == 0,
 	      "plant a short boot state");
 	CHECK(store_open(uri, &st) == 0, "open");
 	if (st) {
@@ -862,13 +1001,13 @@ static void test_open(const char *dir)
 		store_close(st);
 	}
 
-	snprintf(sql, sizeof(sql), "PRAGMA user_version = %d", STORE_SQLITE_SCHEMA_VERSION + 1);
-	CHECK(sql_exec(path, sql) == 0, "pretend a newer verifier wrote it");
+	CHECK(db_set_version(path, "versions", STORE_SQLITE_SCHEMA_VERSION + 1) == 0,
+	      "pretend a newer verifier wrote it");
 	st = (struct store *)&st;
 	CHECK(store_open(uri, &st) == -EPROTO && !st, "newer database refused");
-	CHECK(sql_int(path, "PRAGMA user_version", &v) == 0 && v == STORE_SQLITE_SCHEMA_VERSION + 1,
+	CHECK(db_version(path, "versions", &v) == 0 && v == STORE_SQLITE_SCHEMA_VERSION + 1,
 	      "and left alone");
-	CHECK(sql_exec(path, "PRAGMA user_version = -1") == 0, "a negative version");
+	CHECK(db_set_version(path, "versions", -1) == 0, "a negative version");
 	CHECK(store_open(uri, &st) == -EPROTO && !st, "negative version refused");
 }
 
@@ -883,16 +1022,19 @@ int main(void)
 	CASE(test_boot_state_encoding);
 	CHECK_CASE("open", test_open(dir));
 	CHECK_CASE("enrollment limits", test_enroll_limits(dir));
-	snprintf(path, sizeof(path), "sqlite:%s/state.db", dir);
-	CHECK(store_open(path, &st) == 0, "open");
+	printf("# backend: %s\n", teststore_backend());
+	CHECK(teststore_uri(dir, "state", path, sizeof(path)) == 0 && store_open(path, &st) == 0,
+	      "open");
 	if (st) {
 		CHECK_CASE("agents", test_agents(st));
 		CHECK_CASE("rounds", test_rounds(st));
 		CHECK_CASE("violation lifecycle", test_violation_lifecycle(st));
 		CHECK_CASE("boot logs", test_boot_logs(st));
 		CHECK_CASE("policies", test_policies(st));
+		CHECK_CASE("round context", test_round_context(st));
 		CHECK_CASE("failed round", test_failed_round(st));
 		CHECK_CASE("round compare-and-swap", test_round_cas(st));
+		CHECK_CASE("spent challenges", test_spent_nonces(st));
 		CHECK_CASE("group commit", test_group_commit(st));
 		/* last: its agent would count among the policies' agents above */
 		CHECK_CASE("a boot finding judged again", test_boot_finding_judged_again(st));

@@ -13,6 +13,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "tests/lib/teststore.h"
+#include "tests/lib/storeagent.h"
 #include "tests/unit/check.h"
 #include "verifier/store.h"
 
@@ -90,12 +92,12 @@ static void test_backup_under_load(void)
 	int64_t version = 0;
 	int ok_copies = 0, consistent = 0, complete = 0, last_n = 0;
 
-	snprintf(db, sizeof(db), "sqlite:%s/verifier.db", tmpdir);
-	if (store_open(db, &st)) {
+	if (teststore_uri(tmpdir, "verifier", db, sizeof(db)) || store_open(db, &st)) {
 		CHECK(0, "open %s", db);
 		return;
 	}
 	w.st = st;
+	CHECK(storeagent_active(st, "w", 100) == 0, "agent w active");
 	CHECK(pthread_create(&t, NULL, writer_thread, &w) == 0, "writer started");
 	while (atomic_load(&w.acked) < 20)
 		usleep(1000);
@@ -179,10 +181,11 @@ static void test_copy_of_every_table(void)
 	uint64_t size = 0;
 	int fd = -1;
 
-	snprintf(uri, sizeof(uri), "sqlite:%s/every.db", tmpdir);
-	CHECK(store_open(uri, &st) == 0, "a store");
+	CHECK(teststore_uri(tmpdir, "every", uri, sizeof(uri)) == 0 && store_open(uri, &st) == 0,
+	      "a store");
 	if (!st)
 		return;
+	CHECK(storeagent_active(st, "b", 100) == 0, "agent b active");
 	memset(&bs, 0, sizeof(bs));
 	bs.started = true;
 	bs.boot_number = 1;
@@ -262,6 +265,7 @@ int main(void)
 
 	if (!mkdtemp(tmpdir))
 		return 2;
+	printf("# backend: %s\n", teststore_backend());
 	CASE(test_backup_under_load);
 	CASE(test_check_refuses);
 	CASE(test_copy_of_every_table);

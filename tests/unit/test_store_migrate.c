@@ -3,9 +3,11 @@
  * build's schema, and keep their agents, verdicts, boot states, violations and policies:
  *   tests/data/store-v0.db  from before schema versions (boot states as raw struct copies)
  *   tests/data/store-v2.db  schema 2, the first release with `make install`
- * both made by tests/data/store-v0.sh with the same software agents, so the same facts hold in
+ *   tests/data/store-v5.db  schema 5, the last before issue 16 (retired agents, history,
+ *                           intervals, the webhook outbox)
+ * all made by tests/data/store-v0.sh with the same software agents, so the same facts hold in
  * each; store-v2.db also holds agent "omega", whose violation paths (stored as display text
- * before schema 4) become their raw bytes again. A row the upgrade from version 0 cannot read
+ * before schema 4) become their raw bytes again, and store-v5.db holds it with raw paths. A row the upgrade from version 0 cannot read
  * stops it and leaves the boot states as they were.
  *
  * The expected values are what store-v0.sh printed when it made the files: the software
@@ -152,15 +154,56 @@ static void check_agents(struct store *st, bool omega)
 	store_agent_release(&a);
 }
 
-static void check_boot_states(struct store *st)
+struct history_seen {
+	int n;
+	char event[4][16];
+	int64_t time[4];
+};
+
+static int history_cb(void *arg, const struct store_agent_event *e)
+{
+	struct history_seen *h = arg;
+
+	if (h->n < 4) {
+		snprintf(h->event[h->n], sizeof(h->event[0]), "%s", e->event);
+		h->time[h->n] = e->time;
+	}
+	h->n++;
+	return 0;
+}
+
+/* Schema 6 begins each agent's history from what its row says (issue 16). */
+static void check_history(struct store *st, bool omega)
+{
+	struct history_seen h = { 0 };
+	struct store_agent a;
+
+	CHECK(store_agent_get(st, "alpha", &a) == 0 &&
+		      store_agent_history(st, "alpha", 10, history_cb, &h) == 0 && h.n == 2 &&
+		      !strcmp(h.event[0], "activated") && h.time[0] == a.activated_at &&
+		      !strcmp(h.event[1], "enrolled") && h.time[1] == a.created_at,
+	      "alpha's history: enrolled, activated, at their times (%d rows)", h.n);
+	store_agent_release(&a);
+	h.n = 0;
+	CHECK(store_agent_history(st, "beta", 10, history_cb, &h) == 0 && h.n == 1 &&
+		      !strcmp(h.event[0], "enrolled"),
+	      "beta's: enrolled only (pending)");
+	h.n = 0;
+	CHECK(!omega || (store_agent_history(st, "omega", 10, history_cb, &h) == 0 && h.n == 2),
+	      "omega's: two rows");
+}
+
+/* from: the schema version of the fixture (its boot states count rounds since version 3). */
+static void check_boot_states(struct store *st, int from)
 {
 	struct boot_state bs;
 
 	uint64_t ver = 0;
 
 	CHECK(store_boot_get(st, "alpha", &bs, &ver) == 0, "alpha's boot state reads");
-	CHECK(ver == 1, "a state from before versions is version 1 (%llu)",
-	      (unsigned long long)ver);
+	CHECK(from >= 3 ? ver == 6 : ver == 1,
+	      "a state from before versions is version 1, one of version %d counts alpha's 6"
+	      " rounds (%llu)", from, (unsigned long long)ver);
 	CHECK(bs.started && bs.reset_count == 3 && bs.restart_count == 2 && bs.clock == 7000 &&
 		      bs.boot_number == 1 && bs.next_entry == 5,
 	      "alpha: reset 3, restart 2, clock 7000, boot 1, next 5 (got %u %u %llu %llu %llu)",
@@ -187,8 +230,13 @@ static void check_boot_states(struct store *st)
 	      "beta: no boot state");
 }
 
-static void check_verdicts_violations_policies(struct store *st, bool omega)
+/*
+ * From version 4 on (issue 12) an approval went into the agent's amendment, not its policy:
+ * the verifier of store-v5.db wrote "agent/alpha" and "agent/omega".
+ */
+static void check_verdicts_violations_policies(struct store *st, bool omega, int from)
 {
+	bool amended = from >= 4;
 	struct verdicts_seen va = { 0 }, vg = { 0 };
 	struct violations_seen open = { 0 }, all = { 0 };
 	struct store_counts c;
@@ -214,10 +262,12 @@ static void check_verdicts_violations_policies(struct store *st, bool omega)
 	CHECK(store_violations_open_count(st, "alpha", 1, &n, &in_boot) == 0 && n == 1 &&
 		      in_boot == 1,
 	      "open count of alpha's boot 1");
-	CHECK(store_policy_version(st, "default", &ver) == 0 && ver == 2, "default at version 2");
-	CHECK(store_policy_get(st, "default", &json, &ver) == 0 && ver == 2 &&
-		      strstr(json, "/usr/bin/worse") && strstr(json, "/usr/bin/app2"),
-	      "default v2 holds the approved file");
+	CHECK(store_policy_version(st, "default", &ver) == 0 && ver == (amended ? 1 : 2),
+	      "default at version %d", amended ? 1 : 2);
+	CHECK(store_policy_get(st, amended ? "agent/alpha" : "default", &json, &ver) == 0 &&
+		      ver == (amended ? 1 : 2) && strstr(json, "/usr/bin/worse") &&
+		      (amended || strstr(json, "/usr/bin/app2")),
+	      "%s holds the approved file", amended ? "alpha's amendment v1" : "default v2");
 	free(json);
 	json = NULL;
 	CHECK(store_policy_get(st, "strict", &json, &ver) == 0 && ver == 1 &&
@@ -226,9 +276,11 @@ static void check_verdicts_violations_policies(struct store *st, bool omega)
 	free(json);
 	if (omega) {
 		json = NULL;
-		CHECK(store_policy_get(st, "omega", &json, &ver) == 0 && ver == 2 &&
-			      strstr(json, "/usr/bin/worse") && !strstr(json, "/usr/bin/gone"),
-		      "omega's approval made its policy version 2; the dismissed file is not in it");
+		CHECK(store_policy_get(st, amended ? "agent/omega" : "omega", &json, &ver) == 0 &&
+			      ver == (amended ? 1 : 2) && strstr(json, "/usr/bin/worse") &&
+			      !strstr(json, "/usr/bin/gone"),
+		      "omega's approval made %s; the dismissed file is not in it",
+		      amended ? "its amendment version 1" : "its policy version 2");
 		free(json);
 	}
 	/* omega adds an agent, two open violations, a trusted and an untrusted verdict */
@@ -261,7 +313,8 @@ static void check_next_round(struct store *st)
 	r.now = 1;
 	CHECK(store_round_commit(st, &r, &id) == 0 && id > 8, "a round after the upgrade (%lld)",
 	      (long long)id);
-	CHECK(store_boot_get(st, "alpha", &got, &ver) == 0 && got.clock == 8000 && ver == 2 &&
+	CHECK(store_boot_get(st, "alpha", &got, &ver) == 0 && got.clock == 8000 &&
+		      ver == r.prev_version + 1 &&
 		      got.next_entry == 6 && !memcmp(&got.replay, &bs.replay, sizeof(bs.replay)),
 	      "stored and read back in the new encoding");
 }
@@ -412,9 +465,10 @@ static void check_upgrade(const char *src, const char *dir, int from)
 	CASE_BEGIN(name);
 	CHECK(store_open(uri, &st) == 0, "the old database opens");
 	if (st) {
-		check_agents(st, from == 2);
-		check_boot_states(st);
-		check_verdicts_violations_policies(st, from == 2);
+		check_agents(st, from >= 2);
+		check_boot_states(st, from);
+		check_verdicts_violations_policies(st, from >= 2, from);
+		check_history(st, from >= 2);
 		store_close(st);
 	}
 	CHECK(sql_int(path, "PRAGMA user_version", &v) == 0 && v == STORE_SQLITE_SCHEMA_VERSION,
@@ -424,12 +478,17 @@ static void check_upgrade(const char *src, const char *dir, int from)
 	      "every agent's pending time starts at its enrollment (%d differ)", v);
 	CHECK(sql_int(path, "SELECT count(*) FROM boot_logs", &v) == 0 && v == 0,
 	      "the firmware event log table exists, empty (%d rows)", v);
+	CHECK(sql_int(path, "SELECT count(*) FROM webhook_outbox", &v) == 0 && v == 0,
+	      "the webhook outbox exists, empty (%d rows)", v);
+	CHECK(sql_int(path, "SELECT count(*) FROM agents WHERE retired_at != 0 OR reset_at != 0"
+			    " OR round_interval != 0 OR stale_event_for != 0", &v) == 0 && v == 0,
+	      "no agent is retired, reset or marked stale by the upgrade (%d)", v);
 	snprintf(name, sizeof(name), "version %d reopened", from);
 	CASE_BEGIN(name);
 	st = NULL;
 	CHECK(store_open(uri, &st) == 0, "reopens at version %d", STORE_SQLITE_SCHEMA_VERSION);
 	if (st) {
-		check_boot_states(st);
+		check_boot_states(st, from);
 		check_next_round(st);
 		store_close(st);
 	}
@@ -437,14 +496,16 @@ static void check_upgrade(const char *src, const char *dir, int from)
 
 int main(void)
 {
-	char dir[] = "/tmp/test_store_migrate.XXXXXX", path[256], src[256], src2[256];
+	char dir[] = "/tmp/test_store_migrate.XXXXXX", path[256], src[256], src2[256], src5[256];
 	const char *data = getenv("STORE_TEST_DATA");
 	int v = -1, layout = -1;
 
 	snprintf(src, sizeof(src), "%s/store-v0.db", data ? data : "tests/data");
 	snprintf(src2, sizeof(src2), "%s/store-v2.db", data ? data : "tests/data");
-	if (access(src, R_OK) || access(src2, R_OK)) {
-		fprintf(stderr, "cannot read %s or %s (run from the top of the tree)\n", src, src2);
+	snprintf(src5, sizeof(src5), "%s/store-v5.db", data ? data : "tests/data");
+	if (access(src, R_OK) || access(src2, R_OK) || access(src5, R_OK)) {
+		fprintf(stderr, "cannot read %s, %s or %s (run from the top of the tree)\n", src,
+			src2, src5);
 		return 2;
 	}
 	if (!mkdtemp(dir))
@@ -468,6 +529,12 @@ int main(void)
 			    " WHERE name = 'layout'", &layout) == 0 && layout == 0,
 	      "boot_state has no layout column any more");
 	check_upgrade(src2, dir, 2);
+	snprintf(path, sizeof(path), "%s/fixture-v5.db", dir);
+	CASE_BEGIN("the fixture of version 5");
+	CHECK(copy_file(src5, path) == 0 && sql_int(path, "PRAGMA user_version", &v) == 0 &&
+		      v == 5,
+	      "store-v5.db is at version 5 (%d)", v);
+	check_upgrade(src5, dir, 5);
 
 	CASE_BEGIN("version 2: violations with raw paths, reopened when they recur");
 	check_omega(src2, dir);

@@ -1,0 +1,41 @@
+/*
+ * store_pg: private to the PostgreSQL backend (store_pg.c, store_pg_schema.c,
+ * store_pg_backup.c).
+ */
+#ifndef VERIFIER_STORE_PG_H
+#define VERIFIER_STORE_PG_H
+
+#include <stdint.h>
+
+#include <libpq-fe.h>
+
+/*
+ * The schema version this build writes: the same numbered migrations as SQLite's
+ * (store_sqlite_schema.c), each written once per dialect; store_pg_schema.c asserts the two
+ * counts agree, so a migration added to one backend and not the other does not build.
+ */
+#define STORE_PG_SCHEMA_VERSION 7
+
+/* Runs SQL without parameters or rows; 0, or -EIO logged with the server's SQLSTATE and message. */
+int store_pg_exec(PGconn *c, const char *sql);
+
+/* Logs a failed result (SQLSTATE and message, or the connection's error) with `what`; -EIO. */
+int store_pg_fail(PGconn *c, const PGresult *r, const char *what);
+
+/*
+ * Brings the database to STORE_PG_SCHEMA_VERSION: each missing migration in its own
+ * transaction with the version it reaches, under an advisory lock so that verifiers starting
+ * together on one database migrate it once. 0; -EPROTO (logged) if the database is newer than
+ * this build; -EIO (logged, that migration rolled back) if a migration fails. `where` names the
+ * database in messages.
+ */
+int store_pg_migrate(PGconn *c, const char *where);
+
+/*
+ * store_pg_backup.c: a consistent copy of the database on connection c (one REPEATABLE READ
+ * snapshot) written as a SQLite store of the same schema version, handed over as an open,
+ * unlinked file (*fd at offset 0, *size). 0, -ENOSPC, -EIO (logged).
+ */
+int store_pg_backup(PGconn *c, int *fd, uint64_t *size);
+
+#endif
