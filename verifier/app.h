@@ -32,6 +32,7 @@ struct app {
 	 * them never evict the large shared policies */
 	struct policy_cache amendments;
 	struct metrics metrics;
+	struct store_liveness liveness; /* when an agent is stale (store.h) */
 	/*
 	 * Tests only (NULL otherwise): called by round_evidence() after a round is judged and
 	 * before it commits, to run another round of the agent in between deterministically.

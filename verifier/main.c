@@ -36,6 +36,7 @@
 #include "verifier/statedir.h"
 #include "verifier/policy_file.h"
 #include "verifier/tls.h"
+#include "verifier/webhooks.h"
 
 #define TOKEN_BYTES 32
 #define TOKEN_FILE_MAX 4096
@@ -226,6 +227,7 @@ int main(int argc, char **argv)
 	struct tls_material tls;
 	struct http_server_config cfg;
 	struct http_server *srv = NULL;
+	struct webhooks *hooks = NULL;
 	char path[PATH_MAX];
 	sigset_t sigs;
 	uint16_t port = 0;
@@ -253,6 +255,8 @@ int main(int argc, char **argv)
 		log_set_level(LOG_LVL_DEBUG);
 	app.nonce_ttl = (int64_t)o.nonce_ttl;
 	app.pending_ttl = (int64_t)o.pending_ttl;
+	app.liveness.default_interval = o.default_interval;
+	app.liveness.intervals = o.stale_intervals;
 
 	/* Block the stop signals before any thread exists: MHD's threads inherit the mask and
 	 * only main() receives them, in sigwait() below. */
@@ -283,6 +287,19 @@ int main(int argc, char **argv)
 	}
 	if (setup_token(&o, app.token_digest))
 		goto out;
+	{
+		/* Before the store is shared: events are written for these URLs from now on. */
+		const struct webhooks_config wc = {
+			.urls = (const char *const *)o.webhook.v,
+			.n = o.webhook.n,
+			.secret_file = o.webhook_secret_file,
+			.ca_file = o.webhook_ca,
+			.max_backoff = o.webhook_max_backoff,
+		};
+
+		if (webhooks_start(&app, &wc, &hooks))
+			goto out;
+	}
 	app.nonces = nonces_new();
 	app.agents = agentcache_new();
 	if (!app.nonces || !app.agents) {
@@ -340,6 +357,7 @@ int main(int argc, char **argv)
 	status = 0;
 out:
 	http_server_stop(srv);
+	webhooks_stop(hooks);
 	policy_cache_release(&app.policies);
 	policy_cache_release(&app.amendments);
 	enroll_trust_free(app.trust);

@@ -21,6 +21,11 @@ const struct http_route app_routes[] = {
 	{ "GET", "/v1/agents", LIMIT_SMALL_BODY, true, "agents", handle_agents_list },
 	{ "GET", "/v1/agents/*", LIMIT_SMALL_BODY, true, "agent", handle_agent_get },
 	{ "GET", "/v1/agents/*/verdicts", LIMIT_SMALL_BODY, true, "verdicts", handle_agent_verdicts },
+	/* Lifecycle (handlers_lifecycle.c): retire (?purge=1 deletes), reset, history. */
+	{ "DELETE", "/v1/agents/*", LIMIT_SMALL_BODY, true, "agent_retire", handle_agent_retire },
+	{ "POST", "/v1/agents/*/reset", LIMIT_SMALL_BODY, true, "agent_reset", handle_agent_reset },
+	{ "GET", "/v1/agents/*/history", LIMIT_SMALL_BODY, true, "agent_history",
+	  handle_agent_history },
 	{ "PUT", "/v1/agents/*/policy", LIMIT_SMALL_BODY, true, "agent_policy",
 	  handle_agent_set_policy },
 	{ "GET", "/v1/violations", LIMIT_SMALL_BODY, true, "violations", handle_violations_list },
@@ -70,6 +75,12 @@ bool app_authorize(void *arg, const struct http_request *req)
 	if (!ok)
 		log_warn("http: operator call with a wrong token");
 	return ok;
+}
+
+const char *app_actor(const struct http_request *req)
+{
+	(void)req;
+	return "operator";
 }
 
 bool app_admit(void *arg, const struct http_route *route, const struct http_request *req,

@@ -57,7 +57,8 @@ check "policy learned from the clean list" test -s "$W/policy.json"
 head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$W/token"
 TOKEN=$(cat "$W/token")
 check "verifier starts" start_verifier "$W/verifier" --ek-ca "$W/ek-ca.pem" \
-	--ek-ca "$W/lg/ek-ca.pem" --policy "$W/policy.json" --operator-token-file "$W/token" --threads 4
+	--ek-ca "$W/lg/ek-ca.pem" --policy "$W/policy.json" --operator-token-file "$W/token" --threads 4 \
+	--stale-intervals 1000
 op() { curl -sS --cacert "$CA" -H "Authorization: Bearer $TOKEN" "$URL$1"; }
 attest() {
 	"$ATTESTD" --once --verifier "$URL" --ca "$CA" --agent-id "$1" --tcti "${TCTI_OF[$1]}" \
@@ -344,6 +345,32 @@ if swtpm_manufacture "$W/tpm-boot" "$W/ca" && start_swtpm "$W/tpm-boot" && tpm_f
 else
 	fail "a second TPM following the recorded OVMF log"
 fi
+# an agent's lifecycle in the page (issue 16): retire and reset, each confirmed by a second click
+wd POST "$S/url" "$(jq -cn --arg u "$URL/ui/#/agent/fleet-c" '{url: $u}')" >/dev/null
+check "lifecycle: fleet-c's buttons" wait_count '#agent-lifecycle[data-agent=fleet-c] button.retire' 1
+check "lifecycle: fleet-c's page loaded whole (nothing moves any more)" wait_text '#status' 'agent loaded'
+check "lifecycle: the agent's history lists its activation" \
+	wait_count '#agent-history tr[data-event=activated]' 1
+e=$(elem '#agent-lifecycle button.retire')
+r=$(wd POST "$S/element/$e/click" '{}')
+check_eq "retire: the click lands on the button" null "$(jq -c '.value' <<<"$r")"
+check "retire asks first" wait_count '#agent-lifecycle button.confirm.retire' 1
+check_eq "nothing retired before the confirmation" active "$(op /v1/agents/fleet-c | jq -r .state)"
+click '#agent-lifecycle button.confirm.retire'
+check "the page says it retired fleet-c" wait_text '#status' 'fleet-c: retire done'
+check_eq "the API: retired" retired "$(op /v1/agents/fleet-c | jq -r .state)"
+check "the history shows the retirement, by the operator" \
+	wait_text '#agent-history tr[data-event=retired] td.actor' '^operator$'
+check_eq "the state fact says retired" 0 "$(count '#agent-lifecycle button.retire')"
+click '#agent-lifecycle button.reset'
+check "reset asks first" wait_count '#agent-lifecycle button.confirm.reset' 1
+click '#agent-lifecycle button.confirm.reset'
+check "the page says it reset fleet-c" wait_text '#status' 'fleet-c: reset done'
+check "reset: the page says its next enrollment may bring a new TPM" \
+	wait_text '#agent-lifecycle p.reset' 'new EK and AK'
+check_eq "the API: reset" true "$(op /v1/agents/fleet-c | jq '.reset_at > 0')"
+check "lifecycle screenshot written" shot lifecycle
+
 # The browser's console: no script error, no CSP refusal (expected: the wrong token's
 # 401, the refused approval's 409, the missing favicon).
 wd POST "$S/se/log" '{"type":"browser"}' >"$W/console.json"

@@ -23,7 +23,7 @@ static const struct command {
 	{"boot-policy", cmd_boot_policy,
 	 "boot-policy kernel [--qemu] [--hash ALG|all] BZIMAGE | learn LOG [--cmdline TEXT | --cmdline-file FILE] [--require WORD]... [--forbid WORD]... [--kernel-name NAME] [--policy POLICY] [--out FILE]"},
 	{"agents", cmd_agents, "agents [--verifier URL] [--ca FILE] [--token-file FILE] [--json]"},
-	{"agent", cmd_agent, "agent ID [--verifier URL] [--ca FILE] [--token-file FILE] [--json]"},
+	{"agent", cmd_agent, "agent ID | agent retire ID [--purge] | agent reset ID | agent history ID [--verifier URL] [--ca FILE] [--token-file FILE] [--json]"},
 	{"verdicts", cmd_verdicts, "verdicts ID [--limit N] [--verifier URL] [--ca FILE] [--token-file FILE] [--json]"},
 	{"violations", cmd_violations,
 	 "violations [--open | --state open|approved|dismissed] [--agent ID] [--verifier URL] [--ca FILE] [--token-file FILE] [--json]"},
