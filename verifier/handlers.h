@@ -18,7 +18,7 @@
 extern const struct http_route app_routes[];
 extern const size_t app_nroutes;
 
-bool app_authorize(void *app, const struct http_request *req);
+unsigned app_authorize(void *app, struct http_request *req, char *why, size_t cap);
 /* Who made an authorized call, for histories and logs: the name of its token. */
 const char *app_actor(const struct http_request *req);
 /* Large bodies read only where they can be valid (http_server_config.admit). */

@@ -465,7 +465,7 @@ static void act_on_violation(const struct http_request *req, struct http_respons
 				 "want no body or {\"scope\": \"agent\"|\"policy\"}");
 		goto out;
 	}
-	switch (review_decide(app, violation_id_arg(req), st, scope, r)) {
+	switch (review_decide(app, violation_id_arg(req), st, scope, app_actor(req), r)) {
 	case REVIEW_OK:
 		break;
 	case REVIEW_UNKNOWN_VIOLATION:
@@ -584,7 +584,7 @@ void handle_policy_put(const struct http_request *req, struct http_response *res
 		http_reply_error(resp, 500, "internal", "out of memory");
 		return;
 	}
-	if (store_policy_put(app->store, req->arg[0], req->body, "operator", (int64_t)time(NULL),
+	if (store_policy_put(app->store, req->arg[0], req->body, app_actor(req), (int64_t)time(NULL),
 			     &ver)) {
 		json_decref(warnings);
 		http_reply_error(resp, 500, "internal", "store failure");

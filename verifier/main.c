@@ -36,10 +36,10 @@
 #include "verifier/statedir.h"
 #include "verifier/policy_file.h"
 #include "verifier/tls.h"
+#include "verifier/tokens.h"
 #include "verifier/webhooks.h"
 
 #define TOKEN_BYTES 32
-#define TOKEN_FILE_MAX 4096
 
 /* Room for every connection allowed, with the store's and TLS's files: raise the soft limit. */
 static void raise_nofile(void)
@@ -56,70 +56,83 @@ static void raise_nofile(void)
 			 LIMIT_CONNECTIONS);
 }
 
-/* Reads a file whole, at most max bytes (common/file.h); NUL-terminated; caller wipes, frees. */
-static int read_file(const char *path, size_t max, char **out, size_t *len)
+/* The token file: the one given, or STATE_DIR/operator-token (generated once, 0600). */
+static int token_path(const struct verifier_options *o, char *path, size_t cap)
 {
-	struct dynbuf b;
-	int ret;
-
-	*out = NULL;
-	dynbuf_init(&b, max);
-	ret = file_read(path, &b);
-	if (ret)
-		return ret;
-	*out = dynbuf_take(&b, len);
-	return *out ? 0 : -ENOMEM;
-}
-
-/* The operator token: from the file given, or generated once into the state dir (0600). */
-static int setup_token(const struct verifier_options *o, uint8_t digest[32])
-{
-	char path[PATH_MAX];
-	char *tok = NULL;
-	size_t len = 0;
-	unsigned int dlen = 0;
 	int ret;
 
 	if (o->token_file) {
-		snprintf(path, sizeof(path), "%s", o->token_file);
-	} else {
-		snprintf(path, sizeof(path), "%s/operator-token", o->state_dir);
-		if (access(path, F_OK) != 0) {
-			uint8_t raw[TOKEN_BYTES];
-			char hex[2 * TOKEN_BYTES + 2];
-
-			if (RAND_bytes(raw, sizeof(raw)) != 1)
-				return -EIO;
-			hex_encode(raw, sizeof(raw), hex);
-			OPENSSL_cleanse(raw, sizeof(raw));
-			hex[2 * TOKEN_BYTES] = '\n';
-			ret = file_write_atomic(path, hex, 2 * TOKEN_BYTES + 1, 0600);
-			OPENSSL_cleanse(hex, sizeof(hex));
-			if (ret) {
-				log_error("cannot write operator token \"%s\": %s", path, strerror(-ret));
-				return ret;
-			}
-			log_info("operator token created in \"%s\"", path);
-		}
+		snprintf(path, cap, "%s", o->token_file);
+		return 0;
 	}
-	ret = read_file(path, TOKEN_FILE_MAX, &tok, &len);
+	snprintf(path, cap, "%s/operator-token", o->state_dir);
+	if (access(path, F_OK) != 0) {
+		uint8_t raw[TOKEN_BYTES];
+		char hex[2 * TOKEN_BYTES + 2];
+
+		if (RAND_bytes(raw, sizeof(raw)) != 1)
+			return -EIO;
+		hex_encode(raw, sizeof(raw), hex);
+		OPENSSL_cleanse(raw, sizeof(raw));
+		hex[2 * TOKEN_BYTES] = '\n';
+		ret = file_write_atomic(path, hex, 2 * TOKEN_BYTES + 1, 0600);
+		OPENSSL_cleanse(hex, sizeof(hex));
+		if (ret) {
+			log_error("cannot write operator token \"%s\": %s", path, strerror(-ret));
+			return ret;
+		}
+		log_info("operator token created in \"%s\"", path);
+	}
+	return 0;
+}
+
+/* Reads the tokens (tokens.h) into *out. 0, or -errno (logged). */
+static int load_tokens(const struct verifier_options *o, struct tokens **out)
+{
+	char path[PATH_MAX], err[256] = "";
+	int ret = token_path(o, path, sizeof(path));
+
+	if (ret)
+		return ret;
+	ret = tokens_load(path, out, err, sizeof(err));
 	if (ret) {
-		log_error("cannot read operator token \"%s\": %s", path, strerror(-ret));
+		log_error("operator tokens \"%s\": %s", path, err);
 		return ret;
 	}
-	while (len > 0 && (tok[len - 1] == '\n' || tok[len - 1] == '\r' || tok[len - 1] == ' '))
-		tok[--len] = '\0';
-	if (len < 16) {
-		log_error("operator token in \"%s\" is shorter than 16 characters", path);
-		ret = -EINVAL;
-	} else if (EVP_Digest(tok, len, digest, &dlen, EVP_sha256(), NULL) != 1) {
-		ret = -EIO;
+	log_info("operator tokens: %zu from \"%s\"", (*out)->n, path);
+	return 0;
+}
+
+/*
+ * SIGHUP: the token file and the EK CAs again, each swapped in only when it loads whole (else
+ * the old one stays, and the log says why): a rotated token works and the old one stops
+ * working without a restart.
+ */
+static void reload(struct app *app, const struct verifier_options *o)
+{
+	struct tokens *t = NULL, *old_t = NULL;
+	struct enroll_trust *tr, *old_tr = NULL;
+
+	if (load_tokens(o, &t) == 0) {
+		pthread_rwlock_wrlock(&app->reload_lock);
+		old_t = app->tokens;
+		app->tokens = t;
+		pthread_rwlock_unlock(&app->reload_lock);
+		tokens_free(old_t);
 	} else {
-		log_info("operator token: \"%s\"", path);
+		log_error("reload: keeping the operator tokens loaded before");
 	}
-	OPENSSL_cleanse(tok, len);
-	free(tok);
-	return ret;
+	tr = enroll_trust_new((const char *const *)o->ek_ca.v, o->ek_ca.n);
+	if (tr) {
+		pthread_rwlock_wrlock(&app->reload_lock);
+		old_tr = app->trust;
+		app->trust = tr;
+		pthread_rwlock_unlock(&app->reload_lock);
+		enroll_trust_free(old_tr);
+		log_info("reload: %zu EK CA files", o->ek_ca.n);
+	} else {
+		log_error("reload: keeping the EK CAs loaded before");
+	}
 }
 
 /* What an imported Keylime policy does not enforce as Keylime would: one log line each. */
@@ -263,6 +276,7 @@ int main(int argc, char **argv)
 	sigemptyset(&sigs);
 	sigaddset(&sigs, SIGTERM);
 	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGHUP); /* reload */
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	raise_nofile();
@@ -285,7 +299,8 @@ int main(int argc, char **argv)
 
 		store_set_enroll_limits(app.store, &lim);
 	}
-	if (setup_token(&o, app.token_digest))
+	pthread_rwlock_init(&app.reload_lock, NULL);
+	if (load_tokens(&o, &app.tokens))
 		goto out;
 	{
 		/* Before the store is shared: events are written for these URLs from now on. */
@@ -351,8 +366,13 @@ int main(int argc, char **argv)
 			 o.listen, port);
 		(void)sdnotify(ready);
 	}
-	if (sigwait(&sigs, &sig) == 0)
-		log_info("signal %d: stopping", sig);
+	while (sigwait(&sigs, &sig) == 0 && sig == SIGHUP) {
+		(void)sdnotify("RELOADING=1");
+		log_info("SIGHUP: reloading the operator tokens and the EK CAs");
+		reload(&app, &o);
+		(void)sdnotify("READY=1");
+	}
+	log_info("signal %d: stopping", sig);
 	(void)sdnotify("STOPPING=1");
 	status = 0;
 out:
@@ -365,7 +385,7 @@ out:
 	nonces_free(app.nonces);
 	agentcache_free(app.agents);
 	tls_material_release(&tls);
-	OPENSSL_cleanse(app.token_digest, sizeof(app.token_digest));
+	tokens_free(app.tokens);
 	statedir_close(lock_fd);
 	verifier_options_release(&o);
 	return status;

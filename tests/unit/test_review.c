@@ -227,20 +227,20 @@ int main(void)
 	int64_t viol = learn + 1, other = learn + 2, nodigest = learn + 3, rawpath = learn + 4;
 
 	CASE_BEGIN("refusals change nothing");
-	CHECK(review_decide(&app, 999999, VIOLATION_APPROVED, REVIEW_SCOPE_AGENT, &r) ==
+	CHECK(review_decide(&app, 999999, VIOLATION_APPROVED, REVIEW_SCOPE_AGENT, "operator", &r) ==
 		      REVIEW_UNKNOWN_VIOLATION,
 	      "unknown violation refused");
-	CHECK(review_decide(&app, 0, VIOLATION_DISMISSED, REVIEW_SCOPE_AGENT, &r) ==
+	CHECK(review_decide(&app, 0, VIOLATION_DISMISSED, REVIEW_SCOPE_AGENT, "operator", &r) ==
 		      REVIEW_UNKNOWN_VIOLATION,
 	      "id 0 refused");
-	CHECK(review_decide(&app, learn, VIOLATION_APPROVED, REVIEW_SCOPE_POLICY, &r) ==
+	CHECK(review_decide(&app, learn, VIOLATION_APPROVED, REVIEW_SCOPE_POLICY, "operator", &r) ==
 		      REVIEW_UNKNOWN_POLICY && strstr(r.why, "does not exist") && still_open(app.store, learn),
 	      "widening a policy that does not exist is refused (%s)", r.why);
-	CHECK(review_decide(&app, viol, VIOLATION_APPROVED, REVIEW_SCOPE_AGENT, &r) ==
+	CHECK(review_decide(&app, viol, VIOLATION_APPROVED, REVIEW_SCOPE_AGENT, "operator", &r) ==
 		      REVIEW_NOT_APPROVABLE && strstr(r.why, "\"violations\": \"ignore\"") &&
 		      strstr(r.why, "dismiss") && still_open(app.store, viol),
 	      "approving a violation entry is refused with what to do instead (%s)", r.why);
-	CHECK(review_decide(&app, nodigest, VIOLATION_APPROVED, REVIEW_SCOPE_AGENT, &r) ==
+	CHECK(review_decide(&app, nodigest, VIOLATION_APPROVED, REVIEW_SCOPE_AGENT, "operator", &r) ==
 		      REVIEW_NOT_APPROVABLE && r.why[0] && still_open(app.store, nodigest),
 	      "a violation without a usable digest is not approvable (%s)", r.why);
 	CHECK(store_policy_version(app.store, POLICY_DEFAULT_NAME, &version) == -ENOENT &&
@@ -248,7 +248,7 @@ int main(void)
 	      "no policy and no amendment written");
 
 	CASE_BEGIN("approve for this agent only");
-	CHECK(review_decide(&app, learn, VIOLATION_APPROVED, REVIEW_SCOPE_AGENT, &r) == REVIEW_OK &&
+	CHECK(review_decide(&app, learn, VIOLATION_APPROVED, REVIEW_SCOPE_AGENT, "operator", &r) == REVIEW_OK &&
 		      r.into_amendment && !r.into_policy && r.amendment_version == 1 &&
 		      !strcmp(r.policy, POLICY_DEFAULT_NAME) && !strcmp(r.agent, "web-01"),
 	      "the file goes into web-01's amendment, version 1");
@@ -256,10 +256,10 @@ int main(void)
 	      "the amendment allows the approved file");
 	CHECK(store_policy_version(app.store, POLICY_DEFAULT_NAME, &version) == -ENOENT,
 	      "the shared policy is untouched");
-	CHECK(review_decide(&app, learn, VIOLATION_DISMISSED, REVIEW_SCOPE_AGENT, &r) ==
+	CHECK(review_decide(&app, learn, VIOLATION_DISMISSED, REVIEW_SCOPE_AGENT, "operator", &r) ==
 		      REVIEW_ALREADY_DECIDED && strstr(r.why, "approved"),
 	      "a decided violation stays decided (%s)", r.why);
-	CHECK(review_decide(&app, rawpath, VIOLATION_APPROVED, REVIEW_SCOPE_AGENT, &r) == REVIEW_OK &&
+	CHECK(review_decide(&app, rawpath, VIOLATION_APPROVED, REVIEW_SCOPE_AGENT, "operator", &r) == REVIEW_OK &&
 		      r.amendment_version == 2 && r.path_escaped &&
 		      !strcmp(r.path, "/usr/bin/t\\xffol"),
 	      "a path that is not UTF-8: approved (shown as %s)", r.path);
@@ -277,7 +277,7 @@ int main(void)
 	CHECK(store_policy_put(app.store, POLICY_DEFAULT_NAME,
 			       "{\"version\": 1, \"digests\": {}}", "test", 103, &v2) == 0 && v2 == 1,
 	      "a default policy exists now");
-	CHECK(review_decide(&app, other, VIOLATION_APPROVED, REVIEW_SCOPE_POLICY, &r) == REVIEW_OK &&
+	CHECK(review_decide(&app, other, VIOLATION_APPROVED, REVIEW_SCOPE_POLICY, "operator", &r) == REVIEW_OK &&
 		      r.into_policy && !r.into_amendment && r.policy_version == 2 &&
 		      r.policy_agents == 1,
 	      "scope policy: default version 2, used by 1 agent (%llu)",
@@ -286,7 +286,7 @@ int main(void)
 	      "the shared policy allows it");
 
 	CASE_BEGIN("dismiss");
-	CHECK(review_decide(&app, viol, VIOLATION_DISMISSED, REVIEW_SCOPE_AGENT, &r) == REVIEW_OK &&
+	CHECK(review_decide(&app, viol, VIOLATION_DISMISSED, REVIEW_SCOPE_AGENT, "operator", &r) == REVIEW_OK &&
 		      !r.into_policy && !r.into_amendment,
 	      "dismissing closes without teaching");
 	CHECK(store_policy_version(app.store, POLICY_DEFAULT_NAME, &version) == 0 && version == 2 &&
@@ -310,16 +310,16 @@ int main(void)
 		struct policy *p;
 		int64_t before = 0, after = 0;
 
-		CHECK(review_decide(&app, sb, VIOLATION_APPROVED, REVIEW_SCOPE_AGENT, &r) ==
+		CHECK(review_decide(&app, sb, VIOLATION_APPROVED, REVIEW_SCOPE_AGENT, "operator", &r) ==
 			      REVIEW_NOT_APPROVABLE && strstr(r.why, "Secure Boot") &&
 			      strstr(r.why, "dismiss") && still_open(app.store, sb),
 		      "Secure Boot in the wrong state is refused with what to do instead (%s)", r.why);
-		CHECK(review_decide(&app, unverifiable, VIOLATION_APPROVED, REVIEW_SCOPE_POLICY, &r) ==
+		CHECK(review_decide(&app, unverifiable, VIOLATION_APPROVED, REVIEW_SCOPE_POLICY, "operator", &r) ==
 			      REVIEW_NOT_APPROVABLE && strstr(r.why, "cannot be judged") &&
 			      still_open(app.store, unverifiable),
 		      "an event that cannot be judged is refused too (%s)", r.why);
 		store_policy_version(app.store, POLICY_DEFAULT_NAME, &before);
-		CHECK(review_decide(&app, kernel, VIOLATION_APPROVED, REVIEW_SCOPE_AGENT, &r) ==
+		CHECK(review_decide(&app, kernel, VIOLATION_APPROVED, REVIEW_SCOPE_AGENT, "operator", &r) ==
 			      REVIEW_OK && r.into_amendment && !r.into_policy,
 		      "the kernel, for this agent only: into its amendment (%s)", r.why);
 		p = load_named(app.store, amend);
@@ -333,7 +333,7 @@ int main(void)
 								   &after) == 0 && after == before,
 		      "the shared policy is untouched: no boot section, no new version");
 		policy_free(p);
-		CHECK(review_decide(&app, cmd, VIOLATION_APPROVED, REVIEW_SCOPE_POLICY, &r) ==
+		CHECK(review_decide(&app, cmd, VIOLATION_APPROVED, REVIEW_SCOPE_POLICY, "operator", &r) ==
 			      REVIEW_OK && r.into_policy && r.policy_version == before + 1,
 		      "the command line for the policy: a new version of it (%s)", r.why);
 		p = load_named(app.store, POLICY_DEFAULT_NAME);
@@ -344,8 +344,8 @@ int main(void)
 		p = load_named(app.store, amend);
 		CHECK(p && !boot_lists_cmdline(p), "and the amendment does not");
 		policy_free(p);
-		CHECK(review_decide(&app, sb, VIOLATION_DISMISSED, REVIEW_SCOPE_AGENT, &r) == REVIEW_OK &&
-			      review_decide(&app, unverifiable, VIOLATION_DISMISSED, REVIEW_SCOPE_AGENT,
+		CHECK(review_decide(&app, sb, VIOLATION_DISMISSED, REVIEW_SCOPE_AGENT, "operator", &r) == REVIEW_OK &&
+			      review_decide(&app, unverifiable, VIOLATION_DISMISSED, REVIEW_SCOPE_AGENT, "operator",
 					    &r) == REVIEW_OK,
 		      "the refused boot findings can be dismissed");
 	}
