@@ -5,7 +5,8 @@
 #   token reads and is refused any change (403 read_only, nothing changed); a missing and a wrong
 #   token get different messages naming the fix; after the file is edited and SIGHUP sent the
 #   old token stops working and the new one works, without a restart; a file that does not load
-#   on SIGHUP keeps the tokens loaded before.
+#   on SIGHUP keeps the tokens loaded before. attestctl (item 5): global options before the
+#   command, --token VALUE refused without printing it, a wrong CA names STATE_DIR/ca.pem.
 set -uo pipefail
 source "$(dirname "$0")/../lib.sh"
 source "$(dirname "$0")/../attacks/lib.bash"
@@ -51,6 +52,18 @@ out=$("$CTL" agents --verifier "$URL" --ca "$CA" --token-file "$W/wrong" 2>&1)
 check "a wrong token: attestctl says it is not known (rotated?)" \
 	grep -q 'not one this verifier knows (rotated or mistyped' <<<"$out"
 check_fails "and the wrong token is never printed" grep -q 'not-a-token-of-this' <<<"$out"
+
+# --- attestctl's conventions (item 5) ----------------------------------------------------------
+out=$("$CTL" --verifier "$URL" --ca "$CA" --token-file "$W/token" --json agents 2>&1)
+check_eq "global options before the command" 2 "$(jq '.agents | length' <<<"$out" 2>/dev/null)"
+out=$("$CTL" --token "$A1" agents --verifier "$URL" --ca "$CA" 2>&1)
+check_eq "--token VALUE is refused (exit 2)" 2 $?
+check "and names the fix" grep -q -- '--token-file FILE' <<<"$out"
+check_fails "without printing the token" grep -q "$A1" <<<"$out"
+out=$("$CTL" agents --verifier "$URL" --ca "$CA" --token="$A1" 2>&1)
+check_fails "--token=VALUE: not printed either" grep -q "$A1" <<<"$out"
+out=$("$CTL" agents --verifier "$URL" --ca "$W/ekca/ca.pem" --token-file "$W/token" 2>&1)
+check "a wrong CA: attestctl names the file to give" grep -q 'give --ca STATE_DIR/ca.pem' <<<"$out"
 
 # --- rotation with SIGHUP ----------------------------------------------------------------------
 printf 'alice operator %s\ndash read-only %s\n' "$A2" "$R1" >"$W/tokens"

@@ -112,6 +112,20 @@ static int prepare(const struct online_opts *o, const char *path, long connect_t
 	return 0;
 }
 
+/* After a TLS failure: which CA file to give (the verifier made it, STATE_DIR/ca.pem). */
+static void ca_hint(const struct online_opts *o, const struct http_client *c)
+{
+	const char *e = http_client_error(c), *d = http_client_error_detail(c);
+
+	if (!strstr(e, "certificate") && !strstr(e, "SSL") && !strstr(d, "certificate"))
+		return;
+	fprintf(stderr, "attestctl: the verifier's certificate is not trusted%s%s%s: give --ca"
+			" STATE_DIR/ca.pem, the CA the verifier made in its state directory (or the"
+			" CA of its --tls-cert), or set ATTEST_CA\n",
+		o->ca ? " with --ca \"" : " (no --ca given)", o->ca ? o->ca : "",
+		o->ca ? "\"" : "");
+}
+
 /*
  * method PATH on the verifier; *status and *body (caller frees) on success. 0, or 2 with a
  * message printed.
@@ -135,6 +149,7 @@ int online_request(const struct online_opts *o, enum http_method method, const c
 	if (r < 0) {
 		fprintf(stderr, "attestctl: %s %s: %s\n", http_method_name(method), url,
 			r == -EFBIG ? "response too large" : http_client_error(c));
+		ca_hint(o, c);
 		goto out;
 	}
 	*body = dynbuf_take(&b, NULL);
@@ -215,6 +230,8 @@ int online_parse_opts(int argc, char **argv, struct online_opts *o, const char *
 		{ "token-file", required_argument, NULL, 't' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "purge", no_argument, NULL, 'P' },
+		/* Refused: a token in argv is visible to every user (ps, /proc, shell history). */
+		{ "token", required_argument, NULL, 'T' },
 		{ "open", no_argument, NULL, 'o' },
 		{ "state", required_argument, NULL, 's' },
 		{ "agent", required_argument, NULL, 'a' },
@@ -232,8 +249,26 @@ int online_parse_opts(int argc, char **argv, struct online_opts *o, const char *
 	o->token_file = getenv("ATTEST_TOKEN_FILE");
 	*pos = NULL;
 	optind = 1;
+	opterr = 0; /* getopt would echo a bad option whole, --token=SECRET included */
 	while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (ch) {
+		case 'T':
+			fprintf(stderr, "attestctl: --token is refused (its value is not shown): a"
+					" token on the command line is visible to other users; put it in a"
+					" file (mode 0600) and give --token-file FILE, or set"
+					" ATTEST_TOKEN_FILE\n");
+			return 2;
+		case '?':
+			/* The option's name alone, never a value after '='. */
+			if (optopt)
+				fprintf(stderr, "attestctl: %s: option -%c unknown or without its value\n",
+					argv[0], optopt);
+			else
+				fprintf(stderr, "attestctl: %s: option \"%.*s\" unknown or without its"
+						" value\n", argv[0],
+					(int)strcspn(argv[optind - 1], "="), argv[optind - 1]);
+			online_usage(argv[0]);
+			return 2;
 		case 'u': o->url = optarg; break;
 		case 'c': o->ca = optarg; break;
 		case 't': o->token_file = optarg; break;
