@@ -11,21 +11,20 @@
 
 #include "common/file.h"
 #include "proto/dynbuf.h"
+#include "proto/evidence.h"
 
 #define TOKENS_FILE_MAX (64u * 1024u)
 
+/* A token's name: the agent-id alphabet (proto/evidence.h), at most TOKEN_NAME_MAX. */
 static bool name_ok(const char *s, size_t n)
 {
+	char name[TOKEN_NAME_MAX + 1];
+
 	if (n == 0 || n > TOKEN_NAME_MAX)
 		return false;
-	for (size_t i = 0; i < n; i++) {
-		char c = s[i];
-
-		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-		      c == '.' || c == '_' || c == '-'))
-			return false;
-	}
-	return true;
+	memcpy(name, s, n);
+	name[n] = '\0';
+	return agent_id_valid(name);
 }
 
 static int digest(const char *tok, size_t n, unsigned char out[32])

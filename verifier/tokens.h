@@ -7,7 +7,7 @@
  *   grafana read-only 9a1b...   GETs only (the operator API's reads; /metrics needs no token)
  *
  * A file holding one bare token (what the verifier generates) is that token, named "operator",
- * with the operator role. Names are 1-32 of [A-Za-z0-9._-], unique; tokens are at least 16
+ * with the operator role. Names are 1-32 of [A-Za-z0-9._-] not starting with '.', unique; tokens are at least 16
  * bytes without whitespace, unique. Only SHA-256 digests of the tokens are kept, compared in
  * constant time. A set is immutable: a reload (SIGHUP) builds a new one and swaps it.
  */

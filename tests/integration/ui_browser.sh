@@ -194,6 +194,9 @@ check "a wrong token is refused and asked again" wait_text '#login-error' 'refus
 type_in '#token' "$TOKEN"
 click '#login-submit'
 check "with the token: the fleet shows the first page of 50 agents" wait_count '#fleet-rows tr' 50
+check_eq "auto-refresh is on by default" true "$(js "return document.getElementById('auto-refresh').checked")"
+click '#auto-refresh' # off while the checks below click the page; on again further down
+check "the page says which time zone its times are in" wait_text '#tz' '^times in .+ \(UTC.+[0-9]{2}:[0-9]{2}\)$'
 check_eq "token kept in sessionStorage only" "$TOKEN|" \
 	"$(js "return sessionStorage.getItem('attest.operator_token') + '|' + (localStorage.getItem('attest.operator_token') || '')")"
 check_eq "summary counts every agent" "1003 agents" "$(text '[data-stat=total]')"
@@ -370,6 +373,32 @@ check "reset: the page says its next enrollment may bring a new TPM" \
 	wait_text '#agent-lifecycle p.reset' 'new EK and AK'
 check_eq "the API: reset" true "$(op /v1/agents/fleet-c | jq '.reset_at > 0')"
 check "lifecycle screenshot written" shot lifecycle
+
+# identical consecutive verdicts are one line with their count (issue 16)
+for i in 1 2; do
+	attest fleet-a "$W/list40"
+	check_eq "fleet-a attests again ($i): trusted" "0 verdict trusted" "$? $(grep -m1 -o '^verdict [a-z]*' "$W/out-fleet-a")"
+done
+wd POST "$S/url" "$(jq -cn --arg u "$URL/ui/#/agent/fleet-a" '{url: $u}')" >/dev/null
+check "timeline: fleet-a's identical trusted verdicts are one line" wait_count '#timeline > li' 1
+n=$(op /v1/agents/fleet-a/verdicts | jq '.verdicts | length')
+check "fleet-a has 3 verdicts or more" test "$n" -ge 3
+check_eq "the line says how many" "× $n" "$(text '#timeline > li:first-child .count')"
+
+# auto-refresh: the fleet shows a change made elsewhere without a click
+wd POST "$S/url" "$(jq -cn --arg u "$URL/ui/#/fleet" '{url: $u}')" >/dev/null
+check "fleet: fleet-a active" wait_text '#fleet-rows tr[data-agent=fleet-a] td.state' '^active$'
+click '#auto-refresh'
+check_eq "auto-refresh on again" true "$(js "return document.getElementById('auto-refresh').checked")"
+check_eq "fleet-a retired through the API" 200 "$(curl -sS --cacert "$CA" -H "Authorization: Bearer $TOKEN" \
+	-o /dev/null -w '%{http_code}' -X DELETE "$URL/v1/agents/fleet-a")"
+for ((i = 0; i < 150; i++)); do
+	[[ $(text '#fleet-rows tr[data-agent=fleet-a] td.state') == retired ]] && break
+	sleep 0.1
+done
+check_eq "the page shows it within its refresh period, without a click" retired \
+	"$(text '#fleet-rows tr[data-agent=fleet-a] td.state')"
+click '#auto-refresh'
 
 # The browser's console: no script error, no CSP refusal (expected: the wrong token's
 # 401, the refused approval's 409, the missing favicon).

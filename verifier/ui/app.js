@@ -24,6 +24,7 @@
 	const PAGE = 50;
 	const LIST_MAX = 10000;           /* the API's largest ?limit= */
 	const VERDICTS_FIRST = 50;
+	const AUTO_REFRESH = 10;          /* seconds between fleet reloads when auto-refresh is on */
 	const POLICY_RAW_MAX = 200000;    /* characters of a foreign-format policy shown raw */
 
 	const $ = (id) => document.getElementById(id);
@@ -513,20 +514,45 @@
 		dl.appendChild(el('dd', null, value));
 	}
 
+	/* The reasons of a verdict as one comparable key: its code and detail, in order. */
+	function verdictKey(v) {
+		const reasons = Array.isArray(v.reasons) ? v.reasons : [];
+		return JSON.stringify([v.verdict, v.boot_number, reasons.map((r) =>
+			r && typeof r === 'object' ? [r.code, r.detail] : [String(r)])]);
+	}
+
+	/*
+	 * Newest first; identical consecutive verdicts (same result, boot and reasons: an agent
+	 * saying the same thing every round) are one line with their count and the span of time.
+	 */
 	function renderTimeline(verdicts) {
 		const ol = clear($('timeline'));
 		if (!verdicts.length) {
 			ol.appendChild(el('li', { class: 'empty' }, 'No verdicts yet.'));
 			return;
 		}
+		const groups = [];
 		for (const v of verdicts) {
+			const last = groups[groups.length - 1];
+			if (last && verdictKey(last.v) === verdictKey(v)) {
+				last.n++;
+				last.oldest = v;
+			} else {
+				groups.push({ v: v, n: 1, oldest: v });
+			}
+		}
+		for (const g of groups) {
+			const v = g.v;
 			const reasons = Array.isArray(v.reasons) ? v.reasons : [];
-			const li = el('li', { class: v.trusted ? 'trusted' : 'untrusted' },
+			const li = el('li', { class: v.trusted ? 'trusted' : 'untrusted', 'data-count': g.n },
 				el('div', { class: 'line' },
 					el('span', { class: 'time' }, absTime(v.time)),
 					' ', verdictBadge(v.verdict),
+					g.n > 1 ? el('span', { class: 'count', title: 'identical verdicts since ' +
+						absTime(g.oldest.time) }, ' \u00d7 ' + g.n) : null,
 					el('span', { class: 'hint' }, ' boot ' + v.boot_number + ', next entry ' +
-						v.next_offset + ' (' + relTime(v.time) + ')')));
+						v.next_offset + ' (' + relTime(v.time) + ')' +
+						(g.n > 1 ? '; the same since ' + absTime(g.oldest.time) : ''))));
 			if (reasons.length) {
 				const ul = el('ul', { class: 'reasons' });
 				for (const r of reasons) {
@@ -541,6 +567,7 @@
 			ol.appendChild(li);
 		}
 	}
+
 
 	/* A policy's boot section in one line: what it judges. */
 	function bootPolicyText(b) {
@@ -945,6 +972,17 @@
 			showLogin('Token forgotten.');
 		});
 		$('refresh').addEventListener('click', route);
+		/* Times are the browser's local time: say which. */
+		const off = -new Date().getTimezoneOffset();
+		$('tz').textContent = 'times in ' + (Intl.DateTimeFormat().resolvedOptions().timeZone || 'local time') +
+			' (UTC' + (off < 0 ? '\u2212' : '+') + pad2(Math.floor(Math.abs(off) / 60)) + ':' +
+			pad2(Math.abs(off) % 60) + ')';
+		/* The fleet reloads itself every AUTO_REFRESH s when asked (nothing else: a view with a
+		 * confirmation armed must not be redrawn under the operator's pointer). */
+		setInterval(() => {
+			if ($('auto-refresh').checked && token() && !$('fleet').hidden)
+				loadFleet().catch(failed);
+		}, AUTO_REFRESH * 1000);
 		$('fleet-filter').addEventListener('input', () => { fleet.page = 0; renderFleet(); });
 		$('fleet-show').addEventListener('change', () => { fleet.page = 0; renderFleet(); });
 		$('viol-filter').addEventListener('input', () => { queue.page = 0; renderQueue(); });
