@@ -37,7 +37,7 @@ check_eq "b retired, then reset" "200 200" \
 	"$(op_post -X DELETE "$URL/v1/agents/b") $(op_post -X POST "$URL/v1/agents/b/reset")"
 check_eq "a reported 1 s" 1 "$(op /v1/agents/a | jq .interval)"
 EXPECT="agent.enrolled agent.enrolled agent.reset agent.retired agent.stale agent.untrusted violation.opened"
-for ((i = 0; i < 100; i++)); do
+for ((i = 0; i < 200; i++)); do
 	[[ $(metric attest_webhook_deliveries_pending) == 7 ]] && break
 	sleep 0.1
 done
@@ -58,7 +58,7 @@ track_pid "$RPID"
 wait_for_port "$RPORT" 10 || fail "receiver listens"
 start_verifier "$W/v" "${VARGS[@]}" "${WARGS[@]}" || { fail "verifier restarts"; finish; exit 1; }
 got() { jq -r 'select(.duplicate | not) | .type' "$W/events.jsonl" 2>/dev/null | sort | paste -sd ' '; }
-for ((i = 0; i < 150; i++)); do
+for ((i = 0; i < 300; i++)); do
 	[[ $(metric attest_webhook_deliveries_pending) == 0 ]] && break
 	sleep 0.1
 done
