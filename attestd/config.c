@@ -24,7 +24,8 @@ static const struct opt_def defs[] = {
 	{ "verifier", OPT_STRING, OFF(verifier), "URL", NULL, 0, 0, NULL },
 	{ "ca", OPT_STRING, OFF(ca), "FILE", NULL, 0, 0, NULL },
 	{ "agent-id", OPT_STRING, OFF(agent_id), "ID", NULL, 0, 0, NULL },
-	{ "tcti", OPT_STRING, OFF(tcti), "TCTI", ATTESTD_DEFAULT_TCTI, 0, 0, NULL },
+	/* No table default: $TPM2TOOLS_TCTI and $TSS2_TCTI come first (config_parse()). */
+	{ "tcti", OPT_STRING, OFF(tcti), "TCTI", NULL, 0, 0, NULL },
 	{ "ima-list", OPT_STRING, OFF(ima_list), "PATH", ATTESTD_DEFAULT_IMA_LIST, 0, 0, NULL },
 	{ "event-log", OPT_STRING, OFF(event_log), "PATH|none", ATTESTD_DEFAULT_EVENT_LOG, 0, 0,
 	  NULL },
@@ -50,21 +51,62 @@ static const struct opts_spec spec = {
 		 "1 untrusted, 2 error. attestd never forks: --foreground is the default.\n",
 };
 
+/*
+ * tpm2-tools' short option: "-T TCTI" and "-TTCTI" become "--tcti TCTI" (*out: a copy of argv
+ * reusing its strings, or the same strings with the one rewritten in place; caller frees the
+ * array). -ENOMEM.
+ */
+static int short_tcti(int argc, char *const argv[], char ***out)
+{
+	char **v = calloc((size_t)argc + 2, sizeof(*v));
+	int n = 0;
+
+	*out = v;
+	if (!v)
+		return -ENOMEM;
+	for (int i = 0; i < argc; i++) {
+		if (i > 0 && !strcmp(argv[i], "-T")) {
+			v[n++] = (char *)"--tcti";
+		} else if (i > 0 && !strncmp(argv[i], "-T", 2) && argv[i][2]) {
+			v[n++] = (char *)"--tcti";
+			v[n++] = argv[i] + 2;
+		} else {
+			v[n++] = argv[i];
+		}
+	}
+	return n;
+}
+
 int config_parse(struct attestd_config *cfg, int argc, char *const argv[])
 {
 	enum opts_action action;
 	const char *env;
 	char host[256];
-	int ret;
+	char **args = NULL;
+	int ret, n;
 
 	memset(cfg, 0, sizeof(*cfg));
-	ret = opts_parse(&spec, cfg, argc, argv, &action);
+	n = short_tcti(argc, argv, &args);
+	if (n < 0)
+		return -ENOMEM;
+	ret = opts_parse(&spec, cfg, n, args, &action);
+	free(args);
 	if (ret < 0)
 		return ret == -ENOMEM ? -ENOMEM : -EINVAL;
 	cfg->help = action == OPTS_HELP;
 	cfg->version = action == OPTS_VERSION;
 	if (action != OPTS_RUN)
 		return 0;
+
+	/* As tpm2-tools: the option or the file, else $TPM2TOOLS_TCTI, else $TSS2_TCTI. */
+	if (!cfg->tcti) {
+		env = getenv("TPM2TOOLS_TCTI");
+		if (!env || !env[0])
+			env = getenv("TSS2_TCTI");
+		cfg->tcti = strdup(env && env[0] ? env : ATTESTD_DEFAULT_TCTI);
+		if (!cfg->tcti)
+			return -ENOMEM;
+	}
 
 	if (!cfg->agent_id) {
 		if (gethostname(host, sizeof(host)) < 0) {

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -289,4 +290,54 @@ int imalist_read(struct imalist *l, uint64_t from, size_t max_bytes, struct imal
 	if (ret < 0)
 		memset(out, 0, sizeof(*out));
 	return ret;
+}
+
+int imalist_check(const char *path, char *why, size_t cap)
+{
+	uint8_t head[64];
+	struct stat st;
+	size_t len;
+	ssize_t n;
+	int fd, ret;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		ret = -errno;
+		snprintf(why, cap, "cannot open the IMA list \"%s\": %s (attestd reads it as root,"
+			 " from securityfs: /sys/kernel/security/ima/binary_runtime_measurements)",
+			 path, strerror(errno));
+		return ret;
+	}
+	if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+		close(fd);
+		snprintf(why, cap, "the IMA list \"%s\" is a directory: give the list's file, e.g."
+			 " %s/binary_runtime_measurements", path, path);
+		return -EISDIR;
+	}
+	do {
+		n = read(fd, head, sizeof(head));
+	} while (n < 0 && errno == EINTR);
+	ret = n < 0 ? -errno : 0;
+	close(fd);
+	if (ret) {
+		snprintf(why, cap, "cannot read the IMA list \"%s\": %s", path, strerror(-ret));
+		return ret;
+	}
+	if (n == 0)
+		return 0;
+	/* The ASCII list starts with the PCR number as text ("10 "), the binary one with it as a
+	 * 32-bit integer (0a 00 00 00). */
+	if (n >= 3 && head[0] >= '0' && head[0] <= '9' &&
+	    (head[1] == ' ' || (head[1] >= '0' && head[1] <= '9' && head[2] == ' '))) {
+		snprintf(why, cap, "the IMA list \"%s\" is text (the ASCII list?): attestd sends the"
+			 " binary one, binary_runtime_measurements", path);
+		return -EPROTO;
+	}
+	ret = imalist_record_len(head, (size_t)n, &len);
+	if (ret < 0) {
+		snprintf(why, cap, "\"%s\" is not a binary IMA measurement list (its first record"
+			 " does not frame as one)", path);
+		return -EBADMSG;
+	}
+	return 0;
 }

@@ -49,6 +49,14 @@ void imalist_free(struct imalist *l);
  */
 int imalist_read(struct imalist *l, uint64_t from, size_t max_bytes, struct imalist_chunk *out);
 
+/*
+ * Before enrolling (issue 16): the list at `path` is readable, not a directory, and in the
+ * binary format (its first record frames as one). 0, or -errno with a message naming the fix
+ * in why: -EISDIR a directory, -EPROTO the ASCII list (ascii_runtime_measurements) or another
+ * text file, -EBADMSG not a list, else open/read's error. An empty list is fine.
+ */
+int imalist_check(const char *path, char *why, size_t cap);
+
 /* Bytes read from the file by the last imalist_read() (tests check the resume works). */
 uint64_t imalist_last_bytes_read(const struct imalist *l);
 

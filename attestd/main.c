@@ -9,6 +9,7 @@
 
 #include "attestd/agent.h"
 #include "attestd/config.h"
+#include "attestd/imalist.h"
 #include "common/log.h"
 
 static volatile sig_atomic_t stop_flag;
@@ -53,6 +54,16 @@ int main(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
+	{
+		/* A wrong list is a setting to fix, not untrusted verdicts in the agent's history. */
+		char why[512];
+
+		if (imalist_check(cfg.ima_list, why, sizeof(why))) {
+			log_error("%s", why);
+			config_release(&cfg);
+			return 2;
+		}
+	}
 	ret = agent_run(&cfg, &stop_flag);
 	config_release(&cfg);
 	if (cfg.once)

@@ -22,6 +22,7 @@ const char *http_method_name(enum http_method m)
 	case HTTP_GET: return "GET";
 	case HTTP_POST: return "POST";
 	case HTTP_PUT: return "PUT";
+	case HTTP_DELETE: return "DELETE";
 	}
 	return "?";
 }
@@ -146,8 +147,8 @@ static void headers_free(struct curl_slist *l)
 }
 
 static int perform(struct http_client *c, enum http_method method, const char *url,
-		   const char *header, const char *body, size_t body_len, long *status,
-		   struct sink *sink)
+		   const char *const *headers, size_t nheaders, const char *body, size_t body_len,
+		   long *status, struct sink *sink)
 {
 	bool sends = method == HTTP_POST || method == HTTP_PUT;
 	struct curl_slist *hdrs = NULL, *next;
@@ -159,8 +160,10 @@ static int perform(struct http_client *c, enum http_method method, const char *u
 	c->errbuf[0] = '\0';
 	c->last = CURLE_OK;
 	sink->curl = h;
-	if (header) {
-		if (!(next = curl_slist_append(hdrs, header)))
+	for (size_t i = 0; i < nheaders; i++) {
+		if (!headers[i])
+			continue;
+		if (!(next = curl_slist_append(hdrs, headers[i])))
 			goto nomem;
 		hdrs = next;
 	}
@@ -185,7 +188,8 @@ static int perform(struct http_client *c, enum http_method method, const char *u
 	} else {
 		curl_easy_setopt(h, CURLOPT_HTTPGET, 1L);
 	}
-	curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method == HTTP_PUT ? "PUT" : NULL);
+	curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST,
+			 method == HTTP_PUT ? "PUT" : method == HTTP_DELETE ? "DELETE" : NULL);
 	cc = curl_easy_perform(h);
 	/* The handle outlives the list: it must not keep a pointer to it. */
 	curl_easy_setopt(h, CURLOPT_HTTPHEADER, NULL);
@@ -211,14 +215,23 @@ int http_client_request(struct http_client *c, enum http_method method, const ch
 {
 	struct sink sink = { .buf = resp, .fd = -1 };
 
-	return perform(c, method, url, header, body, body_len, status, &sink);
+	return perform(c, method, url, &header, 1, body, body_len, status, &sink);
+}
+
+int http_client_request_headers(struct http_client *c, enum http_method method, const char *url,
+				const char *const *headers, size_t nheaders, const char *body,
+				size_t body_len, long *status, struct dynbuf *resp)
+{
+	struct sink sink = { .buf = resp, .fd = -1 };
+
+	return perform(c, method, url, headers, nheaders, body, body_len, status, &sink);
 }
 
 int http_client_download(struct http_client *c, const char *url, const char *header, int fd,
 			 uint64_t max, long *status, uint64_t *written, struct dynbuf *err_body)
 {
 	struct sink sink = { .buf = err_body, .fd = fd, .max = max };
-	int ret = perform(c, HTTP_GET, url, header, NULL, 0, status, &sink);
+	int ret = perform(c, HTTP_GET, url, &header, 1, NULL, 0, status, &sink);
 
 	*written = sink.written;
 	return ret;

@@ -31,6 +31,7 @@ enum http_method {
 	HTTP_GET,
 	HTTP_POST,
 	HTTP_PUT,
+	HTTP_DELETE,
 };
 
 struct http_client_opts {
@@ -57,6 +58,11 @@ int http_client_request(struct http_client *c, enum http_method method, const ch
 			const char *header, const char *body, size_t body_len, long *status,
 			struct dynbuf *resp);
 
+/* http_client_request() with several extra header lines (NULL entries are skipped). */
+int http_client_request_headers(struct http_client *c, enum http_method method, const char *url,
+				const char *const *headers, size_t nheaders, const char *body,
+				size_t body_len, long *status, struct dynbuf *resp);
+
 /*
  * GET url, writing the body of a 200 answer to fd (at most max bytes) as it arrives; the body of
  * any other answer goes to err_body (capped by its dynbuf) and nothing to fd. *written counts
@@ -69,7 +75,7 @@ int http_client_download(struct http_client *c, const char *url, const char *hea
 const char *http_client_error(const struct http_client *c);
 const char *http_client_error_detail(const struct http_client *c);
 
-/* "GET", "POST", "PUT". */
+/* "GET", "POST", "PUT", "DELETE". */
 const char *http_method_name(enum http_method m);
 
 #endif

@@ -17,7 +17,9 @@ enum agents_status agents_enroll(struct app *app, const struct enroll_request *e
 	struct store_agent a;
 
 	memset(out, 0, sizeof(*out));
+	pthread_rwlock_rdlock(&app->reload_lock); /* the EK CAs may be reloaded (SIGHUP) */
 	out->check = enroll_check(app->trust, er, res);
+	pthread_rwlock_unlock(&app->reload_lock);
 	if (out->check == ENROLL_INTERNAL)
 		return AGENTS_INTERNAL;
 	if (out->check != ENROLL_OK)

@@ -9,6 +9,7 @@
 #ifndef VERIFIER_APP_H
 #define VERIFIER_APP_H
 
+#include <pthread.h>
 #include <stdint.h>
 
 #include "verifier/enroll.h"
@@ -19,6 +20,7 @@
 
 struct agentcache;
 struct cluster;
+struct tokens;
 
 struct app {
 	struct store *store;
@@ -29,12 +31,19 @@ struct app {
 	struct enroll_trust *trust;
 	int64_t nonce_ttl;
 	int64_t pending_ttl;       /* seconds a pending enrollment lives (the store's limit) */
-	uint8_t token_digest[32]; /* SHA-256 of the operator token */
+	/*
+	 * What SIGHUP reloads (main.c): the operator tokens and the EK CAs. Readers hold
+	 * reload_lock for reading while they use either; a reload swaps them holding it for
+	 * writing. NULL tokens: every operator call is refused.
+	 */
+	pthread_rwlock_t reload_lock;
+	struct tokens *tokens;
 	struct policy_cache policies;
 	/* agents' amendments (store.h, store_amendment_name()): their own cache, so that many of
 	 * them never evict the large shared policies */
 	struct policy_cache amendments;
 	struct metrics metrics;
+	struct store_liveness liveness; /* when an agent is stale (store.h) */
 	/*
 	 * Tests only (NULL otherwise): called by round_evidence() after a round is judged and
 	 * before it commits, to run another round of the agent in between deterministically.

@@ -18,7 +18,9 @@
 extern const struct http_route app_routes[];
 extern const size_t app_nroutes;
 
-bool app_authorize(void *app, const struct http_request *req);
+unsigned app_authorize(void *app, struct http_request *req, char *why, size_t cap);
+/* Who made an authorized call, for histories and logs: the name of its token. */
+const char *app_actor(const struct http_request *req);
 /* Large bodies read only where they can be valid (http_server_config.admit). */
 bool app_admit(void *app, const struct http_route *route, const struct http_request *req,
 	       struct http_response *resp);
@@ -49,6 +51,11 @@ void handle_violation_dismiss(const struct http_request *req, struct http_respon
 void handle_policy_get(const struct http_request *req, struct http_response *resp);
 void handle_policy_put(const struct http_request *req, struct http_response *resp);
 void handle_backup(const struct http_request *req, struct http_response *resp);
+
+/* An agent's lifecycle (handlers_lifecycle.c): retire or purge, reset, history. */
+void handle_agent_retire(const struct http_request *req, struct http_response *resp);
+void handle_agent_reset(const struct http_request *req, struct http_response *resp);
+void handle_agent_history(const struct http_request *req, struct http_response *resp);
 
 /* Policy history and agents' amendments (handlers_history.c). */
 void handle_policy_versions(const struct http_request *req, struct http_response *resp);

@@ -160,7 +160,7 @@ void handle_policy_rollback(const struct http_request *req, struct http_response
 		http_reply_error(resp, 400, "bad_request", "want {\"version\": N}, N >= 1");
 		return;
 	}
-	reply_rollback(resp, policy_history_rollback(app, req->arg[0], false, version, &r), &r,
+	reply_rollback(resp, policy_history_rollback(app, req->arg[0], false, version, app_actor(req), &r), &r,
 		       req->arg[0], NULL);
 }
 
@@ -233,6 +233,6 @@ void handle_amendment_rollback(const struct http_request *req, struct http_respo
 	}
 	if (!amendment_agent(req, resp, name))
 		return;
-	reply_rollback(resp, policy_history_rollback(req->app, name, true, version, &r), &r, name,
+	reply_rollback(resp, policy_history_rollback(req->app, name, true, version, app_actor(req), &r), &r, name,
 		       req->arg[0]);
 }

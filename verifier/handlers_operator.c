@@ -14,6 +14,7 @@
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 
+#include "proto/dynbuf.h"
 #include "proto/encoding.h"
 #include "proto/limits.h"
 #include "proto/text.h"
@@ -50,20 +51,41 @@ static unsigned query_limit(const struct http_request *req)
 	return n > LIMIT_LIST_ROWS ? LIMIT_LIST_ROWS : (unsigned)n;
 }
 
-static json_t *agent_json(const struct store_agent *a)
+/*
+ * An agent as JSON. Its "state" is "stale" for an active agent that sent no valid evidence
+ * for --stale-intervals of its intervals (store_agent_stale()): a state of its own, so that a
+ * silenced agent never looks trusted; "last_seen", "interval" and "stale_after" say why.
+ */
+static json_t *agent_json(const struct app *app, const struct store_agent *a, int64_t now)
 {
+	bool stale = store_agent_stale(a, &app->liveness, now);
 	char name_hex[2 * sizeof(a->ak_name) + 1];
 	json_t *o;
 
 	hex_encode(a->ak_name, a->ak_name_len, name_hex);
 	o = json_pack("{s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I}", "agent_id", a->id,
-		      "state", agent_state_str(a->state), "policy",
+		      "state", stale ? "stale" : agent_state_str(a->state), "policy",
 		      a->policy[0] ? a->policy : POLICY_DEFAULT_NAME, "ak_name", name_hex,
 		      "created_at", (json_int_t)a->created_at, "activated_at",
 		      (json_int_t)a->activated_at, "boot_number", (json_int_t)a->boot_number,
 		      "next_entry", (json_int_t)a->next_entry, "last_verdict_at",
 		      (json_int_t)a->last_verdict_at, "open_violations",
 		      (json_int_t)a->open_violations);
+	if (o) {
+		/* Lifecycle (issue 16): when it was retired, and whether its next enrollment may
+		 * bring another EK and AK (an operator reset it). */
+		json_object_set_new(o, "retired_at", json_integer(a->retired_at));
+		json_object_set_new(o, "reset_at", json_integer(a->reset_at));
+		/* Liveness: the last valid evidence (or activation), the interval it is held to. */
+		json_object_set_new(o, "last_seen", json_integer(a->state == AGENT_PENDING
+								 ? 0 : store_agent_last_seen(a)));
+		json_object_set_new(o, "interval", json_integer(a->interval ? a->interval
+								: app->liveness.default_interval));
+		json_object_set_new(o, "interval_reported", json_boolean(a->interval != 0));
+		json_object_set_new(o, "stale_after",
+				    json_integer(store_agent_stale_after(a, &app->liveness)));
+		json_object_set_new(o, "stale", json_boolean(stale));
+	}
 	if (o)
 		json_object_set_new(o, "last_verdict",
 				    a->last_trusted < 0 ? json_null()
@@ -112,17 +134,44 @@ void handle_healthz(const struct http_request *req, struct http_response *resp)
 	http_reply_json(resp, 200, strdup("{\"status\":\"ok\"}"));
 }
 
+struct fleet_ctx {
+	const struct app *app;
+	struct dynbuf samples;
+	uint64_t stale;
+	int64_t now;
+};
+
+static int fleet_cb(void *arg, const struct store_agent *a)
+{
+	struct fleet_ctx *f = arg;
+
+	if (store_agent_stale(a, &f->app->liveness, f->now))
+		f->stale++;
+	if (a->last_verdict_at)
+		metrics_agent_sample(&f->samples, a->id, a->last_verdict_at);
+	return 0;
+}
+
 void handle_metrics(const struct http_request *req, struct http_response *resp)
 {
 	struct app *app = req->app;
 	struct store_counts c;
+	struct fleet_ctx f = { .app = app, .now = (int64_t)time(NULL) };
+	struct metrics_fleet mf;
 	char *text;
 
-	if (store_counts(app->store, &c)) {
+	/* One sample line per agent with a verdict, capped as the whole text is (metrics.c). */
+	dynbuf_init(&f.samples, 1u << 24);
+	if (store_counts(app->store, &c) || store_agents_list(app->store, fleet_cb, &f) ||
+	    store_outbox_pending(app->store, NULL, &mf.webhook_pending)) {
+		dynbuf_release(&f.samples);
 		http_reply_error(resp, 503, "store_unavailable", "the store does not answer");
 		return;
 	}
-	text = metrics_render(&app->metrics, &c);
+	mf.stale = f.stale;
+	mf.last_verdict_samples = f.samples.len ? dynbuf_str(&f.samples) : NULL;
+	text = metrics_render(&app->metrics, &c, &mf);
+	dynbuf_release(&f.samples);
 	if (!text) {
 		http_reply_error(resp, 500, "internal", "out of memory");
 		return;
@@ -131,19 +180,27 @@ void handle_metrics(const struct http_request *req, struct http_response *resp)
 	resp->content_type = "text/plain; version=0.0.4";
 }
 
+struct agents_ctx {
+	const struct app *app;
+	json_t *arr;
+	int64_t now;
+};
+
 static int agents_cb(void *arg, const struct store_agent *a)
 {
-	json_t *o = agent_json(a);
+	struct agents_ctx *c = arg;
+	json_t *o = agent_json(c->app, a, c->now);
 
-	return o && json_array_append_new(arg, o) == 0 ? 0 : -ENOMEM;
+	return o && json_array_append_new(c->arr, o) == 0 ? 0 : -ENOMEM;
 }
 
 void handle_agents_list(const struct http_request *req, struct http_response *resp)
 {
 	struct app *app = req->app;
 	json_t *arr = json_array();
+	struct agents_ctx c = { app, arr, (int64_t)time(NULL) };
 
-	if (!arr || store_agents_list(app->store, agents_cb, arr)) {
+	if (!arr || store_agents_list(app->store, agents_cb, &c)) {
 		json_decref(arr);
 		http_reply_error(resp, 500, "internal", "store failure");
 		return;
@@ -171,7 +228,7 @@ void handle_agent_get(const struct http_request *req, struct http_response *resp
 		http_reply_error(resp, 500, "internal", "store failure");
 		return;
 	}
-	o = agent_json(&a);
+	o = agent_json(app, &a, (int64_t)time(NULL));
 	if (o) {
 		char *ek_cert = base64_encode_alloc(a.ek_cert, a.ek_cert_len);
 		char *ak_pub = base64_encode_alloc(a.ak_pub, a.ak_pub_len);
@@ -408,7 +465,7 @@ static void act_on_violation(const struct http_request *req, struct http_respons
 				 "want no body or {\"scope\": \"agent\"|\"policy\"}");
 		goto out;
 	}
-	switch (review_decide(app, violation_id_arg(req), st, scope, r)) {
+	switch (review_decide(app, violation_id_arg(req), st, scope, app_actor(req), r)) {
 	case REVIEW_OK:
 		break;
 	case REVIEW_UNKNOWN_VIOLATION:
@@ -530,7 +587,7 @@ void handle_policy_put(const struct http_request *req, struct http_response *res
 		http_reply_error(resp, 500, "internal", "out of memory");
 		return;
 	}
-	if (store_policy_put(app->store, req->arg[0], req->body, "operator", (int64_t)time(NULL),
+	if (store_policy_put(app->store, req->arg[0], req->body, app_actor(req), (int64_t)time(NULL),
 			     &ver)) {
 		json_decref(warnings);
 		http_reply_error(resp, 500, "internal", "store failure");

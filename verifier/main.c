@@ -34,6 +34,8 @@
 #include "verifier/statedir.h"
 #include "verifier/policy_file.h"
 #include "verifier/tls.h"
+#include "verifier/tokens.h"
+#include "verifier/webhooks.h"
 
 
 /* Room for every connection allowed, with the store's and TLS's files: raise the soft limit. */
@@ -49,6 +51,56 @@ static void raise_nofile(void)
 		log_warn("open files limited to %llu: fewer than the %u connections allowed can be"
 			 " served (raise ulimit -n)", (unsigned long long)r.rlim_cur,
 			 LIMIT_CONNECTIONS);
+}
+
+/* Reads the tokens (tokens.h) into *out. 0, or -errno (logged). */
+static int load_tokens(const struct verifier_options *o, const struct statedir *sd,
+		       struct tokens **out)
+{
+	char path[PATH_MAX], shown[PATH_MAX], err[256] = "";
+	int ret = operator_token_file(o->token_file, sd, o->state_dir, path, shown, sizeof(path));
+
+	if (ret)
+		return ret;
+	ret = tokens_load(path, out, err, sizeof(err));
+	if (ret) {
+		log_error("operator tokens \"%s\": %s", shown, err);
+		return ret;
+	}
+	log_info("operator tokens: %zu from \"%s\"", (*out)->n, shown);
+	return 0;
+}
+
+/*
+ * SIGHUP: the token file and the EK CAs again, each swapped in only when it loads whole (else
+ * the old one stays, and the log says why): a rotated token works and the old one stops
+ * working without a restart.
+ */
+static void reload(struct app *app, const struct verifier_options *o, const struct statedir *sd)
+{
+	struct tokens *t = NULL, *old_t = NULL;
+	struct enroll_trust *tr, *old_tr = NULL;
+
+	if (load_tokens(o, sd, &t) == 0) {
+		pthread_rwlock_wrlock(&app->reload_lock);
+		old_t = app->tokens;
+		app->tokens = t;
+		pthread_rwlock_unlock(&app->reload_lock);
+		tokens_free(old_t);
+	} else {
+		log_error("reload: keeping the operator tokens loaded before");
+	}
+	tr = enroll_trust_new((const char *const *)o->ek_ca.v, o->ek_ca.n);
+	if (tr) {
+		pthread_rwlock_wrlock(&app->reload_lock);
+		old_tr = app->trust;
+		app->trust = tr;
+		pthread_rwlock_unlock(&app->reload_lock);
+		enroll_trust_free(old_tr);
+		log_info("reload: %zu EK CA files", o->ek_ca.n);
+	} else {
+		log_error("reload: keeping the EK CAs loaded before");
+	}
 }
 
 /* What an imported Keylime policy does not enforce as Keylime would: one log line each. */
@@ -156,6 +208,7 @@ int main(int argc, char **argv)
 	struct tls_material tls;
 	struct http_server_config cfg;
 	struct http_server *srv = NULL;
+	struct webhooks *hooks = NULL;
 	char path[PATH_MAX];
 	sigset_t sigs;
 	uint16_t port = 0;
@@ -184,12 +237,15 @@ int main(int argc, char **argv)
 		log_set_level(LOG_LVL_DEBUG);
 	app.nonce_ttl = (int64_t)o.nonce_ttl;
 	app.pending_ttl = (int64_t)o.pending_ttl;
+	app.liveness.default_interval = o.default_interval;
+	app.liveness.intervals = o.stale_intervals;
 
 	/* Block the stop signals before any thread exists: MHD's threads inherit the mask and
 	 * only main() receives them, in sigwait() below. */
 	sigemptyset(&sigs);
 	sigaddset(&sigs, SIGTERM);
 	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGHUP); /* reload */
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	raise_nofile();
@@ -220,13 +276,27 @@ int main(int argc, char **argv)
 
 		store_set_enroll_limits(app.store, &lim);
 	}
-	if (operator_token_setup(o.token_file, &sd, o.state_dir, app.token_digest))
+	pthread_rwlock_init(&app.reload_lock, NULL);
+	if (load_tokens(&o, &sd, &app.tokens))
 		goto out;
 	if (o.cluster_key && cluster_load(o.cluster_key, &app.cluster))
 		goto out;
 	if (o.cluster_key && !strncmp(o.store ? o.store : path, "sqlite:", 7))
 		log_warn("--cluster-key with a SQLite store: only one verifier can use it; the key"
 			 " is for verifiers sharing a PostgreSQL store");
+	{
+		/* Before the store is shared: events are written for these URLs from now on. */
+		const struct webhooks_config wc = {
+			.urls = (const char *const *)o.webhook.v,
+			.n = o.webhook.n,
+			.secret_file = o.webhook_secret_file,
+			.ca_file = o.webhook_ca,
+			.max_backoff = o.webhook_max_backoff,
+		};
+
+		if (webhooks_start(&app, &wc, &hooks))
+			goto out;
+	}
 	app.nonces = nonces_new();
 	app.agents = agentcache_new();
 	if (!app.nonces || !app.agents) {
@@ -278,12 +348,18 @@ int main(int argc, char **argv)
 			 o.listen, port);
 		(void)sdnotify(ready);
 	}
-	if (sigwait(&sigs, &sig) == 0)
-		log_info("signal %d: stopping", sig);
+	while (sigwait(&sigs, &sig) == 0 && sig == SIGHUP) {
+		(void)sdnotify("RELOADING=1");
+		log_info("SIGHUP: reloading the operator tokens and the EK CAs");
+		reload(&app, &o, &sd);
+		(void)sdnotify("READY=1");
+	}
+	log_info("signal %d: stopping", sig);
 	(void)sdnotify("STOPPING=1");
 	status = 0;
 out:
 	http_server_stop(srv);
+	webhooks_stop(hooks);
 	policy_cache_release(&app.policies);
 	policy_cache_release(&app.amendments);
 	enroll_trust_free(app.trust);
@@ -292,7 +368,7 @@ out:
 	agentcache_free(app.agents);
 	cluster_free(app.cluster);
 	tls_material_release(&tls);
-	OPENSSL_cleanse(app.token_digest, sizeof(app.token_digest));
+	tokens_free(app.tokens);
 	statedir_close(&sd);
 	verifier_options_release(&o);
 	return status;

@@ -12,8 +12,8 @@ static const double latency_bounds[METRICS_LATENCY_BUCKETS] = {
 	0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, HUGE_VAL
 };
 
-/* The text is a few KB; anything near this means a bug, not a big fleet. */
-#define METRICS_TEXT_MAX (1u << 20)
+/* A few KB, and one line per agent with a verdict (about 100 bytes): room for 100,000s. */
+#define METRICS_TEXT_MAX (1u << 24)
 
 void metrics_observe_latency(struct metrics *m, double s)
 {
@@ -32,7 +32,29 @@ static uint64_t ld(const uint64_t *p)
 	return __atomic_load_n(p, __ATOMIC_RELAXED);
 }
 
-char *metrics_render(const struct metrics *m, const struct store_counts *c)
+void metrics_agent_sample(struct dynbuf *b, const char *agent, int64_t last_verdict_at)
+{
+	dynbuf_addf(b, "attest_agent_last_verdict_timestamp_seconds{agent=\"%s\"} %" PRId64 "\n",
+		    agent, last_verdict_at);
+}
+
+/* One counter family with one sample per result label. */
+static void counter2(struct dynbuf *b, const char *name, const char *help, const char *l1,
+		     uint64_t v1, const char *l2, uint64_t v2)
+{
+	dynbuf_addf(b, "# HELP %s %s\n# TYPE %s counter\n%s{result=\"%s\"} %" PRIu64 "\n"
+		       "%s{result=\"%s\"} %" PRIu64 "\n",
+		    name, help, name, name, l1, v1, name, l2, v2);
+}
+
+static void counter1(struct dynbuf *b, const char *name, const char *help, uint64_t v)
+{
+	dynbuf_addf(b, "# HELP %s %s\n# TYPE %s counter\n%s %" PRIu64 "\n", name, help, name, name,
+		    v);
+}
+
+char *metrics_render(const struct metrics *m, const struct store_counts *c,
+		     const struct metrics_fleet *f)
 {
 	struct dynbuf b;
 	uint64_t cum = 0;
@@ -49,27 +71,39 @@ char *metrics_render(const struct metrics *m, const struct store_counts *c)
 			"attest_verdicts_stored{result=\"trusted\"} %" PRIu64 "\n"
 			"attest_verdicts_stored{result=\"untrusted\"} %" PRIu64 "\n",
 		    c->verdicts_trusted, c->verdicts_untrusted);
-	dynbuf_addf(&b, "# HELP attest_agents Enrolled agents by state.\n"
+	/* Stale agents are active ones that went silent: counted there, not as active. */
+	dynbuf_addf(&b, "# HELP attest_agents Agents in the store by state (stale: active, but no"
+			" valid evidence for --stale-intervals of their intervals).\n"
 			"# TYPE attest_agents gauge\n"
 			"attest_agents{state=\"pending\"} %" PRIu64 "\n"
-			"attest_agents{state=\"active\"} %" PRIu64 "\n",
-		    c->agents_pending, c->agents_active);
+			"attest_agents{state=\"active\"} %" PRIu64 "\n"
+			"attest_agents{state=\"stale\"} %" PRIu64 "\n"
+			"attest_agents{state=\"retired\"} %" PRIu64 "\n",
+		    c->agents_pending,
+		    c->agents_active >= f->stale ? c->agents_active - f->stale : 0, f->stale,
+		    c->agents_retired);
+	dynbuf_addf(&b, "# HELP attest_agent_last_verdict_timestamp_seconds When each agent's last"
+			" verdict was stored (Unix time); agents without one are not listed.\n"
+			"# TYPE attest_agent_last_verdict_timestamp_seconds gauge\n%s",
+		    f->last_verdict_samples ? f->last_verdict_samples : "");
 	dynbuf_addf(&b, "# HELP attest_violations_open Violations waiting for operator review.\n"
 			"# TYPE attest_violations_open gauge\n"
 			"attest_violations_open %" PRIu64 "\n",
 		    c->violations_open);
-	dynbuf_addf(&b, "# HELP attest_enrollments_total Enrollment requests by result.\n"
-			"# TYPE attest_enrollments_total counter\n"
-			"attest_enrollments_total{result=\"ok\"} %" PRIu64 "\n"
-			"attest_enrollments_total{result=\"refused\"} %" PRIu64 "\n"
-			"attest_activations_total{result=\"ok\"} %" PRIu64 "\n"
-			"attest_activations_total{result=\"failed\"} %" PRIu64 "\n"
-			"attest_challenges_total %" PRIu64 "\n"
-			"attest_http_requests_total %" PRIu64 "\n"
-			"attest_http_errors_total %" PRIu64 "\n",
-		    ld(&m->enroll_ok), ld(&m->enroll_refused), ld(&m->activate_ok),
-		    ld(&m->activate_failed), ld(&m->challenges), ld(&m->http_requests),
-		    ld(&m->http_errors));
+	dynbuf_addf(&b, "# HELP attest_webhook_deliveries_pending Webhook deliveries (one event for"
+			" one URL) waiting in the outbox.\n"
+			"# TYPE attest_webhook_deliveries_pending gauge\n"
+			"attest_webhook_deliveries_pending %" PRIu64 "\n",
+		    f->webhook_pending);
+	counter2(&b, "attest_enrollments_total", "Enrollment requests by result.", "ok",
+		 ld(&m->enroll_ok), "refused", ld(&m->enroll_refused));
+	counter2(&b, "attest_activations_total", "Credential activations by result.", "ok",
+		 ld(&m->activate_ok), "failed", ld(&m->activate_failed));
+	counter1(&b, "attest_challenges_total", "Challenges issued.", ld(&m->challenges));
+	counter1(&b, "attest_http_requests_total", "HTTP requests answered.",
+		 ld(&m->http_requests));
+	counter1(&b, "attest_http_errors_total", "HTTP requests answered with a status of 400 or"
+		 " more.", ld(&m->http_errors));
 	dynbuf_addf(&b, "# HELP attest_evidence_seconds Time to judge and store one piece of evidence.\n"
 			"# TYPE attest_evidence_seconds histogram\n");
 	for (unsigned i = 0; i < METRICS_LATENCY_BUCKETS; i++) {

@@ -30,7 +30,26 @@ struct metrics {
 /* Records one evidence round that took `seconds`. */
 void metrics_observe_latency(struct metrics *m, double seconds);
 
-/* The Prometheus text exposition of m and of the store's counts; malloc'd, NULL if out of memory. */
-char *metrics_render(const struct metrics *m, const struct store_counts *c);
+/*
+ * What the agents' rows say (issue 16): how many active agents are stale, and one sample per
+ * agent with a verdict, "attest_agent_last_verdict_timestamp_seconds{agent="ID"} T\n" lines
+ * (metrics_agent_sample() writes them; agent ids need no escaping: their alphabet has no quote
+ * or backslash).
+ */
+struct metrics_fleet {
+	uint64_t stale;
+	uint64_t webhook_pending; /* webhook deliveries waiting in the outbox */
+	const char *last_verdict_samples; /* NULL: none */
+};
+struct dynbuf;
+void metrics_agent_sample(struct dynbuf *b, const char *agent, int64_t last_verdict_at);
+
+/*
+ * The Prometheus text exposition of m, the store's counts and the fleet's; malloc'd, NULL if
+ * out of memory. Every family has its HELP and TYPE; counters end in _total, times are in
+ * seconds (tests/integration/metrics.sh parses it).
+ */
+char *metrics_render(const struct metrics *m, const struct store_counts *c,
+		     const struct metrics_fleet *f);
 
 #endif

@@ -1,21 +1,21 @@
 /*
- * operator_token: the secret operator calls carry (Authorization: Bearer TOKEN), kept as its
- * SHA-256 for routes.c's check.
+ * operator_token: where the operator tokens are read from (tokens.h parses them).
  *
- * operator_token_setup() reads it from token_file (--operator-token-file) when given; else from
- * STATE_DIR/operator-token, generated on first start (32 random bytes as hex, 0600). That file
- * is reached through the state directory as statedir_open() checked it (sd), never by its
- * path, which state_dir gives for messages only. A token shorter than 16 characters is
- * refused. 0 with digest set, or -errno (logged, with the file named).
+ * operator_token_file() gives token_file (--operator-token-file) when set; else
+ * STATE_DIR/operator-token, generated on first start (one bare token: 32 random bytes as hex,
+ * 0600, named "operator" by tokens.h). That file is made and read through the state directory as
+ * statedir_open() checked it (sd), never by its path, which state_dir gives for messages only:
+ * *read gets a path through the directory (statedir_path()), *shown the one to print. 0, or
+ * -errno (logged, with the file named).
  */
 #ifndef VERIFIER_OPERATOR_TOKEN_H
 #define VERIFIER_OPERATOR_TOKEN_H
 
-#include <stdint.h>
+#include <stddef.h>
 
 #include "verifier/statedir.h"
 
-int operator_token_setup(const char *token_file, const struct statedir *sd,
-			 const char *state_dir, uint8_t digest[32]);
+int operator_token_file(const char *token_file, const struct statedir *sd,
+			const char *state_dir, char *read, char *shown, size_t cap);
 
 #endif

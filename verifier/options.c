@@ -38,6 +38,16 @@ static const struct opt_def defs[] = {
 	/* Agents behind one NAT address share these. */
 	{ "client-connections", OPT_UINT, OFF(client_connections), "N", "64", 1, LIMIT_CONNECTIONS,
 	  NULL },
+	/* Liveness (issue 16): an agent that reported no interval is expected this often. */
+	{ "default-interval", OPT_UINT, OFF(default_interval), "SECONDS", "10", 1,
+	  LIMIT_AGENT_INTERVAL, NULL },
+	{ "stale-intervals", OPT_UINT, OFF(stale_intervals), "N", "3", 1, 1000, NULL },
+	/* Webhooks (issue 16; webhooks.h). */
+	{ "webhook", OPT_LIST, OFF(webhook), "URL", NULL, 0, 16, NULL },
+	{ "webhook-secret-file", OPT_STRING, OFF(webhook_secret_file), "FILE", NULL, 0, 0, NULL },
+	{ "webhook-ca", OPT_STRING, OFF(webhook_ca), "FILE", NULL, 0, 0, NULL },
+	{ "webhook-max-backoff", OPT_UINT, OFF(webhook_max_backoff), "SECONDS", "300", 1, 86400,
+	  NULL },
 	{ "verbose", OPT_BOOL, OFF(verbose), NULL, NULL, 0, 0, NULL },
 };
 

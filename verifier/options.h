@@ -33,6 +33,12 @@ struct verifier_options {
 	unsigned nonce_ttl; /* seconds */
 	unsigned pending_ttl; /* seconds an enrollment may stay pending */
 	unsigned client_connections; /* open connections per client address */
+	unsigned default_interval; /* seconds between rounds of an agent that reported none */
+	unsigned stale_intervals;  /* intervals without valid evidence that make an agent stale */
+	struct opt_list webhook;    /* URLs events are POSTed to */
+	char *webhook_secret_file;  /* the HMAC key of their signatures */
+	char *webhook_ca;           /* trust anchors for https receivers; NULL: the system's */
+	unsigned webhook_max_backoff; /* seconds */
 	bool verbose;
 };
 

@@ -12,7 +12,8 @@
 #include "verifier/policy.h"
 
 enum history_status policy_history_rollback(struct app *app, const char *name, bool amendment,
-					    int64_t version, struct history_rollback *out)
+					    int64_t version, const char *who,
+					    struct history_rollback *out)
 {
 	char actor[64], err[160] = "", *json = NULL;
 	int64_t before = 0;
@@ -47,7 +48,8 @@ enum history_status policy_history_rollback(struct app *app, const char *name, b
 			goto out;
 		}
 	}
-	snprintf(actor, sizeof(actor), "operator (rollback to version %" PRId64 ")", version);
+	snprintf(actor, sizeof(actor), "%s (rollback to version %" PRId64 ")",
+		 who ? who : "operator", version);
 	if (store_policy_put(app->store, name, json, actor, (int64_t)time(NULL), &out->version)) {
 		hs = HISTORY_STORE_FAILED;
 		goto out;

@@ -4,7 +4,7 @@
  * empty amendment (rolling back to it withdraws every approval scoped to that agent).
  *
  * A rollback never rewrites history: it stores the chosen version's text as a new version
- * (actor "operator (rollback to version N)"), so the versions in between stay readable and
+ * (actor "NAME (rollback to version N)", NAME the token's), so the versions in between stay readable and
  * a rollback can itself be rolled back. The policy caches drop the old version at once.
  */
 #ifndef VERIFIER_POLICY_HISTORY_H
@@ -34,9 +34,10 @@ struct history_rollback {
 
 /*
  * Rolls policy `name` back to `version` (amendment: true when name is an agent's amendment,
- * then version 0 is the empty amendment).
+ * then version 0 is the empty amendment). `actor` (a token's name) is who rolled back.
  */
 enum history_status policy_history_rollback(struct app *app, const char *name, bool amendment,
-					    int64_t version, struct history_rollback *out);
+					    int64_t version, const char *actor,
+					    struct history_rollback *out);
 
 #endif

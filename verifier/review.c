@@ -331,7 +331,7 @@ out:
 }
 
 static enum review_status approve(struct app *app, int64_t id, const struct violation_copy *vc,
-				  enum review_scope scope, struct review_result *out,
+				  enum review_scope scope, const char *who, struct review_result *out,
 				  char *decision, size_t cap)
 {
 	char actor[256], name[STORE_AMENDMENT_NAME_MAX + 1];
@@ -362,7 +362,7 @@ static enum review_status approve(struct app *app, int64_t id, const struct viol
 		if (teach == teach_boot && (st = amendment_may_list(app, vc, out)) != REVIEW_OK)
 			return st;
 		store_amendment_name(vc->agent, name);
-		snprintf(actor, sizeof(actor), "operator (approve violation %lld for agent %s)",
+		snprintf(actor, sizeof(actor), "%s (approve violation %lld for agent %s)", who,
 			 (long long)id, vc->agent);
 		st = approve_into(app, vc, teach, name, true, actor, &out->amendment_version, out);
 		if (st)
@@ -374,8 +374,8 @@ static enum review_status approve(struct app *app, int64_t id, const struct viol
 			 out->policy);
 		return REVIEW_OK;
 	}
-	snprintf(actor, sizeof(actor), "operator (approve violation %lld of agent %s for the policy)",
-		 (long long)id, vc->agent);
+	snprintf(actor, sizeof(actor), "%s (approve violation %lld of agent %s for the policy)",
+		 who, (long long)id, vc->agent);
 	st = approve_into(app, vc, teach, out->policy, false, actor, &out->policy_version, out);
 	if (st)
 		return st;
@@ -392,7 +392,8 @@ static enum review_status approve(struct app *app, int64_t id, const struct viol
 }
 
 enum review_status review_decide(struct app *app, int64_t id, enum violation_state st,
-				 enum review_scope scope, struct review_result *out)
+				 enum review_scope scope, const char *actor,
+				 struct review_result *out)
 {
 	struct violation_copy vc;
 	enum review_status rs = REVIEW_OK;
@@ -421,7 +422,8 @@ enum review_status review_decide(struct app *app, int64_t id, enum violation_sta
 		goto out;
 	}
 	if (st == VIOLATION_APPROVED) {
-		rs = approve(app, id, &vc, scope, out, decision, sizeof(decision));
+		rs = approve(app, id, &vc, scope, actor ? actor : "operator", out, decision,
+			     sizeof(decision));
 		if (rs)
 			goto out;
 	}

@@ -73,8 +73,12 @@ struct review_result {
 	char why[512];                      /* a refusal's reason (may quote a short path) */
 };
 
-/* Sets open violation `id` to `st` (approved or dismissed); approval as `scope` says. */
+/*
+ * Sets open violation `id` to `st` (approved or dismissed); approval as `scope` says. `actor`
+ * (a token's name) is who decided: the policy or amendment version it writes names it.
+ */
 enum review_status review_decide(struct app *app, int64_t id, enum violation_state st,
-				 enum review_scope scope, struct review_result *out);
+				 enum review_scope scope, const char *actor,
+				 struct review_result *out);
 
 #endif

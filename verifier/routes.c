@@ -2,14 +2,14 @@
  * routes: every URL the verifier answers, with its body cap and whether it needs the operator
  * token; the token check; which large bodies are read at all; the per-request counters.
  */
+#include <stdio.h>
 #include <string.h>
 
-#include <openssl/crypto.h>
-#include <openssl/evp.h>
 
 #include "common/log.h"
 #include "proto/limits.h"
 #include "verifier/handlers.h"
+#include "verifier/tokens.h"
 
 const struct http_route app_routes[] = {
 	{ "POST", "/v1/agents", LIMIT_SMALL_BODY, false, "enroll", handle_enroll },
@@ -21,6 +21,11 @@ const struct http_route app_routes[] = {
 	{ "GET", "/v1/agents", LIMIT_SMALL_BODY, true, "agents", handle_agents_list },
 	{ "GET", "/v1/agents/*", LIMIT_SMALL_BODY, true, "agent", handle_agent_get },
 	{ "GET", "/v1/agents/*/verdicts", LIMIT_SMALL_BODY, true, "verdicts", handle_agent_verdicts },
+	/* Lifecycle (handlers_lifecycle.c): retire (?purge=1 deletes), reset, history. */
+	{ "DELETE", "/v1/agents/*", LIMIT_SMALL_BODY, true, "agent_retire", handle_agent_retire },
+	{ "POST", "/v1/agents/*/reset", LIMIT_SMALL_BODY, true, "agent_reset", handle_agent_reset },
+	{ "GET", "/v1/agents/*/history", LIMIT_SMALL_BODY, true, "agent_history",
+	  handle_agent_history },
 	{ "PUT", "/v1/agents/*/policy", LIMIT_SMALL_BODY, true, "agent_policy",
 	  handle_agent_set_policy },
 	{ "GET", "/v1/violations", LIMIT_SMALL_BODY, true, "violations", handle_violations_list },
@@ -52,24 +57,40 @@ const struct http_route app_routes[] = {
 };
 const size_t app_nroutes = sizeof(app_routes) / sizeof(app_routes[0]);
 
-bool app_authorize(void *arg, const struct http_request *req)
+unsigned app_authorize(void *arg, struct http_request *req, char *why, size_t cap)
 {
 	struct app *app = arg;
 	const char *h = http_header(req, "Authorization");
-	uint8_t d[32];
-	unsigned int dlen = 0;
-	bool ok;
+	const struct token_entry *t;
+	unsigned status = 0;
 
-	if (!h || strncmp(h, "Bearer ", 7) != 0)
-		return false;
+	if (!h || strncmp(h, "Bearer ", 7) != 0 || !h[7]) {
+		snprintf(why, cap, "this call needs an operator token: Authorization: Bearer TOKEN"
+			 " (attestctl --token-file FILE; the verifier's is STATE_DIR/operator-token)");
+		return 401;
+	}
 	h += 7;
-	/* Compare digests: constant time, and independent of the length of what was sent. */
-	if (EVP_Digest(h, strlen(h), d, &dlen, EVP_sha256(), NULL) != 1 || dlen != sizeof(d))
-		return false;
-	ok = CRYPTO_memcmp(d, app->token_digest, sizeof(d)) == 0;
-	if (!ok)
+	pthread_rwlock_rdlock(&app->reload_lock);
+	t = tokens_find(app->tokens, h, strlen(h));
+	if (!t) {
+		status = 401;
+		snprintf(why, cap, "the token is not one this verifier knows (rotated or mistyped?):"
+			 " use a current one from its token file (--operator-token-file)");
 		log_warn("http: operator call with a wrong token");
-	return ok;
+	} else if (t->read_only && strcmp(req->method, "GET")) {
+		status = 403;
+		snprintf(why, cap, "token \"%s\" is read-only: it may read, not change anything",
+			 t->name);
+	} else {
+		snprintf(req->actor, sizeof(req->actor), "%s", t->name);
+	}
+	pthread_rwlock_unlock(&app->reload_lock);
+	return status;
+}
+
+const char *app_actor(const struct http_request *req)
+{
+	return req->actor[0] ? req->actor : "operator";
 }
 
 bool app_admit(void *arg, const struct http_route *route, const struct http_request *req,

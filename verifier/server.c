@@ -266,9 +266,16 @@ static enum MHD_Result start_request(struct http_server *srv, struct conn_state 
 	}
 	cs->route = rt;
 	dynbuf_init(&cs->body, rt->body_cap);
-	if (rt->operator_only && (!srv->cfg.authorize || !srv->cfg.authorize(srv->cfg.app, &cs->req)))
-		return reply_error(srv, cs, 401, "unauthorized",
-				   "operator calls need Authorization: Bearer TOKEN");
+	if (rt->operator_only) {
+		char why[256] = "operator calls need Authorization: Bearer TOKEN";
+		unsigned st = srv->cfg.authorize
+				      ? srv->cfg.authorize(srv->cfg.app, &cs->req, why, sizeof(why))
+				      : 401;
+
+		if (st)
+			return reply_error(srv, cs, st, st == 403 ? "read_only" : "unauthorized",
+					   why);
+	}
 	cl = MHD_lookup_connection_value(cs->req.conn, MHD_HEADER_KIND,
 					 MHD_HTTP_HEADER_CONTENT_LENGTH);
 	/*

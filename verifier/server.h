@@ -38,6 +38,8 @@ struct http_request {
 	const char *body; /* NUL-terminated; "" when the request had none */
 	size_t body_len;
 	void *app;
+	/* The name of the token that authorized an operator call (`authorize` sets it). */
+	char actor[33];
 };
 
 struct http_response {
@@ -72,8 +74,12 @@ struct http_server_config {
 	const struct http_route *routes;
 	size_t nroutes;
 	void *app;
-	/* Decides operator routes from the request headers; the body has not been read yet. */
-	bool (*authorize)(void *app, const struct http_request *req);
+	/*
+	 * Decides operator routes from the request headers (the body has not been read yet): 0,
+	 * or the status to refuse with (401 unauthorized, 403 read_only) and why (a message for
+	 * the caller, at most cap bytes). It may set req->actor.
+	 */
+	unsigned (*authorize)(void *app, struct http_request *req, char *why, size_t cap);
 	/*
 	 * Whether a body over LIMIT_SMALL_BODY may be read at all, from the route, URL and
 	 * headers (req->body is not set yet): false with *resp filled refuses it unread. NULL:

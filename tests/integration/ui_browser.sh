@@ -57,7 +57,8 @@ check "policy learned from the clean list" test -s "$W/policy.json"
 head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$W/token"
 TOKEN=$(cat "$W/token")
 check "verifier starts" start_verifier "$W/verifier" --ek-ca "$W/ek-ca.pem" \
-	--ek-ca "$W/lg/ek-ca.pem" --policy "$W/policy.json" --operator-token-file "$W/token" --threads 4
+	--ek-ca "$W/lg/ek-ca.pem" --policy "$W/policy.json" --operator-token-file "$W/token" --threads 4 \
+	--stale-intervals 1000
 op() { curl -sS --cacert "$CA" -H "Authorization: Bearer $TOKEN" "$URL$1"; }
 attest() {
 	"$ATTESTD" --once --verifier "$URL" --ca "$CA" --agent-id "$1" --tcti "${TCTI_OF[$1]}" \
@@ -193,6 +194,9 @@ check "a wrong token is refused and asked again" wait_text '#login-error' 'refus
 type_in '#token' "$TOKEN"
 click '#login-submit'
 check "with the token: the fleet shows the first page of 50 agents" wait_count '#fleet-rows tr' 50
+check_eq "auto-refresh is on by default" true "$(js "return document.getElementById('auto-refresh').checked")"
+click '#auto-refresh' # off while the checks below click the page; on again further down
+check "the page says which time zone its times are in" wait_text '#tz' '^times in .+ \(UTC.+[0-9]{2}:[0-9]{2}\)$'
 check_eq "token kept in sessionStorage only" "$TOKEN|" \
 	"$(js "return sessionStorage.getItem('attest.operator_token') + '|' + (localStorage.getItem('attest.operator_token') || '')")"
 check_eq "summary counts every agent" "1003 agents" "$(text '[data-stat=total]')"
@@ -344,6 +348,58 @@ if swtpm_manufacture "$W/tpm-boot" "$W/ca" && start_swtpm "$W/tpm-boot" && tpm_f
 else
 	fail "a second TPM following the recorded OVMF log"
 fi
+# an agent's lifecycle in the page (issue 16): retire and reset, each confirmed by a second click
+wd POST "$S/url" "$(jq -cn --arg u "$URL/ui/#/agent/fleet-c" '{url: $u}')" >/dev/null
+check "lifecycle: fleet-c's buttons" wait_count '#agent-lifecycle[data-agent=fleet-c] button.retire' 1
+check "lifecycle: fleet-c's page loaded whole (nothing moves any more)" wait_text '#status' 'agent loaded'
+check "lifecycle: the agent's history lists its activation" \
+	wait_count '#agent-history tr[data-event=activated]' 1
+e=$(elem '#agent-lifecycle button.retire')
+r=$(wd POST "$S/element/$e/click" '{}')
+check_eq "retire: the click lands on the button" null "$(jq -c '.value' <<<"$r")"
+check "retire asks first" wait_count '#agent-lifecycle button.confirm.retire' 1
+check_eq "nothing retired before the confirmation" active "$(op /v1/agents/fleet-c | jq -r .state)"
+click '#agent-lifecycle button.confirm.retire'
+check "the page says it retired fleet-c" wait_text '#status' 'fleet-c: retire done'
+check_eq "the API: retired" retired "$(op /v1/agents/fleet-c | jq -r .state)"
+check "the history shows the retirement, by the operator" \
+	wait_text '#agent-history tr[data-event=retired] td.actor' '^operator$'
+check_eq "the state fact says retired" 0 "$(count '#agent-lifecycle button.retire')"
+click '#agent-lifecycle button.reset'
+check "reset asks first" wait_count '#agent-lifecycle button.confirm.reset' 1
+click '#agent-lifecycle button.confirm.reset'
+check "the page says it reset fleet-c" wait_text '#status' 'fleet-c: reset done'
+check "reset: the page says its next enrollment may bring a new TPM" \
+	wait_text '#agent-lifecycle p.reset' 'new EK and AK'
+check_eq "the API: reset" true "$(op /v1/agents/fleet-c | jq '.reset_at > 0')"
+check "lifecycle screenshot written" shot lifecycle
+
+# identical consecutive verdicts are one line with their count (issue 16)
+for i in 1 2; do
+	attest fleet-a "$W/list40"
+	check_eq "fleet-a attests again ($i): trusted" "0 verdict trusted" "$? $(grep -m1 -o '^verdict [a-z]*' "$W/out-fleet-a")"
+done
+wd POST "$S/url" "$(jq -cn --arg u "$URL/ui/#/agent/fleet-a" '{url: $u}')" >/dev/null
+check "timeline: fleet-a's identical trusted verdicts are one line" wait_count '#timeline > li' 1
+n=$(op /v1/agents/fleet-a/verdicts | jq '.verdicts | length')
+check "fleet-a has 3 verdicts or more" test "$n" -ge 3
+check_eq "the line says how many" "× $n" "$(text '#timeline > li:first-child .count')"
+
+# auto-refresh: the fleet shows a change made elsewhere without a click
+wd POST "$S/url" "$(jq -cn --arg u "$URL/ui/#/fleet" '{url: $u}')" >/dev/null
+check "fleet: fleet-a active" wait_text '#fleet-rows tr[data-agent=fleet-a] td.state' '^active$'
+click '#auto-refresh'
+check_eq "auto-refresh on again" true "$(js "return document.getElementById('auto-refresh').checked")"
+check_eq "fleet-a retired through the API" 200 "$(curl -sS --cacert "$CA" -H "Authorization: Bearer $TOKEN" \
+	-o /dev/null -w '%{http_code}' -X DELETE "$URL/v1/agents/fleet-a")"
+for ((i = 0; i < 150; i++)); do
+	[[ $(text '#fleet-rows tr[data-agent=fleet-a] td.state') == retired ]] && break
+	sleep 0.1
+done
+check_eq "the page shows it within its refresh period, without a click" retired \
+	"$(text '#fleet-rows tr[data-agent=fleet-a] td.state')"
+click '#auto-refresh'
+
 # The browser's console: no script error, no CSP refusal (expected: the wrong token's
 # 401, the refused approval's 409, the missing favicon).
 wd POST "$S/se/log" '{"type":"browser"}' >"$W/console.json"

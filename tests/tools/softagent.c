@@ -772,6 +772,7 @@ struct round_opts {
 	unsigned nappend;
 	const char *attack, *other_dir, *other_id;
 	double sleep_s;
+	unsigned interval; /* reported with the evidence; 0: none */
 };
 
 /* Names of the evidence attacks; each is described where it is applied. */
@@ -1176,6 +1177,7 @@ static int cmd_round(const char *dir, const struct round_opts *o)
 
 	memcpy(ev.nonce, ch.nonce, ch.nonce_len);
 	ev.nonce_len = ch.nonce_len;
+	ev.interval = o->interval;
 	ev.attest = attest;
 	ev.attest_len = attest_len;
 	ev.signature = sig;
@@ -1248,7 +1250,7 @@ static void usage(void)
 		"       softagent round DIR [--append PATH:HEX]... [--violation PATH]...\n"
 		"                       [--flood N:PATH:HEX] [--spray N:PREFIX]\n"
 		"                       [--attack NAME] [--other-dir DIR2] [--other-id ID2]\n"
-		"                       [--sleep SECONDS]\n"
+		"                       [--sleep SECONDS] [--interval SECONDS]\n"
 		"       softagent reboot DIR\n"
 		"round attacks:");
 	for (unsigned i = 0; round_attacks[i]; i++)
@@ -1309,6 +1311,15 @@ int main(int argc, char **argv)
 						     : !strcmp(a, "--spray")   ? APPEND_SPRAY
 									       : APPEND_FILE;
 			ro.append[ro.nappend++] = v;
+		} else if (!strcmp(a, "--interval")) {
+			char *end;
+			unsigned long n = strtoul(v, &end, 10);
+
+			if (*end || n == 0 || n > LIMIT_AGENT_INTERVAL) {
+				usage();
+				return 2;
+			}
+			ro.interval = (unsigned)n;
 		} else if (!strcmp(a, "--sleep")) {
 			char *end;
 

@@ -26,6 +26,33 @@ static char *write_conf(const char *name, const char *text)
 #define ARGC(...) ((int)(sizeof((char *const[]){ "attestd", __VA_ARGS__ }) / sizeof(char *)))
 #define PARSE(cfg, ...) config_parse(cfg, ARGC(__VA_ARGS__), ARGV(__VA_ARGS__))
 
+/* tpm2-tools' conventions: -T, then $TPM2TOOLS_TCTI, then $TSS2_TCTI, then the default. */
+static void test_tcti(void)
+{
+	struct attestd_config cfg;
+	char *empty = write_conf("empty-tcti.conf", "# nothing\n");
+
+	setenv("TSS2_TCTI", "swtpm:port=3", 1);
+	CHECK(PARSE(&cfg, "--config", empty) == 0 && !strcmp(cfg.tcti, "swtpm:port=3"),
+	      "$TSS2_TCTI");
+	config_release(&cfg);
+	setenv("TPM2TOOLS_TCTI", "swtpm:port=2", 1);
+	CHECK(PARSE(&cfg, "--config", empty) == 0 && !strcmp(cfg.tcti, "swtpm:port=2"),
+	      "$TPM2TOOLS_TCTI before $TSS2_TCTI");
+	config_release(&cfg);
+	CHECK(PARSE(&cfg, "--config", empty, "-T", "swtpm:port=1") == 0 &&
+	      !strcmp(cfg.tcti, "swtpm:port=1"), "-T TCTI before both");
+	config_release(&cfg);
+	CHECK(PARSE(&cfg, "--config", empty, "-Tswtpm:port=4") == 0 &&
+	      !strcmp(cfg.tcti, "swtpm:port=4"), "-TTCTI");
+	config_release(&cfg);
+	CHECK(PARSE(&cfg, "--config", empty, "--tcti", "swtpm:port=5") == 0 &&
+	      !strcmp(cfg.tcti, "swtpm:port=5"), "--tcti before both");
+	config_release(&cfg);
+	unsetenv("TPM2TOOLS_TCTI");
+	unsetenv("TSS2_TCTI");
+}
+
 static void test_defaults_and_args(void)
 {
 	struct attestd_config cfg;
@@ -159,6 +186,7 @@ int main(void)
 
 	if (!mkdtemp(tmpdir))
 		return 2;
+	CASE(test_tcti);
 	CASE(test_defaults_and_args);
 	CASE(test_file_and_precedence);
 	CASE(test_errors);

@@ -348,6 +348,33 @@ static void test_framing_as_imalog(void)
 	list_release(&l);
 }
 
+/* imalist_check(): what attestd refuses before it enrolls (issue 16). */
+static void test_check(void)
+{
+	static const char ascii[] = "10 91f34b5c671d73504b274a919661cf80dab1e127 ima-ng sha1:1a "
+				    "boot_aggregate\n";
+	/* PCR 10, a SHA-1 digest, then a template name 4 GiB long. */
+	static const uint8_t junk[32] = { 0x0a, [24] = 0xff, 0xff, 0xff, 0xff };
+	char why[512] = "";
+	struct list l = list_new();
+
+	add_entry(&l, 0, false);
+	CHECK(imalist_check(write_file("check.bin", l.buf, l.len), why, sizeof(why)) == 0,
+	      "a binary list passes: %s", why);
+	CHECK(imalist_check(write_file("check.empty", (const uint8_t *)"", 0), why, sizeof(why)) ==
+	      0, "an empty one too");
+	CHECK(imalist_check(write_file("check.txt", (const uint8_t *)ascii, sizeof(ascii) - 1), why,
+			    sizeof(why)) == -EPROTO && strstr(why, "binary_runtime_measurements"),
+	      "the ASCII list: %s", why);
+	CHECK(imalist_check(tmpdir, why, sizeof(why)) == -EISDIR && strstr(why, "is a directory"),
+	      "a directory: %s", why);
+	CHECK(imalist_check("/nonexistent/list", why, sizeof(why)) == -ENOENT &&
+	      strstr(why, "cannot open"), "missing: %s", why);
+	CHECK(imalist_check(write_file("check.junk", junk, sizeof(junk)), why, sizeof(why)) ==
+	      -EBADMSG, "not a list: %s", why);
+	list_release(&l);
+}
+
 int main(void)
 {
 	char cmd[300];
@@ -358,6 +385,7 @@ int main(void)
 	CASE(test_read);
 	CASE(test_stale_offsets);
 	CASE(test_framing_as_imalog);
+	CASE(test_check);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
 	if (system(cmd) != 0)
 		fprintf(stderr, "cannot remove %s\n", tmpdir);

@@ -341,7 +341,7 @@ static void race_rollback(struct app *app, const char *name)
 	if (race.left > 0)
 		race.left--;
 	race.hs = policy_history_rollback(app, name, strchr(name, '/') != NULL, race.rollback_to,
-					  &hr);
+					  "operator", &hr);
 	race.wrote = race.hs == HISTORY_OK ? hr.version : -1;
 }
 
@@ -376,20 +376,20 @@ int main(void)
 	int64_t viol = learn + 1, other = learn + 2, nodigest = learn + 3, rawpath = learn + 4;
 
 	CASE_BEGIN("refusals change nothing");
-	CHECK(review_decide(&app, 999999, VIOLATION_APPROVED, REVIEW_SCOPE_AGENT, &r) ==
+	CHECK(review_decide(&app, 999999, VIOLATION_APPROVED, REVIEW_SCOPE_AGENT, "operator", &r) ==
 		      REVIEW_UNKNOWN_VIOLATION,
 	      "unknown violation refused");
-	CHECK(review_decide(&app, 0, VIOLATION_DISMISSED, REVIEW_SCOPE_AGENT, &r) ==
+	CHECK(review_decide(&app, 0, VIOLATION_DISMISSED, REVIEW_SCOPE_AGENT, "operator", &r) ==
 		      REVIEW_UNKNOWN_VIOLATION,
 	      "id 0 refused");
-	CHECK(review_decide(&app, learn, VIOLATION_APPROVED, REVIEW_SCOPE_POLICY, &r) ==
+	CHECK(review_decide(&app, learn, VIOLATION_APPROVED, REVIEW_SCOPE_POLICY, "operator", &r) ==
 		      REVIEW_UNKNOWN_POLICY && strstr(r.why, "does not exist") && still_open(app.store, learn),
 	      "widening a policy that does not exist is refused (%s)", r.why);
-	CHECK(review_decide(&app, viol, VIOLATION_APPROVED, REVIEW_SCOPE_AGENT, &r) ==
+	CHECK(review_decide(&app, viol, VIOLATION_APPROVED, REVIEW_SCOPE_AGENT, "operator", &r) ==
 		      REVIEW_NOT_APPROVABLE && strstr(r.why, "\"violations\": \"ignore\"") &&
 		      strstr(r.why, "dismiss") && still_open(app.store, viol),
 	      "approving a violation entry is refused with what to do instead (%s)", r.why);
-	CHECK(review_decide(&app, nodigest, VIOLATION_APPROVED, REVIEW_SCOPE_AGENT, &r) ==
+	CHECK(review_decide(&app, nodigest, VIOLATION_APPROVED, REVIEW_SCOPE_AGENT, "operator", &r) ==
 		      REVIEW_NOT_APPROVABLE && strstr(r.why, "digest length does not match the algorithm") &&
 		      still_open(app.store, nodigest),
 	      "a violation without a usable digest (hex too short for sha256) is not approvable,"
@@ -399,7 +399,7 @@ int main(void)
 	      "no policy and no amendment written");
 
 	CASE_BEGIN("approve for this agent only");
-	CHECK(review_decide(&app, learn, VIOLATION_APPROVED, REVIEW_SCOPE_AGENT, &r) == REVIEW_OK &&
+	CHECK(review_decide(&app, learn, VIOLATION_APPROVED, REVIEW_SCOPE_AGENT, "operator", &r) == REVIEW_OK &&
 		      r.into_amendment && !r.into_policy && r.amendment_version == 1 &&
 		      !strcmp(r.policy, POLICY_DEFAULT_NAME) && !strcmp(r.agent, "web-01"),
 	      "the file goes into web-01's amendment, version 1");
@@ -407,10 +407,10 @@ int main(void)
 	      "the amendment allows the approved file");
 	CHECK(store_policy_version(app.store, POLICY_DEFAULT_NAME, &version) == -ENOENT,
 	      "the shared policy is untouched");
-	CHECK(review_decide(&app, learn, VIOLATION_DISMISSED, REVIEW_SCOPE_AGENT, &r) ==
+	CHECK(review_decide(&app, learn, VIOLATION_DISMISSED, REVIEW_SCOPE_AGENT, "operator", &r) ==
 		      REVIEW_ALREADY_DECIDED && strstr(r.why, "approved"),
 	      "a decided violation stays decided (%s)", r.why);
-	CHECK(review_decide(&app, rawpath, VIOLATION_APPROVED, REVIEW_SCOPE_AGENT, &r) == REVIEW_OK &&
+	CHECK(review_decide(&app, rawpath, VIOLATION_APPROVED, REVIEW_SCOPE_AGENT, "operator", &r) == REVIEW_OK &&
 		      r.amendment_version == 2 && r.path_escaped &&
 		      !strcmp(r.path, "/usr/bin/t\\xffol"),
 	      "a path that is not UTF-8: approved (shown as %s)", r.path);
@@ -428,7 +428,7 @@ int main(void)
 	CHECK(store_policy_put(app.store, POLICY_DEFAULT_NAME,
 			       "{\"version\": 1, \"digests\": {}}", "test", 103, &v2) == 0 && v2 == 1,
 	      "a default policy exists now");
-	CHECK(review_decide(&app, other, VIOLATION_APPROVED, REVIEW_SCOPE_POLICY, &r) == REVIEW_OK &&
+	CHECK(review_decide(&app, other, VIOLATION_APPROVED, REVIEW_SCOPE_POLICY, "operator", &r) == REVIEW_OK &&
 		      r.into_policy && !r.into_amendment && r.policy_version == 2 &&
 		      r.policy_agents == 1,
 	      "scope policy: default version 2, used by 1 agent (%llu)",
@@ -437,7 +437,7 @@ int main(void)
 	      "the shared policy allows it");
 
 	CASE_BEGIN("dismiss");
-	CHECK(review_decide(&app, viol, VIOLATION_DISMISSED, REVIEW_SCOPE_AGENT, &r) == REVIEW_OK &&
+	CHECK(review_decide(&app, viol, VIOLATION_DISMISSED, REVIEW_SCOPE_AGENT, "operator", &r) == REVIEW_OK &&
 		      !r.into_policy && !r.into_amendment,
 	      "dismissing closes without teaching");
 	CHECK(store_policy_version(app.store, POLICY_DEFAULT_NAME, &version) == 0 && version == 2 &&
@@ -461,16 +461,16 @@ int main(void)
 		struct policy *p;
 		int64_t before = 0, after = 0;
 
-		CHECK(review_decide(&app, sb, VIOLATION_APPROVED, REVIEW_SCOPE_AGENT, &r) ==
+		CHECK(review_decide(&app, sb, VIOLATION_APPROVED, REVIEW_SCOPE_AGENT, "operator", &r) ==
 			      REVIEW_NOT_APPROVABLE && strstr(r.why, "Secure Boot") &&
 			      strstr(r.why, "dismiss") && still_open(app.store, sb),
 		      "Secure Boot in the wrong state is refused with what to do instead (%s)", r.why);
-		CHECK(review_decide(&app, unverifiable, VIOLATION_APPROVED, REVIEW_SCOPE_POLICY, &r) ==
+		CHECK(review_decide(&app, unverifiable, VIOLATION_APPROVED, REVIEW_SCOPE_POLICY, "operator", &r) ==
 			      REVIEW_NOT_APPROVABLE && strstr(r.why, "cannot be judged") &&
 			      still_open(app.store, unverifiable),
 		      "an event that cannot be judged is refused too (%s)", r.why);
 		store_policy_version(app.store, POLICY_DEFAULT_NAME, &before);
-		CHECK(review_decide(&app, kernel, VIOLATION_APPROVED, REVIEW_SCOPE_AGENT, &r) ==
+		CHECK(review_decide(&app, kernel, VIOLATION_APPROVED, REVIEW_SCOPE_AGENT, "operator", &r) ==
 			      REVIEW_OK && r.into_amendment && !r.into_policy,
 		      "the kernel, for this agent only: into its amendment (%s)", r.why);
 		p = load_named(app.store, amend);
@@ -484,7 +484,7 @@ int main(void)
 								   &after) == 0 && after == before,
 		      "the shared policy is untouched: no boot section, no new version");
 		policy_free(p);
-		CHECK(review_decide(&app, cmd, VIOLATION_APPROVED, REVIEW_SCOPE_POLICY, &r) ==
+		CHECK(review_decide(&app, cmd, VIOLATION_APPROVED, REVIEW_SCOPE_POLICY, "operator", &r) ==
 			      REVIEW_OK && r.into_policy && r.policy_version == before + 1,
 		      "the command line for the policy: a new version of it (%s)", r.why);
 		p = load_named(app.store, POLICY_DEFAULT_NAME);
@@ -495,8 +495,8 @@ int main(void)
 		p = load_named(app.store, amend);
 		CHECK(p && !boot_lists_cmdline(p), "and the amendment does not");
 		policy_free(p);
-		CHECK(review_decide(&app, sb, VIOLATION_DISMISSED, REVIEW_SCOPE_AGENT, &r) == REVIEW_OK &&
-			      review_decide(&app, unverifiable, VIOLATION_DISMISSED, REVIEW_SCOPE_AGENT,
+		CHECK(review_decide(&app, sb, VIOLATION_DISMISSED, REVIEW_SCOPE_AGENT, "operator", &r) == REVIEW_OK &&
+			      review_decide(&app, unverifiable, VIOLATION_DISMISSED, REVIEW_SCOPE_AGENT, "operator",
 					    &r) == REVIEW_OK,
 		      "the refused boot findings can be dismissed");
 	}
@@ -511,7 +511,7 @@ int main(void)
 		app.before_policy_write = race_put;
 		store_policy_version(app.store, POLICY_DEFAULT_NAME, &before);
 		CHECK(review_decide(&app, open_id(app.store, "/usr/bin/race0"), VIOLATION_APPROVED,
-				    REVIEW_SCOPE_POLICY, &r) == REVIEW_OK && r.into_policy,
+				    REVIEW_SCOPE_POLICY,"operator", &r) == REVIEW_OK && r.into_policy,
 		      "approved into the policy (%s)", r.why);
 		CHECK(race.runs >= 1 && race.wrote == before + 1,
 		      "the PUT landed between the approval's read and its write (version %lld)",
@@ -533,7 +533,7 @@ int main(void)
 		race.rollback_to = 2; /* "/usr/bin/other" approved, before the boot approval */
 		app.before_policy_write = race_rollback;
 		CHECK(review_decide(&app, open_id(app.store, "/usr/bin/race1"), VIOLATION_APPROVED,
-				    REVIEW_SCOPE_POLICY, &r) == REVIEW_OK && r.into_policy,
+				    REVIEW_SCOPE_POLICY,"operator", &r) == REVIEW_OK && r.into_policy,
 		      "approved into the policy (%s)", r.why);
 		CHECK(race.hs == HISTORY_OK && race.wrote > 0,
 		      "the rollback to version 2 landed in between (version %lld)",
@@ -550,7 +550,7 @@ int main(void)
 		race.left = 1;
 		race.rollback_to = 0; /* the empty amendment: every approval for web-01 withdrawn */
 		CHECK(review_decide(&app, open_id(app.store, "/usr/bin/race2"), VIOLATION_APPROVED,
-				    REVIEW_SCOPE_AGENT, &r) == REVIEW_OK && r.into_amendment,
+				    REVIEW_SCOPE_AGENT, "operator", &r) == REVIEW_OK && r.into_amendment,
 		      "approved for web-01 only (%s)", r.why);
 		CHECK(race.hs == HISTORY_OK && r.amendment_version == race.wrote + 1,
 		      "the amendment's rollback to nothing landed in between");
@@ -566,7 +566,7 @@ int main(void)
 		memset(&race, 0, sizeof(race));
 		race.left = -1;
 		app.before_policy_write = race_put;
-		CHECK(review_decide(&app, id, VIOLATION_APPROVED, REVIEW_SCOPE_POLICY, &r) ==
+		CHECK(review_decide(&app, id, VIOLATION_APPROVED, REVIEW_SCOPE_POLICY,"operator", &r) ==
 			      REVIEW_CONFLICT && strstr(r.why, "retry") && still_open(app.store, id),
 		      "the approval gives up after %d attempts, the violation stays open (%s)",
 		      race.runs, r.why);
@@ -575,7 +575,7 @@ int main(void)
 			      !allows(app.store, POLICY_DEFAULT_NAME, "/usr/bin/race3", 14, &version),
 		      "the last PUT stands, without the file");
 		app.before_policy_write = NULL;
-		CHECK(review_decide(&app, id, VIOLATION_APPROVED, REVIEW_SCOPE_POLICY, &r) ==
+		CHECK(review_decide(&app, id, VIOLATION_APPROVED, REVIEW_SCOPE_POLICY,"operator", &r) ==
 			      REVIEW_OK && allows(app.store, POLICY_DEFAULT_NAME, "/usr/bin/race3", 14,
 						  &version),
 		      "approved once the writes stop");
@@ -600,13 +600,13 @@ int main(void)
 			if (open.id[i] > id)
 				id = open.id[i];
 		store_policy_version(app.store, amend, &before);
-		CHECK(review_decide(&app, id, VIOLATION_APPROVED, REVIEW_SCOPE_AGENT, &r) ==
+		CHECK(review_decide(&app, id, VIOLATION_APPROVED, REVIEW_SCOPE_AGENT, "operator", &r) ==
 			      REVIEW_NOT_APPROVABLE && strstr(r.why, "lacks the required \"ima_policy=tcb\"") &&
 			      strstr(r.why, "scope policy") && still_open(app.store, id),
 		      "for this agent alone: refused, with what to do instead (%s)", r.why);
 		CHECK(store_policy_version(app.store, amend, &after) == 0 && after == before,
 		      "and its amendment has no new version");
-		CHECK(review_decide(&app, id, VIOLATION_APPROVED, REVIEW_SCOPE_POLICY, &r) == REVIEW_OK &&
+		CHECK(review_decide(&app, id, VIOLATION_APPROVED, REVIEW_SCOPE_POLICY,"operator", &r) == REVIEW_OK &&
 			      r.into_policy && !still_open(app.store, id),
 		      "for the policy: listed as one of its exact command lines (%s)", r.why);
 	}

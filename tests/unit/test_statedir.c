@@ -8,6 +8,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,14 +16,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <openssl/evp.h>
-
 #include "common/file.h"
 #include "tests/unit/check.h"
 #include "verifier/operator_token.h"
 #include "verifier/statedir.h"
 #include "verifier/store.h"
 #include "verifier/tls.h"
+#include "verifier/tokens.h"
 
 #define PLANTED "a-token-the-attacker-chose-0123456789"
 
@@ -55,13 +55,6 @@ static int entries(const char *dir)
 	return n;
 }
 
-static void sha256(const char *s, size_t n, uint8_t out[32])
-{
-	unsigned int len = 0;
-
-	EVP_Digest(s, n, out, &len, EVP_sha256(), NULL);
-}
-
 /* The verifier's start, with the directory swapped for a link between the check and the opens. */
 static void test_swapped_after_checks(void)
 {
@@ -70,7 +63,8 @@ static void test_swapped_after_checks(void)
 	struct tls_material tls;
 	struct store *st = NULL;
 	struct dynbuf b;
-	uint8_t digest[32], theirs[32], ours[32];
+	char tpath[PATH_MAX], shown[PATH_MAX], terr[256] = "";
+	struct tokens *tokens = NULL;
 	int64_t ver = 0;
 
 	snprintf(state, sizeof(state), "%s/state", base);
@@ -88,14 +82,19 @@ static void test_swapped_after_checks(void)
 	      "(by its path, the token file is now the attacker's)");
 	dynbuf_release(&b);
 
-	CHECK(operator_token_setup(NULL, &sd, state, digest) == 0, "the operator token is set up");
-	sha256(PLANTED, strlen(PLANTED), theirs);
-	CHECK(memcmp(digest, theirs, 32) != 0, "it is not the attacker's token");
+	CHECK(operator_token_file(NULL, &sd, state, tpath, shown, sizeof(tpath)) == 0 &&
+		      tokens_load(tpath, &tokens, terr, sizeof(terr)) == 0,
+	      "the operator token is set up and read (%s)", terr);
+	CHECK(tokens && !tokens_find(tokens, PLANTED, strlen(PLANTED)),
+	      "it is not the attacker's token");
 	dynbuf_init(&b, 4096);
 	CHECK(exists("moved", "operator-token") && file_read_at(sd.dfd, "operator-token", &b) == 0 &&
-		      b.len == 65 && (sha256(dynbuf_str(&b), 64, ours), !memcmp(digest, ours, 32)),
+		      b.len == 65 && tokens && tokens_find(tokens, dynbuf_str(&b), 64),
 	      "it is a new one, in the directory checked");
 	dynbuf_release(&b);
+	CHECK(!strcmp(shown + strlen(shown) - 21, "/state/operator-token"),
+	      "named in messages by the path given (%s)", shown);
+	tokens_free(tokens);
 
 	CHECK(tls_setup(sd.dfd, state, NULL, NULL, NULL, 0, &tls) == 0 && tls.generated,
 	      "the TLS CA and server key are made");

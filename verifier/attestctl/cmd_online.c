@@ -112,6 +112,20 @@ static int prepare(const struct online_opts *o, const char *path, long connect_t
 	return 0;
 }
 
+/* After a TLS failure: which CA file to give (the verifier made it, STATE_DIR/ca.pem). */
+static void ca_hint(const struct online_opts *o, const struct http_client *c)
+{
+	const char *e = http_client_error(c), *d = http_client_error_detail(c);
+
+	if (!strstr(e, "certificate") && !strstr(e, "SSL") && !strstr(d, "certificate"))
+		return;
+	fprintf(stderr, "attestctl: the verifier's certificate is not trusted%s%s%s: give --ca"
+			" STATE_DIR/ca.pem, the CA the verifier made in its state directory (or the"
+			" CA of its --tls-cert), or set ATTEST_CA\n",
+		o->ca ? " with --ca \"" : " (no --ca given)", o->ca ? o->ca : "",
+		o->ca ? "\"" : "");
+}
+
 /*
  * method PATH on the verifier; *status and *body (caller frees) on success. 0, or 2 with a
  * message printed.
@@ -135,6 +149,7 @@ int online_request(const struct online_opts *o, enum http_method method, const c
 	if (r < 0) {
 		fprintf(stderr, "attestctl: %s %s: %s\n", http_method_name(method), url,
 			r == -EFBIG ? "response too large" : http_client_error(c));
+		ca_hint(o, c);
 		goto out;
 	}
 	*body = dynbuf_take(&b, NULL);
@@ -214,6 +229,9 @@ int online_parse_opts(int argc, char **argv, struct online_opts *o, const char *
 		{ "ca", required_argument, NULL, 'c' },
 		{ "token-file", required_argument, NULL, 't' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "purge", no_argument, NULL, 'P' },
+		/* Refused: a token in argv is visible to every user (ps, /proc, shell history). */
+		{ "token", required_argument, NULL, 'T' },
 		{ "open", no_argument, NULL, 'o' },
 		{ "state", required_argument, NULL, 's' },
 		{ "agent", required_argument, NULL, 'a' },
@@ -231,12 +249,31 @@ int online_parse_opts(int argc, char **argv, struct online_opts *o, const char *
 	o->token_file = getenv("ATTEST_TOKEN_FILE");
 	*pos = NULL;
 	optind = 1;
+	opterr = 0; /* getopt would echo a bad option whole, --token=SECRET included */
 	while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (ch) {
+		case 'T':
+			fprintf(stderr, "attestctl: --token is refused (its value is not shown): a"
+					" token on the command line is visible to other users; put it in a"
+					" file (mode 0600) and give --token-file FILE, or set"
+					" ATTEST_TOKEN_FILE\n");
+			return 2;
+		case '?':
+			/* The option's name alone, never a value after '='. */
+			if (optopt)
+				fprintf(stderr, "attestctl: %s: option -%c unknown or without its value\n",
+					argv[0], optopt);
+			else
+				fprintf(stderr, "attestctl: %s: option \"%.*s\" unknown or without its"
+						" value\n", argv[0],
+					(int)strcspn(argv[optind - 1], "="), argv[optind - 1]);
+			online_usage(argv[0]);
+			return 2;
 		case 'u': o->url = optarg; break;
 		case 'c': o->ca = optarg; break;
 		case 't': o->token_file = optarg; break;
 		case 'j': o->json = true; break;
+		case 'P': o->purge = true; break;
 		case 'o': o->state = "open"; break;
 		case 's': o->state = optarg; break;
 		case 'a': o->agent = optarg; break;
@@ -281,7 +318,8 @@ int online_parse_words(int argc, char **argv, struct online_opts *o, const char 
 	for (int i = 1; i < argc; i++) {
 		if (argv[i][0] == '-' && argv[i][1] == '-') {
 			opt_argv[opt_argc++] = argv[i];
-			if (strcmp(argv[i], "--json") && i + 1 < argc)
+			if (strcmp(argv[i], "--json") && strcmp(argv[i], "--purge") &&
+			    strcmp(argv[i], "--open") && i + 1 < argc)
 				opt_argv[opt_argc++] = argv[++i];
 		} else if (*n < max) {
 			args[(*n)++] = argv[i];
@@ -350,14 +388,15 @@ int online_fetch(const struct online_opts *o, enum http_method method, const cha
 
 static void print_agent_row(json_t *a)
 {
-	char t[32];
+	char t[32], seen[32];
 	json_t *lv = json_object_get(a, "last_verdict");
 
 	online_fmt_time(num(a, "last_verdict_at"), t, sizeof(t));
-	printf("%-24s %-8s %-12s %-10s %-21s %6" JSON_INTEGER_FORMAT " %8" JSON_INTEGER_FORMAT
+	online_fmt_time(num(a, "last_seen"), seen, sizeof(seen));
+	printf("%-24s %-8s %-12s %-10s %-21s %-21s %6" JSON_INTEGER_FORMAT " %8" JSON_INTEGER_FORMAT
 	       " %6" JSON_INTEGER_FORMAT "\n",
 	       str(a, "agent_id"), str(a, "state"), str(a, "policy"),
-	       json_is_string(lv) ? json_string_value(lv) : "-", t, num(a, "boot_number"),
+	       json_is_string(lv) ? json_string_value(lv) : "-", t, seen, num(a, "boot_number"),
 	       num(a, "next_entry"), num(a, "open_violations"));
 }
 
@@ -378,8 +417,8 @@ int cmd_agents(int argc, char **argv)
 	if ((ret = online_fetch(&o, HTTP_GET, "/v1/agents", NULL, &j)) || !j)
 		return ret;
 	arr = json_object_get(j, "agents");
-	printf("%-24s %-8s %-12s %-10s %-21s %6s %8s %6s\n", "AGENT", "STATE", "POLICY", "VERDICT",
-	       "LAST VERDICT", "BOOT", "ENTRIES", "OPEN");
+	printf("%-24s %-8s %-12s %-10s %-21s %-21s %6s %8s %6s\n", "AGENT", "STATE", "POLICY",
+	       "VERDICT", "LAST VERDICT", "LAST SEEN", "BOOT", "ENTRIES", "OPEN");
 	json_array_foreach(arr, i, a)
 		print_agent_row(a);
 	json_decref(j);
@@ -454,14 +493,73 @@ static void print_boot(json_t *b)
 	printf("\n");
 }
 
+/* agent retire ID [--purge] | agent reset ID | agent history ID */
+static int agent_lifecycle(int argc, char **argv)
+{
+	struct online_opts o;
+	const char *args[2];
+	char path[300], t[32];
+	json_t *j = NULL, *e;
+	size_t i;
+	int n, ret;
+
+	if ((ret = online_parse_words(argc, argv, &o, args, 2, &n)))
+		return ret;
+	if (n != 2 || !agent_id_valid(args[1]) || (o.purge && strcmp(args[0], "retire"))) {
+		fprintf(stderr, "usage: attestctl agent retire ID [--purge] | agent reset ID |"
+				" agent history ID\n");
+		return 2;
+	}
+	if (!strcmp(args[0], "retire")) {
+		snprintf(path, sizeof(path), "/v1/agents/%s%s", args[1], o.purge ? "?purge=1" : "");
+		if ((ret = online_fetch(&o, HTTP_DELETE, path, NULL, &j)) || !j)
+			return ret;
+		printf(o.purge ? "agent %s: purged (it and everything stored for it are deleted;"
+				 " the id is free)\n"
+			       : "agent %s: retired (its evidence is refused, its EK is free, its"
+				 " history is kept)\n", args[1]);
+	} else if (!strcmp(args[0], "reset")) {
+		snprintf(path, sizeof(path), "/v1/agents/%s/reset", args[1]);
+		if ((ret = online_fetch(&o, HTTP_POST, path, NULL, &j)) || !j)
+			return ret;
+		printf("agent %s: reset (its next enrollment may bring a new EK and AK)\n", args[1]);
+	} else {
+		snprintf(path, sizeof(path), "/v1/agents/%s/history", args[1]);
+		if ((ret = online_fetch(&o, HTTP_GET, path, NULL, &j)) || !j)
+			return ret;
+		printf("%-21s %-12s %-16s %s\n", "TIME", "EVENT", "ACTOR", "DETAIL");
+		json_array_foreach(json_object_get(j, "history"), i, e) {
+			online_fmt_time(num(e, "time"), t, sizeof(t));
+			printf("%-21s %-12s %-16s ", t, str(e, "event"), str(e, "actor"));
+			put_visible(str(e, "detail"));
+			printf("\n");
+		}
+	}
+	json_decref(j);
+	return 0;
+}
+
 int cmd_agent(int argc, char **argv)
 {
 	struct online_opts o;
 	const char *pos;
-	char path[256], t1[32], t2[32];
+	char path[256], t1[32], t2[32], t3[32], t4[32];
 	json_t *j = NULL;
 	int ret;
 
+	/* The first word that is not an option or an option's value names the action. */
+	for (int i = 1; i < argc; i++) {
+		if (argv[i][0] == '-') {
+			if (strcmp(argv[i], "--json") && strcmp(argv[i], "--purge") &&
+			    !strchr(argv[i], '='))
+				i++;
+			continue;
+		}
+		if (!strcmp(argv[i], "retire") || !strcmp(argv[i], "reset") ||
+		    !strcmp(argv[i], "history"))
+			return agent_lifecycle(argc, argv);
+		break;
+	}
 	if ((ret = online_parse_opts(argc, argv, &o, &pos)))
 		return ret;
 	if (!pos || !agent_id_valid(pos)) {
@@ -473,16 +571,22 @@ int cmd_agent(int argc, char **argv)
 		return ret;
 	online_fmt_time(num(j, "created_at"), t1, sizeof(t1));
 	online_fmt_time(num(j, "activated_at"), t2, sizeof(t2));
+	online_fmt_time(num(j, "last_seen"), t3, sizeof(t3));
+	online_fmt_time(num(j, "stale_after"), t4, sizeof(t4));
 	printf("agent:           %s\nstate:           %s\npolicy:          %s\n"
 	       "ak name:         %s\nenrolled:        %s\nactivated:       %s\n"
 	       "boot number:     %" JSON_INTEGER_FORMAT "\nnext entry:      %" JSON_INTEGER_FORMAT "\n"
-	       "last verdict:    %s\nopen violations: %" JSON_INTEGER_FORMAT "\n",
+	       "last verdict:    %s\nopen violations: %" JSON_INTEGER_FORMAT "\n"
+	       "last seen:       %s (every %" JSON_INTEGER_FORMAT " s%s; stale after %s)\n",
 	       str(j, "agent_id"), str(j, "state"), str(j, "policy"), str(j, "ak_name"), t1, t2,
 	       num(j, "boot_number"), num(j, "next_entry"),
 	       json_is_string(json_object_get(j, "last_verdict"))
 		       ? json_string_value(json_object_get(j, "last_verdict"))
 		       : "-",
-	       num(j, "open_violations"));
+	       num(j, "open_violations"), t3, num(j, "interval"),
+	       json_is_true(json_object_get(j, "interval_reported")) ? ", as the agent reported"
+								       : ", the verifier's default",
+	       t4);
 	print_boot(json_object_get(j, "boot"));
 	json_decref(j);
 	return 0;

@@ -1,5 +1,8 @@
 /* attestctl: operator CLI. Dispatches argv[1] through a table; see commands.h. */
+#include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "common/log.h"
@@ -23,7 +26,7 @@ static const struct command {
 	{"boot-policy", cmd_boot_policy,
 	 "boot-policy kernel [--qemu] [--hash ALG|all] BZIMAGE | learn LOG [--cmdline TEXT | --cmdline-file FILE] [--require WORD]... [--forbid WORD]... [--kernel-name NAME] [--policy POLICY] [--out FILE]"},
 	{"agents", cmd_agents, "agents [--verifier URL] [--ca FILE] [--token-file FILE] [--json]"},
-	{"agent", cmd_agent, "agent ID [--verifier URL] [--ca FILE] [--token-file FILE] [--json]"},
+	{"agent", cmd_agent, "agent ID | agent retire ID [--purge] | agent reset ID | agent history ID [--verifier URL] [--ca FILE] [--token-file FILE] [--json]"},
 	{"verdicts", cmd_verdicts, "verdicts ID [--limit N] [--verifier URL] [--ca FILE] [--token-file FILE] [--json]"},
 	{"violations", cmd_violations,
 	 "violations [--open | --state open|approved|dismissed] [--agent ID] [--verifier URL] [--ca FILE] [--token-file FILE] [--json]"},
@@ -32,6 +35,8 @@ static const struct command {
 	{"amendment", cmd_amendment, "amendment AGENT | amendment history AGENT | amendment rollback AGENT VERSION [--verifier URL] [--ca FILE] [--token-file FILE]"},
 	{"backup", cmd_backup, "backup FILE [--verifier URL] [--ca FILE] [--token-file FILE]"},
 };
+
+static int run(int argc, char **argv);
 
 static int usage(FILE *f)
 {
@@ -42,9 +47,56 @@ static int usage(FILE *f)
 	return 2;
 }
 
+/* Options of the online commands that take no value (every other one takes one). */
+static bool flag_option(const char *a)
+{
+	return !strcmp(a, "--json") || !strcmp(a, "--purge") || !strcmp(a, "--open") ||
+	       strchr(a, '=') != NULL;
+}
+
+/*
+ * Global options may come before the command, as in `attestctl --verifier URL --ca F agents`:
+ * they are moved after the command's own words (each command parses options anywhere). The
+ * result reuses argv's strings; argv[0] stays first. 0, or -ENOMEM.
+ */
+static int command_first(int argc, char **argv, char ***out)
+{
+	char **v = calloc((size_t)argc + 1, sizeof(*v));
+	int i = 1, n = 0, lead;
+
+	*out = v;
+	if (!v)
+		return -ENOMEM;
+	while (i < argc && argv[i][0] == '-' && argv[i][1] == '-' && argv[i][2] &&
+	       strcmp(argv[i], "--help") && strcmp(argv[i], "--version"))
+		i += flag_option(argv[i]) || i + 1 >= argc ? 1 : 2;
+	lead = i;
+	v[n++] = argv[0];
+	for (int k = lead; k < argc; k++)
+		v[n++] = argv[k];
+	for (int k = 1; k < lead; k++)
+		v[n++] = argv[k];
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	char **args = NULL;
+	int ret;
+
 	log_init("attestctl", LOG_LVL_INFO);
+	if (command_first(argc, argv, &args)) {
+		fprintf(stderr, "attestctl: out of memory\n");
+		return 2;
+	}
+	argv = args;
+	ret = run(argc, argv);
+	free(args);
+	return ret;
+}
+
+static int run(int argc, char **argv)
+{
 	if (argc < 2)
 		return usage(stderr);
 	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {

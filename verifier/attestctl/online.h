@@ -34,6 +34,7 @@ struct online_opts {
 	const char *scope;   /* approve: "agent" or "policy" */
 	const char *version; /* policy get: a version number */
 	bool json;
+	bool purge;          /* agent retire: delete it and its history */
 };
 
 void online_usage(const char *cmd);

@@ -24,6 +24,7 @@
 	const PAGE = 50;
 	const LIST_MAX = 10000;           /* the API's largest ?limit= */
 	const VERDICTS_FIRST = 50;
+	const AUTO_REFRESH = 10;          /* seconds between fleet reloads when auto-refresh is on */
 	const POLICY_RAW_MAX = 200000;    /* characters of a foreign-format policy shown raw */
 
 	const $ = (id) => document.getElementById(id);
@@ -250,8 +251,16 @@
 
 	const fleet = { agents: [], page: 0 };
 
+	/* A stale agent is never shown green: its last verdict is only what it said before it went silent. */
+	function fleetVerdict(a) {
+		if (a.state !== 'stale')
+			return verdictBadge(a.last_verdict);
+		return el('span', null, badge('bad', 'stale'), ' ',
+			el('span', { class: 'hint' }, 'was ' + (a.last_verdict || 'no verdict')));
+	}
+
 	function agentRank(a) {
-		if (a.last_verdict === 'untrusted')
+		if (a.last_verdict === 'untrusted' || a.state === 'stale')
 			return 0;
 		if (a.open_violations > 0)
 			return 1;
@@ -270,7 +279,8 @@
 		case 'untrusted': return a.last_verdict === 'untrusted';
 		case 'violations': return a.open_violations > 0;
 		case 'noverdict': return a.last_verdict !== 'trusted' && a.last_verdict !== 'untrusted';
-		case 'pending': return a.state !== 'active';
+		case 'pending': return a.state === 'pending';
+		case 'stale': return a.state === 'stale';
 		default: return true;
 		}
 	}
@@ -280,11 +290,12 @@
 		const open = agents.reduce((s, a) => s + (Number(a.open_violations) || 0), 0);
 		const parts = [
 			['total', agents.length + ' agents', ''],
-			['trusted', n((a) => a.last_verdict === 'trusted') + ' trusted', 'ok'],
+			['trusted', n((a) => a.last_verdict === 'trusted' && a.state === 'active') + ' trusted', 'ok'],
+			['stale', n((a) => a.state === 'stale') + ' stale', n((a) => a.state === 'stale') ? 'bad' : 'ok'],
 			['untrusted', n((a) => a.last_verdict === 'untrusted') + ' untrusted', 'bad'],
 			['noverdict', n((a) => a.last_verdict !== 'trusted' && a.last_verdict !== 'untrusted') +
 				' without a verdict', 'none'],
-			['pending', n((a) => a.state !== 'active') + ' pending', 'none'],
+			['pending', n((a) => a.state === 'pending') + ' pending', 'none'],
 			['open', open + ' open violations', open ? 'bad' : 'ok'],
 		];
 		const s = clear($('fleet-summary'));
@@ -306,9 +317,11 @@
 			const open = Number(a.open_violations) || 0;
 			tbody.appendChild(el('tr', { 'data-agent': visible(a.agent_id) },
 				el('td', { class: 'agent' }, agentLink(a.agent_id)),
-				el('td', { class: 'state' }, a.state),
-				el('td', { class: 'verdict' }, verdictBadge(a.last_verdict)),
+				el('td', { class: 'state' + (a.state === 'stale' ? ' bad' : '') }, a.state),
+				el('td', { class: 'verdict' }, fleetVerdict(a)),
 				el('td', { class: 'when' }, timeCell(a.last_verdict_at)),
+				el('td', { class: 'seen', title: 'expected every ' + a.interval + ' s' },
+					a.state === 'pending' ? 'never' : timeCell(a.last_seen)),
 				el('td', { class: 'num boot' }, String(a.boot_number)),
 				el('td', { class: 'num open' + (open ? ' bad' : '') }, String(open)),
 				el('td', { class: 'policy mono' }, a.policy)));
@@ -501,20 +514,45 @@
 		dl.appendChild(el('dd', null, value));
 	}
 
+	/* The reasons of a verdict as one comparable key: its code and detail, in order. */
+	function verdictKey(v) {
+		const reasons = Array.isArray(v.reasons) ? v.reasons : [];
+		return JSON.stringify([v.verdict, v.boot_number, reasons.map((r) =>
+			r && typeof r === 'object' ? [r.code, r.detail] : [String(r)])]);
+	}
+
+	/*
+	 * Newest first; identical consecutive verdicts (same result, boot and reasons: an agent
+	 * saying the same thing every round) are one line with their count and the span of time.
+	 */
 	function renderTimeline(verdicts) {
 		const ol = clear($('timeline'));
 		if (!verdicts.length) {
 			ol.appendChild(el('li', { class: 'empty' }, 'No verdicts yet.'));
 			return;
 		}
+		const groups = [];
 		for (const v of verdicts) {
+			const last = groups[groups.length - 1];
+			if (last && verdictKey(last.v) === verdictKey(v)) {
+				last.n++;
+				last.oldest = v;
+			} else {
+				groups.push({ v: v, n: 1, oldest: v });
+			}
+		}
+		for (const g of groups) {
+			const v = g.v;
 			const reasons = Array.isArray(v.reasons) ? v.reasons : [];
-			const li = el('li', { class: v.trusted ? 'trusted' : 'untrusted' },
+			const li = el('li', { class: v.trusted ? 'trusted' : 'untrusted', 'data-count': g.n },
 				el('div', { class: 'line' },
 					el('span', { class: 'time' }, absTime(v.time)),
 					' ', verdictBadge(v.verdict),
+					g.n > 1 ? el('span', { class: 'count', title: 'identical verdicts since ' +
+						absTime(g.oldest.time) }, ' \u00d7 ' + g.n) : null,
 					el('span', { class: 'hint' }, ' boot ' + v.boot_number + ', next entry ' +
-						v.next_offset + ' (' + relTime(v.time) + ')')));
+						v.next_offset + ' (' + relTime(v.time) + ')' +
+						(g.n > 1 ? '; the same since ' + absTime(g.oldest.time) : ''))));
 			if (reasons.length) {
 				const ul = el('ul', { class: 'reasons' });
 				for (const r of reasons) {
@@ -529,6 +567,7 @@
 			ol.appendChild(li);
 		}
 	}
+
 
 	/* A policy's boot section in one line: what it judges. */
 	function bootPolicyText(b) {
@@ -721,20 +760,88 @@
 			: 'not reported');
 	}
 
+	/*
+	 * Retire, purge and reset (each confirmed by a second click), and the agent's history. After
+	 * a purge the agent is gone: back to the fleet.
+	 */
+	function renderLifecycle(a, history) {
+		const box = clear($('agent-lifecycle'));
+		box.dataset.agent = visible(a.agent_id);
+		const enc = encodeURIComponent(a.agent_id);
+		const verbs = [];
+		if (a.state !== 'retired')
+			verbs.push(['retire', 'Retire', 'Refuse its evidence and free its EK; its history stays.',
+				'DELETE', '/v1/agents/' + enc]);
+		if (!a.reset_at)
+			verbs.push(['reset', 'Reset', 'Let its next enrollment bring a new EK and AK.',
+				'POST', '/v1/agents/' + enc + '/reset']);
+		verbs.push(['purge', 'Purge', 'Delete it with its verdicts, violations and history.',
+			'DELETE', '/v1/agents/' + enc + '?purge=1']);
+		const buttons = () => {
+			clear(box);
+			if (a.state === 'retired')
+				box.appendChild(el('p', { class: 'retired' }, 'Retired ' + absTime(a.retired_at) + '.'));
+			if (a.reset_at)
+				box.appendChild(el('p', { class: 'reset' }, 'Reset ' + absTime(a.reset_at) +
+					': its next enrollment may bring a new EK and AK.'));
+			for (const [verb, label, ask, method, path] of verbs)
+				box.appendChild(el('button', { type: 'button', class: verb,
+					onclick: () => arm(verb, label, ask, method, path) }, label));
+		};
+		const arm = (verb, label, ask, method, path) => {
+			clear(box);
+			box.appendChild(el('span', { class: 'ask' }, ask));
+			box.appendChild(el('button', { type: 'button', class: 'confirm ' + verb,
+				onclick: async (ev) => {
+					ev.target.disabled = true;
+					try {
+						await api(method, path);
+						if (verb === 'purge')
+							location.hash = '#/fleet';
+						else
+							await loadAgent(a.agent_id);
+						setStatus('agent ' + a.agent_id + ': ' + verb + ' done');
+					} catch (e) {
+						failed(e);
+						buttons();
+					}
+				} }, 'Confirm ' + label.toLowerCase()));
+			box.appendChild(el('button', { type: 'button', class: 'cancel', onclick: buttons }, 'Cancel'));
+		};
+		buttons();
+		const hbox = clear($('agent-history'));
+		const rows = Array.isArray(history) ? history : [];
+		hbox.appendChild(el('table', { class: 'history lifecycle' },
+			el('thead', null, el('tr', null, el('th', null, 'when'), el('th', null, 'event'),
+				el('th', null, 'by'), el('th', null, 'detail'))),
+			el('tbody', null, ...rows.map((h) => el('tr', { 'data-event': visible(h.event) },
+				el('td', { class: 'when' }, timeCell(h.time)),
+				el('td', { class: 'event' }, visible(h.event)),
+				el('td', { class: 'actor' }, visible(h.actor)),
+				el('td', { class: 'detail' }, visible(h.detail)))))));
+	}
+
 	async function loadAgent(id) {
-		if (agentView.id !== id)
+		if (agentView.id !== id) {
 			agentView.limit = VERDICTS_FIRST;
+			window.scrollTo(0, 0); /* another agent: from its top, not where the last one was */
+		}
 		agentView.id = id;
 		$('agent-id').textContent = visible(id);
 		setStatus('loading agent\u2026');
 		const enc = encodeURIComponent(id);
-		const [a, vs, viol] = await Promise.all([
+		const [a, vs, viol, hist] = await Promise.all([
 			api('GET', '/v1/agents/' + enc),
 			api('GET', '/v1/agents/' + enc + '/verdicts?limit=' + agentView.limit),
 			api('GET', '/v1/violations?state=open&limit=' + LIST_MAX + '&agent=' + enc),
+			api('GET', '/v1/agents/' + enc + '/history'),
 		]);
+		renderLifecycle(a, hist.history);
 		const dl = clear($('agent-facts'));
-		fact(dl, 'state', a.state);
+		fact(dl, 'state', a.state === 'stale' ? badge('bad', 'stale') : a.state);
+		fact(dl, 'last seen', el('span', null, timeCell(a.last_seen), ' (every ' + a.interval + ' s' +
+			(a.interval_reported ? ', as the agent reported' : ', the verifier\u2019s default') +
+			'; stale after ' + absTime(a.stale_after) + ')'));
 		fact(dl, 'last verdict', el('span', null, verdictBadge(a.last_verdict), ' ',
 			timeCell(a.last_verdict_at)));
 		fact(dl, 'boot', String(a.boot_number));
@@ -865,6 +972,17 @@
 			showLogin('Token forgotten.');
 		});
 		$('refresh').addEventListener('click', route);
+		/* Times are the browser's local time: say which. */
+		const off = -new Date().getTimezoneOffset();
+		$('tz').textContent = 'times in ' + (Intl.DateTimeFormat().resolvedOptions().timeZone || 'local time') +
+			' (UTC' + (off < 0 ? '\u2212' : '+') + pad2(Math.floor(Math.abs(off) / 60)) + ':' +
+			pad2(Math.abs(off) % 60) + ')';
+		/* The fleet reloads itself every AUTO_REFRESH s when asked (nothing else: a view with a
+		 * confirmation armed must not be redrawn under the operator's pointer). */
+		setInterval(() => {
+			if ($('auto-refresh').checked && token() && !$('fleet').hidden)
+				loadFleet().catch(failed);
+		}, AUTO_REFRESH * 1000);
 		$('fleet-filter').addEventListener('input', () => { fleet.page = 0; renderFleet(); });
 		$('fleet-show').addEventListener('change', () => { fleet.page = 0; renderFleet(); });
 		$('viol-filter').addEventListener('input', () => { queue.page = 0; renderQueue(); });
