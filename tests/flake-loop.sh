@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# The flake hunt (issue 15, finding 8): runs each scenario N times in a row and logs one row per
+# run, so that a scenario that fails even once is seen (tests/FLAKES.md holds the counts).
+# Not a test layer itself (tests/run only picks tests/LAYER/*.sh); it runs no retries.
+#
+# Usage: tests/flake-loop.sh [-n RUNS] [-o DIR] SCRIPT...
+#   SCRIPT   a test program (tests/vm/10-measure.sh, tests/e2e/50-reboot.sh) or scripts/demo.sh
+#   RUNS     runs per script, one after the other                              [10]
+#   DIR      where the table and the logs go                    [build/flakes]
+# DIR/runs.tsv gets one row per run: script, run, status, seconds, the 1-minute load average at
+# the start and at the end, the result line (`N passed, N failed, N skipped`; the demo's last
+# line). DIR/logs/SCRIPT.RUN.log is each run's output; a failing run also keeps its work
+# directory (KEEP_TMP=1) in DIR/keep/SCRIPT.RUN (the demo's build/demo), a passing one loses it.
+# Runs in the same DIR from two shells at once are fine (one row is one append).
+set -uo pipefail
+cd "$(dirname "$0")/.." || exit 1
+TOP=$PWD
+runs=10 dir=build/flakes
+while getopts n:o: opt; do
+	case $opt in
+	n) runs=$OPTARG ;;
+	o) dir=$OPTARG ;;
+	*) echo "usage: $0 [-n RUNS] [-o DIR] SCRIPT..." >&2; exit 2 ;;
+	esac
+done
+shift $((OPTIND - 1))
+[[ $runs =~ ^[1-9][0-9]{0,3}$ ]] || { echo "$0: -n takes 1 to 9999" >&2; exit 2; }
+(($# > 0)) || { echo "usage: $0 [-n RUNS] [-o DIR] SCRIPT..." >&2; exit 2; }
+for s in "$@"; do [[ -x $s ]] || { echo "$0: $s is not an executable script" >&2; exit 2; }; done
+case $dir in /*) ;; *) dir=$TOP/$dir ;; esac
+mkdir -p "$dir/logs" "$dir/keep" "$dir/tmp"
+[[ -s $dir/runs.tsv ]] || printf 'script\trun\tstatus\tseconds\tload_start\tload_end\tresult\n' >"$dir/runs.tsv"
+# Port reservations (tests/lib.sh free_port) live in $TMPDIR/attest-test-ports: every run gets
+# its own TMPDIR, linked to the one directory all other tests on this machine use.
+ports=${TMPDIR:-/tmp}/attest-test-ports
+mkdir -p "$ports"
+
+load1() { cut -d' ' -f1 /proc/loadavg; }
+
+passed=0 failed=0
+for script in "$@"; do
+	name=$(basename "$script" .sh)
+	for ((run = 1; run <= runs; run++)); do
+		tag=$name.$run
+		log=$dir/logs/$tag.log
+		tmp=$dir/tmp/$tag
+		rm -rf "$tmp"
+		mkdir -p "$tmp"
+		ln -s "$ports" "$tmp/attest-test-ports"
+		l0=$(load1) t0=$SECONDS
+		TMPDIR=$tmp KEEP_TMP=1 "$script" >"$log" 2>&1
+		rc=$?
+		secs=$((SECONDS - t0)) l1=$(load1)
+		if [[ $script == */demo.sh ]]; then
+			line=$(grep -aE 'done in [0-9]+s|FAILED' "$log" | tail -n 1 | sed 's/\x1b\[[0-9;]*m//g')
+		else
+			line=$(grep -aE '^([A-Za-z-]+: )?[0-9]+ passed, [0-9]+ failed' "$log" | tail -n 1)
+		fi
+		f=$(grep -oE '[0-9]+ failed' <<<"$line" | grep -oE '[0-9]+' || echo 0)
+		if [[ $rc -eq 0 && ${f:-0} -eq 0 && -n $line ]]; then
+			status=pass
+			passed=$((passed + 1))
+			rm -rf "$tmp"
+		else
+			status=FAIL
+			failed=$((failed + 1))
+			rm -f "$tmp/attest-test-ports"
+			mv "$tmp" "$dir/keep/$tag"
+			[[ $script == */demo.sh && -d build/demo ]] && cp -a build/demo "$dir/keep/$tag/demo"
+		fi
+		printf '%s\t%d\t%s\t%d\t%s\t%s\t%s\n' "$script" "$run" "$status" "$secs" "$l0" "$l1" \
+			"${line:-no result line (exit $rc)}" >>"$dir/runs.tsv"
+		printf '%s run %d: %s in %d s, load %s..%s: %s\n' "$script" "$run" "$status" "$secs" \
+			"$l0" "$l1" "${line:-exit $rc}"
+	done
+done
+echo "flake-loop: $passed passed, $failed failed"
+[[ $failed -eq 0 ]]
