@@ -3,10 +3,18 @@
 # run, so that a scenario that fails even once is seen (tests/FLAKES.md holds the counts).
 # Not a test layer itself (tests/run only picks tests/LAYER/*.sh); it runs no retries.
 #
-# Usage: tests/flake-loop.sh [-n RUNS] [-o DIR] SCRIPT...
+# Usage: tests/flake-loop.sh [-n RUNS] [-s FIRST] [-w LOAD] [-o DIR] SCRIPT...
 #   SCRIPT   a test program (tests/vm/10-measure.sh, tests/e2e/50-reboot.sh) or scripts/demo.sh
-#   RUNS     runs per script, one after the other                              [10]
+#   RUNS     rounds; a round runs every SCRIPT once, in order (round-robin, so that a loop cut
+#            short leaves every script with the same number of runs, give or take one)  [10]
+#   FIRST    the number of the first round (to continue a table)                       [1]
+#   LOAD     before each run, wait until the 1-minute load average is below LOAD (for a
+#            second loop that may only run while the machine has room)            [no wait]
 #   DIR      where the table and the logs go                    [build/flakes]
+# Creating DIR/stop ends the loop before its next run (the running one finishes and is logged).
+# Two loops started with the same SCRIPTs, FIRST and DIR share the work: each takes the next
+# (round, script) from the counter DIR/next.FIRST (under flock), so the rounds stay whole; give
+# the second one -w so that it only adds a guest while the machine has room.
 # DIR/runs.tsv gets one row per run: script, run, status, seconds, the 1-minute load average at
 # the start and at the end, the result line (`N passed, N failed, N skipped`; the demo's last
 # line). DIR/logs/SCRIPT.RUN.log is each run's output; a failing run also keeps its work
@@ -15,17 +23,22 @@
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 TOP=$PWD
-runs=10 dir=build/flakes
-while getopts n:o: opt; do
+runs=10 first=1 maxload='' dir=build/flakes
+usage="usage: $0 [-n RUNS] [-s FIRST] [-w LOAD] [-o DIR] SCRIPT..."
+while getopts n:s:w:o: opt; do
 	case $opt in
 	n) runs=$OPTARG ;;
+	s) first=$OPTARG ;;
+	w) maxload=$OPTARG ;;
 	o) dir=$OPTARG ;;
-	*) echo "usage: $0 [-n RUNS] [-o DIR] SCRIPT..." >&2; exit 2 ;;
+	*) echo "$usage" >&2; exit 2 ;;
 	esac
 done
 shift $((OPTIND - 1))
 [[ $runs =~ ^[1-9][0-9]{0,3}$ ]] || { echo "$0: -n takes 1 to 9999" >&2; exit 2; }
-(($# > 0)) || { echo "usage: $0 [-n RUNS] [-o DIR] SCRIPT..." >&2; exit 2; }
+[[ $first =~ ^[1-9][0-9]{0,3}$ ]] || { echo "$0: -s takes 1 to 9999" >&2; exit 2; }
+[[ -z $maxload || $maxload =~ ^[1-9][0-9]?$ ]] || { echo "$0: -w takes 1 to 99" >&2; exit 2; }
+(($# > 0)) || { echo "$usage" >&2; exit 2; }
 for s in "$@"; do [[ -x $s ]] || { echo "$0: $s is not an executable script" >&2; exit 2; }; done
 case $dir in /*) ;; *) dir=$TOP/$dir ;; esac
 mkdir -p "$dir/logs" "$dir/keep" "$dir/tmp"
@@ -36,11 +49,39 @@ ports=${TMPDIR:-/tmp}/attest-test-ports
 mkdir -p "$ports"
 
 load1() { cut -d' ' -f1 /proc/loadavg; }
+# below LIMIT: the 1-minute load average is under the whole number LIMIT
+below() { local l; l=$(load1); ((${l%%.*} < $1)); }
+
+scripts=("$@")
+queue=$dir/next.$first
+# take: sets run and script to the next job of the shared queue; fails when it is empty.
+take() {
+	local k
+	exec {qfd}>>"$queue.lock"
+	flock "$qfd"
+	k=$(cat "$queue" 2>/dev/null)
+	[[ $k =~ ^[0-9]+$ ]] || k=0
+	if ((k >= runs * ${#scripts[@]})); then
+		exec {qfd}>&-
+		return 1
+	fi
+	echo $((k + 1)) >"$queue"
+	exec {qfd}>&-
+	run=$((first + k / ${#scripts[@]})) script=${scripts[k % ${#scripts[@]}]}
+}
 
 passed=0 failed=0
-for script in "$@"; do
-	name=$(basename "$script" .sh)
-	for ((run = 1; run <= runs; run++)); do
+while :; do
+	[[ -e $dir/stop ]] && break
+	if [[ -n $maxload ]]; then
+		until below "$maxload"; do
+			[[ -e $dir/stop ]] && break 2
+			sleep 10
+		done
+	fi
+	take || break
+	{
+		name=$(basename "$script" .sh)
 		tag=$name.$run
 		log=$dir/logs/$tag.log
 		tmp=$dir/tmp/$tag
@@ -72,7 +113,7 @@ for script in "$@"; do
 			"${line:-no result line (exit $rc)}" >>"$dir/runs.tsv"
 		printf '%s run %d: %s in %d s, load %s..%s: %s\n' "$script" "$run" "$status" "$secs" \
 			"$l0" "$l1" "${line:-exit $rc}"
-	done
+	}
 done
 echo "flake-loop: $passed passed, $failed failed"
 [[ $failed -eq 0 ]]
