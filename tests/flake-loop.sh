@@ -4,6 +4,8 @@
 # Not a test layer itself (tests/run only picks tests/LAYER/*.sh); it runs no retries.
 #
 # Usage: tests/flake-loop.sh [-n RUNS] [-s FIRST] [-w LOAD] [-o DIR] SCRIPT...
+#        tests/flake-loop.sh -t [-o DIR]   the counts of DIR/runs.tsv as Markdown table rows:
+#                                          script, runs, failures, load range, mean seconds
 #   SCRIPT   a test program (tests/vm/10-measure.sh, tests/e2e/50-reboot.sh) or scripts/demo.sh
 #   RUNS     rounds; a round runs every SCRIPT once, in order (round-robin, so that a loop cut
 #            short leaves every script with the same number of runs, give or take one)  [10]
@@ -23,10 +25,11 @@
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 TOP=$PWD
-runs=10 first=1 maxload='' dir=build/flakes
-usage="usage: $0 [-n RUNS] [-s FIRST] [-w LOAD] [-o DIR] SCRIPT..."
-while getopts n:s:w:o: opt; do
+runs=10 first=1 maxload='' dir=build/flakes table=0
+usage="usage: $0 [-n RUNS] [-s FIRST] [-w LOAD] [-o DIR] SCRIPT... | -t [-o DIR]"
+while getopts n:s:w:o:t opt; do
 	case $opt in
+	t) table=1 ;;
 	n) runs=$OPTARG ;;
 	s) first=$OPTARG ;;
 	w) maxload=$OPTARG ;;
@@ -35,12 +38,34 @@ while getopts n:s:w:o: opt; do
 	esac
 done
 shift $((OPTIND - 1))
+case $dir in /*) ;; *) dir=$TOP/$dir ;; esac
+if ((table)); then
+	[[ -s $dir/runs.tsv ]] || { echo "$0: no $dir/runs.tsv" >&2; exit 2; }
+	# load range: the lowest and highest of the loads at the start and the end of its runs
+	exec awk -F'\t' '
+		NR == 1 { next }
+		!($1 in runs) { order[++n] = $1; lo[$1] = 1e9; hi[$1] = 0 }
+		{
+			runs[$1]++
+			if ($3 != "pass") fails[$1]++
+			secs[$1] += $4
+			for (i = 5; i <= 6; i++) {
+				if ($i + 0 < lo[$1]) lo[$1] = $i + 0
+				if ($i + 0 > hi[$1]) hi[$1] = $i + 0
+			}
+		}
+		END {
+			for (i = 1; i <= n; i++) {
+				s = order[i]
+				printf "| %s | %d | %d | %.2f..%.2f | %d |\n", s, runs[s], fails[s], lo[s], hi[s], secs[s] / runs[s]
+			}
+		}' "$dir/runs.tsv"
+fi
 [[ $runs =~ ^[1-9][0-9]{0,3}$ ]] || { echo "$0: -n takes 1 to 9999" >&2; exit 2; }
 [[ $first =~ ^[1-9][0-9]{0,3}$ ]] || { echo "$0: -s takes 1 to 9999" >&2; exit 2; }
 [[ -z $maxload || $maxload =~ ^[1-9][0-9]?$ ]] || { echo "$0: -w takes 1 to 99" >&2; exit 2; }
 (($# > 0)) || { echo "$usage" >&2; exit 2; }
 for s in "$@"; do [[ -x $s ]] || { echo "$0: $s is not an executable script" >&2; exit 2; }; done
-case $dir in /*) ;; *) dir=$TOP/$dir ;; esac
 mkdir -p "$dir/logs" "$dir/keep" "$dir/tmp"
 [[ -s $dir/runs.tsv ]] || printf 'script\trun\tstatus\tseconds\tload_start\tload_end\tresult\n' >"$dir/runs.tsv"
 # Port reservations (tests/lib.sh free_port) live in $TMPDIR/attest-test-ports: every run gets
