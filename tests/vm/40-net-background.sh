@@ -34,6 +34,8 @@ bg=$T_TMP/bg
 VM_DIR=$bg VM_BACKGROUND=1 VM_TIMEOUT=120 vm/boot.sh >"$T_TMP/bg.out" 2>"$T_TMP/bg.err"
 rc=$?
 check_eq "background: boot.sh returns 0 when ready" 0 "$rc"
+# how close to VM_READY_TIMEOUT (60 s) the boot came, for the flake hunt's logs
+sed -n 's/.*guest ready after \([0-9]*\) s.*/# background: ready after \1 s/p' "$T_TMP/bg.err"
 vm_pid=$(sed -n 's/^VM_PID=//p' "$T_TMP/bg.out")
 tpm_pid=$(sed -n 's/^SWTPM_PID=//p' "$T_TMP/bg.out")
 [[ -n $vm_pid ]] && track_pid "$vm_pid"
@@ -54,10 +56,12 @@ fg=$T_TMP/fg
 VM_DIR=$fg VM_TIMEOUT=120 VM_CONSOLE=0 vm/boot.sh >"$T_TMP/fg.log" 2>&1 &
 boot_pid=$!
 track_pid "$boot_pid"
+t0=$SECONDS
 for _ in $(seq 1 600); do
 	grep -q '^ATTEST-READY' "$fg/serial.log" 2>/dev/null && break
 	sleep 0.1
 done
+echo "# terminate: ready after $((SECONDS - t0)) s"
 check "terminate: guest got ready" grep -q '^ATTEST-READY' "$fg/serial.log"
 vm_pid=$(cat "$fg/qemu.pid" 2>/dev/null)
 tpm_pid=$(cat "$fg/swtpm.pid" 2>/dev/null)
