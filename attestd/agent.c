@@ -35,6 +35,9 @@ struct agent {
 	bool enrolled;
 	char boot_id[64]; /* the kernel's boot_id when the last verdict arrived; "" unknown */
 	bool event_log_warned; /* the event log could not be read: said once */
+	/* The challenge the last verdict carried: the next round answers it without asking. */
+	struct challenge next;
+	bool has_next;
 };
 
 /* What a failed step means for the caller. */
@@ -158,6 +161,7 @@ static void marker_drop(struct agent *a)
 	char path[PATH_MAX];
 
 	a->enrolled = false;
+	a->has_next = false;
 	if (state_path(a, "enrolled", path, sizeof(path)) == 0)
 		unlink(path);
 }
@@ -372,17 +376,38 @@ static void attach_boot_log(struct agent *a, const struct challenge *ch, struct 
 		 ch->has_boot_log_sha256 ? ": the verifier holds another" : "");
 }
 
-/* One round; on success *v holds the verdict. */
-static int agent_round(struct agent *a, struct verdict_response *v, enum step_fail *why)
+/*
+ * Whether the verifier refused the nonce of a challenge it gave with a verdict for a reason
+ * that a challenge asked for now would not have: it restarted (its challenges live in memory:
+ * nonce_unknown) or the round came after the nonce expired.
+ */
+static bool given_nonce_refused(int ret, const struct client_error *err)
+{
+	return ret == -EPROTO && ((err->status == 400 && !strcmp(err->code, "nonce_unknown")) ||
+				  (err->status == 409 && !strcmp(err->code, "nonce_expired")));
+}
+
+/*
+ * One round answering `given` (the challenge the last verdict carried), or a challenge asked
+ * for when `given` is NULL; on success *v holds the verdict. *refused: the verifier refused
+ * `given`'s nonce (given_nonce_refused()).
+ */
+static int round_once(struct agent *a, const struct challenge *given, struct verdict_response *v,
+		      enum step_fail *why, bool *refused)
 {
 	struct challenge ch;
 	struct evidence ev;
 	struct imalist_chunk chunk = { 0 };
 	struct client_error err;
-	int ret;
+	int ret = 0;
 
 	memset(&ev, 0, sizeof(ev));
-	ret = client_challenge(a->client, a->cfg->agent_id, &ch, &err);
+	memset(&err, 0, sizeof(err));
+	*refused = false;
+	if (given)
+		ch = *given;
+	else
+		ret = client_challenge(a->client, a->cfg->agent_id, &ch, &err);
 	if (ret == -EPROTO && ((err.status == 404 && !strcmp(err.code, "unknown_agent")) ||
 			       (err.status == 403 && !strcmp(err.code, "not_activated")))) {
 		log_warn("verifier does not know agent '%s' as active (%s); enrolling again",
@@ -445,14 +470,45 @@ static int agent_round(struct agent *a, struct verdict_response *v, enum step_fa
 		snprintf(a->boot_id, sizeof(a->boot_id), "%s", boot_now);
 		(void)write_state_file(a, "boot-id", boot_now);
 	}
-	if (ret == -EPROTO && err.status >= 400 && err.status < 500 && err.status != 409 &&
-	    err.status != 429)
+	if (given && given_nonce_refused(ret, &err))
+		*refused = true;
+	else if (ret == -EPROTO && err.status >= 400 && err.status < 500 && err.status != 409 &&
+		 err.status != 429)
 		*why = STEP_FATAL; /* the verifier refused our evidence as malformed */
+	if (ret == 0 && v->has_next_challenge) {
+		a->next = v->next_challenge;
+		a->has_next = true;
+	}
 out:
 	free(chunk.data);
 	evidence_release(&ev);
 	OPENSSL_cleanse(&ch, sizeof(ch));
 	return ret;
+}
+
+/*
+ * One round; on success *v holds the verdict. A round answers the challenge the last verdict
+ * carried (one exchange: DESIGN.md, "One exchange per round"), or asks for one when there is
+ * none or the verifier no longer takes it.
+ */
+static int agent_round(struct agent *a, struct verdict_response *v, enum step_fail *why)
+{
+	struct challenge given;
+	bool has_given = a->has_next, refused = false;
+	int ret;
+
+	a->has_next = false;
+	given = a->next;
+	OPENSSL_cleanse(&a->next, sizeof(a->next));
+	if (has_given) {
+		ret = round_once(a, &given, v, why, &refused);
+		OPENSSL_cleanse(&given, sizeof(given));
+		if (!refused)
+			return ret;
+		log_info("the verifier no longer takes the challenge it gave with the last verdict"
+			 " (it restarted, or the nonce expired); asking for a new one");
+	}
+	return round_once(a, NULL, v, why, &refused);
 }
 
 /* Setup, enrollment if needed, one round. */

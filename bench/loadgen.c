@@ -9,6 +9,7 @@
  *           [--threads T] [--seconds S] [--verifier-pid PID] [--entries-per-round K]
  *           [--verdict-log FILE] [--max-errors N] [--error-pause-ms MS]
  *           [--id-prefix PREFIX] [--pending 1] [--split-connections 1]
+ *           [--fresh-challenges 1]
  *
  * Each agent is what a TPM and attestd would send, made in software:
  *   - an EC P-256 EK of its own in the TCG default template L-2 (softtpm_ek_public), with an
@@ -18,7 +19,9 @@
  *     (~30 us) small next to the verifier's work;
  *   - ActivateCredential in software (softtpm_activate_credential: ECDH and KDFe for the
  *     seed, KDFa, outer HMAC check, AES-128-CFB decrypt; the mirror of proto/credential.c);
- *   - per round: a challenge, K new ima-ng entries (the first round also boot_aggregate),
+ *   - per round: a challenge (the one the last verdict carried; --fresh-challenges 1 asks
+ *     POST .../challenges every round, the protocol's two exchanges), K new ima-ng entries
+ *     (the first round also boot_aggregate),
  *     PCR 10 extended with proto/replay, a softtpm quote over sha1+sha256 PCR 0-10, evidence
  *     with the entries from the challenge's log_offset on.
  * Threads: T, each with one libcurl handle (TLS, keep-alive) serving agents i % T == t, closed
@@ -39,7 +42,8 @@
  * down for a moment is waited for instead of ending the run.
  *
  * Output lines `key value`: agents threads enroll_s attestations seconds per_s p50_ms p99_ms
- * untrusted errors verifier_cpu_pct loadgen_cpu_pct rss_start_kib rss_enrolled_kib rss_end_kib.
+ * untrusted errors challenges (asked for) refused_given (a verdict's challenge refused, another
+ * asked for) verifier_cpu_pct loadgen_cpu_pct rss_start_kib rss_enrolled_kib rss_end_kib.
  */
 #define OPENSSL_SUPPRESS_DEPRECATED /* SHA1_Init for boot_aggregate */
 #include <inttypes.h>
@@ -90,6 +94,9 @@ struct agent {
 	struct dynbuf entry_off; /* size_t byte offset of each entry, LIMIT_IMA_ENTRIES_PER_ROUND */
 	size_t nentries;
 	unsigned files_next;
+	/* The challenge the last verdict carried, for the next round (one exchange per round). */
+	struct challenge next;
+	bool has_next;
 };
 
 struct opts {
@@ -102,6 +109,7 @@ struct opts {
 	const char *id_prefix;
 	bool pending; /* enroll only */
 	bool split;   /* evidence on a connection of its own */
+	bool fresh;   /* ask a challenge every round, ignoring the one a verdict carries */
 	FILE *verdict_log; /* shared by the threads: one fprintf per line, flushed at once */
 };
 
@@ -117,6 +125,8 @@ struct worker {
 	double *lat;
 	size_t nlat;
 	unsigned long untrusted, errors;
+	unsigned long challenges;    /* asked for (POST .../challenges) */
+	unsigned long refused_given; /* a verdict's challenge refused: asked for another */
 	double stop_at;
 	int phase; /* 0 enroll, 1 attest */
 	int failed;
@@ -396,55 +406,108 @@ cleanup:
 
 /* --- one attestation ------------------------------------------------------------------------- */
 
-static int agent_round(struct worker *w, struct agent *a, bool *trusted)
+/*
+ * The challenge of agent a's round in *ch: the one its last verdict carried (*given), unless
+ * --fresh-challenges or it expires within 2 s (this host's clock is the verifier's), else one
+ * asked for.
+ */
+static int challenge_for(struct worker *w, struct agent *a, struct challenge *ch, bool *given)
 {
-	struct challenge ch;
-	struct evidence ev;
-	struct verdict_response *vr = NULL;
-	uint8_t attest[LIMIT_ATTEST], sig[LIMIT_SIGNATURE];
-	char path[64], *json = NULL;
+	char path[64];
 	const char *why = NULL;
 	struct buf b = {0};
 	long st = 0;
 	int ret = -EIO;
 
+	*given = a->has_next && !w->o->fresh && a->next.expires_at > (int64_t)time(NULL) + 2;
+	a->has_next = false;
+	if (*given) {
+		*ch = a->next;
+		return 0;
+	}
 	snprintf(path, sizeof(path), "/v1/agents/%s/challenges", a->id);
 	if (post(w, path, "", &st, &b) != 0)
-		goto cleanup;
-	if (st != 201 || challenge_parse(b.p, b.len, &ch, &why) != 0) {
+		goto out;
+	if (st != 201 || challenge_parse(b.p, b.len, ch, &why) != 0) {
 		fprintf(stderr, "loadgen: challenge %s: HTTP %ld %s\n", a->id, st, b.p);
-		goto cleanup;
+		goto out;
 	}
+	w->challenges++;
+	ret = 0;
+out:
 	free(b.p);
-	b.p = NULL;
-	if (ch.log_offset > a->nentries || agent_measure(w, a, w->o->per_round) != 0)
-		goto cleanup;
+	return ret;
+}
+
+/* Quotes for challenge ch and sends the list from its offset; the answer's status and body. */
+static int answer(struct worker *w, struct agent *a, const struct challenge *ch, long *st,
+		  struct buf *b)
+{
+	struct evidence ev;
+	uint8_t attest[LIMIT_ATTEST], sig[LIMIT_SIGNATURE];
+	char path[64], *json;
+	size_t from;
+	int ret;
+
+	if (ch->log_offset > a->nentries)
+		return -EIO;
 	a->clk.clock += 2000;
 	memset(&ev, 0, sizeof(ev));
-	memcpy(ev.nonce, ch.nonce, ch.nonce_len);
-	ev.nonce_len = ch.nonce_len;
-	if (softtpm_quote(a->ak, ch.nonce, ch.nonce_len, &a->pcrs, &a->clk, attest, sizeof(attest),
-			  &ev.attest_len, sig, sizeof(sig), &ev.signature_len) != 0)
-		goto cleanup;
+	memcpy(ev.nonce, ch->nonce, ch->nonce_len);
+	ev.nonce_len = ch->nonce_len;
+	if (softtpm_quote(a->ak, ch->nonce, ch->nonce_len, &a->pcrs, &a->clk, attest,
+			  sizeof(attest), &ev.attest_len, sig, sizeof(sig), &ev.signature_len) != 0)
+		return -EIO;
 	ev.attest = attest;
 	ev.signature = sig;
 	ev.pcrs = a->pcrs;
-	ev.log_offset = ch.log_offset;
-	{
-		size_t from = ch.log_offset < a->nentries ? entry_off(a, ch.log_offset) : a->list.len;
-
-		ev.log = (uint8_t *)a->list.buf + from;
-		ev.log_len = a->list.len - from;
-	}
+	ev.log_offset = ch->log_offset;
+	from = ch->log_offset < a->nentries ? entry_off(a, ch->log_offset) : a->list.len;
+	ev.log = (uint8_t *)a->list.buf + from;
+	ev.log_len = a->list.len - from;
 	json = evidence_encode(&ev);
 	snprintf(path, sizeof(path), "/v1/agents/%s/evidence", a->id);
-	if (!json || post_on(w, w->curl_evidence, path, json, &st, &b) != 0)
+	ret = json ? post_on(w, w->curl_evidence, path, json, st, b) : -ENOMEM;
+	free(json);
+	return ret;
+}
+
+/* The verifier refused a nonce it gave with a verdict: it restarted, or the nonce expired. */
+static bool given_nonce_refused(long st, const struct buf *b)
+{
+	return (st == 400 || st == 409) && b->p &&
+	       (strstr(b->p, "\"nonce_unknown\"") || strstr(b->p, "\"nonce_expired\""));
+}
+
+static int agent_round(struct worker *w, struct agent *a, bool *trusted)
+{
+	struct challenge ch;
+	struct verdict_response *vr = NULL;
+	const char *why = NULL;
+	struct buf b = {0};
+	bool given;
+	long st = 0;
+	int ret = -EIO;
+
+	if (challenge_for(w, a, &ch, &given) != 0 || agent_measure(w, a, w->o->per_round) != 0 ||
+	    answer(w, a, &ch, &st, &b) != 0)
 		goto cleanup;
+	if (given && given_nonce_refused(st, &b)) {
+		/* As attestd does: ask for a challenge and answer it in the same round. */
+		w->refused_given++;
+		free(b.p);
+		b.p = NULL;
+		if (challenge_for(w, a, &ch, &given) != 0 || answer(w, a, &ch, &st, &b) != 0)
+			goto cleanup;
+	}
 	vr = malloc(sizeof(*vr));
 	if (!vr || st != 200 || verdict_response_parse(b.p, b.len, vr, &why) != 0) {
 		fprintf(stderr, "loadgen: evidence %s: HTTP %ld %.300s\n", a->id, st, b.p);
 		goto cleanup;
 	}
+	a->has_next = vr->has_next_challenge;
+	if (a->has_next)
+		a->next = vr->next_challenge;
 	*trusted = vr->trusted;
 	if (w->o->verdict_log) {
 		struct timespec now;
@@ -462,7 +525,6 @@ static int agent_round(struct worker *w, struct agent *a, bool *trusted)
 	ret = 0;
 cleanup:
 	free(vr);
-	free(json);
 	free(b.p);
 	return ret;
 }
@@ -715,6 +777,8 @@ static int parse_opts(int argc, char **argv, struct opts *o, const char **make_c
 			o->pending = v == 1;
 		else if (!strcmp(a, "--split-connections") && bench_parse_ulong(val, 1, &v) == 0)
 			o->split = v == 1;
+		else if (!strcmp(a, "--fresh-challenges") && bench_parse_ulong(val, 1, &v) == 0)
+			o->fresh = v == 1;
 		else
 			return -EINVAL;
 	}
@@ -738,7 +802,7 @@ int main(int argc, char **argv)
 	double t0, c0, lg0, w, *all = NULL;
 	long rss0 = -1, rss1 = -1, rss2 = -1;
 	size_t nall = 0;
-	unsigned long untrusted = 0, errors = 0;
+	unsigned long untrusted = 0, errors = 0, challenges = 0, refused_given = 0;
 	int ret = 1;
 
 	if (parse_opts(argc, argv, &o, &make_ca_dir) != 0) {
@@ -746,7 +810,8 @@ int main(int argc, char **argv)
 				"       loadgen --url URL --ca FILE --ek-ca-dir DIR --agents N [--threads T]\n"
 				"               [--seconds S] [--verifier-pid PID] [--entries-per-round K]\n"
 				"               [--verdict-log FILE] [--max-errors N] [--error-pause-ms MS]\n"
-				"               [--id-prefix PREFIX] [--pending 1] [--split-connections 1]\n");
+				"               [--id-prefix PREFIX] [--pending 1] [--split-connections 1]\n"
+				"               [--fresh-challenges 1]\n");
 		return 2;
 	}
 	if (make_ca_dir) {
@@ -820,11 +885,14 @@ int main(int argc, char **argv)
 		nall += ws[t].nlat;
 		untrusted += ws[t].untrusted;
 		errors += ws[t].errors;
+		challenges += ws[t].challenges;
+		refused_given += ws[t].refused_given;
 	}
 	printf("attestations %zu\nseconds %.3f\nper_s %.1f\n", nall, w, (double)nall / w);
 	printf("p50_ms %.3f\n", bench_percentile(all, nall, 0.50, 0));
 	printf("p99_ms %.3f\n", bench_percentile(all, nall, 0.99, 1));
 	printf("untrusted %lu\nerrors %lu\n", untrusted, errors);
+	printf("challenges %lu\nrefused_given %lu\n", challenges, refused_given);
 	printf("rss_start_kib %ld\nrss_enrolled_kib %ld\nrss_end_kib %ld\n", rss0, rss1, rss2);
 	ret = nall > 0 && untrusted == 0 && errors == 0 ? 0 : 1;
 cleanup:

@@ -408,39 +408,52 @@ static json_t *pcr_values_value(const struct pcr_set *set)
 
 /* ---- challenge and evidence ------------------------------------------------------------- */
 
-int challenge_parse(const char *json, size_t len, struct challenge *out, const char **why)
+/* A challenge object (the body of POST .../challenges, or a verdict's next_challenge). */
+static int challenge_from(json_t *root, struct challenge *out, const char **why)
 {
-	memset(out, 0, sizeof(*out));
-	json_t *root = load_object(json, len, why);
-	int rc = -EINVAL;
 	uint64_t exp;
 
-	if (!root)
+	memset(out, 0, sizeof(*out));
+	if (!json_is_object(root)) {
+		*why = "a challenge must be an object";
 		return -EINVAL;
+	}
 	if (get_hex_fixed(root, "nonce", out->nonce, sizeof(out->nonce), LIMIT_NONCE_MIN_BYTES,
 			  &out->nonce_len, why, NONCE_WHY) ||
 	    get_u64(root, "expires_at", &exp, why, "expires_at must be a non-negative integer") ||
 	    get_u64(root, "log_offset", &out->log_offset, why,
 		    "log_offset must be a non-negative integer") ||
 	    selection_parse(json_object_get(root, "pcr_selection"), &out->selection, why))
-		goto out;
+		return -EINVAL;
 	if (json_object_get(root, "boot_log_sha256")) {
 		size_t n = 0;
 
 		if (get_hex_fixed(root, "boot_log_sha256", out->boot_log_sha256,
 				  sizeof(out->boot_log_sha256), sizeof(out->boot_log_sha256), &n, why,
 				  "boot_log_sha256 must be hex of 32 bytes"))
-			goto out;
+			return -EINVAL;
 		out->has_boot_log_sha256 = true;
 	}
 	out->expires_at = (int64_t)exp;
-	rc = 0;
-out:
+	return 0;
+}
+
+int challenge_parse(const char *json, size_t len, struct challenge *out, const char **why)
+{
+	json_t *root = load_object(json, len, why);
+	int rc;
+
+	if (!root) {
+		memset(out, 0, sizeof(*out));
+		return -EINVAL;
+	}
+	rc = challenge_from(root, out, why);
 	json_decref(root);
 	return rc;
 }
 
-char *challenge_encode(const struct challenge *c)
+/* The challenge as a JSON object; NULL when out of memory. */
+static json_t *challenge_value(const struct challenge *c)
 {
 	json_t *root = json_pack("{s:o, s:I, s:I, s:o}", "nonce", hex_value(c->nonce, c->nonce_len),
 				 "expires_at", (json_int_t)c->expires_at, "log_offset",
@@ -453,7 +466,12 @@ char *challenge_encode(const struct challenge *c)
 		json_decref(root);
 		root = NULL;
 	}
-	return dump_and_free(root);
+	return root;
+}
+
+char *challenge_encode(const struct challenge *c)
+{
+	return dump_and_free(challenge_value(c));
 }
 
 /* The optional boot log and command line of an evidence (see evidence.h). */
@@ -622,6 +640,12 @@ int verdict_response_parse(const char *json, size_t len, struct verdict_response
 		*why = "a trusted verdict carries no reasons";
 		goto out;
 	}
+	if (json_object_get(root, "next_challenge")) {
+		if (challenge_from(json_object_get(root, "next_challenge"), &out->next_challenge,
+				   why))
+			goto out;
+		out->has_next_challenge = true;
+	}
 	rc = 0;
 out:
 	json_decref(root);
@@ -639,10 +663,17 @@ char *verdict_response_encode(const struct verdict_response *v)
 			json_object_set_new(o, "entry", json_integer(r->entry));
 		json_array_append_new(reasons, o);
 	}
-	return dump_and_free(json_pack("{s:s, s:I, s:I, s:o}", "verdict",
-				       v->trusted ? "trusted" : "untrusted", "verdict_id",
-				       (json_int_t)v->verdict_id, "next_offset",
-				       (json_int_t)v->next_offset, "reasons", reasons));
+	json_t *root = json_pack("{s:s, s:I, s:I, s:o}", "verdict",
+				 v->trusted ? "trusted" : "untrusted", "verdict_id",
+				 (json_int_t)v->verdict_id, "next_offset", (json_int_t)v->next_offset,
+				 "reasons", reasons);
+
+	if (root && v->has_next_challenge &&
+	    json_object_set_new(root, "next_challenge", challenge_value(&v->next_challenge))) {
+		json_decref(root);
+		root = NULL;
+	}
+	return dump_and_free(root);
 }
 
 char *error_encode(const char *code, const char *message)

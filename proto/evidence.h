@@ -23,8 +23,21 @@
  *      "interval": SECONDS}                                                  (optional)
  *   200                                  verdict_response
  *     {"verdict": "trusted"|"untrusted", "verdict_id": N, "next_offset": N,
- *      "reasons": [{"code": "not_in_allowlist", "detail": "/usr/bin/x sha256:ab..", "entry": 42}]}
+ *      "reasons": [{"code": "not_in_allowlist", "detail": "/usr/bin/x sha256:ab..", "entry": 42}],
+ *      "next_challenge": challenge}                                     (optional)
  *   errors (any status >= 400)           {"error": {"code": "bad_request", "message": "..."}}
+ *
+ * One exchange per round: a verdict carries "next_challenge", the challenge of the agent's
+ * next round, issued from the state the verdict committed (what POST .../challenges would
+ * answer then). The agent answers it at its next round without asking, so a round is one
+ * request; it asks (POST .../challenges) when it holds none, or when the evidence answering
+ * one is refused as nonce_unknown (the verifier restarted: challenges live in its memory) or
+ * nonce_expired. The verifier offers one only when the agent's interval is at most half of
+ * --nonce-ttl, and keeps one such challenge per agent outstanding (a newer replaces it), so a
+ * client that ignores them is not rate-limited by them. What it costs in freshness: the quote
+ * is made after the nonce was issued, as before, but up to --nonce-ttl later instead of just
+ * after a request (SECURITY.md, "What a trusted verdict proves"). An older agent ignores the
+ * field; an older verifier sends none.
  *
  * The boot log (issue 13): "boot_log" is /sys/kernel/security/tpm0/binary_bios_measurements
  * whole (at most LIMIT_EVENTLOG_BYTES) and "boot_cmdline" the kernel's /proc/cmdline without its
@@ -134,6 +147,13 @@ struct verdict_response {
 	uint64_t next_offset;
 	unsigned nreasons;
 	struct verdict_reason reason[LIMIT_VERDICT_REASONS];
+	/*
+	 * The challenge for the agent's next round, issued with this verdict so that a round is
+	 * one exchange (DESIGN.md, "One exchange per round"); absent when the verifier does not
+	 * offer one. The agent asks POST .../challenges when it has none or it was refused.
+	 */
+	bool has_next_challenge;
+	struct challenge next_challenge;
 };
 int verdict_response_parse(const char *json, size_t len, struct verdict_response *out, const char **why);
 char *verdict_response_encode(const struct verdict_response *v);

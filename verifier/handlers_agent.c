@@ -308,6 +308,8 @@ void handle_evidence(const struct http_request *req, struct http_response *resp)
 		goto out;
 	}
 	http_reply_json(resp, 200, verdict_response_encode(&v));
+	if (v.has_next_challenge)
+		APP_COUNT(app, challenges_given);
 	if (v.trusted)
 		APP_COUNT(app, attest_trusted);
 	else

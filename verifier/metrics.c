@@ -99,7 +99,9 @@ char *metrics_render(const struct metrics *m, const struct store_counts *c,
 		 ld(&m->enroll_ok), "refused", ld(&m->enroll_refused));
 	counter2(&b, "attest_activations_total", "Credential activations by result.", "ok",
 		 ld(&m->activate_ok), "failed", ld(&m->activate_failed));
-	counter1(&b, "attest_challenges_total", "Challenges issued.", ld(&m->challenges));
+	counter1(&b, "attest_challenges_total", "Challenges issued on request.", ld(&m->challenges));
+	counter1(&b, "attest_challenges_given_total", "Challenges issued with a verdict, for the"
+		 " agent's next round.", ld(&m->challenges_given));
 	counter1(&b, "attest_http_requests_total", "HTTP requests answered.",
 		 ld(&m->http_requests));
 	counter1(&b, "attest_http_errors_total", "HTTP requests answered with a status of 400 or"

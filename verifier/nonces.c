@@ -34,6 +34,7 @@ struct nonce_entry {
 	uint8_t nbanks;
 	uint8_t nonce_len;
 	bool used;
+	bool given; /* issued with a verdict (nonces_add_given) */
 	uint8_t nonce[LIMIT_NONCE_BYTES];
 };
 
@@ -223,7 +224,8 @@ static struct nonce_shard *shard_of(struct nonces *ns, const char *agent, uint64
 	return &ns->shard[*h & (NONCES_SHARDS - 1)];
 }
 
-int nonces_add(struct nonces *ns, const char *agent, const struct challenge *c, int64_t now)
+static int add(struct nonces *ns, const char *agent, const struct challenge *c, int64_t now,
+	       bool given)
 {
 	struct nonce_shard *s;
 	struct nonce_agent *a;
@@ -245,6 +247,13 @@ int nonces_add(struct nonces *ns, const char *agent, const struct challenge *c, 
 		goto out;
 	}
 	agent_prune(s, a, now);
+	/* A verdict's challenge replaces the one the previous verdict gave, if still unused. */
+	for (unsigned i = 0; given && i < a->n;) {
+		if (a->e[i].given && !a->e[i].used)
+			entry_drop(s, a, i);
+		else
+			i++;
+	}
 	for (unsigned i = 0; i < a->n; i++) {
 		if (!a->e[i].used && a->e[i].expires_at >= now)
 			outstanding++;
@@ -286,6 +295,7 @@ int nonces_add(struct nonces *ns, const char *agent, const struct challenge *c, 
 	memcpy(e->nonce, c->nonce, c->nonce_len);
 	e->nonce_len = (uint8_t)c->nonce_len;
 	e->expires_at = c->expires_at;
+	e->given = given;
 	e->log_offset = c->log_offset;
 	e->nbanks = (uint8_t)c->selection.nbanks;
 	for (unsigned i = 0; i < c->selection.nbanks; i++) {
@@ -307,6 +317,16 @@ out:
 	}
 	pthread_mutex_unlock(&s->lock);
 	return ret;
+}
+
+int nonces_add(struct nonces *ns, const char *agent, const struct challenge *c, int64_t now)
+{
+	return add(ns, agent, c, now, false);
+}
+
+int nonces_add_given(struct nonces *ns, const char *agent, const struct challenge *c, int64_t now)
+{
+	return add(ns, agent, c, now, true);
 }
 
 int nonces_consume(struct nonces *ns, const char *agent, const uint8_t *nonce, size_t nonce_len,

@@ -43,6 +43,14 @@ void nonces_free(struct nonces *ns);
 int nonces_add(struct nonces *ns, const char *agent, const struct challenge *c, int64_t now);
 
 /*
+ * As nonces_add(), for the challenge a verdict carries (the agent's next round): it replaces
+ * the agent's previous such challenge if that one is still unused (forgotten: an answer to it
+ * is -ENOENT), so that an agent which asks for its challenges instead leaves at most one of
+ * these outstanding, not one per round up to the rate limit.
+ */
+int nonces_add_given(struct nonces *ns, const char *agent, const struct challenge *c, int64_t now);
+
+/*
  * Consumes a challenge: marks it used if it was issued to `agent`, is unused and unexpired
  * (expires_at >= now), and fills *out with what it asked for. -ENOENT unknown nonce or another
  * agent's, -EALREADY used before, -ETIMEDOUT expired (left as it is). *out is zeroed on error.

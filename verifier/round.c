@@ -53,16 +53,18 @@ static enum round_status context(struct app *app, const char *id, struct store_r
 	return ROUND_OK;
 }
 
-enum round_status round_challenge(struct app *app, const char *id, struct challenge *c)
+/*
+ * A new challenge for agent `id` whose next round starts at list entry `log_offset`, naming the
+ * firmware log the store holds for it (NULL: none): kept in the nonce table, MAC'd with the
+ * cluster key if there is one; `given`: it goes with a verdict (nonces_add_given()).
+ * ROUND_RATE_LIMITED when the agent has NONCES_MAX_OUTSTANDING
+ * unanswered ones here (never with a cluster key, see below).
+ */
+static enum round_status issue(struct app *app, const char *id, int64_t now, uint64_t log_offset,
+			       const uint8_t *boot_log_sha256, bool given, struct challenge *c)
 {
-	struct store_round_ctx ctx;
-	int64_t now = (int64_t)time(NULL);
-	enum round_status st;
 	int ret;
 
-	st = context(app, id, &ctx);
-	if (st)
-		return st;
 	memset(c, 0, sizeof(*c));
 	c->expires_at = now + app->nonce_ttl;
 	/* With a cluster key any verifier of the fleet recognizes the nonce (cluster.h). */
@@ -74,15 +76,16 @@ enum round_status round_challenge(struct app *app, const char *id, struct challe
 		return ROUND_INTERNAL;
 	}
 	c->nonce_len = CHALLENGE_NONCE_BYTES;
-	c->log_offset = ctx.boot.started ? ctx.boot.next_entry : 0;
+	c->log_offset = log_offset;
 	/* The agent resends its firmware log only when it is not the one held here. */
-	if (ctx.has_boot_log) {
+	if (boot_log_sha256) {
 		c->has_boot_log_sha256 = true;
-		memcpy(c->boot_log_sha256, ctx.boot_log_sha256, sizeof(c->boot_log_sha256));
+		memcpy(c->boot_log_sha256, boot_log_sha256, sizeof(c->boot_log_sha256));
 	}
 	challenge_selection(&c->selection);
 	/* Kept here too: the rate limit, round_admit(), and a reuse refused before the store. */
-	ret = nonces_add(app->nonces, id, c, now);
+	ret = given ? nonces_add_given(app->nonces, id, c, now)
+		    : nonces_add(app->nonces, id, c, now);
 	/*
 	 * With a cluster key a challenge stands on its MAC, and the answer often goes to another
 	 * verifier (behind a load balancer), which cannot tell this one: the challenges it
@@ -92,6 +95,18 @@ enum round_status round_challenge(struct app *app, const char *id, struct challe
 	if (ret == -EBUSY && app->cluster)
 		return ROUND_OK;
 	return ret == -EBUSY ? ROUND_RATE_LIMITED : ret ? ROUND_INTERNAL : ROUND_OK;
+}
+
+enum round_status round_challenge(struct app *app, const char *id, struct challenge *c)
+{
+	struct store_round_ctx ctx;
+	enum round_status st;
+
+	st = context(app, id, &ctx);
+	if (st)
+		return st;
+	return issue(app, id, (int64_t)time(NULL), ctx.boot.started ? ctx.boot.next_entry : 0,
+		     ctx.has_boot_log ? ctx.boot_log_sha256 : NULL, false, c);
 }
 
 /*
@@ -355,10 +370,33 @@ static const struct store_boot_log *boot_log_to_store(const struct evidence *ev,
 	return put;
 }
 
+/*
+ * The challenge of the agent's next round, sent with this round's verdict (one exchange per
+ * round, DESIGN.md): issued from the boot state just committed, so it names what a challenge
+ * asked for now would. Only when the agent's next round (its interval, else the verifier's
+ * default) comes well before the nonce expires: an agent would otherwise answer a nonce
+ * already expired. Not offered when the agent has too many unanswered challenges.
+ */
+static void next_challenge(struct app *app, const char *id, int64_t now, uint32_t interval,
+			   const struct boot_state *next, const uint8_t *boot_log_sha256,
+			   struct verdict_response *verdict)
+{
+	uint64_t every = interval ? interval : app->liveness.default_interval;
+
+	verdict->has_next_challenge = false;
+	if (every > (uint64_t)app->nonce_ttl / 2)
+		return;
+	if (issue(app, id, now, next->started ? next->next_entry : 0, boot_log_sha256, true,
+		  &verdict->next_challenge) == ROUND_OK)
+		verdict->has_next_challenge = true;
+}
+
 enum round_status round_evidence(struct app *app, const char *id, const struct evidence *ev,
 				 struct verdict_response *verdict)
 {
 	struct store_boot_log stored, put;
+	const struct store_boot_log *to_store;
+	const uint8_t *held_boot_log; /* the SHA-256 of the firmware log stored after the round */
 	struct store_round_ctx ctx;
 	struct boot_input boot;
 	bool have_stored = false;
@@ -445,12 +483,13 @@ enum round_status round_evidence(struct app *app, const char *id, const struct e
 	}
 	if (app->before_commit)
 		app->before_commit(app, id);
-	st = commit(app, id, now, ctx.version, &ch, &res,
-		    boot_log_to_store(ev, &stored, have_stored, &boot, &res, now, &put),
-		    ev->interval);
+	to_store = boot_log_to_store(ev, &stored, have_stored, &boot, &res, now, &put);
+	held_boot_log = to_store ? to_store->sha256 : have_stored ? stored.sha256 : NULL;
+	st = commit(app, id, now, ctx.version, &ch, &res, to_store, ev->interval);
 	if (st)
 		goto out;
 	*verdict = res.verdict;
+	next_challenge(app, id, now, ev->interval, &res.next, held_boot_log, verdict);
 	if (res.verdict.trusted)
 		log_debug("evidence: agent \"%s\" trusted, next entry %llu", id,
 			  (unsigned long long)res.verdict.next_offset);

@@ -296,6 +296,36 @@ static void test_verdict_and_error(void)
 	/* fuzz_evidence round trip: -5 parsed, was encoded without an entry and read back as -1. */
 	bad = "{\"verdict\":\"untrusted\",\"verdict_id\":1,\"next_offset\":2,\"reasons\":[{\"code\":\"x\",\"entry\":-5}]}";
 	CHECK(verdict_response_parse(bad, strlen(bad), &out, &why) == -EINVAL, "negative reason entry refused");
+	CHECK(!out.has_next_challenge, "a verdict without next_challenge has none");
+
+	/* The next round's challenge travels with the verdict (one exchange per round). */
+	v.has_next_challenge = true;
+	v.next_challenge.nonce_len = 32;
+	memset(v.next_challenge.nonce, 0xa5, 32);
+	v.next_challenge.expires_at = 1700000060;
+	v.next_challenge.log_offset = 606;
+	pcr_set_add_bank(&v.next_challenge.selection, TPM2_ALG_SHA256)->mask = 0x7ff;
+	v.next_challenge.has_boot_log_sha256 = true;
+	memset(v.next_challenge.boot_log_sha256, 0x5a, 32);
+	json = verdict_response_encode(&v);
+	CHECK(json && verdict_response_parse(json, strlen(json), &out, &why) == 0 &&
+	      out.has_next_challenge && out.next_challenge.nonce_len == 32 &&
+	      out.next_challenge.nonce[31] == 0xa5 && out.next_challenge.expires_at == 1700000060 &&
+	      out.next_challenge.log_offset == 606 && out.next_challenge.has_boot_log_sha256 &&
+	      out.next_challenge.boot_log_sha256[0] == 0x5a &&
+	      out.next_challenge.selection.nbanks == 1 &&
+	      out.next_challenge.selection.bank[0].mask == 0x7ff,
+	      "next_challenge round trip: %s", why);
+	free(json);
+	bad = "{\"verdict\":\"trusted\",\"verdict_id\":1,\"next_offset\":1,\"reasons\":[],"
+	      "\"next_challenge\":{\"nonce\":\"00\",\"expires_at\":1,\"log_offset\":1,"
+	      "\"pcr_selection\":{}}}";
+	CHECK(verdict_response_parse(bad, strlen(bad), &out, &why) == -EINVAL,
+	      "a next_challenge with a short nonce refused");
+	bad = "{\"verdict\":\"trusted\",\"verdict_id\":1,\"next_offset\":1,\"reasons\":[],"
+	      "\"next_challenge\":[]}";
+	CHECK(verdict_response_parse(bad, strlen(bad), &out, &why) == -EINVAL,
+	      "a next_challenge that is not an object refused");
 
 	char code[32], msg[128];
 	json = error_encode("nonce_reused", "nonce was used already");

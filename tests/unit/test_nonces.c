@@ -1,7 +1,8 @@
 /*
  * nonces: the in-memory challenge table. Same answers as the store gave when challenges were
  * rows (unknown, reused, expired, rate limit), plus what is new: the per-agent memory cap,
- * the sweep, and exactly one winner when threads race for one nonce.
+ * the sweep, exactly one winner when threads race for one nonce, and the challenges verdicts
+ * carry (one outstanding per agent).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -122,6 +123,46 @@ static void test_cap(void)
 	nonces_free(ns);
 }
 
+/*
+ * Challenges that go with verdicts (nonces_add_given): one outstanding per agent, the newest.
+ * An agent that ignores them and asks for its own is never rate-limited by them.
+ */
+static void test_given(void)
+{
+	struct nonces *ns = nonces_new();
+	struct challenge c, g1, g2, got;
+	bool ok = true;
+
+	if (!ns)
+		return;
+	make_challenge(&g1, 1, 5000);
+	make_challenge(&g2, 2, 5000);
+	CHECK(nonces_add_given(ns, "web-01", &g1, 1000) == 0 &&
+		      nonces_add_given(ns, "web-01", &g2, 1000) == 0,
+	      "two verdicts' challenges in a row");
+	CHECK(nonces_outstanding(ns, "web-01", 1000) == 1, "one outstanding (%u)",
+	      nonces_outstanding(ns, "web-01", 1000));
+	CHECK(nonces_consume(ns, "web-01", g1.nonce, 32, 1000, &got) == -ENOENT,
+	      "the first, replaced unused: unknown");
+	CHECK(nonces_consume(ns, "web-01", g2.nonce, 32, 1000, &got) == 0, "the second: answered");
+	make_challenge(&c, 3, 5000);
+	CHECK(nonces_add_given(ns, "web-01", &c, 1000) == 0 &&
+		      nonces_consume(ns, "web-01", g2.nonce, 32, 1000, &got) == -EALREADY,
+	      "an answered one is not replaced: a replay of it is still reused");
+	/* An agent asking for every challenge, a verdict giving one each round: 3x the limit. */
+	for (int i = 0; i < 3 * (int)NONCES_MAX_OUTSTANDING; i++) {
+		make_challenge(&c, (uint8_t)(100 + i), 5000);
+		ok &= nonces_add(ns, "db-01", &c, 1000) == 0;
+		ok &= nonces_consume(ns, "db-01", c.nonce, 32, 1000, &got) == 0;
+		make_challenge(&c, (uint8_t)(200 + i), 5000);
+		ok &= nonces_add_given(ns, "db-01", &c, 1000) == 0;
+	}
+	CHECK(ok && nonces_outstanding(ns, "db-01", 1000) == 1,
+	      "%d rounds that ignore the given challenge: never rate-limited, one outstanding",
+	      3 * (int)NONCES_MAX_OUTSTANDING);
+	nonces_free(ns);
+}
+
 struct racer {
 	struct nonces *ns;
 	const struct challenge *c;
@@ -195,6 +236,7 @@ int main(void)
 {
 	CASE(test_basics);
 	CASE(test_cap);
+	CASE(test_given);
 	CASE(test_race);
 	CASE(test_many);
 	return check_finish();

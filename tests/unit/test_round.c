@@ -10,6 +10,8 @@
  * to the other, once only (a replay to either is nonce_reused); an agent reassigned to another
  * policy through one is judged by that policy on the other, whose agent cache knew the old one.
  *
+ * A verdict carries the challenge of the agent's next round (one exchange per round).
+ *
  * The agent is software (tests/lib/softtpm): an EC AK enrolled and activated in a real store
  * (SQLite, or PostgreSQL with ATTEST_TEST_PG), PCR 0-9 zero, PCR 10 the replay of its ima-ng
  * list.
@@ -35,7 +37,7 @@
 #include "verifier/round.h"
 
 #define AGENT "web-01"
-#define MAX_ENTRIES 8
+#define MAX_ENTRIES 12
 
 /* The software machine: its list, PCR 10 over the whole list, its AK and TPM clock. */
 struct machine {
@@ -213,6 +215,52 @@ static void test_two_nonces_in_flight(struct app *app, struct machine *m)
 	      "state version 2");
 }
 
+/*
+ * One exchange per round: a verdict carries the next round's challenge, issued from the state
+ * it committed; answering it is a round like any other, and it is single-use. The verifier
+ * offers none when the agent's next round would come after half the nonce's lifetime.
+ */
+static void test_next_challenge(struct app *app, struct machine *m)
+{
+	static struct answer ans;
+	struct verdict_response v, v2;
+	struct challenge c;
+	uint8_t d[32];
+
+	CHECK(round_challenge(app, AGENT, &c) == ROUND_OK && machine_answer(m, &c, &ans) == 0 &&
+		      round_evidence(app, AGENT, &ans.ev, &v) == ROUND_OK && v.trusted,
+	      "a round from a challenge asked for");
+	CHECK(v.has_next_challenge && v.next_challenge.log_offset == v.next_offset &&
+		      v.next_challenge.nonce_len == 32 && v.next_challenge.selection.nbanks == 2 &&
+		      v.next_challenge.expires_at > (int64_t)time(NULL),
+	      "its verdict carries the next challenge, from entry %llu",
+	      (unsigned long long)v.next_challenge.log_offset);
+	file_digest("/bin/a", d); /* a listed program, once more (after an update, say) */
+	CHECK(machine_run(m, "sha256", d, 32, "/bin/a") == 0 &&
+		      machine_answer(m, &v.next_challenge, &ans) == 0,
+	      "a program runs; the agent answers the challenge it was given");
+	CHECK(round_evidence(app, AGENT, &ans.ev, &v2) == ROUND_OK && v2.trusted &&
+		      v2.next_offset == v.next_offset + 1 && v2.has_next_challenge &&
+		      v2.next_challenge.log_offset == v2.next_offset &&
+		      memcmp(v2.next_challenge.nonce, v.next_challenge.nonce, 32) != 0,
+	      "trusted in one exchange, with a new challenge for the round after");
+	CHECK(round_evidence(app, AGENT, &ans.ev, &v) == ROUND_NONCE_REUSED,
+	      "the same answer again: nonce_reused");
+
+	/* An agent that says it comes back in 40 s, with nonces that live 60 s: none offered. */
+	CHECK(machine_answer(m, &v2.next_challenge, &ans) == 0, "the next answer");
+	ans.ev.interval = 40;
+	CHECK(round_evidence(app, AGENT, &ans.ev, &v) == ROUND_OK && v.trusted &&
+		      !v.has_next_challenge,
+	      "interval 40 s against a 60 s nonce lifetime: no next challenge");
+	ans.ev.interval = 0;
+	app->liveness.default_interval = 31;
+	CHECK(round_challenge(app, AGENT, &c) == ROUND_OK && machine_answer(m, &c, &ans) == 0 &&
+		      round_evidence(app, AGENT, &ans.ev, &v) == ROUND_OK && !v.has_next_challenge,
+	      "no interval sent, a default of 31 s: none either");
+	app->liveness.default_interval = 0;
+}
+
 /* Verifier `a` (app) and `b`, a second one on the same store with the same cluster key. */
 static void test_two_verifiers(struct app *a, struct app *b, struct machine *m)
 {
@@ -337,6 +385,7 @@ int main(void)
 		CHECK(enroll(&app, &m) == 0, "agent enrolled and active");
 		CHECK(machine_boot(&m) == 0, "machine booted");
 		CHECK_CASE("two nonces in flight", test_two_nonces_in_flight(&app, &m));
+		CHECK_CASE("the next challenge with the verdict", test_next_challenge(&app, &m));
 		CASE_BEGIN("two verifiers, one cluster key");
 		snprintf(key, sizeof(key), "%s/cluster.key", dir);
 		f = fopen(key, "w");

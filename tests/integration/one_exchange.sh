@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# One exchange per round (DESIGN.md): attestd as a daemon (--interval 1) against a real
+# verifier, a TCP swtpm and a synthetic IMA list. Each verdict carries the next round's
+# challenge and attestd answers it without asking: after the first round the verifier issues
+# challenges only with verdicts. The list grows meanwhile and the given challenges follow it.
+# The verifier SIGKILLed and restarted (its challenges lived in memory): attestd's answer to
+# the old challenge is refused as nonce_unknown, it asks for one in the same round, and
+# carries on trusted, one exchange per round again.
+set -uo pipefail
+source "$(dirname "$0")/../lib.sh"
+
+IMAGEN=$B/tools/imagen
+ATTESTCTL=$B/attestctl
+for t in swtpm swtpm_setup tpm2_pcrextend curl jq; do
+	command -v $t >/dev/null || { skip "$t not installed"; finish; exit; }
+done
+for bin in "$IMAGEN" "$ATTESTCTL" "$B/attestd" "$B/verifier"; do
+	[[ -x $bin ]] || { fail "missing $bin (run make)"; finish; exit 1; }
+done
+
+W=$T_TMP
+swtpm_ca_init "$W/ca"
+swtpm_manufacture "$W/tpm" "$W/ca" || { fail "swtpm_setup"; cat "$W/tpm/setup.log"; finish; exit 1; }
+cat "$W/ca/ca/issuercert.pem" "$W/ca/ca/swtpm-localca-rootca-cert.pem" >"$W/ek-ca.pem"
+start_swtpm "$W/tpm" || { fail "swtpm start"; finish; exit 1; }
+
+# list N: the first N entries of one deterministic list; extend FROM TO: PCR 10 follows them.
+list() { "$IMAGEN" --entries "$1" --template ima-ng --hash sha256 --zero-boot-pcrs --seed 7 \
+	--out "$W/list$1" --tpm2-extend-script "$W/ext$1" >/dev/null; }
+# shellcheck disable=SC2046 # one PCR:alg=digest argument per word
+extend() { tpm2_pcrextend $(sed -n "$(($1 + 1)),$2p" "$W/ext$2") >/dev/null; }
+list 40
+list 60
+extend 0 40
+cp "$W/list40" "$W/ima"
+"$ATTESTCTL" policy-learn "$W/list60" --out "$W/policy.json" 2>/dev/null
+
+head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$W/token"
+vstart() {
+	start_verifier "$W/verifier" --ek-ca "$W/ek-ca.pem" --policy "$W/policy.json" \
+		--operator-token-file "$W/token"
+}
+check "verifier starts" vstart || { finish; exit 1; }
+op() { curl -sS --cacert "$CA" -H "Authorization: Bearer $(cat "$W/token")" "$URL$1"; }
+metric() { op /metrics | awk -v k="$1" '$1 == k { print $2 }'; }
+# trusted_verdicts: how many trusted verdicts the store holds for host-1.
+trusted_verdicts() { op /v1/agents/host-1/verdicts | jq '[(.verdicts // [])[] | select(.verdict == "trusted")] | length'; }
+# wait_trusted N SECONDS: until the store holds N trusted verdicts (attestd still running).
+wait_trusted() {
+	local i
+	for ((i = 0; i < $2 * 10; i++)); do
+		(($(trusted_verdicts) >= $1)) && return 0
+		kill -0 "$APID" 2>/dev/null || return 1
+		sleep 0.1
+	done
+	return 1
+}
+
+start_agent host-1 "$W/a1" --ima-list "$W/ima" --interval 1
+check "enrolled, then four trusted rounds" wait_trusted 4 60
+check_eq "one challenge asked for: the first round's" 1 "$(metric attest_challenges_total)"
+check "the others came with verdicts" \
+	test "$(metric attest_challenges_given_total)" -ge 3
+
+# The list grows: the next given challenge names where the store's replay stopped.
+n=$(trusted_verdicts)
+cp "$W/list60" "$W/ima"
+extend 40 60
+check "the grown list is trusted" wait_trusted $((n + 2)) 30
+check_eq "the verifier expects entry 60" 60 \
+	"$(op /v1/agents/host-1/verdicts | jq -r '.verdicts[0].next_offset')"
+check "only the 20 new entries were sent" grep -q 'sent entries 40-59' "$ALOG"
+check_eq "still no challenge asked for" 1 "$(metric attest_challenges_total)"
+check "nothing untrusted" test "$(op /v1/agents/host-1/verdicts | jq '[.verdicts[] | select(.verdict != "trusted")] | length')" -eq 0
+
+# The verifier dies: the challenge attestd holds is gone with it.
+kill -KILL "$VPID"
+wait "$VPID" 2>/dev/null
+check "verifier restarts on the same state and port" vstart
+n=$(trusted_verdicts)
+check "attestd carries on trusted" wait_trusted $((n + 3)) 60
+check "it said why it asked for a challenge" grep -q 'no longer takes the challenge it gave' "$ALOG"
+check_eq "the restarted verifier was asked once, then gave them with verdicts" 1 \
+	"$(metric attest_challenges_total)"
+check "attestd kept running" kill -0 "$APID"
+check "no round failed" bash -c "! grep -q 'round failed' '$ALOG'"
+stop_pid "$APID"
+finish
