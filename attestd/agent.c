@@ -377,14 +377,16 @@ static void attach_boot_log(struct agent *a, const struct challenge *ch, struct 
 }
 
 /*
- * Whether the verifier refused the nonce of a challenge it gave with a verdict for a reason
- * that a challenge asked for now would not have: it restarted (its challenges live in memory:
- * nonce_unknown) or the round came after the nonce expired.
+ * Whether the verifier refused a challenge it gave with a verdict for a reason that a
+ * challenge asked for now would not have: it restarted (its challenges live in memory:
+ * nonce_unknown), the round came after the nonce expired, or the round is large (over 64 KiB,
+ * read only with a challenge asked for: no_challenge).
  */
 static bool given_nonce_refused(int ret, const struct client_error *err)
 {
 	return ret == -EPROTO && ((err->status == 400 && !strcmp(err->code, "nonce_unknown")) ||
-				  (err->status == 409 && !strcmp(err->code, "nonce_expired")));
+				  (err->status == 409 && (!strcmp(err->code, "nonce_expired") ||
+							  !strcmp(err->code, "no_challenge"))));
 }
 
 /*
@@ -505,8 +507,8 @@ static int agent_round(struct agent *a, struct verdict_response *v, enum step_fa
 		OPENSSL_cleanse(&given, sizeof(given));
 		if (!refused)
 			return ret;
-		log_info("the verifier no longer takes the challenge it gave with the last verdict"
-			 " (it restarted, or the nonce expired); asking for a new one");
+		log_info("the verifier does not take the challenge it gave with the last verdict"
+			 " (it restarted, the nonce expired, or the round is large); asking for one");
 	}
 	return round_once(a, NULL, v, why, &refused);
 }

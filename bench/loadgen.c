@@ -472,11 +472,15 @@ static int answer(struct worker *w, struct agent *a, const struct challenge *ch,
 	return ret;
 }
 
-/* The verifier refused a nonce it gave with a verdict: it restarted, or the nonce expired. */
+/*
+ * The verifier refused a challenge it gave with a verdict: it restarted, the nonce expired, or
+ * the round is large (as attestd's given_nonce_refused()).
+ */
 static bool given_nonce_refused(long st, const struct buf *b)
 {
 	return (st == 400 || st == 409) && b->p &&
-	       (strstr(b->p, "\"nonce_unknown\"") || strstr(b->p, "\"nonce_expired\""));
+	       (strstr(b->p, "\"nonce_unknown\"") || strstr(b->p, "\"nonce_expired\"") ||
+		strstr(b->p, "\"no_challenge\""));
 }
 
 static int agent_round(struct worker *w, struct agent *a, bool *trusted)

@@ -10,6 +10,8 @@
 #include <curl/curl.h>
 #include <openssl/crypto.h>
 
+#include "proto/limits.h"
+
 struct http_client {
 	CURL *curl;
 	CURLcode last;
@@ -169,6 +171,17 @@ static int perform(struct http_client *c, enum http_method method, const char *u
 	}
 	if (sends) {
 		if (!(next = curl_slist_append(hdrs, "Content-Type: application/json")))
+			goto nomem;
+		hdrs = next;
+	}
+	/*
+	 * A large body waits for the verifier's go-ahead: it decides whether to read one from the
+	 * headers (the admission of large evidence, the budget of bodies in flight) and answers a
+	 * refusal at once; sent regardless, the body would meet a closed connection and the client
+	 * would see a reset instead of the answer. libcurl asks by itself only past 1 MiB.
+	 */
+	if (sends && body_len > LIMIT_SMALL_BODY) {
+		if (!(next = curl_slist_append(hdrs, "Expect: 100-continue")))
 			goto nomem;
 		hdrs = next;
 	}

@@ -31,8 +31,9 @@
  * next round, issued from the state the verdict committed (what POST .../challenges would
  * answer then). The agent answers it at its next round without asking, so a round is one
  * request; it asks (POST .../challenges) when it holds none, or when the evidence answering
- * one is refused as nonce_unknown (the verifier restarted: challenges live in its memory) or
- * nonce_expired. The verifier offers one only when the agent's interval is at most half of
+ * one is refused as nonce_unknown (the verifier restarted: challenges live in its memory),
+ * nonce_expired, or no_challenge (a body over 64 KiB is read only for a challenge the agent
+ * asked for, since every active agent holds a given one: SECURITY.md). The verifier offers one only when the agent's interval is at most half of
  * --nonce-ttl, and keeps one such challenge per agent outstanding (a newer replaces it), so a
  * client that ignores them is not rate-limited by them. What it costs in freshness: the quote
  * is made after the nonce was issued, as before, but up to --nonce-ttl later instead of just

@@ -380,7 +380,7 @@ out:
 	return ret;
 }
 
-unsigned nonces_outstanding(struct nonces *ns, const char *agent, int64_t now)
+static unsigned outstanding(struct nonces *ns, const char *agent, int64_t now, bool asked_only)
 {
 	struct nonce_shard *s;
 	struct nonce_agent *a;
@@ -391,10 +391,20 @@ unsigned nonces_outstanding(struct nonces *ns, const char *agent, int64_t now)
 	pthread_mutex_lock(&s->lock);
 	a = agent_find(s, h, agent);
 	for (unsigned i = 0; a && i < a->n; i++)
-		if (!a->e[i].used && a->e[i].expires_at >= now)
+		if (!a->e[i].used && a->e[i].expires_at >= now && !(asked_only && a->e[i].given))
 			n++;
 	pthread_mutex_unlock(&s->lock);
 	return n;
+}
+
+unsigned nonces_outstanding(struct nonces *ns, const char *agent, int64_t now)
+{
+	return outstanding(ns, agent, now, false);
+}
+
+unsigned nonces_outstanding_asked(struct nonces *ns, const char *agent, int64_t now)
+{
+	return outstanding(ns, agent, now, true);
 }
 
 size_t nonces_count(struct nonces *ns)

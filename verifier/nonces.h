@@ -61,6 +61,9 @@ int nonces_consume(struct nonces *ns, const char *agent, const uint8_t *nonce, s
 /* Unused, unexpired challenges of `agent` now (0 for an agent never challenged). */
 unsigned nonces_outstanding(struct nonces *ns, const char *agent, int64_t now);
 
+/* The same, leaving out the challenges verdicts carried: those the agent asked for. */
+unsigned nonces_outstanding_asked(struct nonces *ns, const char *agent, int64_t now);
+
 /* Entries held (outstanding and spent), for tests and memory accounting. */
 size_t nonces_count(struct nonces *ns);
 

@@ -160,7 +160,12 @@ enum round_status round_admit(struct app *app, const char *id)
 	 * With a cluster key the challenge may be another verifier's: this one cannot know before
 	 * the body is read, so an active agent is admitted (the nonce is checked once it is).
 	 */
-	if (!app->cluster && !nonces_outstanding(app->nonces, id, (int64_t)time(NULL)))
+	/*
+	 * Only a challenge the agent asked for: every active agent holds the one its last verdict
+	 * carried, so counting those would admit large bodies for any agent. An agent whose round
+	 * is large answers no_challenge and asks (proto/evidence.h).
+	 */
+	if (!app->cluster && !nonces_outstanding_asked(app->nonces, id, (int64_t)time(NULL)))
 		return ROUND_NO_CHALLENGE;
 	return ROUND_OK;
 }

@@ -59,8 +59,9 @@ enum round_status round_challenge(struct app *app, const char *id, struct challe
 
 /*
  * Whether evidence from agent `id` can be valid at all, before its body is read: the agent is
- * active and has a challenge outstanding (with a cluster key: active, since its challenge may be
- * another verifier's). For bodies too large to read on speculation (the HTTP server asks for
+ * active and has a challenge it asked for outstanding (not one a verdict carried: every active
+ * agent holds one of those; with a cluster key: active, since its challenge may be another
+ * verifier's). For bodies too large to read on speculation (the HTTP server asks for
  * those over LIMIT_SMALL_BODY); ROUND_OK or why not.
  */
 enum round_status round_admit(struct app *app, const char *id);

@@ -5,7 +5,8 @@
 # challenges only with verdicts. The list grows meanwhile and the given challenges follow it.
 # The verifier SIGKILLed and restarted (its challenges lived in memory): attestd's answer to
 # the old challenge is refused as nonce_unknown, it asks for one in the same round, and
-# carries on trusted, one exchange per round again.
+# carries on trusted, one exchange per round again. A round over 64 KiB needs a challenge
+# asked for (the admission of large bodies): attestd asks for it when the given one is refused.
 set -uo pipefail
 source "$(dirname "$0")/../lib.sh"
 
@@ -31,9 +32,10 @@ list() { "$IMAGEN" --entries "$1" --template ima-ng --hash sha256 --zero-boot-pc
 extend() { tpm2_pcrextend $(sed -n "$(($1 + 1)),$2p" "$W/ext$2") >/dev/null; }
 list 40
 list 60
+list 1500
 extend 0 40
 cp "$W/list40" "$W/ima"
-"$ATTESTCTL" policy-learn "$W/list60" --out "$W/policy.json" 2>/dev/null
+"$ATTESTCTL" policy-learn "$W/list1500" --out "$W/policy.json" 2>/dev/null
 
 head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$W/token"
 vstart() {
@@ -56,16 +58,31 @@ wait_trusted() {
 	return 1
 }
 
+# between_rounds: SIGSTOP attestd at a moment its last log line is a verdict.
+between_rounds() {
+	local i
+	for ((i = 0; i < 100; i++)); do
+		kill -STOP "$APID"
+		[[ $(tail -n 1 "$ALOG") == *'verdict trusted'* ]] && return 0
+		kill -CONT "$APID"
+		sleep 0.05
+	done
+	return 1
+}
+
 start_agent host-1 "$W/a1" --ima-list "$W/ima" --interval 1
 check "enrolled, then four trusted rounds" wait_trusted 4 60
 check_eq "one challenge asked for: the first round's" 1 "$(metric attest_challenges_total)"
 check "the others came with verdicts" \
 	test "$(metric attest_challenges_given_total)" -ge 3
 
-# The list grows: the next given challenge names where the store's replay stopped.
+# The list grows (attestd paused meanwhile, so that no quote catches PCR 10 half extended):
+# the next given challenge names where the store's replay stopped.
+check "attestd paused between two rounds" between_rounds
 n=$(trusted_verdicts)
 cp "$W/list60" "$W/ima"
 extend 40 60
+kill -CONT "$APID"
 check "the grown list is trusted" wait_trusted $((n + 2)) 30
 check_eq "the verifier expects entry 60" 60 \
 	"$(op /v1/agents/host-1/verdicts | jq -r '.verdicts[0].next_offset')"
@@ -73,13 +90,33 @@ check "only the 20 new entries were sent" grep -q 'sent entries 40-59' "$ALOG"
 check_eq "still no challenge asked for" 1 "$(metric attest_challenges_total)"
 check "nothing untrusted" test "$(op /v1/agents/host-1/verdicts | jq '[.verdicts[] | select(.verdict != "trusted")] | length')" -eq 0
 
-# The verifier dies: the challenge attestd holds is gone with it.
+# A large round (1440 new entries, over 64 KiB): read only for a challenge asked for, so the
+# given one is refused unread (409 no_challenge) and attestd asks in the same round.
+check "attestd paused between two rounds" between_rounds
+n=$(trusted_verdicts)
+cp "$W/list1500" "$W/ima"
+extend 60 1500
+kill -CONT "$APID"
+check "the large round is trusted" wait_trusted $((n + 2)) 60
+check_eq "the verifier expects entry 1500" 1500 \
+	"$(op /v1/agents/host-1/verdicts | jq -r '.verdicts[0].next_offset')"
+check "its body was over 64 KiB" grep -Eq 'sent entries 60-1499 log_offset=60 \([0-9]{5,} bytes' "$ALOG"
+check_eq "the given challenge was refused unread (no_challenge)" 1 \
+	"$(grep -c "code 'no_challenge'" "$ALOG")"
+check_eq "a challenge asked for it, for nothing else" 2 "$(metric attest_challenges_total)"
+check_eq "attestd said why" 1 "$(grep -c 'does not take the challenge it gave' "$ALOG")"
+
+# The verifier dies between two rounds (attestd stopped right after a verdict, so that no
+# request is in flight): the challenge attestd holds is gone with it.
+check "attestd paused between two rounds" between_rounds
 kill -KILL "$VPID"
 wait "$VPID" 2>/dev/null
 check "verifier restarts on the same state and port" vstart
+kill -CONT "$APID"
 n=$(trusted_verdicts)
 check "attestd carries on trusted" wait_trusted $((n + 3)) 60
-check "it said why it asked for a challenge" grep -q 'no longer takes the challenge it gave' "$ALOG"
+check_eq "its old challenge refused as unknown, it said why and asked" 2 \
+	"$(grep -c 'does not take the challenge it gave' "$ALOG")"
 check_eq "the restarted verifier was asked once, then gave them with verdicts" 1 \
 	"$(metric attest_challenges_total)"
 check "attestd kept running" kill -0 "$APID"
