@@ -338,8 +338,8 @@ scale_verifier() {
 	mkdir -p "$TMP/$name"
 	SV_PORT=$(free_port)
 	# --nonce-ttl 600: loadgen visits each agent once per N / rate seconds (a minute at 100,000
-	# agents); the challenge a verdict carries must outlive that to be answered (DESIGN.md,
-	# one exchange per round), as it does for a real agent every 10 s with the default 60 s.
+	# agents); the challenge a verdict carries must outlive that to be answered (one exchange
+	# per round, proto/evidence.h), as it does for a real agent every 10 s with the default 60 s.
 	taskset -c 0 "$BB/verifier" --listen "127.0.0.1:$SV_PORT" --state-dir "$TMP/$name" \
 		--store "$store" --ek-ca "$SCA/ek-ca.pem" --policy "$SCA/policy.json" --nonce-ttl 600 "$@" \
 		>"$TMP/$name.out" 2>"$TMP/$name.log" &

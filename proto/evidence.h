@@ -150,7 +150,7 @@ struct verdict_response {
 	struct verdict_reason reason[LIMIT_VERDICT_REASONS];
 	/*
 	 * The challenge for the agent's next round, issued with this verdict so that a round is
-	 * one exchange (DESIGN.md, "One exchange per round"); absent when the verifier does not
+	 * one exchange (above, "One exchange per round"); absent when the verifier does not
 	 * offer one. The agent asks POST .../challenges when it has none or it was refused.
 	 */
 	bool has_next_challenge;

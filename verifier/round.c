@@ -57,8 +57,8 @@ static enum round_status context(struct app *app, const char *id, struct store_r
  * A new challenge for agent `id` whose next round starts at list entry `log_offset`, naming the
  * firmware log the store holds for it (NULL: none): kept in the nonce table, MAC'd with the
  * cluster key if there is one; `given`: it goes with a verdict (nonces_add_given()).
- * ROUND_RATE_LIMITED when the agent has NONCES_MAX_OUTSTANDING
- * unanswered ones here (never with a cluster key, see below).
+ * ROUND_RATE_LIMITED when the agent has NONCES_MAX_OUTSTANDING unanswered ones here (never
+ * with a cluster key, see below).
  */
 static enum round_status issue(struct app *app, const char *id, int64_t now, uint64_t log_offset,
 			       const uint8_t *boot_log_sha256, bool given, struct challenge *c)
@@ -159,11 +159,9 @@ enum round_status round_admit(struct app *app, const char *id)
 	/*
 	 * With a cluster key the challenge may be another verifier's: this one cannot know before
 	 * the body is read, so an active agent is admitted (the nonce is checked once it is).
-	 */
-	/*
-	 * Only a challenge the agent asked for: every active agent holds the one its last verdict
-	 * carried, so counting those would admit large bodies for any agent. An agent whose round
-	 * is large answers no_challenge and asks (proto/evidence.h).
+	 * Without, only a challenge the agent asked for counts: every active agent holds the one
+	 * its last verdict carried, so counting those would admit large bodies for any agent. An
+	 * agent whose round is large is answered no_challenge and asks (proto/evidence.h).
 	 */
 	if (!app->cluster && !nonces_outstanding_asked(app->nonces, id, (int64_t)time(NULL)))
 		return ROUND_NO_CHALLENGE;
@@ -377,7 +375,7 @@ static const struct store_boot_log *boot_log_to_store(const struct evidence *ev,
 
 /*
  * The challenge of the agent's next round, sent with this round's verdict (one exchange per
- * round, DESIGN.md): issued from the boot state just committed, so it names what a challenge
+ * round, proto/evidence.h): issued from the boot state just committed, so it names what a challenge
  * asked for now would. Only when the agent's next round (its interval, else the verifier's
  * default) comes well before the nonce expires: an agent would otherwise answer a nonce
  * already expired. Not offered when the agent has too many unanswered challenges.
