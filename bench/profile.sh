@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Where the verifier's CPU goes, one attestation at a time: a verifier (SQLite) pinned to core 0,
+# bench/loadgen's N agents on core 1 for S seconds, the verifier's own CPU per attestation from
+# /proc over the timed phase (as `make bench`'s scale rows), and, with PERF=1, a perf profile
+# of the verifier (DWARF call graphs) summarized as the share of its CPU under each step.
+#
+# Usage: bench/profile.sh [N [S]]          (1000 agents, 10 s)
+#   PERF=1           record and summarize a profile (perf, Debian's linux-perf)
+#   LG_EXTRA="..."   more loadgen options (--fresh-challenges 1: a challenge asked each round)
+#   VERIFIER_EXTRA="..."  more verifier options (--threads 4)
+#   BB=DIR           the build to use (build/bench/out, from `make bench`; or build/out)
+# Not a test and not part of `make bench`: a tool for the next optimization. Output: one line
+# `attestations N per_s R us_per_attestation C user_us U challenges_asked K`, then the profile.
+set -uo pipefail
+cd "$(dirname "$0")/.." || exit 1
+source tests/lib.sh
+N=${1:-1000} S=${2:-10}
+BB=${BB:-build/bench/out}
+for bin in verifier bench/loadgen; do
+	[[ -x $BB/$bin ]] || { echo "missing $BB/$bin (make bench, or BB=build/out after make)" >&2; exit 2; }
+done
+W=$T_TMP
+mkdir -p "$W/ca"
+"$BB/bench/loadgen" --make-ca "$W/ca" >/dev/null || { echo "loadgen --make-ca failed" >&2; exit 1; }
+read -ra vx <<<"${VERIFIER_EXTRA:-}"
+read -ra lx <<<"${LG_EXTRA:-}"
+port=$(free_port)
+taskset -c 0 "$BB/verifier" --listen "127.0.0.1:$port" --state-dir "$W/state" --store "sqlite:$W/v.db" \
+	--ek-ca "$W/ca/ek-ca.pem" --policy "$W/ca/policy.json" --nonce-ttl 600 "${vx[@]}" \
+	>"$W/v.out" 2>"$W/v.log" &
+vpid=$!
+track_pid "$vpid"
+for _ in $(seq 1 100); do
+	grep -q "^listening on" "$W/v.out" 2>/dev/null && break
+	sleep 0.1
+done
+: >"$W/verdicts"
+taskset -c 1 "$BB/bench/loadgen" --url "https://127.0.0.1:$port" --ca "$W/state/ca.pem" \
+	--ek-ca-dir "$W/ca" --agents "$N" --seconds "$S" --verdict-log "$W/verdicts" \
+	--verifier-pid "$vpid" "${lx[@]}" >"$W/lg" 2>"$W/lg.err" &
+lpid=$!
+track_pid "$lpid"
+# The timed phase starts with the first verdict (enrollment is not counted).
+while [[ ! -s $W/verdicts ]] && kill -0 "$lpid" 2>/dev/null; do sleep 0.05; done
+read -r u0 s0 < <(awk '{ print $14, $15 }' "/proc/$vpid/stat")
+if [[ -n ${PERF:-} ]]; then
+	perf record -q -F 999 --call-graph dwarf,16384 -p "$vpid" -o "$W/perf.data" -- sleep $((S > 3 ? S - 2 : 1)) \
+		>/dev/null 2>&1
+fi
+wait "$lpid" || { echo "loadgen failed: $(tail -n 2 "$W/lg.err")" >&2; exit 1; }
+read -r u1 s1 < <(awk '{ print $14, $15 }' "/proc/$vpid/stat")
+hz=$(getconf CLK_TCK)
+n=$(awk '$1 == "attestations" { print $2 }' "$W/lg")
+awk -v n="$n" -v hz="$hz" -v u="$((u1 - u0))" -v s="$((s1 - s0))" \
+	-v r="$(awk '$1 == "per_s" { print $2 }' "$W/lg")" \
+	-v k="$(awk '$1 == "challenges" { print $2 }' "$W/lg")" \
+	'BEGIN { printf "attestations %d per_s %.0f us_per_attestation %.0f user_us %.0f challenges_asked %d\n",
+		n, r, (u + s) / hz * 1e6 / n, u / hz * 1e6 / n, k }'
+if [[ -n ${PERF:-} ]]; then
+	# The share of the verifier's samples under each step (inclusive; steps nest).
+	perf report -i "$W/perf.data" --children --sort sym --stdio -g none 2>/dev/null |
+		awk '$3 == "[.]" { sub(/%/, "", $1); print $1, $4 }' |
+		grep -E ' (round_evidence|store_round_commit|store_round_context|attest_evaluate|quote_verify|evidence_parse|verdict_response_encode|next_challenge|handle_challenge|__GI_fdatasync|__GI___setsockopt|epoll_wait|__libc_recv|__libc_sendmsg|gnutls_record_send2|__pthread_cond_wait_common|replay_and_judge|policy_check)$' |
+		awk '{ printf "%6.1f%%  %s\n", $1, $2 }'
+fi
+stop_pid "$vpid"
