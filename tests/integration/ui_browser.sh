@@ -373,6 +373,11 @@ enf=$(op /v1/policies/kl/enforced)
 check_eq "the API: kl as enforced: Keylime, two translated excludes, two boot_aggregate values, one path" \
 	"keylime 2 2 /usr/bin/keylime_tool" \
 	"$(jq -r '"\(.format) \(.policy.excludes | length) \(.policy.boot_aggregate | length) \(.policy.digests | keys | join(","))"' <<<"$enf")"
+check_eq "the API: an unknown policy's enforced form: 404 unknown_policy" "404 unknown_policy" \
+	"$(curl -sS --cacert "$CA" -H "Authorization: Bearer $TOKEN" -o "$W/nosuch.json" -w '%{http_code}' \
+		"$URL/v1/policies/nosuch/enforced") $(jq -r .error.code "$W/nosuch.json")"
+check_eq "the API: the enforced form needs the token" 401 \
+	"$(curl -sS --cacert "$CA" -o /dev/null -w '%{http_code}' "$URL/v1/policies/kl/enforced")"
 wd POST "$S/url" "$(jq -cn --arg u "$URL/ui/#/policy/kl" '{url: $u}')" >/dev/null
 check "kl: the page says it was a Keylime policy" wait_text '#pv-policy p.keylime' 'Keylime runtime policy'
 check_eq "kl: each exclude as written" '/tmp/.* ^/var/log/(?:app|web)\d+' \
