@@ -48,7 +48,7 @@ DESTDIR ?=
 # Generated sources shared by every build flavour of one BUILD (out, san, fuzz).
 GEN := $(BUILD)/gen
 
-PKGS := libcrypto libssl tss2-mu tss2-esys tss2-tctildr tss2-rc jansson libmicrohttpd libcurl sqlite3
+PKGS := libcrypto libssl tss2-mu tss2-esys tss2-tctildr tss2-rc jansson libmicrohttpd gnutls libcurl sqlite3
 # libpq (the PostgreSQL store) only where the verifier's library is linked: attestd, which runs
 # in the guest with the libraries ldd lists, never needs it.
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) libpq 2>/dev/null)

@@ -4,7 +4,8 @@
 #                    attest-verifier.service, /etc/attest/verifier.conf
 #   attestd          attestd, its man pages, attestd.service, /etc/attest/attestd.conf
 # Depends= comes from dpkg-shlibdeps (the libraries the binaries link), plus what no linker sees:
-# ESYS loads the TPM device TCTI (libtss2-tcti-device0) with dlopen(3).
+# ESYS loads the TPM device TCTI (libtss2-tcti-device0) with dlopen(3); the verifier's unit
+# reloads it with /bin/kill (procps).
 #
 #   scripts/deb.sh VERSION DIR
 # DIR/debian/PACKAGE holds each staged tree (`make install DESTDIR=...` with PREFIX=/usr, as the
@@ -64,7 +65,7 @@ SCRIPT
 	echo "deb: $DIR/${name}_${VERSION}_${ARCH}.deb"
 }
 
-package attest-verifier "" \
+package attest-verifier "procps" \
 	"remote attestation verifier for machines with IMA and a TPM 2.0" \
 	"The verifier enrolls the TPMs of the machines it watches (EK certificate chain, credential activation), checks their quotes, replays their IMA measurement lists against the quoted PCR 10 and judges every entry against an allowlist policy; verdicts, violations and policies are kept in SQLite. attestctl and a web page let operators review them. Runs as the systemd unit attest-verifier.service."
 package attestd "libtss2-tcti-device0" \

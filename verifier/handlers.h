@@ -49,6 +49,7 @@ void handle_violations_list(const struct http_request *req, struct http_response
 void handle_violation_approve(const struct http_request *req, struct http_response *resp);
 void handle_violation_dismiss(const struct http_request *req, struct http_response *resp);
 void handle_policy_get(const struct http_request *req, struct http_response *resp);
+void handle_policy_enforced(const struct http_request *req, struct http_response *resp);
 void handle_policy_put(const struct http_request *req, struct http_response *resp);
 void handle_backup(const struct http_request *req, struct http_response *resp);
 

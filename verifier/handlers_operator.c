@@ -4,6 +4,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +23,7 @@
 #include "verifier/handlers.h"
 #include "common/log.h"
 #include "verifier/policy.h"
+#include "verifier/policy_json.h"
 #include "verifier/reasons.h"
 #include "verifier/review.h"
 
@@ -49,6 +51,38 @@ static unsigned query_limit(const struct http_request *req)
 	if (end == s || *end || n == 0)
 		return LIST_LIMIT_DEFAULT;
 	return n > LIMIT_LIST_ROWS ? LIMIT_LIST_ROWS : (unsigned)n;
+}
+
+/*
+ * The codes of a verdict's stored reasons (round.c: [{code, detail, entry}, ...]), each once, in
+ * order: what the fleet shows beside the last verdict. Only the codes: the details (paths) of a
+ * thousand agents' verdicts would make the list as large as their histories.
+ */
+static json_t *reason_codes(const char *reasons_json)
+{
+	json_t *all = json_loads(reasons_json, 0, NULL), *codes = json_array(), *r, *c;
+	size_t i, j;
+
+	if (!codes) {
+		json_decref(all);
+		return NULL;
+	}
+	json_array_foreach(all, i, r) {
+		const char *code = json_string_value(json_object_get(r, "code"));
+		bool seen = false;
+
+		if (!code)
+			continue;
+		json_array_foreach(codes, j, c)
+			seen = seen || !strcmp(json_string_value(c), code);
+		if (!seen && json_array_append_new(codes, json_string(code))) {
+			json_decref(codes);
+			codes = NULL;
+			break;
+		}
+	}
+	json_decref(all);
+	return codes;
 }
 
 /*
@@ -86,6 +120,8 @@ static json_t *agent_json(const struct app *app, const struct store_agent *a, in
 				    json_integer(store_agent_stale_after(a, &app->liveness)));
 		json_object_set_new(o, "stale", json_boolean(stale));
 	}
+	if (o && a->last_reasons_json)
+		json_object_set_new(o, "last_reasons", reason_codes(a->last_reasons_json));
 	if (o)
 		json_object_set_new(o, "last_verdict",
 				    a->last_trusted < 0 ? json_null()
@@ -333,9 +369,88 @@ out:
 	json_decref(body);
 }
 
-struct violations_ctx {
-	json_t *arr;
+/*
+ * The policy and amendment an agent is judged by now (store_round_context(), the parsed copies
+ * rounds use): looked up once per agent of a list, for its digest_mismatch violations.
+ */
+#define JUDGED_BY_AGENTS 16u
+
+struct judged_by {
+	char agent[LIMIT_AGENT_ID + 1];
+	const char *policy; /* its name */
+	int64_t policy_version, amendment_version;
+	struct policy *p, *am; /* NULL: no policy configured, no amendment */
+	bool failed;
+	struct store_round_ctx ctx;
 };
+
+struct violations_ctx {
+	struct app *app;
+	json_t *arr;
+	struct judged_by *by; /* JUDGED_BY_AGENTS of them, allocated at the first need */
+	unsigned nby;
+};
+
+static void judged_by_release(struct violations_ctx *c)
+{
+	for (unsigned i = 0; c->by && i < c->nby; i++) {
+		policy_unref(c->by[i].p);
+		policy_unref(c->by[i].am);
+	}
+	c->nby = 0;
+}
+
+static const struct judged_by *judged_by(struct violations_ctx *c, const char *agent)
+{
+	char amendment[STORE_AMENDMENT_NAME_MAX + 1];
+	struct judged_by *b;
+
+	for (unsigned i = 0; c->by && i < c->nby; i++)
+		if (!strcmp(c->by[i].agent, agent))
+			return &c->by[i];
+	if (!c->by && !(c->by = calloc(JUDGED_BY_AGENTS, sizeof(*c->by))))
+		return NULL;
+	if (c->nby == JUDGED_BY_AGENTS)
+		judged_by_release(c); /* a bound on what one list holds, not a cache */
+	b = &c->by[c->nby++];
+	memset(b, 0, sizeof(*b));
+	snprintf(b->agent, sizeof(b->agent), "%s", agent);
+	if (store_round_context(c->app->store, agent, POLICY_DEFAULT_NAME, &b->ctx)) {
+		b->failed = true;
+		return b;
+	}
+	b->policy = b->ctx.policy[0] ? b->ctx.policy : POLICY_DEFAULT_NAME;
+	b->policy_version = b->ctx.policy_version;
+	b->amendment_version = b->ctx.amendment_version;
+	store_amendment_name(agent, amendment);
+	b->failed = policy_cache_get_version(&c->app->policies, c->app->store, b->policy,
+					     b->policy_version, &b->p) ||
+		    (b->amendment_version &&
+		     policy_cache_get_version(&c->app->amendments, c->app->store, amendment,
+					      b->amendment_version, &b->am));
+	return b;
+}
+
+/*
+ * For a digest_mismatch: what the agent's policy and its amendment list for the path now, beside
+ * the digest measured: {policy, policy_version, digests, amendment_version, amendment_digests}
+ * ([] where the path is not listed, e.g. after a rollback). NULL when they cannot be read.
+ */
+static json_t *expected_json(struct violations_ctx *c, const char *agent, const char *path,
+			     size_t path_len)
+{
+	const struct judged_by *b = judged_by(c, agent);
+	json_t *d, *ad;
+
+	if (!b || b->failed)
+		return NULL;
+	d = policy_json_path_digests(b->p, path, path_len);
+	ad = policy_json_path_digests(b->am, path, path_len);
+	return json_pack("{s:s, s:I, s:o, s:I, s:o}", "policy", b->policy, "policy_version",
+			 (json_int_t)b->policy_version, "digests", d ? d : json_array(),
+			 "amendment_version", (json_int_t)b->amendment_version, "amendment_digests",
+			 ad ? ad : json_array());
+}
 
 /*
  * A stored violation as JSON. `path` is the path as text (proto/text.h: exact when it is UTF-8,
@@ -375,6 +490,38 @@ out:
 	return o;
 }
 
+/*
+ * Each digest_mismatch of the list gets its "expected" digests. After the list, not in its
+ * callback: the store is not re-entered while it walks its rows (the SQLite store holds its
+ * lock through the callbacks).
+ */
+static void add_expected(struct violations_ctx *c)
+{
+	uint8_t *raw = malloc(LIMIT_IMA_PATH);
+	size_t i;
+	json_t *o;
+
+	if (!raw)
+		return;
+	json_array_foreach(c->arr, i, o) {
+		const char *agent = json_string_value(json_object_get(o, "agent_id"));
+		const char *reason = json_string_value(json_object_get(o, "reason"));
+		json_t *hex = json_object_get(o, "path_hex"), *e;
+		ssize_t n;
+
+		if (!agent || !reason || !json_is_string(hex) ||
+		    strcmp(reason, reason_name(REASON_DIGEST_MISMATCH)))
+			continue;
+		n = hex_decode(json_string_value(hex), json_string_length(hex), raw, LIMIT_IMA_PATH);
+		if (n < 0)
+			continue;
+		e = expected_json(c, agent, (const char *)raw, (size_t)n);
+		if (e)
+			json_object_set_new(o, "expected", e);
+	}
+	free(raw);
+}
+
 static int violations_cb(void *arg, const struct store_violation *v)
 {
 	struct violations_ctx *c = arg;
@@ -388,7 +535,7 @@ void handle_violations_list(const struct http_request *req, struct http_response
 	struct app *app = req->app;
 	const char *state = http_query(req, "state");
 	const char *agent = http_query(req, "agent");
-	struct violations_ctx c = { 0 };
+	struct violations_ctx c = { .app = app };
 	int st = -1;
 
 	if (state) {
@@ -408,9 +555,13 @@ void handle_violations_list(const struct http_request *req, struct http_response
 					    violations_cb, &c)) {
 		json_decref(c.arr);
 		http_reply_error(resp, 500, "internal", "store failure");
-		return;
+		goto out;
 	}
+	add_expected(&c);
 	reply_json_value(resp, 200, json_pack("{s:o}", "violations", c.arr));
+out:
+	judged_by_release(&c);
+	free(c.by);
 }
 
 /* The {id} of /v1/violations/{id}/...: a positive decimal, else 0. */
@@ -560,6 +711,72 @@ static json_t *warnings_json(const struct policy *p)
 		}
 	}
 	return a;
+}
+
+/*
+ * GET /v1/policies/{name}/enforced: the newest version as the verifier judges by it, which for
+ * an imported Keylime policy is not the text stored: {name, version, format ("attest" or
+ * "keylime"), warnings (what the import could not enforce as Keylime would), policy (our format,
+ * policy_to_json(): excludes translated to our syntax, Keylime's digests["boot_aggregate"] as
+ * the boot_aggregate list, never a path), source_excludes (Keylime's patterns as written, in the
+ * order of policy.excludes; [] for ours)}.
+ */
+void handle_policy_enforced(const struct http_request *req, struct http_response *resp)
+{
+	struct app *app = req->app;
+	const char *name = req->arg[0];
+	struct policy *p = NULL;
+	json_t *doc = NULL, *src = NULL, *warnings = NULL;
+	char *json = NULL, *ours = NULL;
+	int64_t ver = 0;
+	int ret;
+
+	if (!policy_name_valid(name)) {
+		http_reply_error(resp, 404, "unknown_policy", "no such policy");
+		return;
+	}
+	ret = store_policy_get(app->store, name, &json, &ver);
+	if (ret == -ENOENT) {
+		http_reply_error(resp, 404, "unknown_policy", "no policy \"%s\"", name);
+		return;
+	}
+	/* The loaded copy rounds use (policy_cache.h): no second parse of a large policy. */
+	if (ret || (ret = policy_cache_get_version(&app->policies, app->store, name, ver, &p)) || !p) {
+		if (ret == -EINVAL)
+			http_reply_error(resp, 500, "bad_policy", "policy \"%s\" v%lld does not load", name,
+					 (long long)ver);
+		else
+			http_reply_error(resp, 500, "internal", "store failure");
+		goto out;
+	}
+	ours = policy_to_json(p);
+	doc = ours ? json_loads(ours, 0, NULL) : NULL;
+	warnings = warnings_json(p);
+	if (policy_is_keylime(p)) {
+		json_t *raw = json_loads(json, 0, NULL);
+
+		src = json_incref(json_object_get(raw, "excludes"));
+		json_decref(raw);
+	}
+	if (!json_is_array(src)) {
+		json_decref(src);
+		src = json_array();
+	}
+	if (!doc || !warnings || !src) {
+		http_reply_error(resp, 500, "internal", "out of memory");
+		goto out;
+	}
+	reply_json_value(resp, 200,
+			 json_pack("{s:s, s:I, s:s, s:O, s:O, s:O}", "name", name, "version",
+				   (json_int_t)ver, "format", policy_is_keylime(p) ? "keylime" : "attest",
+				   "warnings", warnings, "source_excludes", src, "policy", doc));
+out:
+	json_decref(doc);
+	json_decref(src);
+	json_decref(warnings);
+	free(ours);
+	free(json);
+	policy_unref(p);
 }
 
 void handle_policy_put(const struct http_request *req, struct http_response *resp)

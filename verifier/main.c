@@ -72,11 +72,30 @@ static int load_tokens(const struct verifier_options *o, const struct statedir *
 }
 
 /*
- * SIGHUP: the token file and the EK CAs again, each swapped in only when it loads whole (else
- * the old one stays, and the log says why): a rotated token works and the old one stops
- * working without a restart.
+ * SIGHUP: the TLS certificate and key (tls-cert/tls-key, or the state directory's, reissued if a
+ * name or the validity asks for it), as for a start, for the connections made from then on.
  */
-static void reload(struct app *app, const struct verifier_options *o, const struct statedir *sd)
+static void reload_tls(struct http_server *srv, const struct verifier_options *o,
+		       const struct statedir *sd)
+{
+	struct tls_material m;
+
+	if (tls_setup(sd->dfd, o->state_dir, o->tls_cert, o->tls_key,
+		      (const char *const *)o->tls_san.v, o->tls_san.n, &m) ||
+	    http_server_set_cert(srv, m.cert_pem, m.key_pem))
+		log_error("reload: keeping the TLS certificate loaded before");
+	else
+		log_info("reload: TLS certificate \"%s\", key \"%s\"", m.cert_path, m.key_path);
+	tls_material_release(&m);
+}
+
+/*
+ * SIGHUP: the token file, the EK CAs and the TLS certificate again, each swapped in only when it
+ * loads whole (else the old one stays, and the log says why): a rotated token works and the old
+ * one stops working without a restart.
+ */
+static void reload(struct app *app, struct http_server *srv, const struct verifier_options *o,
+		   const struct statedir *sd)
 {
 	struct tokens *t = NULL, *old_t = NULL;
 	struct enroll_trust *tr, *old_tr = NULL;
@@ -101,6 +120,7 @@ static void reload(struct app *app, const struct verifier_options *o, const stru
 	} else {
 		log_error("reload: keeping the EK CAs loaded before");
 	}
+	reload_tls(srv, o, sd);
 }
 
 /* What an imported Keylime policy does not enforce as Keylime would: one log line each. */
@@ -350,8 +370,8 @@ int main(int argc, char **argv)
 	}
 	while (sigwait(&sigs, &sig) == 0 && sig == SIGHUP) {
 		(void)sdnotify("RELOADING=1");
-		log_info("SIGHUP: reloading the operator tokens and the EK CAs");
-		reload(&app, &o, &sd);
+		log_info("SIGHUP: reloading the operator tokens, the EK CAs and the TLS certificate");
+		reload(&app, srv, &o, &sd);
 		(void)sdnotify("READY=1");
 	}
 	log_info("signal %d: stopping", sig);

@@ -1478,6 +1478,31 @@ static json_t *digest_json(int ai, const uint8_t *d)
 	return json_string(policy_digest_text(algs[ai].name, d, algs[ai].size, buf, sizeof(buf)));
 }
 
+json_t *policy_json_path_digests(const struct policy *p, const char *path, size_t path_len)
+{
+	const struct kentry *ke;
+	const uint8_t *r;
+	json_t *list;
+	long ei;
+
+	if (!p || !path || path_len > LIMIT_IMA_PATH)
+		return NULL;
+	ei = ktab_find(&p->paths, path, path_len);
+	if (ei < 0)
+		return NULL;
+	ke = ktab_ent(&p->paths, (uint32_t)ei);
+	r = arena_at(&p->digs, ke->dig_off);
+	list = json_array();
+	for (uint16_t n = 0; list && n < ke->ndig; n++) {
+		if (json_array_append_new(list, digest_json(r[0], r + 1))) {
+			json_decref(list);
+			return NULL;
+		}
+		r += 1 + algs[r[0]].size;
+	}
+	return list;
+}
+
 char *policy_to_json(const struct policy *p)
 {
 	json_t *root = NULL, *digs, *list, *ex, *ba, *hexdigs = NULL;

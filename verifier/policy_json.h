@@ -27,6 +27,14 @@ uint16_t policy_json_digest(const json_t *v, bool keylime, uint8_t *out, const c
 /* "alg:hex" as a new JSON string (NULL for an unknown alg or on allocation failure). */
 json_t *policy_json_digest_string(uint16_t alg, const uint8_t *digest);
 
+struct policy;
+/*
+ * The digests the policy lists for path (path_len raw bytes, as IMA recorded it), "alg:hex" each,
+ * in a new JSON array: what an operator compares a digest_mismatch with. NULL when the path is
+ * not listed (or on allocation failure).
+ */
+json_t *policy_json_path_digests(const struct policy *p, const char *path, size_t path_len);
+
 /*
  * "alg:hex" into out[cap] (cut to fit; POLICY_DIGEST_TEXT_MAX + 1 holds any policy algorithm's):
  * alg_name, ':', the lowercase hex of the len bytes of digest (none when digest is NULL or len

@@ -36,6 +36,8 @@ const struct http_route app_routes[] = {
 	{ "GET", "/v1/policies/*", LIMIT_SMALL_BODY, true, "policy_get", handle_policy_get },
 	/* Policies can be large (a whole distribution's digests). */
 	{ "PUT", "/v1/policies/*", LIMIT_REQUEST_BODY, true, "policy_put", handle_policy_put },
+	{ "GET", "/v1/policies/*/enforced", LIMIT_SMALL_BODY, true, "policy_enforced",
+	  handle_policy_enforced },
 	{ "GET", "/v1/policies/*/versions", LIMIT_SMALL_BODY, true, "policy_versions",
 	  handle_policy_versions },
 	{ "GET", "/v1/policies/*/versions/*", LIMIT_SMALL_BODY, true, "policy_version",

@@ -19,6 +19,7 @@
 #include "proto/evidence.h"
 #include "common/log.h"
 #include "verifier/http_guard.h"
+#include "verifier/server_cert.h"
 
 /* GnuTLS priorities: TLS 1.2 and 1.3 only (1.0/1.1 are refused in the handshake). */
 #define TLS_PRIORITIES "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2:%SERVER_PRECEDENCE"
@@ -511,8 +512,13 @@ struct http_server *http_server_start(const struct http_server_config *cfg, uint
 	if (!srv)
 		return NULL;
 	srv->cfg = *cfg;
+	if (http_server_set_cert(srv, cfg->cert_pem, cfg->key_pem)) {
+		free(srv);
+		return NULL;
+	}
 	srv->guard = http_guard_new();
 	if (!srv->guard) {
+		server_cert_clear();
 		free(srv);
 		return NULL;
 	}
@@ -521,8 +527,8 @@ struct http_server *http_server_start(const struct http_server_config *cfg, uint
 		MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
 		MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
 		MHD_OPTION_THREAD_POOL_SIZE, (unsigned)(cfg->threads ? cfg->threads : 4),
-		MHD_OPTION_HTTPS_MEM_CERT, cfg->cert_pem,
-		MHD_OPTION_HTTPS_MEM_KEY, cfg->key_pem,
+		/* Asked for in each handshake, so that a reload reaches new connections. */
+		MHD_OPTION_HTTPS_CERT_CALLBACK2, server_cert_retrieve,
 		MHD_OPTION_HTTPS_PRIORITIES, TLS_PRIORITIES,
 		MHD_OPTION_CONNECTION_TIMEOUT, CONNECTION_TIMEOUT_SECONDS,
 		MHD_OPTION_CONNECTION_LIMIT, LIMIT_CONNECTIONS,
@@ -536,6 +542,7 @@ struct http_server *http_server_start(const struct http_server_config *cfg, uint
 		log_error("http: cannot listen on \"%s\" (address in use, or bad TLS material?)",
 			  cfg->listen);
 		http_guard_free(srv->guard);
+		server_cert_clear();
 		free(srv);
 		return NULL;
 	}
@@ -552,5 +559,22 @@ void http_server_stop(struct http_server *srv)
 	if (srv->daemon)
 		MHD_stop_daemon(srv->daemon);
 	http_guard_free(srv->guard); /* after the daemon: every connection is closed */
+	server_cert_clear();
 	free(srv);
+}
+
+int http_server_set_cert(struct http_server *srv, const char *cert_pem, const char *key_pem)
+{
+	char why[256] = "", fp[96];
+	int ret;
+
+	(void)srv; /* one per process (server_cert.h) */
+	ret = server_cert_set(cert_pem, key_pem, why, sizeof(why));
+	if (ret) {
+		log_error("tls: %s", why);
+		return ret;
+	}
+	server_cert_fingerprint(fp);
+	log_info("tls: new connections get the certificate with SHA-256 fingerprint %s", fp);
+	return 0;
 }

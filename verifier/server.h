@@ -97,6 +97,12 @@ struct http_server;
 struct http_server *http_server_start(const struct http_server_config *cfg, uint16_t *port_out);
 /* Stops accepting, waits for running handlers, frees. NULL-safe. */
 void http_server_stop(struct http_server *srv);
+/*
+ * The certificate chain and key (PEM) that new TLS connections get from now on; connections
+ * established before keep theirs. A pair that does not load, or whose key is not the
+ * certificate's, is refused (-EINVAL, logged) and the current one keeps serving.
+ */
+int http_server_set_cert(struct http_server *srv, const char *cert_pem, const char *key_pem);
 
 /* Helpers for handlers --------------------------------------------------------------------- */
 

@@ -74,6 +74,10 @@ struct store_agent {
 	int64_t last_verdict_at; /* 0: none */
 	int last_trusted;        /* -1: no verdict yet, 0 untrusted, 1 trusted */
 	uint64_t open_violations;
+	/* The last verdict's reasons as stored (a JSON array, "[]" for none): filled by
+	 * store_agents_list() only, valid during its callback (one query for the whole fleet);
+	 * NULL from store_agent_get(). */
+	const char *last_reasons_json;
 };
 void store_agent_release(struct store_agent *a);
 

@@ -30,6 +30,10 @@
 	" (SELECT COUNT(*) FROM violations x WHERE x.agent = a.id AND x.state = 'open'),"     \
 	" a.retired_at, a.reset_at, a.round_interval, a.stale_event_for"
 
+/* The fleet list's last column: the reasons of each agent's last verdict, in the same query. */
+#define LAST_REASONS_COL                                                                    \
+	"COALESCE((SELECT reasons FROM verdicts v WHERE v.agent = a.id ORDER BY id DESC LIMIT 1), '[]')"
+
 #define VIOLATION_COLUMNS                                                                  \
 	"id, agent, boot_number, entry, path, digest, template, reason, first_seen, last_seen," \
 	" count, state, COALESCE(recurs, 0), decided_at, decision"
@@ -142,7 +146,7 @@ static const char *const stmt_sql[STMT_COUNT] = {
 		" (SELECT COUNT(*) FROM agents WHERE state = 'pending')",
 	[STMT_AGENT_SET_POLICY] = "UPDATE agents SET policy = ?2 WHERE id = ?1",
 	[STMT_AGENTS_LIST] =
-		"SELECT " AGENT_SUMMARY_COLS
+		"SELECT " AGENT_SUMMARY_COLS ", " LAST_REASONS_COL
 		" FROM agents a LEFT JOIN boot_state b ON b.agent = a.id ORDER BY a.id",
 	[STMT_BOOT_GET] = "SELECT state, version FROM boot_state WHERE agent = ?1",
 	/*
@@ -868,6 +872,7 @@ static int sq_agents_list(struct store_backend *b, store_agent_cb cb, void *arg)
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		memset(&a, 0, sizeof(a));
 		agent_summary_row(s, &a);
+		a.last_reasons_json = col_text(s, 16);
 		if ((ret = cb(arg, &a)))
 			goto out;
 	}

@@ -82,8 +82,12 @@ check "the man pages are there, compressed" test -f "$R/usr/share/man/man8/verif
 	-a -f "$R/usr/share/man/man5/attestd.conf.5.gz" -a -f "$R/usr/share/man/man1/attestctl.1.gz"
 check_eq "conffiles" "/etc/attest/verifier.conf /etc/attest/attestd.conf" \
 	"$(q -W -f='${Conffiles}\n' attest-verifier attestd | awk '{ print $1 }' | grep . | tr '\n' ' ' | sed 's/ $//')"
-# The units' default dependencies come from this machine's units, beside the packages' own.
+# The units' default dependencies come from this machine's units, beside the packages' own, and
+# the verifier's ExecReload= runs procps' kill(1) (a Depends, not installed in this root).
 cp -an /lib/systemd/system/. "$R/lib/systemd/system/"
+mkdir -p "$R/bin" && cp -n /bin/kill "$R/bin/kill"
+check "attest-verifier: Depends on procps (/bin/kill of its ExecReload=)" \
+	bash -c "dpkg-deb -f '$VDEB' Depends | grep -qw procps"
 out=$(cd "$R" && MANPATH=$R/usr/share/man systemd-analyze verify --root="$R" \
 	/lib/systemd/system/attest-verifier.service /lib/systemd/system/attestd.service 2>&1)
 check_eq "systemd-analyze verify on the packages' units: clean" "" "$out"

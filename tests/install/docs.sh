@@ -76,6 +76,24 @@ if [[ $opts_help == "$opts_man" ]]; then
 else
 	fail "attestctl: options differ (< --help, > man page): $(diff <(echo "$opts_help") <(echo "$opts_man") | grep '^[<>]' | tr '\n' ' ')"
 fi
+# --- verifier(8) on a reload: what the unit does, and what SIGHUP reads again -----------------
+# main.c's log line names what a reload reads; the page's SIGHUP entry names each, and the unit's
+# ExecReload= is the SIGHUP it documents.
+page=$(MANWIDTH=200 LC_ALL=C.UTF-8 man -E UTF-8 -l "$MAN/verifier.8" 2>/dev/null)
+sighup=$(sed -n '/^ *SIGHUP$/,/^ *[A-Z][A-Z]*$/p' <<<"$page" | tr -s ' \n' ' ')
+reloads=$(sed -n 's/.*"SIGHUP: reloading \(.*\)");$/\1/p' "$TOP/verifier/main.c")
+check_eq "main.c: a reload reads the tokens, the EK CAs and the TLS certificate" \
+	"the operator tokens, the EK CAs and the TLS certificate" "$reloads"
+for what in "token file" "--ek-ca" "TLS certificate and key" "--tls-cert" "fingerprint" \
+	"loaded before"; do
+	check "verifier(8), SIGNALS, SIGHUP: names \"$what\"" grep -qF -- "$what" <<<"$sighup"
+done
+check "verifier(8) says systemctl reload, as the unit's ExecReload= sends SIGHUP" bash -c \
+	"grep -qF 'systemctl reload attest-verifier' <<<\"\$1\" &&
+	 grep -qx 'ExecReload=/bin/kill -HUP \$MAINPID' '$TOP/verifier/attest-verifier.service.in'" _ "$page"
+check_fails "verifier(8) no longer says the certificate is read at start only" \
+	grep -q 'read at start only' <<<"$page"
+
 check "--version of each binary is 'NAME VERSION'" bash -c \
 	"'$B/verifier' --version | grep -qx 'verifier [0-9][0-9.]*' &&
 	 '$B/attestd' --version | grep -qx 'attestd [0-9][0-9.]*' &&

@@ -6,8 +6,9 @@
 # ($STATE_DIRECTORY, $NOTIFY_SOCKET) and the credentials the unit gives (setpriv: an
 # unprivileged user for DynamicUser=, the groups, capabilities and no-new-privileges it names;
 # the IMA list is a root-only file, as in securityfs). Against a TCP swtpm with an EK
-# certificate from a test CA, the agent enrolls and is trusted; both daemons report READY=1
-# and stop with STOPPING=1. Both run under strace: every system call they made must be one their unit's
+# certificate from a test CA, the agent enrolls and is trusted; both daemons report READY=1,
+# the verifier's ExecReload= makes it reload (RELOADING=1, READY=1), and both stop with
+# STOPPING=1. Both run under strace: every system call they made must be one their unit's
 # SystemCallFilter= allows (expanded by systemd-analyze itself), and every socket they opened
 # of a family RestrictAddressFamilies= allows, so the filters cannot break them unseen.
 set -uo pipefail
@@ -144,6 +145,20 @@ agent=$(ctl agent staged-1 --json)
 check_eq "the verifier: staged-1 enrolled and active" active "$(jq -r .state <<<"$agent")"
 check_eq "the verifier: its last verdict is trusted" trusted "$(jq -r .last_verdict <<<"$agent")"
 check_eq "the verifier: all 30 entries attested" 30 "$(jq -r .next_entry <<<"$agent")"
+
+# --- systemctl reload: the unit's ExecReload=, with $MAINPID the verifier's ---------------------
+reload=$(unit_value "$VUNIT" ExecReload)
+read -ra rcmd <<<"${reload//\$MAINPID/$VPID}"
+check "verifier: ExecReload= ($reload) runs" "${rcmd[@]}"
+after_reloading() { sed -n '/^RELOADING=1$/,$p' "$W/verifier.notify"; }
+for ((i = 0; i < 100; i++)); do
+	[[ $(after_reloading | wc -l) -ge 2 ]] && break
+	sleep 0.1
+done
+check_eq "verifier: RELOADING=1, then READY=1 again" "RELOADING=1 READY=1" "$(after_reloading | tr '\n' ' ' | sed 's/ $//')"
+check "verifier: the reload read the tokens, the EK CAs and the TLS certificate again" \
+	grep -q 'reload: TLS certificate "' "$W/verifier.log"
+check_eq "verifier: still serves after the reload" staged-1 "$(ctl agents --json | jq -r '.agents[0].agent_id')"
 
 # --- both stop on SIGTERM, telling the service manager ---------------------------------------
 kill -TERM "$APID" "$VPID"

@@ -14,8 +14,11 @@ R=$T_TMP/root
 check "make install DESTDIR=$R" install_staged "$R"
 V=$ROOT_UNITDIR/attest-verifier.service A=$ROOT_UNITDIR/attestd.service
 check "both units installed" test -f "$V" -a -f "$A"
-# The units' default dependencies (sysinit.target, ...) come from the machine's own units.
+# The units' default dependencies (sysinit.target, ...) come from the machine's own units, and
+# the kill(1) of ExecReload= from its procps (the package depends on it): verify checks that
+# every command exists.
 mkdir -p "$R/lib/systemd" && cp -a /lib/systemd/system "$R/lib/systemd/"
+mkdir -p "$R/bin" && cp /bin/kill "$R/bin/kill"
 manpath=$(find "$R" -type d -name man -path '*/share/man' -print -quit)
 
 for u in "$V" "$A"; do
@@ -50,6 +53,9 @@ for pair in "$V:1.2" "$A:1.8"; do
 	check "$(basename "$u"): exposure $e <= $bound" awk -v e="$e" -v b="$bound" 'BEGIN { exit !(e != "" && e <= b) }'
 done
 
+# `systemctl reload` sends SIGHUP (tokens, EK CAs, TLS certificate); run_units.sh runs it.
+check_eq "verifier: ExecReload= sends SIGHUP to the main process" '/bin/kill -HUP $MAINPID' \
+	"$(unit_value "$V" ExecReload)"
 check_eq "verifier: no capability" "" "$(unit_value "$V" CapabilityBoundingSet)"
 check_eq "verifier: no device" yes "$(unit_value "$V" PrivateDevices)"
 check_eq "verifier: its state directory" attest-verifier "$(unit_value "$V" StateDirectory)"

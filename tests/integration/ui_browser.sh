@@ -8,7 +8,10 @@
 # paging, the agent timeline, the violations queue showing paths as text, approving a violation
 # in the page for the one agent (preselected) and for its policy (chosen), the agent's own
 # approvals and both histories, a rollback in the page (all seen through the API), and
-# screenshots under $BUILD/ui/.
+# screenshots under $BUILD/ui/. Issue 16: the fleet row's last reasons and last seen; a stale
+# agent shown stale; a policy's versions with who, when and what changed; a Keylime policy as the
+# verifier enforces it (translated excludes, boot_aggregate values not as a path); for a
+# digest_mismatch, the digests the policy lists beside the one measured.
 set -uo pipefail
 source "$(dirname "$0")/../lib.sh"
 
@@ -58,11 +61,14 @@ head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$W/token"
 TOKEN=$(cat "$W/token")
 check "verifier starts" start_verifier "$W/verifier" --ek-ca "$W/ek-ca.pem" \
 	--ek-ca "$W/lg/ek-ca.pem" --policy "$W/policy.json" --operator-token-file "$W/token" --threads 4 \
-	--stale-intervals 1000
+	--stale-intervals 2
 op() { curl -sS --cacert "$CA" -H "Authorization: Bearer $TOKEN" "$URL$1"; }
+# Each agent reports an hour between rounds: none goes stale during the test (2 intervals)
+# but the one that reports a second (stale, below).
 attest() {
 	"$ATTESTD" --once --verifier "$URL" --ca "$CA" --agent-id "$1" --tcti "${TCTI_OF[$1]}" \
-		--ima-list "$2" --event-log none --state-dir "$W/state-$1" >"$W/out-$1" 2>>"$W/attestd.log"
+		--ima-list "$2" --event-log none --state-dir "$W/state-$1" --interval "${3:-3600}" \
+		>"$W/out-$1" 2>>"$W/attestd.log"
 }
 
 # --- agents: three real ones, then the list grows by two files outside the policy ----------
@@ -209,6 +215,15 @@ check_eq "fleet-b: last verdict untrusted" "untrusted" "$(text '#fleet-rows tr[d
 check_eq "fleet-b: 4 open violations" "4" "$(text '#fleet-rows tr[data-agent=fleet-b] td.open')"
 check_eq "fleet-b: boot 1" "1" "$(text '#fleet-rows tr[data-agent=fleet-b] td.boot')"
 check "fleet-b: verdict time shown" wait_text '#fleet-rows tr[data-agent=fleet-b] td.when' 'ago'
+REASONS_B=$(op /v1/agents | jq -r '.agents[] | select(.agent_id == "fleet-b") | .last_reasons | join(" ")')
+check "the API's fleet list carries fleet-b's last reasons ($REASONS_B)" grep -qw not_in_allowlist <<<"$REASONS_B"
+check_eq "fleet-b's row shows its last verdict's reasons" "$REASONS_B" \
+	"$(text '#fleet-rows tr[data-agent=fleet-b] td.reasons')"
+check_eq "with what each means as its tooltip" "File not in the policy" \
+	"$(js "return [...document.querySelectorAll('#fleet-rows tr[data-agent=fleet-b] td.reasons .code')].filter((e) => e.textContent === 'not_in_allowlist').map((e) => e.title).join('|')")"
+check "fleet-b: last seen shown" wait_text '#fleet-rows tr[data-agent=fleet-b] td.seen' ' ago$'
+check_eq "fleet-b: last seen says the interval it is held to" "expected every 3600 s" \
+	"$(js "return document.querySelector('#fleet-rows tr[data-agent=fleet-b] td.seen').title")"
 click '#fleet-pager .next'
 check_eq "next page" "51–100 of 1003" "$(text '#fleet-pager .range')"
 check_eq "next page holds 50 rows" 50 "$(count '#fleet-rows tr')"
@@ -217,6 +232,7 @@ type_in '#fleet-filter' 'fleet-'
 check "filter: the three real agents" wait_count '#fleet-rows tr' 3
 check_eq "filter resets to page 1" "1–3 of 3" "$(text '#fleet-pager .range')"
 check_eq "fleet-a: trusted" "trusted" "$(text '#fleet-rows tr[data-agent=fleet-a] td.verdict')"
+check_eq "fleet-a: a trusted verdict has no reasons" "" "$(text '#fleet-rows tr[data-agent=fleet-a] td.reasons')"
 check_eq "fleet-c: active" "active" "$(text '#fleet-rows tr[data-agent=fleet-c] td.state')"
 check "fleet screenshot written (the three real agents)" shot fleet
 
@@ -326,6 +342,92 @@ check "history screenshot written" shot history
 check "an agent without a firmware event log: the boot section says so" \
 	wait_text '#agent-boot' 'none: the agent sends no firmware event log'
 
+# the policy's own view (issue 16): the policy as enforced, and its versions, each with who made
+# it, when, and what changed from the one before (from the stored texts of the history API)
+click '#policy-name a'
+check "policy view: default's three versions" wait_count '#pv-versions tr[data-version]' 3
+check_eq "policy view: its name" default "$(text '#pv-name')"
+check "v3: made by the rollback" wait_text '#pv-versions tr[data-version="3"] td.actor' 'rollback to version 1'
+check "v2: made by the approval" wait_text '#pv-versions tr[data-version="2"] td.actor' 'approve violation'
+check "v3: what changed: the approved path is gone again" \
+	wait_text '#pv-versions tr[data-version="3"] td.changes' '^−1 path \(/tmp/red\\x1b\[31mtext\)$'
+check_eq "v2: what changed: the approved path" '+1 path (/tmp/red\x1b[31mtext)' \
+	"$(text '#pv-versions tr[data-version="2"] td.changes')"
+n1=$(op /v1/policies/default/versions/1 | jq '.digests | length')
+check_eq "v1: the first version, with its paths" "first version: $n1 paths" \
+	"$(text '#pv-versions tr[data-version="1"] td.changes')"
+check "policy view: the paths it enforces" wait_text '#pv-policy .pager .range' " of $n1\$"
+check "policy view screenshot written" shot policy-versions
+
+# a Keylime runtime policy, shown as the verifier enforces it: its excludes beside what they
+# became, its boot_aggregate values as the boot_aggregate list, not as a path
+BA1=$(printf 'aa%.0s' {1..20}) BA2=$(printf 'bb%.0s' {1..32}) KD=$(printf 'cd%.0s' {1..32})
+jq -n --arg ba1 "$BA1" --arg ba2 "$BA2" --arg kd "$KD" '{meta: {version: 5}, release: 0,
+	digests: {"/usr/bin/keylime tool": [$kd], boot_aggregate: [$ba1, $ba2]},
+	excludes: ["/tmp/.*", "^/var/log/(?:app|web)\\d+"], keyrings: {},
+	ima: {ignored_keyrings: [], log_hash_alg: "sha1", dm_policy: null}, "ima-buf": {},
+	"verification-keys": ""}' >"$W/keylime.json"
+check_eq "a Keylime policy stored as \"kl\"" 200 "$(curl -sS --cacert "$CA" -H "Authorization: Bearer $TOKEN" \
+	-o /dev/null -w '%{http_code}' -X PUT --data-binary @"$W/keylime.json" "$URL/v1/policies/kl")"
+enf=$(op /v1/policies/kl/enforced)
+check_eq "the API: kl as enforced: Keylime, two translated excludes, two boot_aggregate values, one path" \
+	"keylime 2 2 /usr/bin/keylime_tool" \
+	"$(jq -r '"\(.format) \(.policy.excludes | length) \(.policy.boot_aggregate | length) \(.policy.digests | keys | join(","))"' <<<"$enf")"
+check_eq "the API: an unknown policy's enforced form: 404 unknown_policy" "404 unknown_policy" \
+	"$(curl -sS --cacert "$CA" -H "Authorization: Bearer $TOKEN" -o "$W/nosuch.json" -w '%{http_code}' \
+		"$URL/v1/policies/nosuch/enforced") $(jq -r .error.code "$W/nosuch.json")"
+check_eq "the API: the enforced form needs the token" 401 \
+	"$(curl -sS --cacert "$CA" -o /dev/null -w '%{http_code}' "$URL/v1/policies/kl/enforced")"
+wd POST "$S/url" "$(jq -cn --arg u "$URL/ui/#/policy/kl" '{url: $u}')" >/dev/null
+check "kl: the page says it was a Keylime policy" wait_text '#pv-policy p.keylime' 'Keylime runtime policy'
+check_eq "kl: each exclude as written" '/tmp/.* ^/var/log/(?:app|web)\d+' \
+	"$(js "return [...document.querySelectorAll('#pv-policy table.excludes td.source')].map((e) => e.textContent).join(' ')")"
+check_eq "kl: beside the pattern the verifier enforces" "$(jq -r '.policy.excludes | join(" ")' <<<"$enf")" \
+	"$(js "return [...document.querySelectorAll('#pv-policy table.excludes td.enforced')].map((e) => e.textContent).join(' ')")"
+check_fails "kl: the translation is not the text as written" \
+	test "$(jq -r '.policy.excludes[1]' <<<"$enf")" = '^/var/log/(?:app|web)\d+'
+check "kl: boot_aggregate: its two values" wait_text '#pv-policy .boot-aggregate' '^2 values: sha1:aaaa.* sha256:bbbb'
+check_eq "kl: one path (the space as IMA records it), boot_aggregate is not one" "/usr/bin/keylime_tool" \
+	"$(js "return [...document.querySelectorAll('#pv-policy table.policy tbody td.path')].map((e) => e.textContent).join(' ')")"
+check "keylime policy screenshot written" shot policy-keylime
+
+# a digest_mismatch: a file the policy lists, with other content; the page shows the digests
+# the agent's policy lists for that path (the API's .expected, looked up in the policy the
+# verifier judges the agent by) beside the one measured
+MPATH=$(jq -r '.digests | keys[0]' "$W/policy.json")
+python3 - "$W/list40" "$W/list-mm" "$W/ext-mm" "$MPATH" <<'PY'
+import hashlib, struct, sys
+src, out, ext, path = sys.argv[1:]
+d = b'sha256:\0' + hashlib.sha256(b'other content').digest()
+n = path.encode() + b'\0'
+tdata = struct.pack('<I', len(d)) + d + struct.pack('<I', len(n)) + n
+th = hashlib.sha1(tdata).digest()
+entry = struct.pack('<I', 10) + th + struct.pack('<I', 6) + b'ima-ng' + struct.pack('<I', len(tdata)) + tdata
+open(out, 'wb').write(open(src, 'rb').read() + entry)
+open(ext, 'w').write('10:sha1=%s,sha256=%s\n' % (th.hex(), hashlib.sha256(tdata).hexdigest()))
+PY
+if swtpm_manufacture "$W/tpm-mm" "$W/ca" && start_swtpm "$W/tpm-mm"; then
+	TCTI_OF[mm]=$TCTI
+	# shellcheck disable=SC2046 # one PCR:alg=digest argument per word
+	tpm2_pcrextend $(cat "$W/ext40") $(cat "$W/ext-mm") >/dev/null
+	attest mm "$W/list-mm"
+	check_eq "mm: untrusted, one file with content the policy does not list (exit 1)" 1 $?
+	want=$(op /v1/policies/default/enforced | jq -r --arg p "$MPATH" '"default \(.version) \(.policy.digests[$p] | join(","))"')
+	check_eq "the API: the violation's expected digests are its policy's for $MPATH" "digest_mismatch $want" \
+		"$(op '/v1/violations?state=open&agent=mm' | jq -r '.violations[0] | "\(.reason) \(.expected.policy) \(.expected.policy_version) \(.expected.digests | join(","))"')"
+	wd POST "$S/url" "$(jq -cn --arg u "$URL/ui/#/agent/mm" '{url: $u}')" >/dev/null
+	check "mm: its open violation" wait_count '#agent-violations tr[data-violation]' 1
+	check_eq "the digest measured" "sha256:$(printf 'other content' | sha256sum | cut -c1-12)…" \
+		"$(text '#agent-violations td.digest .measured')"
+	exp=$(op /v1/policies/default/enforced | jq -r --arg p "$MPATH" '.policy.digests[$p][0]')
+	check_eq "under it, the digest the policy expects, and from which version" \
+		"expected ${exp:0:19}… (policy default v$(op /v1/policies/default/enforced | jq .version))" \
+		"$(text '#agent-violations td.digest .expected')"
+	check "digest_mismatch screenshot written" shot digest-mismatch
+else
+	fail "a TPM for the agent with a digest_mismatch"
+fi
+
 # an agent whose TPM booted as a recorded OVMF guest did, sending that firmware event log
 BOOTLOG=$TOP/tests/data/eventlog/guest-ovmf.bin
 if swtpm_manufacture "$W/tpm-boot" "$W/ca" && start_swtpm "$W/tpm-boot" && tpm_follow_eventlog "$BOOTLOG"; then
@@ -335,6 +437,7 @@ if swtpm_manufacture "$W/tpm-boot" "$W/ca" && start_swtpm "$W/tpm-boot" && tpm_f
 	# shellcheck disable=SC2046 # one PCR:alg=digest argument per word
 	tpm2_pcrextend $(cat "$W/bootext") >/dev/null
 	"$ATTESTD" --once --verifier "$URL" --ca "$CA" --agent-id boot-1 --tcti "$TCTI" --ima-list "$W/boot40" \
+		--interval 3600 \
 		--event-log "$BOOTLOG" --cmdline "$TOP/tests/data/eventlog/guest-ovmf.cmdline" \
 		--state-dir "$W/state-boot-1" >"$W/out-boot-1" 2>>"$W/attestd.log"
 	check_eq "the agent with a boot log: trusted" 0 $?
@@ -384,6 +487,34 @@ check "timeline: fleet-a's identical trusted verdicts are one line" wait_count '
 n=$(op /v1/agents/fleet-a/verdicts | jq '.verdicts | length')
 check "fleet-a has 3 verdicts or more" test "$n" -ge 3
 check_eq "the line says how many" "× $n" "$(text '#timeline > li:first-child .count')"
+
+# a stale agent (issue 16): it reported a round every second and then fell silent; past 2 of
+# its intervals the fleet shows it stale, never with a green verdict
+if swtpm_manufacture "$W/tpm-quiet" "$W/ca" && start_swtpm "$W/tpm-quiet"; then
+	TCTI_OF[quiet]=$TCTI
+	# shellcheck disable=SC2046 # one PCR:alg=digest argument per word
+	tpm2_pcrextend $(cat "$W/ext40") >/dev/null
+	attest quiet "$W/list40" 1
+	check_eq "quiet: trusted, reporting 1 s" "0 1" "$? $(op /v1/agents/quiet | jq .interval)"
+	stale_at=$(op /v1/agents/quiet | jq .stale_after)
+	while (($(date +%s) <= stale_at)); do sleep 0.2; done
+	check_eq "the API: quiet is stale" stale "$(op /v1/agents/quiet | jq -r .state)"
+	wd POST "$S/url" "$(jq -cn --arg u "$URL/ui/#/fleet" '{url: $u}')" >/dev/null
+	check "fleet: loaded" wait_text '#status' 'agents, loaded'
+	# the text filter typed above ("fleet-") stays in the page: cleared, then "stale" chosen
+	js "const f = document.getElementById('fleet-filter'); f.value = ''; f.dispatchEvent(new Event('input')); const s = document.getElementById('fleet-show'); s.value = 'stale'; s.dispatchEvent(new Event('change')); return 1" >/dev/null
+	check "fleet: \"stale\" shows quiet alone" wait_count '#fleet-rows tr[data-agent]' 1
+	check_eq "that row is quiet's" quiet "$(text '#fleet-rows tr td.agent')"
+	check_eq "its state is stale" stale "$(text '#fleet-rows tr[data-agent=quiet] td.state')"
+	check_eq "its verdict: stale, not green (was trusted)" "stale was trusted" \
+		"$(text '#fleet-rows tr[data-agent=quiet] td.verdict')"
+	check_eq "no green badge in its row" 0 "$(count '#fleet-rows tr[data-agent=quiet] .badge.ok')"
+	check_eq "the summary counts it" "1 stale" "$(text '[data-stat=stale]')"
+	check "stale screenshot written" shot stale
+	js "const f = document.getElementById('fleet-filter'); f.value = 'fleet-'; f.dispatchEvent(new Event('input')); const s = document.getElementById('fleet-show'); s.value = 'all'; s.dispatchEvent(new Event('change')); return 1" >/dev/null
+else
+	fail "a TPM for the agent that goes stale"
+fi
 
 # auto-refresh: the fleet shows a change made elsewhere without a click
 wd POST "$S/url" "$(jq -cn --arg u "$URL/ui/#/fleet" '{url: $u}')" >/dev/null

@@ -10,6 +10,7 @@
 #include "proto/limits.h"
 #include "tests/unit/check.h"
 #include "verifier/policy.h"
+#include "verifier/policy_json.h"
 
 /* sha256("a\n"), sha1("a\n"), sha256("b\n") */
 #define A256 "87428fc522803d31065e7bce3cf03fe475096631e5e07bbd7a0fde60c4cf25c7"
@@ -561,6 +562,49 @@ static void test_threads(void)
 	policy_free(p);
 }
 
+/* What a policy lists for one path, as the violations list shows it beside a digest_mismatch. */
+static void test_path_digests(void)
+{
+	static const char ours_doc[] =
+		"{\"version\": 1, \"digests\": {\"/bin/a\": [\"sha1:0000000000000000000000000000000000000001\","
+		" \"sha256:00000000000000000000000000000000000000000000000000000000000000aa\"],"
+		" \"/bin/none\": []}}";
+	static const char keylime_doc[] =
+		"{\"meta\": {\"version\": 5}, \"digests\": {\"/usr/bin/my tool\": [\"00000000000000000000000000000000000000000000000000000000000000BB\"],"
+		" \"boot_aggregate\": [\"0000000000000000000000000000000000000002\"]}}";
+	char err[200] = "";
+	struct policy *p = policy_load(ours_doc, sizeof(ours_doc) - 1, err, sizeof(err));
+	json_t *d;
+	char *s;
+
+	CHECK(p, "our format loads: %s", err);
+	d = policy_json_path_digests(p, "/bin/a", 6);
+	s = d ? json_dumps(d, JSON_COMPACT) : NULL;
+	CHECK(s && !strcmp(s, "[\"sha1:0000000000000000000000000000000000000001\","
+			    "\"sha256:00000000000000000000000000000000000000000000000000000000000000aa\"]"),
+	      "both digests of /bin/a, alg:hex, in order: %s", s ? s : "NULL");
+	free(s);
+	json_decref(d);
+	d = policy_json_path_digests(p, "/bin/none", 9);
+	CHECK(json_is_array(d) && json_array_size(d) == 0, "a path pinned to nothing: []");
+	json_decref(d);
+	CHECK(!policy_json_path_digests(p, "/bin/b", 6), "a path not listed: NULL");
+	CHECK(!policy_json_path_digests(p, "/bin/a", 5), "a prefix is another path: NULL");
+	CHECK(!policy_json_path_digests(NULL, "/bin/a", 6), "no policy: NULL");
+	policy_unref(p);
+
+	p = policy_load(keylime_doc, sizeof(keylime_doc) - 1, err, sizeof(err));
+	CHECK(p, "the Keylime policy loads: %s", err);
+	d = policy_json_path_digests(p, "/usr/bin/my_tool", 16);
+	s = d ? json_dumps(d, JSON_COMPACT) : NULL;
+	CHECK(s && !strcmp(s, "[\"sha256:00000000000000000000000000000000000000000000000000000000000000bb\"]"),
+	      "Keylime: the recorded (underscored) path, its hex as alg:hex: %s", s ? s : "NULL");
+	free(s);
+	json_decref(d);
+	CHECK(!policy_json_path_digests(p, "boot_aggregate", 14), "Keylime's boot_aggregate is no path");
+	policy_unref(p);
+}
+
 int main(void)
 {
 	CASE(test_ours);
@@ -571,5 +615,6 @@ int main(void)
 	CASE(test_raw_paths);
 	CASE(test_many);
 	CASE(test_threads);
+	CASE(test_path_digests);
 	return check_finish();
 }

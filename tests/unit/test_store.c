@@ -126,8 +126,24 @@ static void test_agents(struct store *st)
 	CHECK(store_agent_set_policy(st, "ghost", "strict") == -ENOENT, "policy unknown agent");
 }
 
+/* The fleet list's last reasons of each agent (store_agents_list() fills them). */
+struct last_reasons {
+	char web[128], db[128];
+};
+
+static int last_reasons_cb(void *arg, const struct store_agent *a)
+{
+	struct last_reasons *l = arg;
+	char *out = !strcmp(a->id, "web-01") ? l->web : !strcmp(a->id, "db-01") ? l->db : NULL;
+
+	if (out)
+		snprintf(out, sizeof(l->web), "%s", a->last_reasons_json ? a->last_reasons_json : "NULL");
+	return 0;
+}
+
 static void test_rounds(struct store *st)
 {
+	struct last_reasons lr;
 	struct boot_state bs, got;
 	struct store_round_violation v[2];
 	struct store_round r;
@@ -166,6 +182,10 @@ static void test_rounds(struct store *st)
 	CHECK(store_round_commit(st, &r, &id1) == 0 && id1 > 0, "round 1");
 	CHECK(store_boot_get(st, "web-01", &got, &ver) == 0 && memcmp(&got, &bs, sizeof(bs)) == 0,
 	      "boot state round trip");
+	memset(&lr, 0, sizeof(lr));
+	CHECK(store_agents_list(st, last_reasons_cb, &lr) == 0 &&
+		      !strcmp(lr.web, "[{\"code\":\"not_in_allowlist\"}]") && !strcmp(lr.db, "[]"),
+	      "the fleet list carries each agent's last reasons (web-01 %s, db-01 %s)", lr.web, lr.db);
 	CHECK(ver == 1, "the first state is version 1 (%llu)", (unsigned long long)ver);
 	r.prev_version = ver;
 	r.trusted = true;
@@ -175,6 +195,9 @@ static void test_rounds(struct store *st)
 	/* v[0] again: entry 0 of the same boot, sent again, is no new occurrence. */
 	CHECK(store_round_commit(st, &r, &id2) == 0 && id2 > id1, "round 2");
 	CHECK(store_boot_get(st, "web-01", &got, &ver) == 0 && ver == 2, "then version 2");
+	memset(&lr, 0, sizeof(lr));
+	CHECK(store_agents_list(st, last_reasons_cb, &lr) == 0 && !strcmp(lr.web, "[]"),
+	      "and the newest verdict's reasons after the next round (%s)", lr.web);
 	CHECK(store_violations_list(st, VIOLATION_OPEN, "web-01", 100, viol_cb, &seen) == 0 &&
 		      seen.n == 1 && seen.count == 2,
 	      "violation deduplicated (n=%d count=%llu)", seen.n, (unsigned long long)seen.count);

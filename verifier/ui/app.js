@@ -1,6 +1,7 @@
 /*
- * The verifier's operator page: fleet, one agent (verdict timeline, violations, policy) and the
- * violations queue, over the same REST API as attestctl, with the operator token.
+ * The verifier's operator page: fleet, one agent (verdict timeline, violations, policy), one
+ * policy (as the verifier enforces it, its versions with what each changed) and the violations
+ * queue, over the same REST API as attestctl, with the operator token.
  *
  * Rules this file keeps:
  *  - Every string from the API is untrusted (IMA paths are whatever a guest measured). It reaches
@@ -25,7 +26,7 @@
 	const LIST_MAX = 10000;           /* the API's largest ?limit= */
 	const VERDICTS_FIRST = 50;
 	const AUTO_REFRESH = 10;          /* seconds between fleet reloads when auto-refresh is on */
-	const POLICY_RAW_MAX = 200000;    /* characters of a foreign-format policy shown raw */
+	const CHANGES_AUTO = 10;          /* policy versions whose changes are shown without a click */
 
 	const $ = (id) => document.getElementById(id);
 
@@ -159,6 +160,11 @@
 		return badge('none', 'no verdict');
 	}
 
+	function policyLink(name) {
+		return el('a', { href: '#/policy/' + encodeURIComponent(String(name)), class: 'mono',
+			title: 'its versions and what each changed' }, name);
+	}
+
 	function agentLink(id) {
 		return el('a', { href: '#/agent/' + encodeURIComponent(String(id)), class: 'mono' }, id);
 	}
@@ -259,6 +265,23 @@
 			el('span', { class: 'hint' }, 'was ' + (a.last_verdict || 'no verdict')));
 	}
 
+	/* The last verdict's reasons (codes, each once; the API sends no details in the list): the
+	 * first few, each with its meaning as a tooltip, and how many more. */
+	const FLEET_REASONS = 3;
+	function fleetReasons(a) {
+		const codes = Array.isArray(a.last_reasons) ? a.last_reasons.map(String) : [];
+		const out = el('span', null);
+		codes.slice(0, FLEET_REASONS).forEach((c, i) => {
+			if (i)
+				out.appendChild(document.createTextNode(' '));
+			out.appendChild(el('span', { class: 'code', title: reasonLabel(c) }, c));
+		});
+		if (codes.length > FLEET_REASONS)
+			out.appendChild(el('span', { class: 'hint', title: codes.slice(FLEET_REASONS).join(' ') },
+				' +' + (codes.length - FLEET_REASONS) + ' more'));
+		return out;
+	}
+
 	function agentRank(a) {
 		if (a.last_verdict === 'untrusted' || a.state === 'stale')
 			return 0;
@@ -319,12 +342,13 @@
 				el('td', { class: 'agent' }, agentLink(a.agent_id)),
 				el('td', { class: 'state' + (a.state === 'stale' ? ' bad' : '') }, a.state),
 				el('td', { class: 'verdict' }, fleetVerdict(a)),
+				el('td', { class: 'reasons' }, fleetReasons(a)),
 				el('td', { class: 'when' }, timeCell(a.last_verdict_at)),
 				el('td', { class: 'seen', title: 'expected every ' + a.interval + ' s' },
 					a.state === 'pending' ? 'never' : timeCell(a.last_seen)),
 				el('td', { class: 'num boot' }, String(a.boot_number)),
 				el('td', { class: 'num open' + (open ? ' bad' : '') }, String(open)),
-				el('td', { class: 'policy mono' }, a.policy)));
+				el('td', { class: 'policy' }, policyLink(a.policy))));
 		}
 		$('fleet-empty').hidden = rows.length > 0;
 	}
@@ -426,6 +450,22 @@
 			onclick: () => arm('dismiss') }, 'Dismiss'));
 	}
 
+	/*
+	 * For a digest_mismatch: what the agent's policy (and its amendment) list for the path now,
+	 * as the verifier looked it up (GET /v1/violations: .expected), under the digest measured.
+	 */
+	function expectedDigests(e) {
+		const listed = (Array.isArray(e.digests) ? e.digests : [])
+			.concat(Array.isArray(e.amendment_digests) ? e.amendment_digests : []).map(String);
+		const from = 'policy ' + e.policy + ' v' + e.policy_version +
+			(Number(e.amendment_version) > 0 ? ' + amendment v' + e.amendment_version : '');
+		return el('div', { class: 'expected', title: 'listed for this path by ' + from + ' now:\n' +
+			(listed.join('\n') || 'nothing') },
+			el('span', { class: 'hint' }, 'expected '),
+			el('span', { class: 'listed' }, listed.length ? listed.map(shortDigest).join('  ') : 'none listed now'),
+			el('span', { class: 'hint from' }, ' (' + from + ')'));
+	}
+
 	function violationTable(items, withAgent, onChange) {
 		const head = ['id'];
 		if (withAgent)
@@ -444,8 +484,9 @@
 				: null }, el('span', { class: 'text' }, v.path),
 				v.path_escaped ? el('span', { class: 'hint' }, ' (not UTF-8)') : null,
 				v.recurs ? el('span', { class: 'hint recurs' }, ' recurs after #' + v.recurs) : null));
+			const exp = v.expected && typeof v.expected === 'object' ? v.expected : null;
 			row.appendChild(el('td', { class: 'digest mono', title: visible(v.digest) },
-				shortDigest(v.digest)));
+				el('span', { class: 'measured' }, shortDigest(v.digest)), exp ? expectedDigests(exp) : null));
 			row.appendChild(el('td', { class: 'num' }, v.boot_number + ' / ' + v.entry));
 			row.appendChild(el('td', { class: 'seen' }, timeCell(v.last_seen),
 				Number(v.count) > 1 ? el('span', { class: 'hint' }, ' \u00d7' + v.count) : null));
@@ -595,33 +636,51 @@
 		return parts.length ? parts.join('; ') : 'a firmware event log is required';
 	}
 
-	function renderPolicy(name, p) {
-		const box = clear($('policy'));
-		if (p === null) {
+	/*
+	 * A policy as the verifier enforces it (GET /v1/policies/NAME/enforced: our format whatever
+	 * was stored). For an imported Keylime policy: that it was one, what the import could not
+	 * enforce as Keylime would, each exclude as written beside the pattern it became, and its
+	 * boot_aggregate values as the boot_aggregate list they are (never as a path). env null: none.
+	 */
+	function renderPolicy(box, name, env) {
+		clear(box);
+		if (env === null) {
 			box.appendChild(el('p', { class: 'hint' }, name === 'default'
 				? 'No default policy is configured: every entry is allowed.'
 				: 'The verifier has no policy named ' + name + '.'));
 			return;
 		}
-		if (!p || typeof p !== 'object' || !p.digests || typeof p.digests !== 'object') {
-			/* Another format (e.g. a Keylime runtime policy): shown as text, bounded. */
-			let raw = JSON.stringify(p, null, 1);
-			if (raw.length > POLICY_RAW_MAX)
-				raw = raw.slice(0, POLICY_RAW_MAX) + '\n\u2026 (cut at ' + POLICY_RAW_MAX + ' characters)';
-			box.appendChild(el('pre', { class: 'raw' }, raw));
-			return;
-		}
-		const paths = Object.keys(p.digests).sort();
-		const excludes = Array.isArray(p.excludes) ? p.excludes : [];
+		const p = env && env.policy && typeof env.policy === 'object' ? env.policy : {};
+		const digests = p.digests && typeof p.digests === 'object' ? p.digests : {};
+		const keylime = env.format === 'keylime';
+		if (keylime)
+			box.appendChild(el('p', { class: 'keylime' }, 'Imported from a Keylime runtime policy: shown as ' +
+				'the verifier enforces it (version ' + env.version + ').'));
+		const warnings = Array.isArray(env.warnings) ? env.warnings : [];
+		if (warnings.length)
+			box.appendChild(el('ul', { class: 'warnings' }, ...warnings.map((w) => el('li', null, w))));
+		const paths = Object.keys(digests).sort();
+		const excludes = Array.isArray(p.excludes) ? p.excludes.map(String) : [];
+		const sources = Array.isArray(env.source_excludes) ? env.source_excludes.map(String) : [];
 		const dl = el('dl', { class: 'facts' });
 		if (p.description)
 			fact(dl, 'description', p.description);
 		fact(dl, 'paths', String(paths.length));
-		fact(dl, 'excludes', excludes.length ? excludes.join('  ') : 'none');
+		if (keylime && excludes.length && sources.length === excludes.length)
+			fact(dl, 'excludes', el('table', { class: 'excludes' },
+				el('thead', null, el('tr', null, el('th', null, 'Keylime pattern (re.match)'),
+					el('th', null, 'enforced as (whole path)'))),
+				el('tbody', null, ...excludes.map((x, i) => el('tr', null,
+					el('td', { class: 'source mono' }, sources[i]), el('td', { class: 'enforced mono' }, x))))));
+		else
+			fact(dl, 'excludes', excludes.length ? el('span', { class: 'excludes mono' }, excludes.join('  ')) : 'none');
 		fact(dl, 'digest_only', String(Array.isArray(p.digest_only) ? p.digest_only.length : 0));
 		fact(dl, 'violations', String(p.violations || 'fail'));
 		fact(dl, 'boot_aggregate', Array.isArray(p.boot_aggregate)
-			? p.boot_aggregate.join(' ') : String(p.boot_aggregate || 'any-matching-pcrs'));
+			? el('span', { class: 'boot-aggregate mono', title: p.boot_aggregate.join('\n') },
+				p.boot_aggregate.length + (p.boot_aggregate.length === 1 ? ' value: ' : ' values: ') +
+				p.boot_aggregate.map(shortDigest).join('  '))
+			: String(p.boot_aggregate || 'any-matching-pcrs') + ' (the value the quoted PCRs give)');
 		fact(dl, 'boot', bootPolicyText(p.boot));
 		box.appendChild(dl);
 
@@ -636,7 +695,7 @@
 			pager(pg, rows.length, page, (n) => { page = n; draw(); });
 			clear(tbody);
 			for (const path of rows.slice(page * PAGE, (page + 1) * PAGE)) {
-				const ds = Array.isArray(p.digests[path]) ? p.digests[path] : [];
+				const ds = Array.isArray(digests[path]) ? digests[path] : [];
 				tbody.appendChild(el('tr', null, el('td', { class: 'path mono' }, path),
 					el('td', { class: 'digest mono' }, ds.map(shortDigest).join('  ') ||
 						'(pinned to nothing)')));
@@ -668,6 +727,22 @@
 			out.push({ path: text, digests: hex[k], raw: true });
 		}
 		return out.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+	}
+
+	/* One row of a version history: the version, who made it, when, its size, and `cell`. */
+	function versionRow(v, cell) {
+		return el('tr', { 'data-version': String(v.version) },
+			el('td', { class: 'num version' }, 'v' + v.version),
+			el('td', { class: 'actor' }, v.actor),
+			el('td', { class: 'when' }, v.time ? timeCell(v.time) : ''),
+			el('td', { class: 'num' }, String(v.bytes)),
+			cell);
+	}
+
+	function versionTable(cls, last, tbody) {
+		return el('table', { class: cls },
+			el('thead', null, el('tr', null, ...['version', 'by', 'when', 'bytes', last].map((h) => el('th', null, h)))),
+			tbody);
 	}
 
 	/*
@@ -716,16 +791,9 @@
 				}
 			};
 			draw();
-			tbody.appendChild(el('tr', { 'data-version': String(v.version) },
-				el('td', { class: 'num version' }, 'v' + v.version),
-				el('td', { class: 'actor' }, v.actor),
-				el('td', { class: 'when' }, v.time ? timeCell(v.time) : ''),
-				el('td', { class: 'num' }, String(v.bytes)),
-				cell));
+			tbody.appendChild(versionRow(v, cell));
 		}
-		box.appendChild(el('table', { class: 'history' },
-			el('thead', null, el('tr', null, ...['version', 'by', 'when', 'bytes', ''].map((h) => el('th', null, h)))),
-			tbody));
+		box.appendChild(versionTable('history', '', tbody));
 	}
 
 	/* The boot summary (GET /v1/agents/{id} .boot): firmware, Secure Boot, kernel, command line. */
@@ -864,15 +932,15 @@
 			box.appendChild(el('p', { class: 'empty' }, 'None.'));
 
 		const pname = String(a.policy || 'default');
-		$('policy-name').textContent = visible(pname);
+		clear($('policy-name')).appendChild(policyLink(pname));
 		let policy = null;
 		try {
-			policy = await api('GET', '/v1/policies/' + encodeURIComponent(pname));
+			policy = await api('GET', '/v1/policies/' + encodeURIComponent(pname) + '/enforced');
 		} catch (e) {
 			if (!(e instanceof ApiError && e.status === 404))
 				throw e;
 		}
-		renderPolicy(pname, policy);
+		renderPolicy($('policy'), pname, policy);
 
 		/* What was approved for this agent alone, and both histories. */
 		const [am, amv] = await Promise.all([
@@ -914,9 +982,124 @@
 		setStatus('agent loaded ' + absTime(Date.now() / 1000));
 	}
 
+	/* ---- one policy: as enforced, and its versions ----------------------------------- */
+
+	/* The paths of a stored version and their digests, as one comparable string each. */
+	function pathMap(doc) {
+		const m = new Map();
+		const keylime = doc && typeof doc === 'object' && doc.meta !== undefined && doc.version === undefined;
+		for (const x of policyPaths(doc))
+			if (!(keylime && x.path === 'boot_aggregate')) /* Keylime's boot_aggregate is no path */
+				m.set(x.path, JSON.stringify(x.digests));
+		return m;
+	}
+
+	function someOf(list) {
+		const shown = list.slice(0, 3).join(', ');
+		return list.length > 3 ? shown + ', \u2026' : shown;
+	}
+
+	/*
+	 * What changed from one stored version to the next, in words: paths added, removed or
+	 * pinned to other digests (naming a few), excludes added or removed, any other key changed.
+	 */
+	function policyChanges(before, after) {
+		const b = pathMap(after);
+		if (!before)
+			return 'first version: ' + b.size + (b.size === 1 ? ' path' : ' paths');
+		const a = pathMap(before);
+		const added = [...b.keys()].filter((k) => !a.has(k)).sort();
+		const removed = [...a.keys()].filter((k) => !b.has(k)).sort();
+		const changed = [...b.keys()].filter((k) => a.has(k) && a.get(k) !== b.get(k)).sort();
+		const parts = [];
+		const n = (k, one, many) => k + ' ' + (k === 1 ? one : many);
+		if (added.length)
+			parts.push('+' + n(added.length, 'path', 'paths') + ' (' + someOf(added) + ')');
+		if (removed.length)
+			parts.push('\u2212' + n(removed.length, 'path', 'paths') + ' (' + someOf(removed) + ')');
+		if (changed.length)
+			parts.push(n(changed.length, 'path', 'paths') + ' with other digests (' + someOf(changed) + ')');
+		const ex = (d) => (Array.isArray(d && d.excludes) ? d.excludes.map(String) : []);
+		const exAdded = ex(after).filter((x) => ex(before).indexOf(x) < 0);
+		const exRemoved = ex(before).filter((x) => ex(after).indexOf(x) < 0);
+		if (exAdded.length)
+			parts.push('+exclude ' + someOf(exAdded));
+		if (exRemoved.length)
+			parts.push('\u2212exclude ' + someOf(exRemoved));
+		const keys = new Set([...Object.keys(before || {}), ...Object.keys(after || {})]);
+		for (const k of [...keys].sort()) {
+			if (k === 'digests' || k === 'digests_hex' || k === 'excludes')
+				continue;
+			if (JSON.stringify(before[k]) !== JSON.stringify(after[k]))
+				parts.push(k + ' changed');
+		}
+		return parts.length ? parts.join('; ') : 'no change (the same as the version before)';
+	}
+
+	const policyView = { name: null };
+
+	async function loadPolicyView(name) {
+		policyView.name = name;
+		const enc = encodeURIComponent(name);
+		clear($('pv-name')).appendChild(document.createTextNode(visible(name)));
+		setStatus('loading policy\u2026');
+		let env = null;
+		let pv = { versions: [] };
+		try {
+			[env, pv] = await Promise.all([api('GET', '/v1/policies/' + enc + '/enforced'),
+				api('GET', '/v1/policies/' + enc + '/versions')]);
+		} catch (e) {
+			if (!(e instanceof ApiError && e.status === 404))
+				throw e;
+		}
+		$('pv-agents').textContent = pv.agents !== undefined
+			? '(used by ' + pv.agents + (Number(pv.agents) === 1 ? ' agent)' : ' agents)') : '';
+		renderPolicy($('pv-policy'), name, env);
+		const versions = Array.isArray(pv.versions) ? pv.versions : [];
+		const box = clear($('pv-versions'));
+		if (!versions.length) {
+			box.appendChild(el('p', { class: 'empty' }, 'No versions.'));
+			setStatus('policy loaded ' + absTime(Date.now() / 1000));
+			return;
+		}
+		/* Each stored text once, fetched when a row needs it (the newest few at once). */
+		const texts = new Map();
+		const text = (v) => {
+			if (v <= 0)
+				return Promise.resolve(null);
+			if (!texts.has(v))
+				texts.set(v, api('GET', '/v1/policies/' + enc + '/versions/' + v));
+			return texts.get(v);
+		};
+		const tbody = el('tbody');
+		const show = async (v, cell) => {
+			clear(cell).appendChild(el('span', { class: 'hint' }, 'comparing\u2026'));
+			try {
+				const [before, after] = await Promise.all([text(v.version - 1), text(v.version)]);
+				clear(cell).appendChild(document.createTextNode(visible(policyChanges(before, after))));
+			} catch (e) {
+				clear(cell);
+				failed(e);
+			}
+		};
+		const auto = [];
+		versions.forEach((v, i) => {
+			const cell = el('td', { class: 'changes' });
+			if (i < CHANGES_AUTO)
+				auto.push(show(v, cell));
+			else
+				cell.appendChild(el('button', { type: 'button', class: 'changes',
+					onclick: () => show(v, cell) }, 'what changed'));
+			tbody.appendChild(versionRow(v, cell));
+		});
+		box.appendChild(versionTable('history versions', 'what changed', tbody));
+		await Promise.all(auto);
+		setStatus('policy loaded ' + absTime(Date.now() / 1000));
+	}
+
 	/* ---- navigation ----------------------------------------------------------------- */
 
-	const VIEWS = ['login', 'fleet', 'agent', 'violations'];
+	const VIEWS = ['login', 'fleet', 'agent', 'policyview', 'violations'];
 
 	function show(view) {
 		for (const v of VIEWS)
@@ -938,15 +1121,20 @@
 		}
 		const h = location.hash || '#/fleet';
 		let p;
-		if (h.startsWith('#/agent/')) {
-			let id;
+		/* The rest of the hash after prefix, decoded ('' if it does not decode). */
+		const arg = (prefix) => {
 			try {
-				id = decodeURIComponent(h.slice('#/agent/'.length));
+				return decodeURIComponent(h.slice(prefix.length));
 			} catch (e) {
-				id = '';
+				return '';
 			}
+		};
+		if (h.startsWith('#/agent/')) {
 			show('agent');
-			p = loadAgent(id);
+			p = loadAgent(arg('#/agent/'));
+		} else if (h.startsWith('#/policy/')) {
+			show('policyview');
+			p = loadPolicyView(arg('#/policy/'));
 		} else if (h === '#/violations') {
 			show('violations');
 			p = loadQueue();
