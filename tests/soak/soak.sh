@@ -102,7 +102,7 @@ check_eq "the store holds every verdict received" "${att:-?}" "$stored"
 {
 	echo "## Run of $started"
 	echo
-	echo "- command: \`SOAK_SECONDS=$SECS SOAK_AGENTS=$AGENTS nice -n 10 tests/soak/soak.sh\` (B=$B, commit $commit at the start)"
+	echo "- command: \`SOAK_SECONDS=$SECS SOAK_AGENTS=$AGENTS tests/soak/soak.sh\` at niceness $(nice) (B=$B, commit $commit at the start)"
 	echo "- $AGENTS agents, $THREADS keep-alive HTTPS connections, $ENTRIES new entries per round, enrollment $(kv "$W/lg.out" enroll_s) s"
 	echo "- attestations: $att in $(kv "$W/lg.out" seconds) s ($(kv "$W/lg.out" per_s)/s), p50 $(kv "$W/lg.out" p50_ms) ms, p99 $(kv "$W/lg.out" p99_ms) ms"
 	echo "- errors: $errs, untrusted: $untr; verdicts in the store: $stored"
