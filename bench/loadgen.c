@@ -9,7 +9,7 @@
  *           [--threads T] [--seconds S] [--verifier-pid PID] [--entries-per-round K]
  *           [--verdict-log FILE] [--max-errors N] [--error-pause-ms MS]
  *           [--id-prefix PREFIX] [--pending 1] [--split-connections 1]
- *           [--fresh-challenges 1]
+ *           [--fresh-challenges 1] [--warmup-rounds N]
  *
  * Each agent is what a TPM and attestd would send, made in software:
  *   - an EC P-256 EK of its own in the TCG default template L-2 (softtpm_ek_public), with an
@@ -29,6 +29,12 @@
  * robin; latency is one attestation as the agent sees it (challenge request to verdict,
  * including the quote made in between).
  *
+ * --warmup-rounds N: after enrollment, N untimed rounds of every agent (each trusted, else the
+ * run fails), so that the timed phase measures a fleet in its steady state whatever its size:
+ * with 100,000 agents a 15 s run would otherwise attest each agent at most once, always its
+ * first round (a whole list, a challenge asked for, a boot state inserted). The line
+ * `timed_phase 1` is printed (flushed) when the timed phase starts.
+ *
  * --split-connections 1: each thread sends evidence on a second connection of its own, so that
  * behind a load balancer a challenge and its answer usually reach different verifiers (the
  * scale-out test: a challenge of one verifier accepted by another, verifier/cluster.h).
@@ -41,9 +47,10 @@
  * rounds (default 100) and --error-pause-ms waits that long after each, so a verifier that is
  * down for a moment is waited for instead of ending the run.
  *
- * Output lines `key value`: agents threads enroll_s attestations seconds per_s p50_ms p99_ms
- * untrusted errors challenges (asked for) refused_given (a verdict's challenge refused, another
- * asked for) verifier_cpu_pct loadgen_cpu_pct rss_start_kib rss_enrolled_kib rss_end_kib.
+ * Output lines `key value`: agents threads enroll_s [warmup_s] timed_phase attestations seconds
+ * per_s p50_ms p99_ms untrusted errors challenges (asked for in the timed phase) refused_given
+ * (a verdict's challenge refused, another asked for) verifier_cpu_pct loadgen_cpu_pct
+ * rss_start_kib rss_enrolled_kib rss_end_kib.
  */
 #define OPENSSL_SUPPRESS_DEPRECATED /* SHA1_Init for boot_aggregate */
 #include <inttypes.h>
@@ -110,6 +117,7 @@ struct opts {
 	bool pending; /* enroll only */
 	bool split;   /* evidence on a connection of its own */
 	bool fresh;   /* ask a challenge every round, ignoring the one a verdict carries */
+	unsigned warmup; /* untimed rounds of every agent before the timed phase */
 	FILE *verdict_log; /* shared by the threads: one fprintf per line, flushed at once */
 };
 
@@ -128,7 +136,7 @@ struct worker {
 	unsigned long challenges;    /* asked for (POST .../challenges) */
 	unsigned long refused_given; /* a verdict's challenge refused: asked for another */
 	double stop_at;
-	int phase; /* 0 enroll, 1 attest */
+	int phase; /* 0 enroll, 1 attest (timed), 2 warm-up */
 	int failed;
 };
 
@@ -546,6 +554,18 @@ static void *worker_main(void *arg)
 			}
 		return NULL;
 	}
+	if (w->phase == 2) {
+		for (unsigned r = 0; r < o->warmup; r++)
+			for (unsigned i = w->index; i < o->agents; i += o->threads) {
+				bool trusted = false;
+
+				if (agent_round(w, &w->agents[i], &trusted) != 0 || !trusted) {
+					w->failed = 1;
+					return NULL;
+				}
+			}
+		return NULL;
+	}
 	for (unsigned long round = 0; round < 100000000ul; round++) {
 		for (unsigned i = w->index; i < o->agents; i += o->threads) {
 			double t0 = bench_now(), t1;
@@ -783,6 +803,8 @@ static int parse_opts(int argc, char **argv, struct opts *o, const char **make_c
 			o->split = v == 1;
 		else if (!strcmp(a, "--fresh-challenges") && bench_parse_ulong(val, 1, &v) == 0)
 			o->fresh = v == 1;
+		else if (!strcmp(a, "--warmup-rounds") && bench_parse_ulong(val, 10, &v) == 0)
+			o->warmup = (unsigned)v;
 		else
 			return -EINVAL;
 	}
@@ -815,7 +837,7 @@ int main(int argc, char **argv)
 				"               [--seconds S] [--verifier-pid PID] [--entries-per-round K]\n"
 				"               [--verdict-log FILE] [--max-errors N] [--error-pause-ms MS]\n"
 				"               [--id-prefix PREFIX] [--pending 1] [--split-connections 1]\n"
-				"               [--fresh-challenges 1]\n");
+				"               [--fresh-challenges 1] [--warmup-rounds N]\n");
 		return 2;
 	}
 	if (make_ca_dir) {
@@ -860,6 +882,21 @@ int main(int argc, char **argv)
 	}
 	if (o.vpid)
 		rss1 = bench_rss_kib(o.vpid);
+	if (o.warmup) {
+		t0 = bench_now();
+		for (unsigned t = 0; t < o.threads; t++)
+			ws[t].phase = 2;
+		if (run_threads(ws, o.threads) != 0) {
+			fprintf(stderr, "loadgen: a warm-up round failed\n");
+			goto cleanup;
+		}
+		printf("warmup_s %.3f\n", bench_now() - t0);
+		for (unsigned t = 0; t < o.threads; t++)
+			ws[t].challenges = ws[t].refused_given = 0;
+	}
+	/* Scripts that measure the verifier over the timed phase start their clocks here. */
+	printf("timed_phase 1\n");
+	fflush(stdout);
 
 	t0 = bench_now();
 	c0 = o.vpid ? proc_cpu(o.vpid) : 0;

@@ -37,11 +37,11 @@ done
 : >"$W/verdicts"
 taskset -c 1 "$BB/bench/loadgen" --url "https://127.0.0.1:$port" --ca "$W/state/ca.pem" \
 	--ek-ca-dir "$W/ca" --agents "$N" --seconds "$S" --verdict-log "$W/verdicts" \
-	--verifier-pid "$vpid" "${lx[@]}" >"$W/lg" 2>"$W/lg.err" &
+	--warmup-rounds 1 --verifier-pid "$vpid" "${lx[@]}" >"$W/lg" 2>"$W/lg.err" &
 lpid=$!
 track_pid "$lpid"
-# The timed phase starts with the first verdict (enrollment is not counted).
-while [[ ! -s $W/verdicts ]] && kill -0 "$lpid" 2>/dev/null; do sleep 0.05; done
+# The timed phase follows enrollment and one round of every agent (loadgen --warmup-rounds).
+while ! grep -q '^timed_phase' "$W/lg" 2>/dev/null && kill -0 "$lpid" 2>/dev/null; do sleep 0.05; done
 read -r u0 s0 < <(awk '{ print $14, $15 }' "/proc/$vpid/stat")
 if [[ -n ${PERF:-} ]]; then
 	perf record -q -F 999 --call-graph dwarf,16384 -p "$vpid" -o "$W/perf.data" -- sleep $((S > 3 ? S - 2 : 1)) \

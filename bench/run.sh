@@ -354,20 +354,25 @@ scale_verifier() {
 	return 1
 }
 # scale_load NAME URL CA N [PIDS...]: loadgen on core 1 (N agents, SCALE_SEC s, options
-# $LG_EXTRA); the CPU ticks
-# of PIDS over the timed phase (from its first verdict to its end) in $TMP/NAME.ticks, one per
-# line in the order given; loadgen's own figures in $TMP/NAME.lg.
+# $LG_EXTRA); the CPU ticks of PIDS over the timed phase (from loadgen's timed_phase line to its
+# end) in $TMP/NAME.ticks, one per line in the order given; loadgen's own figures in
+# $TMP/NAME.lg.
 scale_load() {
 	local name=$1 url=$2 ca=$3 n=$4 lpid p lgx
 	shift 4
 	read -ra lgx <<<"${LG_EXTRA:-}"
 	: >"$TMP/$name.vl"
+	# One untimed round of every agent first: the timed phase is the fleet's steady state at
+	# every size (at 100,000 agents a 15 s run would otherwise see first rounds only).
 	taskset -c 1 "$BB/bench/loadgen" --url "$url" --ca "$ca" --ek-ca-dir "$SCA" --agents "$n" \
 		--threads "$LG_THREADS" --seconds "$SCALE_SEC" --verdict-log "$TMP/$name.vl" \
-		--verifier-pid "${1%% *}" "${lgx[@]}" >"$TMP/$name.lg" 2>"$TMP/$name.lgerr" &
+		--warmup-rounds 1 --verifier-pid "${1%% *}" "${lgx[@]}" >"$TMP/$name.lg" \
+		2>"$TMP/$name.lgerr" &
 	lpid=$!
 	PIDS+=("$lpid")
-	while [[ ! -s $TMP/$name.vl ]] && kill -0 "$lpid" 2>/dev/null; do sleep 0.05; done
+	while ! grep -q '^timed_phase' "$TMP/$name.lg" 2>/dev/null && kill -0 "$lpid" 2>/dev/null; do
+		sleep 0.05
+	done
 	for p in "$@"; do ticks $p; done >"$TMP/$name.t0"
 	wait "$lpid" || { bad "loadgen $name: $(tail -n 2 "$TMP/$name.lgerr")"; return 1; }
 	for p in "$@"; do ticks $p; done >"$TMP/$name.t1"
