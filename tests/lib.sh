@@ -128,6 +128,16 @@ start_tpm_with_ek_ca() {
 # A service keeps its port across restarts: the port is remembered per state directory.
 declare -A T_SERVICE_PORT=()
 
+# swtpm_with_ek_ca DIR: a test CA (DIR/ca), a TPM manufactured with an EK certificate from it
+# (DIR/tpm), DIR/ek-ca.pem (the chain a verifier's --ek-ca takes), and that swtpm started
+# (start_swtpm's variables). Says what failed and returns non-zero then.
+swtpm_with_ek_ca() {
+	swtpm_ca_init "$1/ca"
+	swtpm_manufacture "$1/tpm" "$1/ca" || { fail "swtpm_setup"; cat "$1/tpm/setup.log"; return 1; }
+	cat "$1/ca/ca/issuercert.pem" "$1/ca/ca/swtpm-localca-rootca-cert.pem" >"$1/ek-ca.pem"
+	start_swtpm "$1/tpm" || { fail "swtpm start"; return 1; }
+}
+
 # start_swtpm STATEDIR: starts a TCP swtpm on STATEDIR (port and port+1; the same ports as the
 # last start on STATEDIR, else free ones) and waits until it accepts connections; log in
 # STATEDIR/swtpm.log. Sets SWTPM_PORT, SWTPM_PID (stopped when the test exits), TCTI and

@@ -19,10 +19,7 @@ for bin in "$IMAGEN" "$ATTESTCTL" "$ATTESTD" "$VERIFIER"; do
 done
 
 W=$T_TMP
-swtpm_ca_init "$W/ca"
-swtpm_manufacture "$W/tpm" "$W/ca" || { fail "swtpm_setup"; cat "$W/tpm/setup.log"; finish; exit 1; }
-cat "$W/ca/ca/issuercert.pem" "$W/ca/ca/swtpm-localca-rootca-cert.pem" >"$W/ek-ca.pem"
-start_swtpm "$W/tpm" || { fail "swtpm start"; finish; exit 1; }
+swtpm_with_ek_ca "$W" || { finish; exit 1; }
 TPM_PID=$SWTPM_PID
 
 "$IMAGEN" --entries 40 --template ima-ng --hash sha256 --zero-boot-pcrs --seed 7 \

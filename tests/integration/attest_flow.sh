@@ -16,10 +16,7 @@ for bin in "$IMAGEN" "$ATTESTCTL" "$ATTESTD" "$VERIFIER"; do
 done
 
 W=$T_TMP
-swtpm_ca_init "$W/ca"
-swtpm_manufacture "$W/tpm" "$W/ca" || { fail "swtpm_setup"; cat "$W/tpm/setup.log"; finish; exit 1; }
-cat "$W/ca/ca/issuercert.pem" "$W/ca/ca/swtpm-localca-rootca-cert.pem" >"$W/ek-ca.pem"
-start_swtpm "$W/tpm" || { fail "swtpm start"; finish; exit 1; }
+swtpm_with_ek_ca "$W" || { finish; exit 1; }
 TPM1_TCTI=$TCTI TPM1_PID=$SWTPM_PID
 
 # list N: the first N entries of one deterministic list (a longer one extends a shorter one).
