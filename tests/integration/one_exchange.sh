@@ -67,36 +67,36 @@ between_rounds() {
 	return 1
 }
 
+# grow FROM TO SECONDS: the list grows from FROM to TO entries and PCR 10 follows, while attestd
+# is paused (so that no quote catches PCR 10 half extended); then two more trusted verdicts.
+grow() {
+	local n
+	check "attestd paused between two rounds" between_rounds
+	n=$(trusted_verdicts)
+	cp "$W/list$2" "$W/ima"
+	extend "$1" "$2"
+	kill -CONT "$APID"
+	check "the list of $2 entries is trusted" wait_trusted $((n + 2)) "$3"
+}
+next_offset() { op /v1/agents/host-1/verdicts | jq -r '.verdicts[0].next_offset'; }
+
 start_agent host-1 "$W/a1" --ima-list "$W/ima" --interval 1
 check "enrolled, then four trusted rounds" wait_trusted 4 60
 check_eq "one challenge asked for: the first round's" 1 "$(metric attest_challenges_total)"
 check "the others came with verdicts" \
 	test "$(metric attest_challenges_given_total)" -ge 3
 
-# The list grows (attestd paused meanwhile, so that no quote catches PCR 10 half extended):
-# the next given challenge names where the store's replay stopped.
-check "attestd paused between two rounds" between_rounds
-n=$(trusted_verdicts)
-cp "$W/list60" "$W/ima"
-extend 40 60
-kill -CONT "$APID"
-check "the grown list is trusted" wait_trusted $((n + 2)) 30
-check_eq "the verifier expects entry 60" 60 \
-	"$(op /v1/agents/host-1/verdicts | jq -r '.verdicts[0].next_offset')"
+# The list grows: the next given challenge names where the store's replay stopped.
+grow 40 60 30
+check_eq "the verifier expects entry 60" 60 "$(next_offset)"
 check "only the 20 new entries were sent" grep -q 'sent entries 40-59' "$ALOG"
 check_eq "still no challenge asked for" 1 "$(metric attest_challenges_total)"
 check "nothing untrusted" test "$(op /v1/agents/host-1/verdicts | jq '[.verdicts[] | select(.verdict != "trusted")] | length')" -eq 0
 
 # A large round (1440 new entries, over 64 KiB): read only for a challenge asked for, so the
 # given one is refused unread (409 no_challenge) and attestd asks in the same round.
-check "attestd paused between two rounds" between_rounds
-n=$(trusted_verdicts)
-cp "$W/list1500" "$W/ima"
-extend 60 1500
-kill -CONT "$APID"
-check "the large round is trusted" wait_trusted $((n + 2)) 60
-check_eq "the verifier expects entry 1500" 1500 \
-	"$(op /v1/agents/host-1/verdicts | jq -r '.verdicts[0].next_offset')"
+grow 60 1500 60
+check_eq "the verifier expects entry 1500" 1500 "$(next_offset)"
 check "its body was over 64 KiB" grep -Eq 'sent entries 60-1499 log_offset=60 \([0-9]{5,} bytes' "$ALOG"
 check_eq "the given challenge was refused unread (no_challenge)" 1 \
 	"$(grep -c "code 'no_challenge'" "$ALOG")"
