@@ -490,8 +490,8 @@ out:
 
 /*
  * One round; on success *v holds the verdict. A round answers the challenge the last verdict
- * carried (one exchange: proto/evidence.h, "One exchange per round"), or asks for one when there is
- * none or the verifier no longer takes it.
+ * carried (one exchange: proto/evidence.h, "One exchange per round"), or asks for one when
+ * there is none or the verifier does not take it.
  */
 static int agent_round(struct agent *a, struct verdict_response *v, enum step_fail *why)
 {
