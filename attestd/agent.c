@@ -390,6 +390,22 @@ static bool given_nonce_refused(int ret, const struct client_error *err)
 }
 
 /*
+ * Whether the verifier answered that it does not know this agent as active (purged, its store
+ * restored without it, never activated): then the enrolled marker is dropped, so that
+ * agent_step() enrolls again. Asked for a challenge, or answering the one a verdict carried.
+ */
+static bool forgotten(struct agent *a, int ret, const struct client_error *err)
+{
+	if (ret != -EPROTO || !((err->status == 404 && !strcmp(err->code, "unknown_agent")) ||
+				(err->status == 403 && !strcmp(err->code, "not_activated"))))
+		return false;
+	log_warn("verifier does not know agent '%s' as active (%s); enrolling again",
+		 a->cfg->agent_id, err->code);
+	marker_drop(a);
+	return true;
+}
+
+/*
  * One round answering `given` (the challenge the last verdict carried), or a challenge asked
  * for when `given` is NULL; on success *v holds the verdict. *refused: the verifier refused
  * `given`'s nonce (given_nonce_refused()).
@@ -410,13 +426,8 @@ static int round_once(struct agent *a, const struct challenge *given, struct ver
 		ch = *given;
 	else
 		ret = client_challenge(a->client, a->cfg->agent_id, &ch, &err);
-	if (ret == -EPROTO && ((err.status == 404 && !strcmp(err.code, "unknown_agent")) ||
-			       (err.status == 403 && !strcmp(err.code, "not_activated")))) {
-		log_warn("verifier does not know agent '%s' as active (%s); enrolling again",
-			 a->cfg->agent_id, err.code);
-		marker_drop(a);
+	if (forgotten(a, ret, &err))
 		return ret;
-	}
 	if (ret < 0)
 		return ret;
 
@@ -474,6 +485,8 @@ static int round_once(struct agent *a, const struct challenge *given, struct ver
 	}
 	if (given && given_nonce_refused(ret, &err))
 		*refused = true;
+	else if (forgotten(a, ret, &err))
+		; /* agent_step() enrolls again */
 	else if (ret == -EPROTO && err.status >= 400 && err.status < 500 && err.status != 409 &&
 		 err.status != 429)
 		*why = STEP_FATAL; /* the verifier refused our evidence as malformed */

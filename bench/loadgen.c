@@ -26,8 +26,8 @@
  *     with the entries from the challenge's log_offset on.
  * Threads: T, each with one libcurl handle (TLS, keep-alive) serving agents i % T == t, closed
  * loop. Setup and enrollment are untimed. For S seconds every thread attests its agents round
- * robin; latency is one attestation as the agent sees it (challenge request to verdict,
- * including the quote made in between).
+ * robin; latency is one attestation as the agent sees it (from the start of its round, a
+ * challenge asked for or not, to its verdict, the quote made in between).
  *
  * --warmup-rounds N: after enrollment, N untimed rounds of every agent (each trusted, else the
  * run fails), so that the timed phase measures a fleet in its steady state whatever its size:
@@ -35,9 +35,11 @@
  * first round (a whole list, a challenge asked for, a boot state inserted). The line
  * `timed_phase 1` is printed (flushed) when the timed phase starts.
  *
- * --split-connections 1: each thread sends evidence on a second connection of its own, so that
- * behind a load balancer a challenge and its answer usually reach different verifiers (the
- * scale-out test: a challenge of one verifier accepted by another, verifier/cluster.h).
+ * --split-connections 1: each thread has a second connection of its own, so that behind a
+ * load balancer a challenge and its answer usually reach different verifiers (the scale-out
+ * test: a challenge of one verifier accepted by another, verifier/cluster.h). A challenge asked
+ * for is answered on the second connection; one a verdict carried, on the other connection than
+ * the one that verdict came on.
  *
  * Agent ids are PREFIX-NNNNN (bench-00000 ...). --pending 1 enrolls them and stops there,
  * leaving N pending enrollments (the web page's paging test).
@@ -104,6 +106,7 @@ struct agent {
 	/* The challenge the last verdict carried, for the next round (one exchange per round). */
 	struct challenge next;
 	bool has_next;
+	CURL *next_via; /* the connection that verdict came on */
 };
 
 struct opts {
@@ -448,9 +451,12 @@ out:
 }
 
 /* Quotes for challenge ch and sends the list from its offset; the answer's status and body. */
-static int answer(struct worker *w, struct agent *a, const struct challenge *ch, long *st,
-		  struct buf *b)
+static int answer(struct worker *w, struct agent *a, const struct challenge *ch, bool given,
+		  long *st, struct buf *b)
 {
+	/* With --split-connections, never where the challenge came from (see the top). */
+	CURL *h = !given ? w->curl_evidence
+		  : a->next_via == w->curl_evidence ? w->curl : w->curl_evidence;
 	struct evidence ev;
 	uint8_t attest[LIMIT_ATTEST], sig[LIMIT_SIGNATURE];
 	char path[64], *json;
@@ -475,7 +481,8 @@ static int answer(struct worker *w, struct agent *a, const struct challenge *ch,
 	ev.log_len = a->list.len - from;
 	json = evidence_encode(&ev);
 	snprintf(path, sizeof(path), "/v1/agents/%s/evidence", a->id);
-	ret = json ? post_on(w, w->curl_evidence, path, json, st, b) : -ENOMEM;
+	ret = json ? post_on(w, h, path, json, st, b) : -ENOMEM;
+	a->next_via = h;
 	free(json);
 	return ret;
 }
@@ -502,14 +509,14 @@ static int agent_round(struct worker *w, struct agent *a, bool *trusted)
 	int ret = -EIO;
 
 	if (challenge_for(w, a, &ch, &given) != 0 || agent_measure(w, a, w->o->per_round) != 0 ||
-	    answer(w, a, &ch, &st, &b) != 0)
+	    answer(w, a, &ch, given, &st, &b) != 0)
 		goto cleanup;
 	if (given && given_nonce_refused(st, &b)) {
 		/* As attestd does: ask for a challenge and answer it in the same round. */
 		w->refused_given++;
 		free(b.p);
 		b.p = NULL;
-		if (challenge_for(w, a, &ch, &given) != 0 || answer(w, a, &ch, &st, &b) != 0)
+		if (challenge_for(w, a, &ch, &given) != 0 || answer(w, a, &ch, given, &st, &b) != 0)
 			goto cleanup;
 	}
 	vr = malloc(sizeof(*vr));

@@ -177,7 +177,7 @@ static int perform(struct http_client *c, enum http_method method, const char *u
 	/*
 	 * A large body waits for the verifier's go-ahead: it decides whether to read one from the
 	 * headers (the admission of large evidence, the budget of bodies in flight) and answers a
-	 * refusal at once; sent regardless, the body would meet a closed connection and the client
+	 * refusal before the body; sent regardless, the body would meet a closed connection and the client
 	 * would see a reset instead of the answer. libcurl asks by itself only past 1 MiB.
 	 */
 	if (sends && body_len > LIMIT_SMALL_BODY) {
@@ -185,6 +185,12 @@ static int perform(struct http_client *c, enum http_method method, const char *u
 			goto nomem;
 		hdrs = next;
 	}
+	/*
+	 * And waits for it as long as the verifier may take to read the headers: libcurl's 1 s
+	 * default would send the body anyway when the verifier is slow to decide (busy threads,
+	 * a store far away), and the refusal would meet a closed connection again.
+	 */
+	curl_easy_setopt(h, CURLOPT_EXPECT_100_TIMEOUT_MS, (long)LIMIT_HEADER_SECONDS * 1000L);
 	/* A download takes any type for its body; errors still come as JSON. */
 	if (!(next = curl_slist_append(hdrs, sink->fd >= 0 ? "Accept: */*"
 							  : "Accept: application/json")))

@@ -33,12 +33,12 @@
  * request; it asks (POST .../challenges) when it holds none, or when the evidence answering
  * one is refused as nonce_unknown (the verifier restarted: challenges live in its memory),
  * nonce_expired, or no_challenge (a body over 64 KiB is read only for a challenge the agent
- * asked for, since every active agent holds a given one: SECURITY.md). The verifier offers one only when the agent's interval is at most half of
- * --nonce-ttl, and keeps one such challenge per agent outstanding (a newer replaces it), so a
- * client that ignores them is not rate-limited by them. What it costs in freshness: the quote
- * is made after the nonce was issued, as before, but up to --nonce-ttl later instead of just
- * after a request (SECURITY.md, "What a trusted verdict proves"). An older agent ignores the
- * field; an older verifier sends none.
+ * asked for, since every active agent holds a given one: SECURITY.md). The verifier offers one
+ * only when the agent's interval is at most half of --nonce-ttl, and keeps one such challenge
+ * per agent outstanding (a newer replaces it), so a client that ignores them is not
+ * rate-limited by them. Freshness is bounded by --nonce-ttl either way (SECURITY.md, "What a
+ * trusted verdict proves"); an honest agent now quotes up to one interval after the issue
+ * instead of just after asking. An older agent ignores the field; an older verifier sends none.
  *
  * The boot log (issue 13): "boot_log" is /sys/kernel/security/tpm0/binary_bios_measurements
  * whole (at most LIMIT_EVENTLOG_BYTES) and "boot_cmdline" the kernel's /proc/cmdline without its

@@ -232,8 +232,8 @@ static void reply_round_status(struct http_response *resp, const char *id, enum 
 		break;
 	case ROUND_NO_CHALLENGE:
 		http_reply_error(resp, 409, "no_challenge",
-				 "agent \"%s\" has no challenge outstanding: ask for one first (a"
-				 " large body is not read without one)", id);
+				 "agent \"%s\" has no challenge it asked for outstanding: ask for one"
+				 " first (a large body is not read without one)", id);
 		break;
 	case ROUND_CONFLICT:
 		http_reply_error(resp, 409, "round_conflict",

@@ -102,6 +102,9 @@ char *metrics_render(const struct metrics *m, const struct store_counts *c,
 	counter1(&b, "attest_challenges_total", "Challenges issued on request.", ld(&m->challenges));
 	counter1(&b, "attest_challenges_given_total", "Challenges issued with a verdict, for the"
 		 " agent's next round.", ld(&m->challenges_given));
+	counter1(&b, "attest_challenges_foreign_total", "Evidence answering a challenge not in this"
+		 " verifier's table, taken on the fleet's key (--cluster-key): another verifier's, or"
+		 " its own from before a restart.", ld(&m->challenges_foreign));
 	counter1(&b, "attest_http_requests_total", "HTTP requests answered.",
 		 ld(&m->http_requests));
 	counter1(&b, "attest_http_errors_total", "HTTP requests answered with a status of 400 or"

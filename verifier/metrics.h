@@ -18,7 +18,8 @@ struct metrics {
 	uint64_t attest_untrusted;
 	uint64_t attest_refused;     /* evidence refused before a verdict (4xx) */
 	uint64_t enroll_ok, enroll_refused, activate_ok, activate_failed, challenges;
-	uint64_t challenges_given; /* with a verdict, for the agent's next round */
+	uint64_t challenges_given;   /* with a verdict, for the agent's next round */
+	uint64_t challenges_foreign; /* answers to another verifier's challenge (cluster key) */
 	uint64_t http_requests, http_errors;
 	/* evidence latency: bucket counts (cumulative when printed), sum in microseconds */
 	uint64_t latency_bucket[METRICS_LATENCY_BUCKETS];

@@ -45,8 +45,9 @@ int nonces_add(struct nonces *ns, const char *agent, const struct challenge *c, 
 /*
  * As nonces_add(), for the challenge a verdict carries (the agent's next round): it replaces
  * the agent's previous such challenge if that one is still unused (forgotten: an answer to it
- * is -ENOENT), so that an agent which asks for its challenges instead leaves at most one of
- * these outstanding, not one per round up to the rate limit.
+ * is -ENOENT here; with a cluster key round.c may still take it on its MAC, once, the store
+ * enforcing single use), so that an agent which asks for its challenges instead leaves at most
+ * one of these outstanding, not one per round up to the rate limit.
  */
 int nonces_add_given(struct nonces *ns, const char *agent, const struct challenge *c, int64_t now);
 

@@ -208,6 +208,7 @@ static enum round_status spend_nonce(struct app *app, const char *id, const stru
 			memcpy(ch->nonce, ev->nonce, ev->nonce_len);
 			ch->nonce_len = ev->nonce_len;
 			challenge_selection(&ch->selection);
+			APP_COUNT(app, challenges_foreign);
 		}
 	}
 	switch (ret) {

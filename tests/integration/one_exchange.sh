@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# One exchange per round (DESIGN.md): attestd as a daemon (--interval 1) against a real
+# One exchange per round (proto/evidence.h): attestd as a daemon (--interval 1) against a real
 # verifier, a TCP swtpm and a synthetic IMA list. Each verdict carries the next round's
 # challenge and attestd answers it without asking: after the first round the verifier issues
 # challenges only with verdicts. The list grows meanwhile and the given challenges follow it.
@@ -7,6 +7,7 @@
 # the old challenge is refused as nonce_unknown, it asks for one in the same round, and
 # carries on trusted, one exchange per round again. A round over 64 KiB needs a challenge
 # asked for (the admission of large bodies): attestd asks for it when the given one is refused.
+# The agent purged: attestd's answer is 404 unknown_agent and it enrolls again at once.
 set -uo pipefail
 source "$(dirname "$0")/../lib.sh"
 
@@ -116,6 +117,15 @@ check_eq "its old challenge refused as unknown, it said why and asked" 2 \
 	"$(grep -c 'does not take the challenge it gave' "$ALOG")"
 check_eq "the restarted verifier was asked once, then gave them with verdicts" 1 \
 	"$(metric attest_challenges_total)"
+
+# An operator purges the agent while attestd runs: its answer to the challenge it holds is
+# 404 unknown_agent, and attestd enrolls again at once, as when it asks for a challenge.
+check "attestd paused between two rounds" between_rounds
+check_eq "the agent purged" 200 "$(curl -sS -o /dev/null -w '%{http_code}' --cacert "$CA" -X DELETE \
+	-H "Authorization: Bearer $(cat "$W/token")" "$URL/v1/agents/host-1?purge=1")"
+kill -CONT "$APID"
+check "enrolled again and trusted" wait_trusted 2 60
+check "attestd said why it enrolled again" grep -q "does not know agent 'host-1' as active (unknown_agent); enrolling again" "$ALOG"
 check "attestd kept running" kill -0 "$APID"
 check "no round failed" bash -c "! grep -q 'round failed' '$ALOG'"
 stop_pid "$APID"

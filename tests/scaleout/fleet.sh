@@ -2,9 +2,11 @@
 # Several verifiers, one fleet (issue 18), with real parts: a throwaway PostgreSQL cluster, three
 # verifiers on it sharing one cluster key and one TLS certificate, HAProxy in TCP mode in front
 # (the TLS is the verifiers'), and bench/loadgen's AGENTS software agents attesting through it,
-# each verdict logged as it is received (--verdict-log). Each loadgen thread sends its
-# challenges and its evidence on two connections, which HAProxy's round robin hands to two
-# different verifiers: most rounds answer one verifier's challenge to another (cluster.h).
+# each verdict logged as it is received (--verdict-log). Each loadgen thread has two
+# connections, which HAProxy's round robin usually hands to two different verifiers, and
+# answers each challenge (asked for, or carried by the last verdict) on the other one: many
+# rounds answer one verifier's challenge to another (cluster.h; counted by
+# attest_challenges_foreign_total).
 #
 # Under load, in this order:
 #   1. verifier 2 is SIGKILLed and kept down for a while, then restarted: the agents carry on
@@ -113,6 +115,21 @@ check "$AGENTS agents enroll and attest through HAProxy" wait_verdicts 400
 check "every agent attests" wait_agents_since 0
 check_eq "no failed round before the faults: challenges of one verifier are answered to another" \
 	0 "$(grep -c 'loadgen: ' "$W/lg.err")"
+# foreign_total: the verifiers' answers to a challenge another verifier issued, all together.
+foreign_total() {
+	local i t=0 v
+	for i in $(seq 1 "$VERIFIERS"); do
+		v=$(curl -sS --cacert "$W/tls.pem" "https://127.0.0.1:${VPORTS[i]}/metrics" |
+			awk '$1 == "attest_challenges_foreign_total" { print $2 }')
+		t=$((t + ${v:-0}))
+	done
+	echo "$t"
+}
+# Which verifier each connection reaches is HAProxy's choice, so how many rounds cross varies
+# from run to run (100 to 900 of about 700 seen); some must.
+n=$(lines) foreign=$(foreign_total)
+check "challenges answered to another verifier than the one that issued them ($foreign, $n verdicts)" \
+	test "$foreign" -gt 0
 
 # --- 1. a verifier SIGKILLed under load ----------------------------------------------------
 states >"$W/states.1"

@@ -287,6 +287,7 @@ static void test_verdict_and_error(void)
 	v.reason[1].entry = -1;
 	char *json = verdict_response_encode(&v);
 	CHECK(json && verdict_response_parse(json, strlen(json), &out, &why) == 0, "verdict round trip: %s", why);
+	CHECK(!out.has_next_challenge, "a verdict without next_challenge has none");
 	CHECK(!out.trusted && out.verdict_id == 7 && out.next_offset == 606 && out.nreasons == 2 &&
 	      out.reason[0].entry == 42 && out.reason[1].entry == -1 &&
 	      strcmp(out.reason[1].code, "pcr_mismatch") == 0, "verdict fields survive");
@@ -296,7 +297,6 @@ static void test_verdict_and_error(void)
 	/* fuzz_evidence round trip: -5 parsed, was encoded without an entry and read back as -1. */
 	bad = "{\"verdict\":\"untrusted\",\"verdict_id\":1,\"next_offset\":2,\"reasons\":[{\"code\":\"x\",\"entry\":-5}]}";
 	CHECK(verdict_response_parse(bad, strlen(bad), &out, &why) == -EINVAL, "negative reason entry refused");
-	CHECK(!out.has_next_challenge, "a verdict without next_challenge has none");
 
 	/* The next round's challenge travels with the verdict (one exchange per round). */
 	v.has_next_challenge = true;
