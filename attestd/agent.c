@@ -377,19 +377,6 @@ static void attach_boot_log(struct agent *a, const struct challenge *ch, struct 
 }
 
 /*
- * Whether the verifier refused a challenge it gave with a verdict for a reason that a
- * challenge asked for now would not have: it restarted (its challenges live in memory:
- * nonce_unknown), the round came after the nonce expired, or the round is large (over 64 KiB,
- * read only with a challenge asked for: no_challenge).
- */
-static bool given_nonce_refused(int ret, const struct client_error *err)
-{
-	return ret == -EPROTO && ((err->status == 400 && !strcmp(err->code, "nonce_unknown")) ||
-				  (err->status == 409 && (!strcmp(err->code, "nonce_expired") ||
-							  !strcmp(err->code, "no_challenge"))));
-}
-
-/*
  * Whether the verifier answered that it does not know this agent as active (purged, its store
  * restored without it, never activated): then the enrolled marker is dropped, so that
  * agent_step() enrolls again. Asked for a challenge, or answering the one a verdict carried.
@@ -408,7 +395,7 @@ static bool forgotten(struct agent *a, int ret, const struct client_error *err)
 /*
  * One round answering `given` (the challenge the last verdict carried), or a challenge asked
  * for when `given` is NULL; on success *v holds the verdict. *refused: the verifier refused
- * `given`'s nonce (given_nonce_refused()).
+ * `given`'s nonce (given_challenge_refused()).
  */
 static int round_once(struct agent *a, const struct challenge *given, struct verdict_response *v,
 		      enum step_fail *why, bool *refused)
@@ -483,7 +470,7 @@ static int round_once(struct agent *a, const struct challenge *given, struct ver
 		snprintf(a->boot_id, sizeof(a->boot_id), "%s", boot_now);
 		(void)write_state_file(a, "boot-id", boot_now);
 	}
-	if (given && given_nonce_refused(ret, &err))
+	if (given && ret == -EPROTO && given_challenge_refused(err.status, err.code))
 		*refused = true;
 	else if (forgotten(a, ret, &err))
 		; /* agent_step() enrolls again */

@@ -487,15 +487,13 @@ static int answer(struct worker *w, struct agent *a, const struct challenge *ch,
 	return ret;
 }
 
-/*
- * The verifier refused a challenge it gave with a verdict: it restarted, the nonce expired, or
- * the round is large (as attestd's given_nonce_refused()).
- */
+/* The verifier refused the challenge it gave with a verdict (given_challenge_refused()). */
 static bool given_nonce_refused(long st, const struct buf *b)
 {
-	return (st == 400 || st == 409) && b->p &&
-	       (strstr(b->p, "\"nonce_unknown\"") || strstr(b->p, "\"nonce_expired\"") ||
-		strstr(b->p, "\"no_challenge\""));
+	char code[64], msg[8];
+
+	return b->p && error_parse(b->p, b->len, code, sizeof(code), msg, sizeof(msg)) == 0 &&
+	       given_challenge_refused(st, code);
 }
 
 static int agent_round(struct worker *w, struct agent *a, bool *trusted)

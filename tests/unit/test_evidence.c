@@ -326,6 +326,14 @@ static void test_verdict_and_error(void)
 	      "\"next_challenge\":[]}";
 	CHECK(verdict_response_parse(bad, strlen(bad), &out, &why) == -EINVAL,
 	      "a next_challenge that is not an object refused");
+	CHECK(given_challenge_refused(400, "nonce_unknown") &&
+		      given_challenge_refused(409, "nonce_expired") &&
+		      given_challenge_refused(409, "no_challenge") &&
+		      !given_challenge_refused(409, "nonce_reused") &&
+		      !given_challenge_refused(409, "round_conflict") &&
+		      !given_challenge_refused(400, "bad_signature") &&
+		      !given_challenge_refused(404, "nonce_unknown"),
+	      "which refusals of a carried challenge mean: ask for one (a replay never does)");
 
 	char code[32], msg[128];
 	json = error_encode("nonce_reused", "nonce was used already");
