@@ -4,7 +4,8 @@
 # Layout is wildcard-driven so a new file needs no Makefile edit:
 #   proto/*.c                 -> $(B)/libproto.a          (pure library)
 #   common/*.c                -> $(B)/libcommon.a         (I/O shared by daemons and CLI)
-#   verifier/*.c              -> $(B)/libverifier.a + verifier (main in verifier/main.c)
+#   verifier/*.c, verifier/LAYER/*.c -> $(B)/libverifier.a + verifier (main in verifier/main.c);
+#                                the layers, top to bottom, are VERIFIER_LAYERS below
 #   verifier/attestctl/*.c    -> attestctl
 #   attestd/*.c               -> $(B)/libattestd.a + attestd (main in attestd/main.c)
 #   tests/lib/*.c             -> $(B)/libtesthelp.a       (test doubles: unit tests, tools, bench)
@@ -64,7 +65,11 @@ VLIBS := $(PQ_LIBS) $(LIBS)
 
 PROTO_SRC := $(wildcard proto/*.c)
 COMMON_SRC := $(wildcard common/*.c)
-VERIFIER_LIB_SRC := $(filter-out verifier/main.c,$(wildcard verifier/*.c))
+# The verifier's layers, top to bottom: a file includes headers of its own layer or a lower
+# one (scripts/check.sh, rule `layers`). verifier/*.c (main, options) sits above them all.
+VERIFIER_LAYERS := http service decision policy facts store
+VERIFIER_LIB_SRC := $(filter-out verifier/main.c,$(wildcard verifier/*.c)) \
+	$(foreach l,$(VERIFIER_LAYERS),$(wildcard verifier/$(l)/*.c))
 ATTESTCTL_SRC := $(wildcard verifier/attestctl/*.c)
 ATTESTD_LIB_SRC := $(filter-out attestd/main.c,$(wildcard attestd/*.c))
 TESTLIB_SRC := $(wildcard tests/lib/*.c)
@@ -125,7 +130,7 @@ $(COMMON_LIB): $(call obj,$(COMMON_SRC))
 	$(Q)rm -f $@ && ar rcs $@ $^
 
 # The web page is embedded with .incbin, which -MMD does not see.
-$(B)/obj/verifier/handlers_ui.o: $(wildcard verifier/ui/*)
+$(B)/obj/verifier/http/handlers_ui.o: $(wildcard verifier/http/ui/*)
 
 $(VERIFIER_LIB): $(call obj,$(VERIFIER_LIB_SRC))
 	@mkdir -p $(dir $@)
@@ -248,7 +253,7 @@ deb: $(BINS) man
 
 # --- fuzzing (clang + libFuzzer, always with ASan/UBSan) ----------------------
 # With the project's warnings and -Werror. A target links proto/ and the verifier's library
-# (verifier/*.c but main.c), common/ and the tests' library (softtpm), each compiled here with the fuzz flags
+# (verifier/ but main.c and attestctl), common/ and the tests' library (softtpm), each compiled here with the fuzz flags
 # (coverage without libFuzzer's main) into archives, so a target pulls only what it uses.
 FUZZ_FLAGS := -g -O1 -fsanitize=fuzzer,address,undefined $(WARN) -I. -I$(GEN) $(PKG_CFLAGS) -D_GNU_SOURCE -std=c11
 FUZZ_LIB_FLAGS := $(subst -fsanitize=fuzzer,-fsanitize=fuzzer-no-link,$(FUZZ_FLAGS))
@@ -262,7 +267,7 @@ $(FUZZ_OBJ)/%.o: %.c | $(GEN)/buildinfo.h
 	@$(if $(Q),echo "  FUZZCC  $<")
 	$(Q)$(CLANG) $(FUZZ_LIB_FLAGS) -MMD -MP -c $< -o $@
 
-$(FUZZ_OBJ)/verifier/handlers_ui.o: $(wildcard verifier/ui/*)
+$(FUZZ_OBJ)/verifier/http/handlers_ui.o: $(wildcard verifier/http/ui/*)
 
 $(BUILD)/fuzz/libproto.a: $(call fuzz_obj,$(PROTO_SRC))
 $(BUILD)/fuzz/libverifier.a: $(call fuzz_obj,$(VERIFIER_LIB_SRC))
@@ -271,7 +276,7 @@ $(BUILD)/fuzz/libtesthelp.a: $(call fuzz_obj,$(TESTLIB_SRC))
 $(BUILD)/fuzz/lib%.a:
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-$(BUILD)/fuzz/%: tests/fuzz/%.c $(FUZZ_LIBS) $(wildcard proto/*.h verifier/*.h common/*.h tests/lib/*.h)
+$(BUILD)/fuzz/%: tests/fuzz/%.c $(FUZZ_LIBS) $(wildcard proto/*.h verifier/*.h verifier/*/*.h common/*.h tests/lib/*.h)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  FUZZ    $@")
 	$(Q)$(CLANG) $(FUZZ_FLAGS) -o $@ $< $(FUZZ_LIBS) $(VLIBS)

@@ -25,8 +25,8 @@
 #include "proto/dynbuf.h"
 #include "proto/encoding.h"
 #include "tests/lib/softtpm.h"
-#include "verifier/judge.h"
-#include "verifier/policy.h"
+#include "verifier/decision/judge.h"
+#include "verifier/policy/policy.h"
 
 #define KINDS 256u
 

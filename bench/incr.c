@@ -28,8 +28,8 @@
 #include "proto/limits.h"
 #include "proto/replay.h"
 #include "tests/lib/softtpm.h"
-#include "verifier/attest.h"
-#include "verifier/policy.h"
+#include "verifier/decision/attest.h"
+#include "verifier/policy/policy.h"
 
 #define INCR_FILES 1000u
 #define INCR_CHUNK 10000u

@@ -37,7 +37,7 @@
  *
  * --split-connections 1: each thread has a second connection of its own, so that behind a
  * load balancer a challenge and its answer usually reach different verifiers (the scale-out
- * test: a challenge of one verifier accepted by another, verifier/cluster.h). A challenge asked
+ * test: a challenge of one verifier accepted by another, verifier/store/cluster.h). A challenge asked
  * for is answered on the second connection; one a verdict carried, on the other connection than
  * the one that verdict came on.
  *

@@ -22,7 +22,7 @@
 
 #include "bench/bench.h"
 #include "proto/encoding.h"
-#include "verifier/policy.h"
+#include "verifier/policy/policy.h"
 
 static void path_of(unsigned long i, char *out, size_t cap)
 {

@@ -25,7 +25,7 @@ enum alg_use {
 	ALG_USE_PCR = 1u << 0,        /* a PCR bank in a selection, quote or evidence (pcrs.c) */
 	ALG_USE_QUOTE = 1u << 1,      /* quote signature hash and PCR digest (quote.c, AK scheme) */
 	ALG_USE_REPLAY = 1u << 2,     /* a PCR 10 bank replayed from the IMA list (replay.c) */
-	ALG_USE_POLICY = 1u << 3,     /* a digest in an allowlist policy (verifier/policy.c) */
+	ALG_USE_POLICY = 1u << 3,     /* a digest in an allowlist policy (verifier/policy/policy.c) */
 	ALG_USE_CREDENTIAL = 1u << 4, /* KDFa/KDFe and the outer wrap of MakeCredential */
 	ALG_USE_KEY_NAME = 1u << 5,   /* the nameAlg of an EK or AK (tpmkey.c) */
 	ALG_USE_IMA = 1u << 6,        /* an IMA file digest with a TPM id (imalog.c digest_alg) */

@@ -59,7 +59,7 @@
 #define LIMIT_LIST_ROWS 10000u                  /* the largest ?limit= of a list call */
 #define LIMIT_CONNECTIONS 1000u                 /* the verifier's open connections */
 /*
- * What one client may hold (verifier/http_guard.h; issue 15). Connections per client address
+ * What one client may hold (verifier/http/http_guard.h; issue 15). Connections per client address
  * (--client-connections changes it: agents behind one NAT address share it). Absolute
  * deadlines, not idle timeouts: a request's headers within LIMIT_HEADER_SECONDS of the accept
  * or of the previous request's end; a body, or an answer, within LIMIT_TRANSFER_SECONDS plus

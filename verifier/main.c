@@ -25,17 +25,17 @@
 
 #include "common/log.h"
 #include "common/sdnotify.h"
-#include "verifier/agentcache.h"
-#include "verifier/cluster.h"
-#include "verifier/handlers.h"
-#include "verifier/operator_token.h"
+#include "verifier/facts/agentcache.h"
+#include "verifier/store/cluster.h"
+#include "verifier/http/handlers.h"
+#include "verifier/store/operator_token.h"
 #include "verifier/options.h"
-#include "verifier/policy.h"
-#include "verifier/statedir.h"
-#include "verifier/policy_file.h"
-#include "verifier/tls.h"
-#include "verifier/tokens.h"
-#include "verifier/webhooks.h"
+#include "verifier/policy/policy.h"
+#include "verifier/store/statedir.h"
+#include "verifier/policy/policy_file.h"
+#include "verifier/http/tls.h"
+#include "verifier/http/tokens.h"
+#include "verifier/service/webhooks.h"
 
 
 /* Room for every connection allowed, with the store's and TLS's files: raise the soft limit. */

@@ -8,7 +8,7 @@
 
 #include "buildinfo.h" /* ATTEST_SYSCONFDIR */
 #include "proto/limits.h"
-#include "verifier/store.h" /* STORE_PENDING_TTL_DEFAULT */
+#include "verifier/store/store.h" /* STORE_PENDING_TTL_DEFAULT */
 
 #define OFF(f) offsetof(struct verifier_options, f)
 #define STR_(x) #x

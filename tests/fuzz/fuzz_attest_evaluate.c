@@ -32,10 +32,10 @@
 #include "proto/encoding.h"
 #include "proto/imalog.h"
 #include "proto/replay.h"
-#include "verifier/attest.h"
-#include "verifier/policy.h"
+#include "verifier/decision/attest.h"
+#include "verifier/policy/policy.h"
 #include "tests/lib/softtpm.h"
-#include "verifier/reasons.h"
+#include "verifier/facts/reasons.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -51,7 +51,7 @@ static const char *const allowed[] = { "/bin/a", "/bin/b", "/usr/bin/tool" };
 
 /*
  * The strict policy also trusts a signing key (ima-sig entries reach the signature checks of
- * verifier/judge.c), requires signatures under /usr/sig/ and names the .ima keyring.
+ * verifier/decision/judge.c), requires signatures under /usr/sig/ and names the .ima keyring.
  */
 static struct policy *make_policy(bool ignore_violations)
 {

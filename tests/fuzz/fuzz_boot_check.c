@@ -1,5 +1,5 @@
 /*
- * libFuzzer target: the verifier's boot check (verifier/boot_check.c) on arbitrary bytes as a
+ * libFuzzer target: the verifier's boot check (verifier/decision/boot_check.c) on arbitrary bytes as a
  * firmware event log, under a boot policy with every rule. The quote is the log's own replay
  * (PCR 0-10 of its banks), so a log that parses reaches the policy's judgement; the first byte
  * picks whether the quote is altered instead (a mismatch) and whether a command line is sent.
@@ -13,8 +13,8 @@
 #include <jansson.h>
 
 #include "proto/eventlog.h"
-#include "verifier/boot_check.h"
-#include "verifier/boot_policy.h"
+#include "verifier/decision/boot_check.h"
+#include "verifier/policy/boot_policy.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -11,8 +11,8 @@
 
 #include <tss2/tss2_tpm2_types.h>
 
-#include "verifier/policy.h"
-#include "verifier/policy_keys.h"
+#include "verifier/policy/policy.h"
+#include "verifier/policy/policy_keys.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -117,7 +117,7 @@ check "GET /ui/: Content-Security-Policy default-src 'self'" \
 check "GET /ui/: X-Content-Type-Options nosniff" grep -qi '^x-content-type-options: nosniff' <<<"$h"
 check "GET /ui/app.js: text/javascript" grep -qi '^content-type: text/javascript' <<<"$(hdr /ui/app.js)"
 check "GET /ui/style.css: text/css" grep -qi '^content-type: text/css' <<<"$(hdr /ui/style.css)"
-check_eq "app.js served byte for byte" "$(sha256sum <"$TOP/verifier/ui/app.js")" \
+check_eq "app.js served byte for byte" "$(sha256sum <"$TOP/verifier/http/ui/app.js")" \
 	"$(curl -sS --cacert "$CA" "$URL/ui/app.js" | sha256sum)"
 codes=
 for p in /ui/index.html /ui/../ui/app.js /ui/%2e%2e/v1/agents /ui/verifier.db /ui/app.js/x; do

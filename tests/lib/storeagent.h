@@ -5,7 +5,7 @@
 #ifndef TESTS_LIB_STOREAGENT_H
 #define TESTS_LIB_STOREAGENT_H
 
-#include "verifier/store.h"
+#include "verifier/store/store.h"
 
 /*
  * Enrolls and activates agent `id` at time `now` with an EK and AK of its own (derived from

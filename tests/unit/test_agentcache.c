@@ -8,7 +8,7 @@
 
 #include <openssl/evp.h>
 
-#include "verifier/agentcache.h"
+#include "verifier/facts/agentcache.h"
 #include "tests/unit/check.h"
 
 int main(void)

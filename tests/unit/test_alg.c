@@ -17,7 +17,7 @@
 #include "proto/quote.h"
 #include "proto/replay.h"
 #include "tests/unit/check.h"
-#include "verifier/policy.h"
+#include "verifier/policy/policy.h"
 
 static const struct {
 	uint16_t id; /* TPM 2.0 Part 2, table 9 (TPM_ALG_ID) */

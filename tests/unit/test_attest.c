@@ -1,9 +1,9 @@
 /*
- * The verifier's decision logic (verifier/attest.c) on quotes made in software (tests/lib/softtpm)
+ * The verifier's decision logic (verifier/decision/attest.c) on quotes made in software (tests/lib/softtpm)
  * over hand-built ima-ng lists: trusted rounds, incremental rounds, prefix matches, and every
  * way the evidence can lie.
  */
-#include "verifier/attest.h"
+#include "verifier/decision/attest.h"
 #include "tests/unit/check.h"
 
 #include <stdlib.h>
@@ -17,7 +17,7 @@
 #include "proto/eventlog.h"
 #include "tests/lib/softtpm.h"
 #include "tests/unit/testdata.h"
-#include "verifier/policy.h"
+#include "verifier/policy/policy.h"
 
 struct list {
 	uint8_t buf[16384];

@@ -1,5 +1,5 @@
 /*
- * The boot policy (verifier/boot_policy.c) and the boot check (verifier/boot_check.c) on the
+ * The boot policy (verifier/policy/boot_policy.c) and the boot check (verifier/decision/boot_check.c) on the
  * real OVMF and SeaBIOS guest logs of tests/data/eventlog: replay against a quote (PCR 0-10 in
  * sha1 and sha256, as the verifier's challenge asks), every rule of the policy with the words
  * of its finding, judging once per boot, events edited or relabelled in the log, an agent's
@@ -20,9 +20,9 @@
 #include "proto/eventlog.h"
 #include "tests/unit/check.h"
 #include "tests/unit/testdata.h"
-#include "verifier/boot_check.h"
-#include "verifier/boot_policy.h"
-#include "verifier/policy.h"
+#include "verifier/decision/boot_check.h"
+#include "verifier/policy/boot_policy.h"
+#include "verifier/policy/policy.h"
 
 #define OVMF_KERNEL "sha256:834c9fac477eecef074f8d88cd0a659fa58c978e308290c549731d854127d4bd"
 #define OTHER "sha256:1111111111111111111111111111111111111111111111111111111111111111"

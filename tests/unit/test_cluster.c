@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "tests/unit/check.h"
-#include "verifier/cluster.h"
+#include "verifier/store/cluster.h"
 
 static char dir[] = "/tmp/test_cluster.XXXXXX";
 

@@ -12,8 +12,8 @@
 #include "proto/encoding.h"
 #include "tests/unit/check.h"
 #include "tests/unit/imasig_vectors.h"
-#include "verifier/judge.h"
-#include "verifier/policy.h"
+#include "verifier/decision/judge.h"
+#include "verifier/policy/policy.h"
 
 #define OTHER256 "bad05d13792292e202dbf69a6f1b07bc8a02f01424db8489ba7bb7d43c0290ef"
 #define KEYRING_CERT_SHA256 "a7d52aaa18c23d2d9bb2abb4308c0eeee67387a42259f4a6b1a42257065f3d5a"

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "proto/pcrs.h"
-#include "verifier/nonces.h"
+#include "verifier/facts/nonces.h"
 #include "tests/unit/check.h"
 
 #define RACERS 8

@@ -9,8 +9,8 @@
 #include "proto/encoding.h"
 #include "proto/limits.h"
 #include "tests/unit/check.h"
-#include "verifier/policy.h"
-#include "verifier/policy_json.h"
+#include "verifier/policy/policy.h"
+#include "verifier/policy/policy_json.h"
 
 /* sha256("a\n"), sha1("a\n"), sha256("b\n") */
 #define A256 "87428fc522803d31065e7bce3cf03fe475096631e5e07bbd7a0fde60c4cf25c7"

@@ -1,5 +1,5 @@
 /*
- * Unit tests for the signature section of a policy (verifier/policy_keys.c through policy.c):
+ * Unit tests for the signature section of a policy (verifier/policy/policy_keys.c through policy.c):
  * our format's keys, required prefixes and keyrings, every refusal, the round trip, and the
  * Keylime import with its warnings (keys from Keylime's test_ima_verification.py,
  * imasig_vectors.h).
@@ -15,8 +15,8 @@
 #include "proto/limits.h"
 #include "tests/unit/check.h"
 #include "tests/unit/imasig_vectors.h"
-#include "verifier/policy.h"
-#include "verifier/policy_keys.h"
+#include "verifier/policy/policy.h"
+#include "verifier/policy/policy_keys.h"
 
 #define D256 "a7d52aaa18c23d2d9bb2abb4308c0eeee67387a42259f4a6b1a42257065f3d5a"
 

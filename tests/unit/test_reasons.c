@@ -1,5 +1,5 @@
 /*
- * verifier/reasons.h is the one list of verdict reasons: its rows are well formed, the quote's
+ * verifier/facts/reasons.h is the one list of verdict reasons: its rows are well formed, the quote's
  * failures all have a row under quote_result_str()'s names, and SECURITY.md's reason table and
  * the web page's labels name exactly the table's reasons (run from the repository root, as
  * tests/run does).
@@ -12,7 +12,7 @@
 #include "common/file.h"
 #include "proto/dynbuf.h"
 #include "proto/quote.h"
-#include "verifier/reasons.h"
+#include "verifier/facts/reasons.h"
 #include "tests/unit/check.h"
 
 #define NAMES_MAX 128u
@@ -150,11 +150,11 @@ static void test_security_md(void)
 /* Keys of `const REASON_LABELS = { key: '...', ... };` in the page's script. */
 static void test_web_labels(void)
 {
-	char *js = slurp("verifier/ui/app.js");
+	char *js = slurp("verifier/http/ui/app.js");
 	struct names n = {0};
 	char *obj, *end;
 
-	CHECK(js != NULL, "verifier/ui/app.js readable from the working directory");
+	CHECK(js != NULL, "verifier/http/ui/app.js readable from the working directory");
 	if (!js)
 		return;
 	obj = strstr(js, "const REASON_LABELS = {");

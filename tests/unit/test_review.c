@@ -1,5 +1,5 @@
 /*
- * verifier/review.c against a real SQLite store: approving a learnable violation writes a new
+ * verifier/service/review.c against a real SQLite store: approving a learnable violation writes a new
  * version of the agent's amendment (by default) or of its policy (scope policy) that allows the
  * file's raw bytes, and closes it; approving what no policy entry fixes is refused with what to
  * do instead; a decision stands; dismissing touches no policy; unknown ids, a policy that does
@@ -21,10 +21,10 @@
 #include "proto/encoding.h"
 #include "tests/lib/teststore.h"
 #include "tests/unit/check.h"
-#include "verifier/boot_policy.h"
-#include "verifier/policy.h"
-#include "verifier/policy_history.h"
-#include "verifier/review.h"
+#include "verifier/policy/boot_policy.h"
+#include "verifier/policy/policy.h"
+#include "verifier/service/policy_history.h"
+#include "verifier/service/review.h"
 
 struct found {
 	int64_t id[8];

@@ -1,5 +1,5 @@
 /*
- * verifier/round.c with two rounds of one agent in flight (issue 15): both nonces issued,
+ * verifier/service/round.c with two rounds of one agent in flight (issue 15): both nonces issued,
  * both rounds judged from the same stored boot state, the newer one (more entries) commits
  * while the older one is between its judgement and its commit (app->before_commit runs it
  * there, deterministically). The older one must be refused (ROUND_CONFLICT) and store nothing:
@@ -32,9 +32,9 @@
 #include "tests/lib/softtpm.h"
 #include "tests/lib/teststore.h"
 #include "tests/unit/check.h"
-#include "verifier/agentcache.h"
-#include "verifier/cluster.h"
-#include "verifier/round.h"
+#include "verifier/facts/agentcache.h"
+#include "verifier/store/cluster.h"
+#include "verifier/service/round.h"
 
 #define AGENT "web-01"
 #define MAX_ENTRIES 12

@@ -1,5 +1,5 @@
 /*
- * verifier/server_cert.h: a pair is swapped in only whole (a key that is not the certificate's,
+ * verifier/http/server_cert.h: a pair is swapped in only whole (a key that is not the certificate's,
  * a file that is no certificate, nothing at all: refused, the current pair unchanged); each
  * handshake gets its own copy for GnuTLS to free; a chain is sent whole, the server's certificate
  * first; after server_cert_clear() a handshake gets nothing.
@@ -15,7 +15,7 @@
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
 
-#include "verifier/server_cert.h"
+#include "verifier/http/server_cert.h"
 #include "tests/unit/check.h"
 
 struct pem_pair {

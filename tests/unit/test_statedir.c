@@ -1,5 +1,5 @@
 /*
- * verifier/statedir.c with the files the verifier keeps in its state directory (the operator
+ * verifier/store/statedir.c with the files the verifier keeps in its state directory (the operator
  * token, the TLS keys, the store): once the directory is checked, a directory swapped for a
  * link at its path (to one an attacker filled with a token of their choosing) changes nothing:
  * every file is reached through the directory checked, not through its path. A directory under
@@ -18,11 +18,11 @@
 
 #include "common/file.h"
 #include "tests/unit/check.h"
-#include "verifier/operator_token.h"
-#include "verifier/statedir.h"
-#include "verifier/store.h"
-#include "verifier/tls.h"
-#include "verifier/tokens.h"
+#include "verifier/store/operator_token.h"
+#include "verifier/store/statedir.h"
+#include "verifier/store/store.h"
+#include "verifier/http/tls.h"
+#include "verifier/http/tokens.h"
 
 #define PLANTED "a-token-the-attacker-chose-0123456789"
 

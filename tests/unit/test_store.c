@@ -15,10 +15,10 @@
 #include "tests/lib/teststore.h"
 #include "tests/lib/storeagent.h"
 #include "tests/unit/check.h"
-#include "verifier/boot_state.h"
-#include "verifier/store.h"
-#include "verifier/store_backend.h" /* STORE_NONCES_KEEP */
-#include "verifier/store_sqlite.h"
+#include "verifier/store/boot_state.h"
+#include "verifier/store/store.h"
+#include "verifier/store/store_backend.h" /* STORE_NONCES_KEEP */
+#include "verifier/store/store_sqlite.h"
 
 static void make_agent(struct store_agent *a, const char *id, uint8_t ek, uint8_t ak, uint8_t cred)
 {

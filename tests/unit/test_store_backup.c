@@ -16,7 +16,7 @@
 #include "tests/lib/teststore.h"
 #include "tests/lib/storeagent.h"
 #include "tests/unit/check.h"
-#include "verifier/store.h"
+#include "verifier/store/store.h"
 
 static char tmpdir[] = "/tmp/test_store_backup.XXXXXX";
 

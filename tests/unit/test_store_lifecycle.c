@@ -15,8 +15,8 @@
 #include "tests/lib/storeagent.h"
 #include "tests/lib/teststore.h"
 #include "tests/unit/check.h"
-#include "verifier/boot_state.h"
-#include "verifier/store.h"
+#include "verifier/store/boot_state.h"
+#include "verifier/store/store.h"
 
 #define HOOK_A "http://127.0.0.1:1/a"
 #define HOOK_B "http://127.0.0.1:1/b"

@@ -21,9 +21,9 @@
 
 #include "tests/lib/sqlfile.h"
 #include "tests/unit/check.h"
-#include "verifier/boot_state.h"
-#include "verifier/store.h"
-#include "verifier/store_sqlite.h" /* STORE_SQLITE_SCHEMA_VERSION */
+#include "verifier/store/boot_state.h"
+#include "verifier/store/store.h"
+#include "verifier/store/store_sqlite.h" /* STORE_SQLITE_SCHEMA_VERSION */
 
 #define ALPHA_SHA1 "7ed93b5cd790b68552c4f7b76742834c06d724f9"
 #define ALPHA_SHA256 "bca70250e3a690a23364d8b799465d4756cb994153c71395d3f09d829485ea5c"

@@ -17,9 +17,9 @@
 #include "tests/lib/storeagent.h"
 #include "tests/lib/teststore.h"
 #include "tests/unit/check.h"
-#include "verifier/store.h"
-#include "verifier/store_backend.h"
-#include "verifier/store_pg.h"
+#include "verifier/store/store.h"
+#include "verifier/store/store_backend.h"
+#include "verifier/store/store_pg.h"
 
 static double now_s(void)
 {

@@ -1,11 +1,11 @@
 /*
- * verifier/tokens.h: the token file (a bare token, named lines, comments) and what it refuses
+ * verifier/http/tokens.h: the token file (a bare token, named lines, comments) and what it refuses
  * with the line named; lookups find the right entry and nothing else.
  */
 #include <errno.h>
 #include <string.h>
 
-#include "verifier/tokens.h"
+#include "verifier/http/tokens.h"
 #include "tests/unit/check.h"
 
 static int parse(const char *text, struct tokens **t, char *err)

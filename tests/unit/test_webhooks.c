@@ -1,12 +1,12 @@
 /*
- * verifier/webhooks.h: the signature receivers check (HMAC-SHA256 over "TIMESTAMP.BODY") and
+ * verifier/service/webhooks.h: the signature receivers check (HMAC-SHA256 over "TIMESTAMP.BODY") and
  * the retry backoff (doubling from 1 s, capped). The delivery itself, against a real receiver,
  * is tests/integration/webhooks.sh.
  */
 #include <stdint.h>
 #include <string.h>
 
-#include "verifier/webhooks.h"
+#include "verifier/service/webhooks.h"
 #include "tests/unit/check.h"
 
 static const uint8_t key[] = "0123456789abcdef-secret";

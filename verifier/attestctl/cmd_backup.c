@@ -21,7 +21,7 @@
 
 #include "verifier/attestctl/commands.h"
 #include "verifier/attestctl/online.h"
-#include "verifier/store.h"
+#include "verifier/store/store.h"
 
 /* Stores are files; this bounds what a confused or hostile answer can write to disk. */
 #define BACKUP_MAX_BYTES (1ull << 40)

@@ -33,8 +33,8 @@
 #include "proto/encoding.h"
 #include "proto/eventlog.h"
 #include "verifier/attestctl/commands.h"
-#include "verifier/boot_policy.h"
-#include "verifier/policy.h"
+#include "verifier/policy/boot_policy.h"
+#include "verifier/policy/policy.h"
 
 static const char usage_text[] =
 	"usage: attestctl boot-policy kernel [--qemu] [--hash sha1|sha256|sha384|sha512|all] BZIMAGE\n"

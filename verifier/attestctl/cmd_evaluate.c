@@ -2,7 +2,7 @@
  * attestctl evaluate --policy POLICY [--offset N] LIST
  *
  * "Would this machine pass under this policy?", offline: judges every entry of an IMA binary
- * list as the verifier would (verifier/judge.c: file signatures, keyrings, the digest list,
+ * list as the verifier would (verifier/decision/judge.c: file signatures, keyrings, the digest list,
  * violations), without a quote. Prints one line per entry that is not allowed,
  * `entry N PATH ALG:HEX REASON[ (why)]` (bytes of the path outside printable ASCII as \xNN),
  * then `entries N not_allowed M`.
@@ -26,9 +26,9 @@
 #include "proto/encoding.h"
 #include "proto/imalog.h"
 #include "verifier/attestctl/commands.h"
-#include "verifier/judge.h"
-#include "verifier/policy.h"
-#include "verifier/policy_file.h"
+#include "verifier/decision/judge.h"
+#include "verifier/policy/policy.h"
+#include "verifier/policy/policy_file.h"
 
 static const char usage_text[] = "usage: attestctl evaluate --policy POLICY [--offset N] LIST\n";
 

@@ -24,7 +24,7 @@
 #include "proto/limits.h"
 #include "verifier/attestctl/commands.h"
 #include "verifier/attestctl/online.h"
-#include "verifier/policy_file.h"
+#include "verifier/policy/policy_file.h"
 
 static const char usage_text[] =
 	"usage: attestctl policy get NAME [--version N] | put NAME FILE | assign AGENT NAME\n"

@@ -15,10 +15,10 @@
 
 #include "proto/encoding.h"
 #include "verifier/attestctl/commands.h"
-#include "verifier/boot_policy.h"
-#include "verifier/policy.h"
-#include "verifier/policy_file.h"
-#include "verifier/policy_keys.h"
+#include "verifier/policy/boot_policy.h"
+#include "verifier/policy/policy.h"
+#include "verifier/policy/policy_file.h"
+#include "verifier/policy/policy_keys.h"
 
 static const char usage_text[] = "usage: attestctl policy-check POLICY [PATH ALG:HEX]\n";
 

@@ -23,7 +23,7 @@
 #include "proto/alg.h"
 #include "proto/limits.h"
 #include "verifier/attestctl/commands.h"
-#include "verifier/policy.h"
+#include "verifier/policy/policy.h"
 
 static const char usage_text[] =
 	"usage: attestctl policy-gen DIR [--exclude REGEX]... [--hash sha1|sha256|sha384|sha512]\n"

@@ -15,7 +15,7 @@
 #include "proto/imalog.h"
 #include "proto/limits.h"
 #include "verifier/attestctl/commands.h"
-#include "verifier/policy.h"
+#include "verifier/policy/policy.h"
 
 static const char usage_text[] = "usage: attestctl policy-learn LIST [--out FILE]\n";
 

@@ -1,0 +1,74 @@
+/*
+ * handlers: the verifier's HTTP layer. Each handler turns a request into the arguments of a
+ * service (round.c, review.c, the store for plain reads) and its result into a status code and
+ * a JSON body; decisions live in the services and in attest.c, not here.
+ */
+#ifndef VERIFIER_HANDLERS_H
+#define VERIFIER_HANDLERS_H
+
+#include <stdbool.h>
+
+#include <jansson.h>
+
+#include "verifier/service/app.h"
+#include "verifier/http/server.h"
+
+/* The route table (routes.c): every URL the verifier answers, its body cap and whether it
+ * needs the operator token. */
+extern const struct http_route app_routes[];
+extern const size_t app_nroutes;
+
+unsigned app_authorize(void *app, struct http_request *req, char *why, size_t cap);
+/* Who made an authorized call, for histories and logs: the name of its token. */
+const char *app_actor(const struct http_request *req);
+/* Large bodies read only where they can be valid (http_server_config.admit). */
+bool app_admit(void *app, const struct http_route *route, const struct http_request *req,
+	       struct http_response *resp);
+
+/* Shared by the handlers (handlers_operator.c): the answer v as JSON (v is consumed; NULL is a
+ * 500), and whether a name may name a policy (the agent-id alphabet, at most LIMIT_POLICY_NAME). */
+void reply_json_value(struct http_response *resp, unsigned status, json_t *v);
+bool policy_name_valid(const char *s);
+void app_observe(void *app, const struct http_route *route, unsigned status, double seconds);
+
+/* Handlers ------------------------------------------------------------------------------- */
+void handle_enroll(const struct http_request *req, struct http_response *resp);
+void handle_activate(const struct http_request *req, struct http_response *resp);
+void handle_challenge(const struct http_request *req, struct http_response *resp);
+void handle_evidence(const struct http_request *req, struct http_response *resp);
+/* Evidence over LIMIT_SMALL_BODY is read only from an active agent with a challenge out. */
+bool admit_evidence(const struct http_request *req, struct http_response *resp);
+
+void handle_healthz(const struct http_request *req, struct http_response *resp);
+void handle_metrics(const struct http_request *req, struct http_response *resp);
+void handle_agents_list(const struct http_request *req, struct http_response *resp);
+void handle_agent_get(const struct http_request *req, struct http_response *resp);
+void handle_agent_verdicts(const struct http_request *req, struct http_response *resp);
+void handle_agent_set_policy(const struct http_request *req, struct http_response *resp);
+void handle_violations_list(const struct http_request *req, struct http_response *resp);
+void handle_violation_approve(const struct http_request *req, struct http_response *resp);
+void handle_violation_dismiss(const struct http_request *req, struct http_response *resp);
+void handle_policy_get(const struct http_request *req, struct http_response *resp);
+void handle_policy_enforced(const struct http_request *req, struct http_response *resp);
+void handle_policy_put(const struct http_request *req, struct http_response *resp);
+void handle_backup(const struct http_request *req, struct http_response *resp);
+
+/* An agent's lifecycle (handlers_lifecycle.c): retire or purge, reset, history. */
+void handle_agent_retire(const struct http_request *req, struct http_response *resp);
+void handle_agent_reset(const struct http_request *req, struct http_response *resp);
+void handle_agent_history(const struct http_request *req, struct http_response *resp);
+
+/* Policy history and agents' amendments (handlers_history.c). */
+void handle_policy_versions(const struct http_request *req, struct http_response *resp);
+void handle_policy_version_get(const struct http_request *req, struct http_response *resp);
+void handle_policy_rollback(const struct http_request *req, struct http_response *resp);
+void handle_amendment_get(const struct http_request *req, struct http_response *resp);
+void handle_amendment_versions(const struct http_request *req, struct http_response *resp);
+void handle_amendment_rollback(const struct http_request *req, struct http_response *resp);
+
+/* The operator web page (handlers_ui.c): /ui/, /ui/app.js, /ui/style.css. */
+void handle_ui_index(const struct http_request *req, struct http_response *resp);
+void handle_ui_js(const struct http_request *req, struct http_response *resp);
+void handle_ui_css(const struct http_request *req, struct http_response *resp);
+
+#endif

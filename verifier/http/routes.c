@@ -1,0 +1,117 @@
+/*
+ * routes: every URL the verifier answers, with its body cap and whether it needs the operator
+ * token; the token check; which large bodies are read at all; the per-request counters.
+ */
+#include <stdio.h>
+#include <string.h>
+
+
+#include "common/log.h"
+#include "proto/limits.h"
+#include "verifier/http/handlers.h"
+#include "verifier/http/tokens.h"
+
+const struct http_route app_routes[] = {
+	{ "POST", "/v1/agents", LIMIT_SMALL_BODY, false, "enroll", handle_enroll },
+	{ "POST", "/v1/agents/*/activate", LIMIT_SMALL_BODY, false, "activate", handle_activate },
+	{ "POST", "/v1/agents/*/challenges", LIMIT_SMALL_BODY, false, "challenge", handle_challenge },
+	{ "POST", "/v1/agents/*/evidence", LIMIT_REQUEST_BODY, false, "evidence", handle_evidence },
+	{ "GET", "/healthz", LIMIT_SMALL_BODY, false, "healthz", handle_healthz },
+	{ "GET", "/metrics", LIMIT_SMALL_BODY, false, "metrics", handle_metrics },
+	{ "GET", "/v1/agents", LIMIT_SMALL_BODY, true, "agents", handle_agents_list },
+	{ "GET", "/v1/agents/*", LIMIT_SMALL_BODY, true, "agent", handle_agent_get },
+	{ "GET", "/v1/agents/*/verdicts", LIMIT_SMALL_BODY, true, "verdicts", handle_agent_verdicts },
+	/* Lifecycle (handlers_lifecycle.c): retire (?purge=1 deletes), reset, history. */
+	{ "DELETE", "/v1/agents/*", LIMIT_SMALL_BODY, true, "agent_retire", handle_agent_retire },
+	{ "POST", "/v1/agents/*/reset", LIMIT_SMALL_BODY, true, "agent_reset", handle_agent_reset },
+	{ "GET", "/v1/agents/*/history", LIMIT_SMALL_BODY, true, "agent_history",
+	  handle_agent_history },
+	{ "PUT", "/v1/agents/*/policy", LIMIT_SMALL_BODY, true, "agent_policy",
+	  handle_agent_set_policy },
+	{ "GET", "/v1/violations", LIMIT_SMALL_BODY, true, "violations", handle_violations_list },
+	{ "POST", "/v1/violations/*/approve", LIMIT_SMALL_BODY, true, "approve",
+	  handle_violation_approve },
+	{ "POST", "/v1/violations/*/dismiss", LIMIT_SMALL_BODY, true, "dismiss",
+	  handle_violation_dismiss },
+	{ "GET", "/v1/policies/*", LIMIT_SMALL_BODY, true, "policy_get", handle_policy_get },
+	/* Policies can be large (a whole distribution's digests). */
+	{ "PUT", "/v1/policies/*", LIMIT_REQUEST_BODY, true, "policy_put", handle_policy_put },
+	{ "GET", "/v1/policies/*/enforced", LIMIT_SMALL_BODY, true, "policy_enforced",
+	  handle_policy_enforced },
+	{ "GET", "/v1/policies/*/versions", LIMIT_SMALL_BODY, true, "policy_versions",
+	  handle_policy_versions },
+	{ "GET", "/v1/policies/*/versions/*", LIMIT_SMALL_BODY, true, "policy_version",
+	  handle_policy_version_get },
+	{ "POST", "/v1/policies/*/rollback", LIMIT_SMALL_BODY, true, "policy_rollback",
+	  handle_policy_rollback },
+	{ "GET", "/v1/agents/*/amendment", LIMIT_SMALL_BODY, true, "amendment",
+	  handle_amendment_get },
+	{ "GET", "/v1/agents/*/amendment/versions", LIMIT_SMALL_BODY, true, "amendment_versions",
+	  handle_amendment_versions },
+	{ "POST", "/v1/agents/*/amendment/rollback", LIMIT_SMALL_BODY, true, "amendment_rollback",
+	  handle_amendment_rollback },
+	/* A copy of the whole store, streamed from a file (store_backup()). */
+	{ "GET", "/v1/backup", LIMIT_SMALL_BODY, true, "backup", handle_backup },
+	/* The web page: a fixed set of embedded files, public (its data needs the token). */
+	{ "GET", "/ui/", LIMIT_SMALL_BODY, false, "ui", handle_ui_index },
+	{ "GET", "/ui/app.js", LIMIT_SMALL_BODY, false, "ui", handle_ui_js },
+	{ "GET", "/ui/style.css", LIMIT_SMALL_BODY, false, "ui", handle_ui_css },
+};
+const size_t app_nroutes = sizeof(app_routes) / sizeof(app_routes[0]);
+
+unsigned app_authorize(void *arg, struct http_request *req, char *why, size_t cap)
+{
+	struct app *app = arg;
+	const char *h = http_header(req, "Authorization");
+	const struct token_entry *t;
+	unsigned status = 0;
+
+	if (!h || strncmp(h, "Bearer ", 7) != 0 || !h[7]) {
+		snprintf(why, cap, "this call needs an operator token: Authorization: Bearer TOKEN"
+			 " (attestctl --token-file FILE; the verifier's is STATE_DIR/operator-token)");
+		return 401;
+	}
+	h += 7;
+	pthread_rwlock_rdlock(&app->reload_lock);
+	t = tokens_find(app->tokens, h, strlen(h));
+	if (!t) {
+		status = 401;
+		snprintf(why, cap, "the token is not one this verifier knows (rotated or mistyped?):"
+			 " use a current one from its token file (--operator-token-file)");
+		log_warn("http: operator call with a wrong token");
+	} else if (t->read_only && strcmp(req->method, "GET")) {
+		status = 403;
+		snprintf(why, cap, "token \"%s\" is read-only: it may read, not change anything",
+			 t->name);
+	} else {
+		snprintf(req->actor, sizeof(req->actor), "%s", t->name);
+	}
+	pthread_rwlock_unlock(&app->reload_lock);
+	return status;
+}
+
+const char *app_actor(const struct http_request *req)
+{
+	return req->actor[0] ? req->actor : "operator";
+}
+
+bool app_admit(void *arg, const struct http_route *route, const struct http_request *req,
+	       struct http_response *resp)
+{
+	(void)arg;
+	/* Policies are large too, but only an operator (already authorized) sends one. */
+	if (route->fn == handle_evidence)
+		return admit_evidence(req, resp);
+	return true;
+}
+
+void app_observe(void *arg, const struct http_route *route, unsigned status, double seconds)
+{
+	struct app *app = arg;
+
+	(void)route;
+	(void)seconds;
+	APP_COUNT(app, http_requests);
+	if (status >= 400)
+		APP_COUNT(app, http_errors);
+}

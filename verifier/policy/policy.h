@@ -1,0 +1,141 @@
+/*
+ * policy: the allowlist engine. Loads a policy JSON (ours, or a Keylime runtime policy), answers
+ * "may this file digest appear at this path" in O(1), and serialises a policy back to JSON so an
+ * operator's approval can become a new policy version. Format: policies/README.md.
+ *
+ * Ownership and threads:
+ *  - policy_load() and policy_new() return a policy holding one reference. policy_ref() adds one,
+ *    policy_unref() drops one and frees at zero; policy_free() is the same as policy_unref().
+ *    The count is atomic, so agents served by different threads may share one policy.
+ *  - Lookups (policy_check() and every const accessor) never write and are safe to call from
+ *    many threads at once on a shared policy.
+ *  - Mutators (policy_add_digest(), policy_add_exclude()) are for a private copy only: they fail
+ *    with -EBUSY while more than one reference exists. To amend a live policy: load its JSON
+ *    again, add, serialise, store, and swap the new policy in.
+ *  - policy_to_json() returns a malloc'd string; the caller free()s it.
+ */
+#ifndef VERIFIER_POLICY_H
+#define VERIFIER_POLICY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct policy;
+struct policy_keys;
+
+/* The result of judging one measurement. Only ALLOWED and EXCLUDED let an entry pass. */
+enum policy_decision {
+	POLICY_ALLOWED,          /* digest listed for this path, or (unknown path) in digest_only */
+	POLICY_EXCLUDED,         /* unknown path matching an exclude pattern: any content passes */
+	POLICY_NOT_IN_ALLOWLIST, /* unknown path, digest not in digest_only, no exclude matches */
+	POLICY_DIGEST_MISMATCH,  /* path listed, digest (with this alg) not among its digests */
+};
+
+enum policy_boot_aggregate_mode {
+	/* Accept the boot_aggregate entry iff it equals the value the verifier recomputes from the
+	 * quoted PCRs 0-9 (0-7 for sha1). The default. */
+	POLICY_BOOT_AGGREGATE_MATCHING_PCRS,
+	/* Accept only the listed values (policy_boot_aggregate_accepts()). */
+	POLICY_BOOT_AGGREGATE_LIST,
+};
+
+/*
+ * Parses a policy. The input need not be NUL-terminated; at most LIMIT_POLICY_BYTES. On error
+ * returns NULL and writes a one-line reason naming the offending key or path into err
+ * (errlen may be 0). Every value is type-checked; unknown keys are rejected in our format and,
+ * in the Keylime format, named in policy_warnings().
+ */
+struct policy *policy_load(const char *json, size_t len, char *err, size_t errlen);
+/* An empty policy in our format (version 1, violations fail, boot_aggregate by PCRs). */
+struct policy *policy_new(void);
+
+struct policy *policy_ref(struct policy *p);
+void policy_unref(struct policy *p);
+void policy_free(struct policy *p);
+
+/*
+ * Judges one measurement. path need not be NUL-terminated. alg is a TPM2_ALG_ID (sha1, sha256,
+ * sha384, sha512); a digest matches only a listed digest of the same algorithm and length, so an
+ * entry pinned to sha256 never accepts a sha1 digest. Order: the path table first (a listed path
+ * is decided by its digests alone), then, for unknown paths, digest_only, then the excludes.
+ */
+enum policy_decision policy_check(const struct policy *p, const char *path, size_t path_len,
+				  uint16_t alg, const uint8_t *digest, size_t digest_len);
+/*
+ * true when path is not in the digests table and an exclude pattern matches it: policy_check()
+ * would say EXCLUDED for any digest. An excluded path accepts anything, so verifier/decision/judge.c
+ * asks this before it looks at a file's signature (Keylime's order).
+ */
+bool policy_excluded(const struct policy *p, const char *path, size_t path_len);
+/* The policy's signature section: trusted keys, required signatures, keyrings (policy_keys.h). */
+const struct policy_keys *policy_keys(const struct policy *p);
+/*
+ * What loading a Keylime policy could not enforce as Keylime would, one warning per line
+ * ("" when none); the PUT's answer and `attestctl policy put` show them.
+ */
+const char *policy_warnings(const struct policy *p);
+/* Warning i of those (its *len bytes, not NUL-terminated), or NULL past the last. */
+const char *policy_warning(const struct policy *p, size_t i, size_t *len);
+/* Stable lowercase name of a decision ("allowed", "not_in_allowlist", ...). */
+const char *policy_decision_name(enum policy_decision d);
+
+/* true when the policy says "violations": "ignore" (ToMToU/open_writers entries pass). */
+bool policy_violations_allowed(const struct policy *p);
+/* true when the policy says "reboot_clears_open_violations": true: violations of earlier boots
+ * that await review no longer keep an agent untrusted (the default keeps them until reviewed). */
+bool policy_reboot_clears_open_violations(const struct policy *p);
+enum policy_boot_aggregate_mode policy_boot_aggregate_mode(const struct policy *p);
+/* In LIST mode: true iff (alg, digest) is listed. In MATCHING_PCRS mode: always false, the
+ * verifier compares with its own recomputation instead. */
+bool policy_boot_aggregate_accepts(const struct policy *p, uint16_t alg, const uint8_t *digest,
+				   size_t len);
+/* Number of paths in the digests table. */
+size_t policy_entry_count(const struct policy *p);
+/* true when the policy came from a Keylime runtime policy. */
+bool policy_is_keylime(const struct policy *p);
+
+/* The "boot" section (verifier/policy/boot_policy.h), or NULL when the policy has none. */
+struct boot_policy;
+const struct boot_policy *policy_boot(const struct policy *p);
+/*
+ * Approval of a boot finding: boot_policy_teach() on this policy's boot section (created if
+ * missing). -EBUSY if the policy is shared; else what boot_policy_teach() returns.
+ */
+int policy_boot_teach(struct policy *p, const char *category, const char *subject,
+		      const char *digest, char *why, size_t whylen);
+
+/*
+ * Adds one digest to a path (creating the path): path_len raw bytes, as IMA recorded them (a
+ * path that is not UTF-8 is kept byte for byte and serialised under "digests_hex"). 0 on
+ * success, also when it was present already; -EINVAL for an unknown alg, wrong length or bad
+ * path (empty, too long, NUL, space); -E2BIG past LIMIT_POLICY_DIGESTS_PER_PATH; -EBUSY if the
+ * policy is shared; -ENOMEM.
+ */
+int policy_add_digest_bytes(struct policy *p, const char *path, size_t path_len, uint16_t alg,
+			    const uint8_t *digest, size_t len);
+/* The same for a NUL-terminated path. */
+int policy_add_digest(struct policy *p, const char *path, uint16_t alg, const uint8_t *digest,
+		      size_t len);
+/* Adds an exclude pattern (our syntax: POSIX ERE, matched against the whole path). 0, -EINVAL
+ * if regcomp refuses it, -EBUSY, -ENOMEM. */
+int policy_add_exclude(struct policy *p, const char *regex);
+
+/* Our format, keys sorted, so equal policies serialise equally: paths that are UTF-8 under
+ * "digests", the others under "digests_hex" (hex of the raw bytes). NULL on allocation failure. */
+char *policy_to_json(const struct policy *p);
+
+/*
+ * "alg:hex" as policies write digests (lowercase hex of the algorithm's size; s need not be
+ * NUL-terminated): the algorithm's row with out filled (LIMIT_DIGEST bytes of room), or NULL
+ * with *why set.
+ */
+struct alg;
+const struct alg *policy_digest_parse(const char *s, size_t len, uint8_t *out, const char **why);
+
+/* Helpers shared with attestctl: "sha256" <-> TPM2_ALG_ID, digest size (0 if unknown). */
+uint16_t policy_alg_from_name(const char *name, size_t len);
+const char *policy_alg_name(uint16_t alg);
+size_t policy_alg_digest_size(uint16_t alg);
+
+#endif

@@ -1,0 +1,610 @@
+/*
+ * store.h, the part every backend shares: the URI that picks a backend, the group commit of
+ * rounds, the names of states and the enrollment rule. Everything that speaks to a database
+ * is in the backend (store_sqlite.c, store_pg.c), behind struct store_ops (store_backend.h).
+ */
+#include "verifier/store/store.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+#include <openssl/rand.h>
+
+#include "common/log.h"
+#include "proto/encoding.h"
+#include "proto/text.h"
+#include "verifier/store/store_backend.h"
+
+#define STORE_SCHEME_MAX 16u
+
+static const struct store_ops *const backends[] = {
+	&store_sqlite_ops,
+	&store_pg_ops,
+};
+
+struct store {
+	struct store_backend *be;
+	struct store_webhook_targets targets;
+	/* Commit queue (store_round_commit): qlock guards the queue and `committing`. */
+	pthread_mutex_t qlock;
+	pthread_cond_t qcond;
+	struct store_pending_round *qhead, **qtail;
+	bool committing;
+	struct store_enroll_limits enroll; /* set before the store is shared */
+};
+
+const char *agent_state_str(enum agent_state s)
+{
+	return s == AGENT_ACTIVE ? "active" : s == AGENT_RETIRED ? "retired" : "pending";
+}
+
+enum agent_state agent_state_of(const char *s)
+{
+	return !strcmp(s, "active") ? AGENT_ACTIVE : !strcmp(s, "retired") ? AGENT_RETIRED
+									    : AGENT_PENDING;
+}
+
+const char *violation_state_str(enum violation_state s)
+{
+	switch (s) {
+	case VIOLATION_OPEN: return "open";
+	case VIOLATION_APPROVED: return "approved";
+	case VIOLATION_DISMISSED: return "dismissed";
+	}
+	return "open";
+}
+
+int violation_state_from_str(const char *s)
+{
+	if (!s)
+		return -1;
+	if (!strcmp(s, "open"))
+		return VIOLATION_OPEN;
+	if (!strcmp(s, "approved"))
+		return VIOLATION_APPROVED;
+	if (!strcmp(s, "dismissed"))
+		return VIOLATION_DISMISSED;
+	return -1;
+}
+
+void store_agent_release(struct store_agent *a)
+{
+	if (!a)
+		return;
+	free(a->ek_pub);
+	free(a->ek_cert);
+	free(a->ak_pub);
+	a->ek_pub = a->ek_cert = a->ak_pub = NULL;
+	a->ek_pub_len = a->ek_cert_len = a->ak_pub_len = 0;
+}
+
+static bool same_blob(const uint8_t *a, size_t alen, const uint8_t *b, size_t blen)
+{
+	return alen == blen && (alen == 0 || memcmp(a, b, alen) == 0);
+}
+
+enum store_enroll_result store_enroll_decide(const struct store_agent *cur,
+					     const struct store_agent *a,
+					     const struct store_enroll_facts *f,
+					     const struct store_enroll_limits *lim)
+{
+	bool same_ek, same_ak, replace = false;
+
+	if (cur) {
+		same_ek = same_blob(cur->ek_pub, cur->ek_pub_len, a->ek_pub, a->ek_pub_len);
+		same_ak = same_blob(cur->ak_pub, cur->ak_pub_len, a->ak_pub, a->ak_pub_len);
+		if (cur->reset_at) {
+			/* An operator allowed new keys: the same ones change nothing. */
+			if (cur->state == AGENT_ACTIVE && same_ek && same_ak)
+				return STORE_ENROLL_ALREADY;
+			replace = cur->state != AGENT_PENDING || !same_ek;
+		} else {
+			if (cur->state == AGENT_RETIRED)
+				return STORE_ENROLL_RETIRED;
+			/* The EK identifies the TPM: no other TPM may take over an id, pending or not. */
+			if (!same_ek || (cur->state == AGENT_ACTIVE && !same_ak))
+				return STORE_ENROLL_CONFLICT;
+			if (cur->state == AGENT_ACTIVE)
+				return STORE_ENROLL_ALREADY;
+		}
+	}
+	/* One TPM is one agent: a second id for an active EK could never be activated. */
+	if (f->ek_active_elsewhere)
+		return STORE_ENROLL_EK_IN_USE;
+	/* Replacing a pending enrollment adds none; only a new one counts against the caps. */
+	if (cur && !replace)
+		return STORE_ENROLL_REFRESHED;
+	if (cur && cur->state == AGENT_PENDING)
+		return STORE_ENROLL_REPLACED;
+	if (f->ek_pending_elsewhere >= lim->max_pending_per_ek)
+		return STORE_ENROLL_EK_PENDING_FULL;
+	if (f->pending >= lim->max_pending)
+		return STORE_ENROLL_PENDING_FULL;
+	return cur ? STORE_ENROLL_REPLACED : STORE_ENROLL_NEW;
+}
+
+/* The backend of "SCHEME:REST", REST in *location; NULL (logged) if none has the scheme. */
+static const struct store_ops *backend_of(const char *uri, const char **location)
+{
+	const char *colon = uri ? strchr(uri, ':') : NULL;
+	size_t n = colon ? (size_t)(colon - uri) : 0;
+
+	if (!colon || n == 0 || n > STORE_SCHEME_MAX ||
+	    strspn(uri, "abcdefghijklmnopqrstuvwxyz0123456789+.-") < n) {
+		log_error("store: \"%s\" is not a store URI: give SCHEME:LOCATION,"
+			  " e.g. sqlite:/var/lib/attest-verifier/verifier.db", uri ? uri : "");
+		return NULL;
+	}
+	for (size_t i = 0; i < sizeof(backends) / sizeof(backends[0]); i++) {
+		if (strlen(backends[i]->scheme) == n && !memcmp(backends[i]->scheme, uri, n)) {
+			*location = colon + 1;
+			return backends[i];
+		}
+	}
+	log_error("store: unknown store scheme \"%.*s\" in \"%s\": this verifier has sqlite and"
+		  " postgresql", (int)n, uri, uri);
+	return NULL;
+}
+
+int store_open(const char *uri, struct store **out)
+{
+	const struct store_ops *ops;
+	const char *location = NULL;
+	struct store *st;
+	int ret;
+
+	*out = NULL;
+	ops = backend_of(uri, &location);
+	if (!ops)
+		return -EINVAL;
+	st = calloc(1, sizeof(*st));
+	if (!st)
+		return -ENOMEM;
+	pthread_mutex_init(&st->qlock, NULL);
+	pthread_cond_init(&st->qcond, NULL);
+	st->qtail = &st->qhead;
+	st->enroll.pending_ttl = STORE_PENDING_TTL_DEFAULT;
+	st->enroll.max_pending_per_ek = LIMIT_PENDING_PER_EK;
+	st->enroll.max_pending = LIMIT_PENDING_ENROLLMENTS;
+	ret = ops->open(location, &st->be);
+	if (ret) {
+		store_close(st);
+		return ret;
+	}
+	st->be->targets = &st->targets;
+	*out = st;
+	return 0;
+}
+
+void store_close(struct store *st)
+{
+	if (!st)
+		return;
+	if (st->be)
+		st->be->ops->close(st->be);
+	pthread_mutex_destroy(&st->qlock);
+	pthread_cond_destroy(&st->qcond);
+	for (size_t i = 0; i < st->targets.n; i++)
+		free(st->targets.urls[i]);
+	free(st->targets.urls);
+	free(st);
+}
+
+/*
+ * Group commit. Every caller queues its round; whoever finds no commit running becomes the
+ * leader: it takes everything queued, has the backend write it in one transaction (one fsync
+ * for all), marks each round done with its own result and wakes the others. Those whose round
+ * was not in that batch elect the next leader among themselves. No caller returns before the
+ * transaction holding its round has committed or failed.
+ */
+int store_round_commit(struct store *st, const struct store_round *r, int64_t *verdict_id)
+{
+	struct store_pending_round me = { .r = r };
+
+	pthread_mutex_lock(&st->qlock);
+	*st->qtail = &me;
+	st->qtail = &me.next;
+	while (!me.done) {
+		struct store_pending_round *batch, *w, *next;
+
+		if (st->committing) {
+			pthread_cond_wait(&st->qcond, &st->qlock);
+			continue;
+		}
+		st->committing = true;
+		batch = st->qhead;
+		st->qhead = NULL;
+		st->qtail = &st->qhead;
+		pthread_mutex_unlock(&st->qlock);
+		st->be->ops->commit_rounds(st->be, batch);
+		pthread_mutex_lock(&st->qlock);
+		/* After done is set a waiter may return and its `me` vanish: read next first. */
+		for (w = batch; w; w = next) {
+			next = w->next;
+			w->done = true;
+		}
+		st->committing = false;
+		pthread_cond_broadcast(&st->qcond);
+	}
+	pthread_mutex_unlock(&st->qlock);
+	if (!me.ret)
+		*verdict_id = me.verdict_id;
+	return me.ret;
+}
+
+/* Everything else goes straight to the backend. ---------------------------------------- */
+
+void store_set_enroll_limits(struct store *st, const struct store_enroll_limits *lim)
+{
+	st->enroll = *lim;
+}
+
+int store_agent_enroll(struct store *st, const struct store_agent *a, int64_t now,
+		       enum store_enroll_result *result)
+{
+	return st->be->ops->agent_enroll(st->be, a, now, &st->enroll, result);
+}
+
+int store_agent_get(struct store *st, const char *id, struct store_agent *out)
+{
+	return st->be->ops->agent_get(st->be, id, out);
+}
+
+int store_agent_activate(struct store *st, const char *id,
+			 const uint8_t digest[STORE_CRED_DIGEST_LEN], int64_t now)
+{
+	return st->be->ops->agent_activate(st->be, id, digest, now, &st->enroll);
+}
+
+int store_agent_set_policy(struct store *st, const char *id, const char *policy)
+{
+	return st->be->ops->agent_set_policy(st->be, id, policy);
+}
+
+int store_agents_list(struct store *st, store_agent_cb cb, void *arg)
+{
+	return st->be->ops->agents_list(st->be, cb, arg);
+}
+
+int store_boot_get(struct store *st, const char *agent, struct boot_state *out,
+		   uint64_t *version)
+{
+	uint64_t ignored;
+
+	return st->be->ops->boot_get(st->be, agent, out, version ? version : &ignored);
+}
+
+int store_boot_log_get(struct store *st, const char *agent, struct store_boot_log *out)
+{
+	return st->be->ops->boot_log_get(st->be, agent, out);
+}
+
+int store_round_context(struct store *st, const char *agent, const char *default_policy,
+			struct store_round_ctx *out)
+{
+	char amendment[STORE_AMENDMENT_NAME_MAX + 1];
+
+	store_amendment_name(agent, amendment);
+	return st->be->ops->round_context(st->be, agent, default_policy, amendment, out);
+}
+
+void store_boot_log_release(struct store_boot_log *b)
+{
+	if (!b)
+		return;
+	free(b->log);
+	free(b->cmdline);
+	free(b->summary);
+	memset(b, 0, sizeof(*b));
+}
+
+int store_verdicts_list(struct store *st, const char *agent, unsigned limit,
+			store_verdict_cb cb, void *arg)
+{
+	return st->be->ops->verdicts_list(st->be, agent, limit, cb, arg);
+}
+
+int store_violations_list(struct store *st, int state, const char *agent, unsigned limit,
+			  store_violation_cb cb, void *arg)
+{
+	return st->be->ops->violations_list(st->be, state, agent, limit, cb, arg);
+}
+
+int store_violation_get(struct store *st, int64_t id, store_violation_cb cb, void *arg)
+{
+	return st->be->ops->violation_get(st->be, id, cb, arg);
+}
+
+int store_violations_open_count(struct store *st, const char *agent, uint64_t boot_number,
+				uint64_t *total, uint64_t *in_boot)
+{
+	return st->be->ops->violations_open_count(st->be, agent, boot_number, total, in_boot);
+}
+
+int store_violation_decide(struct store *st, int64_t id, enum violation_state state, int64_t now,
+			   const char *decision)
+{
+	return st->be->ops->violation_decide(st->be, id, state, now, decision ? decision : "");
+}
+
+int store_policy_put(struct store *st, const char *name, const char *json, const char *actor,
+		     int64_t now, int64_t *version)
+{
+	return st->be->ops->policy_put(st->be, name, STORE_POLICY_ANY, json, actor, now, version);
+}
+
+int store_policy_put_if(struct store *st, const char *name, int64_t expected, const char *json,
+			const char *actor, int64_t now, int64_t *version)
+{
+	if (expected < 0)
+		return -EINVAL;
+	return st->be->ops->policy_put(st->be, name, expected, json, actor, now, version);
+}
+
+int store_policy_version(struct store *st, const char *name, int64_t *version)
+{
+	return st->be->ops->policy_version(st->be, name, version);
+}
+
+int store_policy_get(struct store *st, const char *name, char **json, int64_t *version)
+{
+	return st->be->ops->policy_get(st->be, name, json, version);
+}
+
+int store_policy_get_version(struct store *st, const char *name, int64_t version, char **json)
+{
+	return st->be->ops->policy_get_version(st->be, name, version, json);
+}
+
+int store_policy_versions(struct store *st, const char *name, store_policy_version_cb cb,
+			  void *arg)
+{
+	return st->be->ops->policy_versions(st->be, name, cb, arg);
+}
+
+int store_policy_agents(struct store *st, const char *name, uint64_t *count)
+{
+	return st->be->ops->policy_agents(st->be, name, count);
+}
+
+void store_amendment_name(const char *agent, char out[STORE_AMENDMENT_NAME_MAX + 1])
+{
+	snprintf(out, STORE_AMENDMENT_NAME_MAX + 1, "agent/%s", agent);
+}
+
+int store_counts(struct store *st, struct store_counts *out)
+{
+	return st->be->ops->counts(st->be, out);
+}
+
+int store_backup(struct store *st, int *fd, uint64_t *size)
+{
+	return st->be->ops->backup(st->be, fd, size);
+}
+
+int store_backup_check(const char *uri, int64_t *version)
+{
+	const char *location = NULL;
+	const struct store_ops *ops = backend_of(uri, &location);
+
+	*version = 0;
+	return ops ? ops->backup_check(location, version) : -EINVAL;
+}
+
+/* Lifecycle, liveness, webhook outbox (issue 16) ---------------------------------------- */
+
+int store_agent_retire(struct store *st, const char *id, int64_t now, const char *actor,
+		       bool purge)
+{
+	return st->be->ops->agent_retire(st->be, id, now, actor ? actor : "", purge);
+}
+
+int store_agent_reset(struct store *st, const char *id, int64_t now, const char *actor)
+{
+	return st->be->ops->agent_reset(st->be, id, now, actor ? actor : "");
+}
+
+int store_agent_history(struct store *st, const char *id, unsigned limit,
+			store_agent_event_cb cb, void *arg)
+{
+	return st->be->ops->agent_history(st->be, id, limit, cb, arg);
+}
+
+int64_t store_agent_last_seen(const struct store_agent *a)
+{
+	return a->last_verdict_at > a->activated_at ? a->last_verdict_at : a->activated_at;
+}
+
+int64_t store_agent_stale_after(const struct store_agent *a, const struct store_liveness *lv)
+{
+	uint32_t interval = a->interval ? a->interval : lv->default_interval;
+
+	if (a->state != AGENT_ACTIVE)
+		return 0;
+	return store_agent_last_seen(a) + (int64_t)interval * (int64_t)lv->intervals;
+}
+
+bool store_agent_stale(const struct store_agent *a, const struct store_liveness *lv, int64_t now)
+{
+	return a->state == AGENT_ACTIVE && now > store_agent_stale_after(a, lv);
+}
+
+int store_agent_mark_stale(struct store *st, const char *id, int64_t last_seen,
+			   uint32_t interval, int64_t stale_after, int64_t now)
+{
+	return st->be->ops->agent_mark_stale(st->be, id, last_seen, interval, stale_after, now);
+}
+
+int store_set_webhooks(struct store *st, const char *const *urls, size_t n)
+{
+	char **copy = n ? calloc(n, sizeof(*copy)) : NULL;
+
+	if (n && !copy)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		if (!(copy[i] = strdup(urls[i]))) {
+			while (i-- > 0)
+				free(copy[i]);
+			free(copy);
+			return -ENOMEM;
+		}
+	}
+	for (size_t i = 0; i < st->targets.n; i++)
+		free(st->targets.urls[i]);
+	free(st->targets.urls);
+	st->targets.urls = copy;
+	st->targets.n = n;
+	return 0;
+}
+
+int store_outbox_claim(struct store *st, const char *target, int64_t now, int64_t lease,
+		       unsigned limit, store_outbox_cb cb, void *arg)
+{
+	return st->be->ops->outbox_claim(st->be, target, now, lease, limit, cb, arg);
+}
+
+int store_outbox_delivered(struct store *st, int64_t row)
+{
+	return st->be->ops->outbox_delivered(st->be, row);
+}
+
+int store_outbox_retry(struct store *st, int64_t row, int64_t next_at, const char *error)
+{
+	return st->be->ops->outbox_retry(st->be, row, next_at, error ? error : "");
+}
+
+int store_outbox_pending(struct store *st, const char *target, uint64_t *count)
+{
+	return st->be->ops->outbox_pending(st->be, target, count);
+}
+
+const char *store_event_type_str(enum store_event_type t)
+{
+	switch (t) {
+	case STORE_EVENT_UNTRUSTED: return "agent.untrusted";
+	case STORE_EVENT_VIOLATION: return "violation.opened";
+	case STORE_EVENT_STALE: return "agent.stale";
+	case STORE_EVENT_ENROLLED: return "agent.enrolled";
+	case STORE_EVENT_RETIRED: return "agent.retired";
+	case STORE_EVENT_RESET: return "agent.reset";
+	}
+	return "unknown";
+}
+
+/* The type-specific part of an event's body. */
+static json_t *event_data(const struct store_event *e)
+{
+	json_t *d = json_object(), *reasons;
+	char *text = NULL, *hex = NULL;
+	size_t plen;
+	bool escaped;
+
+	if (!d)
+		return NULL;
+	switch (e->type) {
+	case STORE_EVENT_UNTRUSTED:
+		reasons = e->reasons_json ? json_loads(e->reasons_json, 0, NULL) : NULL;
+		if (json_object_set_new(d, "verdict_id", json_integer(e->verdict_id)) ||
+		    json_object_set_new(d, "boot_number", json_integer((json_int_t)e->boot_number)) ||
+		    json_object_set_new(d, "reasons", json_is_array(reasons) ? reasons : json_array()))
+			goto fail;
+		if (!json_is_array(reasons))
+			json_decref(reasons);
+		break;
+	case STORE_EVENT_VIOLATION:
+		/* The path as the API shows it (proto/text.h), and its raw bytes. */
+		plen = e->path_len < LIMIT_IMA_PATH ? e->path_len : LIMIT_IMA_PATH;
+		text = malloc(TEXT_ESCAPED_MAX(LIMIT_IMA_PATH));
+		hex = malloc(2 * plen + 1);
+		if (!text || !hex)
+			goto fail;
+		escaped = text_render(e->path ? e->path : "", plen, text,
+				      TEXT_ESCAPED_MAX(LIMIT_IMA_PATH));
+		hex_encode((const uint8_t *)(e->path ? e->path : ""), plen, hex);
+		if (json_object_set_new(d, "violation_id", json_integer(e->violation_id)) ||
+		    json_object_set_new(d, "reason", json_string(e->reason ? e->reason : "")) ||
+		    json_object_set_new(d, "path", json_string(text)) ||
+		    json_object_set_new(d, "path_escaped", json_boolean(escaped)) ||
+		    json_object_set_new(d, "path_hex", json_string(hex)) ||
+		    json_object_set_new(d, "digest", json_string(e->digest ? e->digest : "")) ||
+		    json_object_set_new(d, "boot_number", json_integer((json_int_t)e->boot_number)) ||
+		    json_object_set_new(d, "entry", json_integer((json_int_t)e->entry)) ||
+		    json_object_set_new(d, "count", json_integer((json_int_t)e->count)) ||
+		    (e->recurs && json_object_set_new(d, "recurs", json_integer(e->recurs))))
+			goto fail;
+		break;
+	case STORE_EVENT_STALE:
+		if (json_object_set_new(d, "last_seen", json_integer(e->last_seen)) ||
+		    json_object_set_new(d, "interval", json_integer(e->interval)) ||
+		    json_object_set_new(d, "stale_after", json_integer(e->stale_after)))
+			goto fail;
+		break;
+	case STORE_EVENT_ENROLLED:
+		hex = malloc(2 * e->ak_name_len + 1);
+		if (!hex)
+			goto fail;
+		hex_encode(e->ak_name, e->ak_name_len, hex);
+		if (json_object_set_new(d, "ak_name", json_string(hex)))
+			goto fail;
+		break;
+	case STORE_EVENT_RETIRED:
+		if (json_object_set_new(d, "purged", json_boolean(e->purged)))
+			goto fail;
+		/* who did it, as for a reset */
+		__attribute__((fallthrough));
+	case STORE_EVENT_RESET:
+		if (json_object_set_new(d, "actor", json_string(e->actor ? e->actor : "")))
+			goto fail;
+		break;
+	}
+	free(text);
+	free(hex);
+	return d;
+fail:
+	free(text);
+	free(hex);
+	json_decref(d);
+	return NULL;
+}
+
+int store_event_rows(const struct store_backend *b, const struct store_event *e,
+		     struct store_event_rows *out)
+{
+	uint8_t raw[16];
+	json_t *o;
+
+	memset(out, 0, sizeof(*out));
+	if (!b->targets || b->targets->n == 0)
+		return 0;
+	/* Random, not a row id: unique across verifiers sharing a store, and in every row of it. */
+	if (RAND_bytes(raw, sizeof(raw)) != 1)
+		return -EIO;
+	memcpy(out->id, "evt-", 4);
+	hex_encode(raw, sizeof(raw), out->id + 4);
+	o = json_pack("{s:s, s:s, s:I, s:s, s:o*}", "id", out->id, "type",
+		      store_event_type_str(e->type), "time", (json_int_t)e->time, "agent_id",
+		      e->agent ? e->agent : "", "data", event_data(e));
+	if (!o || !json_object_get(o, "data")) {
+		json_decref(o);
+		return -ENOMEM;
+	}
+	out->body = json_dumps(o, JSON_COMPACT);
+	json_decref(o);
+	if (!out->body)
+		return -ENOMEM;
+	out->targets = (const char *const *)b->targets->urls;
+	out->ntargets = b->targets->n;
+	return 0;
+}
+
+void store_event_rows_release(struct store_event_rows *r)
+{
+	if (!r)
+		return;
+	free(r->body);
+	memset(r, 0, sizeof(*r));
+}

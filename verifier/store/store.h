@@ -1,0 +1,498 @@
+/*
+ * store: the verifier's durable state behind one interface (agents, boot state, verdicts,
+ * violations, policies; outstanding challenges need no durability and live in nonces.h).
+ *
+ * Backends: store_open() takes a URI and picks the backend by its scheme; "sqlite:PATH" is
+ * SQLite (store_sqlite.c), the embedded default; "postgresql://USER@HOST:PORT/DB" (a libpq URI)
+ * is PostgreSQL (store_pg.c), which several verifiers may share. What every backend shares (the group commit, state names, the
+ * enrollment decision) is in store.c; a backend implements struct store_ops
+ * (store_backend.h) in its own file. A backend keeps a schema version and upgrades an older
+ * database when it opens it; it refuses one newer than itself.
+ *
+ * Durability: every function that changes state has committed (synchronous=FULL) when it
+ * returns 0. The evidence path relies on this: store_round_commit() stores the new boot state,
+ * the verdict and the violations in one transaction before the verdict is acknowledged.
+ *
+ * Concurrency: a store may be used from any number of threads at once; calls are serialized.
+ * store_round_commit() blocks its caller until the transaction holding its round committed:
+ * rounds from concurrent callers share one transaction and one fsync (group commit), so it
+ * pays to call it from many threads at once.
+ *
+ * Returns: 0 or -errno. -ENOENT "no such row", -EIO a backend failure (logged with the backend's
+ * own code), -EINVAL bad arguments or a stored row that fails its own checks.
+ *
+ * Ownership: structs filled by the store own their malloc'd buffers; release each with its
+ * *_release() (NULL-safe, idempotent). Row callbacks get rows valid only during the call; a
+ * callback returning non-zero stops the listing and that value is returned.
+ */
+#ifndef VERIFIER_STORE_H
+#define VERIFIER_STORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "proto/limits.h"
+#include "verifier/store/boot_state.h"
+
+#define STORE_CRED_DIGEST_LEN 32u /* SHA-256 of the MakeCredential secret */
+
+struct store;
+
+enum agent_state {
+	AGENT_PENDING = 0, /* enrolled, credential not yet activated: AK not trusted */
+	AGENT_ACTIVE,      /* activated: AK trusted */
+	AGENT_RETIRED,     /* retired by an operator: evidence refused, EK free, history kept */
+};
+const char *agent_state_str(enum agent_state s);
+/* The state a store row names ("active", "retired"; anything else is pending). */
+enum agent_state agent_state_of(const char *s);
+
+struct store_agent {
+	char id[LIMIT_AGENT_ID + 1];
+	enum agent_state state;
+	uint8_t *ek_pub;   /* marshalled TPM2B_PUBLIC */
+	size_t ek_pub_len;
+	uint8_t *ek_cert;  /* DER */
+	size_t ek_cert_len;
+	uint8_t *ak_pub;   /* marshalled TPM2B_PUBLIC */
+	size_t ak_pub_len;
+	uint8_t ak_name[66];
+	size_t ak_name_len;
+	uint8_t cred_digest[STORE_CRED_DIGEST_LEN];
+	char policy[LIMIT_POLICY_NAME + 1]; /* "" = the default policy */
+	int64_t created_at;
+	int64_t activated_at;   /* 0 while pending */
+	/* Summary columns, filled by store_agent_get()/store_agents_list(); ignored on write. */
+	int64_t retired_at;      /* when an operator retired it; 0: not retired */
+	int64_t reset_at;        /* when an operator allowed its next enrollment a new EK and AK;
+				  * 0: not allowed (store_agent_reset()) */
+	uint32_t interval;       /* seconds between rounds its attestd reported; 0: none yet */
+	int64_t stale_event_for; /* the last-seen time agent.stale was raised for; 0: never */
+	uint64_t boot_number;
+	uint64_t next_entry;
+	int64_t last_verdict_at; /* 0: none */
+	int last_trusted;        /* -1: no verdict yet, 0 untrusted, 1 trusted */
+	uint64_t open_violations;
+	/* The last verdict's reasons as stored (a JSON array, "[]" for none): filled by
+	 * store_agents_list() only, valid during its callback (one query for the whole fleet);
+	 * NULL from store_agent_get(). */
+	const char *last_reasons_json;
+};
+void store_agent_release(struct store_agent *a);
+
+/*
+ * Opens the store a URI names: "sqlite:PATH" (the file is created if missing) or
+ * "postgresql://..." (the database must exist; its tables are created). Upgrades the
+ * schema of an older database first. -EINVAL (logged) for a URI without a known scheme,
+ * -EPROTO for a database newer than this verifier, else what the backend returns.
+ */
+int store_open(const char *uri, struct store **out);
+/* NULL-safe. */
+void store_close(struct store *st);
+
+/* Agents ------------------------------------------------------------------------------- */
+
+enum store_enroll_result {
+	STORE_ENROLL_NEW = 0,       /* inserted as pending */
+	STORE_ENROLL_REFRESHED,     /* pending with the same EK: AK and credential replaced */
+	STORE_ENROLL_ALREADY,       /* active with the same EK and AK: nothing changed */
+	STORE_ENROLL_CONFLICT,      /* id taken by another EK, or active with another AK */
+	STORE_ENROLL_EK_IN_USE,     /* the EK is active under another id: one TPM, one agent */
+	STORE_ENROLL_EK_PENDING_FULL, /* the EK has max_pending_per_ek pending under other ids */
+	STORE_ENROLL_PENDING_FULL,  /* max_pending enrollments are pending in all */
+	STORE_ENROLL_RETIRED,       /* the id was retired and not reset: refused */
+	STORE_ENROLL_REPLACED,      /* reset by an operator: the id now holds this EK and AK,
+				     * pending; its boot session starts over, its history stays */
+};
+
+/*
+ * What bounds pending enrollments (enrolled, not activated: anyone holding a trusted EK
+ * certificate can make one, without the TPM). Defaults: STORE_PENDING_TTL_DEFAULT and the
+ * caps of proto/limits.h; store_set_enroll_limits() changes them before the store is used.
+ */
+struct store_enroll_limits {
+	int64_t pending_ttl;         /* seconds from (re-)enrollment; older ones are expired */
+	unsigned max_pending_per_ek; /* pending enrollments of one EK under other ids */
+	unsigned max_pending;        /* pending enrollments in all */
+};
+#define STORE_PENDING_TTL_DEFAULT 600
+void store_set_enroll_limits(struct store *st, const struct store_enroll_limits *lim);
+
+/*
+ * Decides and records an enrollment atomically (two concurrent enrollments of one id cannot
+ * both win). Expired pending enrollments are deleted first, in the same transaction. Only NEW,
+ * REFRESHED and REPLACED change stored state (and the deletion of expired ones); NEW and
+ * REPLACED add a row to the agent's history (store_agent_history()).
+ */
+int store_agent_enroll(struct store *st, const struct store_agent *a, int64_t now,
+		       enum store_enroll_result *result);
+
+int store_agent_get(struct store *st, const char *id, struct store_agent *out);
+
+/*
+ * Marks a pending agent active if its stored credential digest still equals `digest` (the
+ * caller compared the secret in constant time). -ESTALE if the agent is unknown (or its
+ * expired enrollment was deleted), re-enrolled in between or is active already, -ETIMEDOUT if
+ * the enrollment expired, -EEXIST if another agent with the same EK is active (one TPM, one
+ * agent). Activation is the agent.enrolled event and a row of its history.
+ */
+int store_agent_activate(struct store *st, const char *id,
+			 const uint8_t digest[STORE_CRED_DIGEST_LEN], int64_t now);
+
+/* Assigns a policy by name ("" = default). -ENOENT unknown agent. */
+int store_agent_set_policy(struct store *st, const char *id, const char *policy);
+
+typedef int (*store_agent_cb)(void *arg, const struct store_agent *a);
+/* Every agent ordered by id; blobs are not loaded (lengths 0, pointers NULL). */
+int store_agents_list(struct store *st, store_agent_cb cb, void *arg);
+
+/* Boot state and rounds ------------------------------------------------------------------ */
+
+/*
+ * The stored state, or a zeroed one (started = false) if the agent has none. *version (if not
+ * NULL) gets the state's version for store_round_commit()'s compare-and-swap: 0 when there is
+ * none, one more with every round committed.
+ */
+int store_boot_get(struct store *st, const char *agent, struct boot_state *out,
+		   uint64_t *version);
+
+/*
+ * A violation a round found (borrowed for the call): one (reason, path, digest) and how many of
+ * the round's entries it stands for. Zeroes mean the simple case: path_len 0 takes strlen(path),
+ * count 0 is one entry, last_entry below entry is `entry`.
+ */
+struct store_round_violation {
+	uint64_t entry;            /* the first of the round's entries */
+	const char *reason;        /* its wire name: not_in_allowlist, violation_entry, ... */
+	const char *path;          /* raw bytes as IMA recorded them, not necessarily UTF-8 */
+	const char *digest;        /* "alg:hex" */
+	const char *template_name;
+	size_t path_len;
+	uint64_t count;
+	uint64_t last_entry;       /* the last of the round's entries */
+};
+
+/*
+ * The firmware event log the verifier holds for an agent (one per agent: the newest it sent),
+ * what the last judgement of it by a boot policy covered, and its summary for operators.
+ */
+struct store_boot_log {
+	uint8_t *log;
+	size_t log_len;
+	uint8_t sha256[32];    /* of log: the challenge names it, so the agent resends only a change */
+	char *cmdline;         /* the kernel command line sent with it; NULL: none */
+	uint64_t judged_boot;  /* the boot session of the last judgement; 0: never judged */
+	uint8_t judged_key[32];
+	char *summary;         /* JSON object text (boot_check.h); NULL: none */
+	int64_t received_at;   /* when the agent sent this log */
+};
+void store_boot_log_release(struct store_boot_log *b);
+
+/*
+ * What one attestation round reads of an agent, in one call (one statement, so one network
+ * round trip on PostgreSQL; several verifiers see each other's changes through it): the
+ * agent's state, AK name and policy; its boot state and that state's version (0: none); its
+ * open violations, in all and in the boot state's boot; whether a firmware log is stored and
+ * its digest (the log itself: store_boot_log_get()); the newest versions of its policy (named
+ * `default_policy` when it names none) and of its amendment (0: no such policy). -ENOENT for an
+ * unknown agent; -EINVAL if its boot state does not decode.
+ */
+struct store_round_ctx {
+	enum agent_state state;
+	char policy[LIMIT_POLICY_NAME + 1]; /* as stored: "" = the default */
+	uint8_t ak_name[66];
+	size_t ak_name_len;
+	struct boot_state boot;
+	uint64_t version;
+	uint64_t open_violations;
+	uint64_t open_violations_in_boot;
+	bool has_boot_log;
+	uint8_t boot_log_sha256[32];
+	int64_t policy_version;
+	int64_t amendment_version;
+};
+int store_round_context(struct store *st, const char *agent, const char *default_policy,
+			struct store_round_ctx *out);
+
+/* The agent's stored event log; -ENOENT if it has none. */
+int store_boot_log_get(struct store *st, const char *agent, struct store_boot_log *out);
+
+struct store_round {
+	const char *agent;
+	uint64_t prev_version; /* store_boot_get()'s version of the state this round started from */
+	const struct boot_state *next;
+	const struct store_boot_log *boot_log; /* written with the round; NULL: unchanged */
+	bool trusted;
+	const char *reasons_json; /* JSON array, as in verdict_response */
+	uint64_t next_offset;
+	const struct store_round_violation *violations;
+	size_t nviolations;
+	uint32_t interval; /* seconds between rounds the agent reported with it; 0: as stored */
+	int64_t now;
+	/*
+	 * The challenge this round answered (verifier/store/cluster.h), recorded as spent in the round's
+	 * transaction so that no verifier sharing the store accepts it again; nonce_len 0 when the
+	 * verifier alone keeps its challenges (nonces.h). The record is kept until a while after
+	 * nonce_expires.
+	 */
+	const uint8_t *nonce;
+	size_t nonce_len;
+	int64_t nonce_expires;
+};
+
+/*
+ * One transaction: boot state, verdict, violations, the agent's reported interval and the
+ * webhook events they raise (agent.untrusted when its last verdict was trusted or it had none,
+ * violation.opened for each new open row). A compare-and-swap on the boot state's version: if
+ * another round of the agent committed since r->prev_version was read, nothing is written and
+ * -ESTALE is returned (two rounds of one agent in flight: the slower one must not overwrite the
+ * newer state). -EKEYREVOKED, nothing written, if the agent is no longer active (retired,
+ * purged or re-enrolled after a reset while the round was judged). A round whose r->nonce was
+ * recorded as spent before (by any verifier on this store) writes nothing either: -EALREADY.
+ *
+ * A violation is one row per agent, reason, path and digest while it is open: seen again, its
+ * count and last entry grow. Once an operator decided it (approved, dismissed), a later
+ * occurrence is a new event: a new open row whose `recurs` names the decided one. Entries the
+ * verifier was sent again (the same boot, at or before the row's last entry: a tail the quote
+ * did not cover yet), and boot findings of a boot judged again, are not new occurrences of an
+ * open or dismissed row; of an approved one they are (approval taught a policy to allow them,
+ * so they come back only because that was rolled back).
+ */
+int store_round_commit(struct store *st, const struct store_round *r, int64_t *verdict_id);
+
+struct store_verdict {
+	int64_t id;
+	char agent[LIMIT_AGENT_ID + 1];
+	uint64_t boot_number;
+	int64_t time;
+	bool trusted;
+	const char *reasons_json;
+	uint64_t next_offset;
+};
+typedef int (*store_verdict_cb)(void *arg, const struct store_verdict *v);
+/* Newest first, at most `limit`. */
+int store_verdicts_list(struct store *st, const char *agent, unsigned limit,
+			store_verdict_cb cb, void *arg);
+
+/* Violations ----------------------------------------------------------------------------- */
+
+enum violation_state {
+	VIOLATION_OPEN = 0,
+	VIOLATION_APPROVED,
+	VIOLATION_DISMISSED,
+};
+const char *violation_state_str(enum violation_state s);
+/* -1 if the text names no state. */
+int violation_state_from_str(const char *s);
+
+struct store_violation {
+	int64_t id;
+	const char *agent;
+	uint64_t boot_number;      /* of its last occurrence */
+	uint64_t entry;            /* its last occurrence's entry */
+	const char *path;          /* raw bytes (path_len of them, NUL after), maybe not UTF-8 */
+	size_t path_len;
+	const char *digest;
+	const char *template_name;
+	const char *reason;
+	int64_t first_seen;
+	int64_t last_seen;
+	uint64_t count;
+	enum violation_state state;
+	int64_t recurs;            /* the decided violation this one recurred after, or 0 */
+	int64_t decided_at;        /* 0 while open */
+	const char *decision;      /* what the decision did ("" while open) */
+};
+typedef int (*store_violation_cb)(void *arg, const struct store_violation *v);
+/* state < 0: any state; agent NULL: every agent. Newest last_seen first, at most limit. */
+int store_violations_list(struct store *st, int state, const char *agent, unsigned limit,
+			  store_violation_cb cb, void *arg);
+/* Calls cb once with violation id; -ENOENT unknown id. */
+int store_violation_get(struct store *st, int64_t id, store_violation_cb cb, void *arg);
+/* Violations of this agent that no operator approved or dismissed yet: *total of every boot,
+ * *in_boot of boot `boot_number`. */
+int store_violations_open_count(struct store *st, const char *agent, uint64_t boot_number,
+				uint64_t *total, uint64_t *in_boot);
+/*
+ * An operator's decision on an open violation: its state (approved or dismissed), when, and
+ * what it did (text kept with it). -ENOENT unknown id, -EALREADY decided already (a decision
+ * is never replaced; a recurrence opens a new violation).
+ */
+int store_violation_decide(struct store *st, int64_t id, enum violation_state state, int64_t now,
+			   const char *decision);
+
+/* Policies ------------------------------------------------------------------------------- */
+
+/*
+ * Stores a new version of a policy unless the newest version has the same JSON text.
+ * *version gets the version now current.
+ */
+int store_policy_put(struct store *st, const char *name, const char *json, const char *actor,
+		     int64_t now, int64_t *version);
+/*
+ * The same, only if the newest version is still `expected` (0: the policy has none yet), in
+ * one transaction: -ESTALE if another writer stored a version since (nothing written, *version
+ * gets the newest). A writer that read the policy to change it (an approval adds to it) uses
+ * this, so that it never stores its change over a text it did not read.
+ */
+#define STORE_POLICY_ANY (-1) /* backends: no version expected (store_policy_put()) */
+int store_policy_put_if(struct store *st, const char *name, int64_t expected, const char *json,
+			const char *actor, int64_t now, int64_t *version);
+/* The newest version's number alone: cheap, for callers that cache parsed policies. -ENOENT
+ * if none. */
+int store_policy_version(struct store *st, const char *name, int64_t *version);
+/* The newest version's JSON (caller frees). -ENOENT if none. */
+int store_policy_get(struct store *st, const char *name, char **json, int64_t *version);
+/* Version `version`'s JSON (caller frees). -ENOENT if the policy has no such version. */
+int store_policy_get_version(struct store *st, const char *name, int64_t version, char **json);
+
+/* One version of a policy, for its history. */
+struct store_policy_version {
+	int64_t version;
+	const char *actor;  /* who wrote it and why: "operator", "command line (FILE)", ... */
+	int64_t time;
+	uint64_t bytes;     /* length of its JSON */
+};
+typedef int (*store_policy_version_cb)(void *arg, const struct store_policy_version *v);
+/* Every version of a policy, newest first. 0 (no call at all for an unknown name). */
+int store_policy_versions(struct store *st, const char *name, store_policy_version_cb cb,
+			  void *arg);
+/* How many agents are assigned policy `name`, spelt as agents store it ("" for the default). */
+int store_policy_agents(struct store *st, const char *name, uint64_t *count);
+
+/*
+ * An agent's amendment (the approvals an operator scoped to that one agent) is a policy of its
+ * own, versioned like any other, stored under the name this writes into out: "agent/ID". An
+ * operator cannot give a policy that name ('/' is not in policy names).
+ */
+#define STORE_AMENDMENT_NAME_MAX (6 + LIMIT_AGENT_ID)
+void store_amendment_name(const char *agent, char out[STORE_AMENDMENT_NAME_MAX + 1]);
+
+/* Lifecycle (issue 16) -------------------------------------------------------------------- */
+
+/*
+ * Retires agent `id` for `actor` (a token name): its evidence is refused from now on, its EK
+ * may enroll under another id, its verdicts, violations and amendment stay; a row of its
+ * history and the agent.retired event record it. With purge the agent and everything stored
+ * for it (boot state, event log, verdicts, violations, amendment, history) is deleted instead,
+ * whatever its state, and the id is free; agent.retired says purged. -ENOENT unknown agent,
+ * -EALREADY retired already (without purge: nothing changed).
+ */
+int store_agent_retire(struct store *st, const char *id, int64_t now, const char *actor,
+		       bool purge);
+
+/*
+ * Allows the next enrollment of agent `id` to bring another EK and AK (a reimaged machine, a
+ * new TPM; a retired agent comes back so): that enrollment replaces the keys, starts a new boot
+ * session and keeps the history. Until then the agent goes on as it is. A row of its history
+ * and the agent.reset event record it. -ENOENT unknown agent, -EALREADY reset already.
+ */
+int store_agent_reset(struct store *st, const char *id, int64_t now, const char *actor);
+
+/* One step of an agent's lifecycle: enrolled, re-enrolled, activated, retired, reset. */
+struct store_agent_event {
+	int64_t id;
+	int64_t time;
+	const char *event;
+	const char *actor;  /* a token name, or "agent" for what the agent did itself */
+	const char *detail;
+};
+typedef int (*store_agent_event_cb)(void *arg, const struct store_agent_event *e);
+/* The agent's history, newest first, at most limit rows (none for an unknown agent). */
+int store_agent_history(struct store *st, const char *id, unsigned limit,
+			store_agent_event_cb cb, void *arg);
+
+/* Liveness (issue 16) --------------------------------------------------------------------- */
+
+/*
+ * An active agent whose last valid evidence (a committed verdict, or its activation) is older
+ * than `intervals` times its interval (the one its attestd reported, else default_interval) is
+ * stale. Computed from stored times alone, so verifiers sharing a store agree.
+ */
+struct store_liveness {
+	uint32_t default_interval;
+	uint32_t intervals;
+};
+int64_t store_agent_last_seen(const struct store_agent *a);
+/* The time after which `a` is stale; 0 for an agent that is not active. */
+int64_t store_agent_stale_after(const struct store_agent *a, const struct store_liveness *lv);
+bool store_agent_stale(const struct store_agent *a, const struct store_liveness *lv, int64_t now);
+
+/*
+ * Raises agent.stale for agent `id`, once per silence: only if it is active, its last-seen
+ * time is still `last_seen` (no evidence came since the caller looked) and no event was raised
+ * for that time yet. `interval` and `stale_after` go into the event. 0 raised, -EALREADY not
+ * (raised before, by this or another verifier, or the agent attested meanwhile), -ENOENT.
+ */
+int store_agent_mark_stale(struct store *st, const char *id, int64_t last_seen,
+			   uint32_t interval, int64_t stale_after, int64_t now);
+
+/* Webhook outbox (issue 16) --------------------------------------------------------------- */
+
+/*
+ * The webhook URLs events are written for, one outbox row per event and URL, in the
+ * transaction of the change that raises the event (none are written without a URL). Copied;
+ * call before the store is shared. An event's body is JSON: {"id", "type", "time",
+ * "agent_id", "data"} (verifier(8), WEBHOOKS).
+ */
+int store_set_webhooks(struct store *st, const char *const *urls, size_t n);
+
+#define STORE_EVENT_ID_MAX 36u /* "evt-" and 32 hex digits */
+
+struct store_outbox_row {
+	int64_t id;             /* the row: one event for one URL */
+	const char *event_id;   /* the event: the same in every row of it, and in its body */
+	const char *target;
+	const char *type;
+	const char *agent;
+	int64_t created_at;
+	const char *body;
+	uint32_t attempts;      /* failed deliveries so far */
+};
+typedef int (*store_outbox_cb)(void *arg, const struct store_outbox_row *r);
+/*
+ * Up to `limit` rows for `target` that are due (their next attempt at or before now), oldest
+ * first, each claimed until now + lease in the same transaction (another verifier on the store
+ * does not take it meanwhile; a verifier that dies leaves it due again after the lease).
+ */
+int store_outbox_claim(struct store *st, const char *target, int64_t now, int64_t lease,
+		       unsigned limit, store_outbox_cb cb, void *arg);
+/* A row delivered: deleted. -ENOENT if it is gone. */
+int store_outbox_delivered(struct store *st, int64_t row);
+/* A failed delivery: one more attempt counted, the next at next_at. -ENOENT if it is gone. */
+int store_outbox_retry(struct store *st, int64_t row, int64_t next_at, const char *error);
+/* Rows not delivered yet, of one target (NULL: all). */
+int store_outbox_pending(struct store *st, const char *target, uint64_t *count);
+
+/* Metrics -------------------------------------------------------------------------------- */
+
+struct store_counts {
+	uint64_t agents_pending;
+	uint64_t agents_active;
+	uint64_t agents_retired;
+	uint64_t violations_open;
+	uint64_t verdicts_trusted;
+	uint64_t verdicts_untrusted;
+};
+int store_counts(struct store *st, struct store_counts *out);
+
+/* Backups -------------------------------------------------------------------------------- */
+
+/*
+ * A consistent copy of the whole store, taken while every other call goes on: the store as of
+ * one commit, holding every round committed before the call began. *fd is an open file at
+ * offset 0 holding the copy (it has no name; the caller closes it), *size its length. The
+ * copy is a store the same backend opens (SQLite: a database file). -ENOSPC when the disk is
+ * full, -EIO (logged).
+ */
+int store_backup(struct store *st, int *fd, uint64_t *size);
+
+/*
+ * Checks a backup before anyone relies on it: uri names the file as store_open() would
+ * ("sqlite:PATH"); it is opened read-only and checked whole. 0 with its schema version, or
+ * -EINVAL (logged, also for an unknown scheme).
+ */
+int store_backup_check(const char *uri, int64_t *version);
+
+#endif
