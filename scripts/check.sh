@@ -7,7 +7,12 @@
 #              *.bash file, or a file whose first line runs sh or bash)
 #   pipes      no pipeline into a reader that exits before its input ends (SIGPIPE, pipefail)
 #   proto      proto/ is pure: its files include only proto/ headers and <system> ones
-# The fifth rule, fuzz targets built with the project's warnings and -Werror, is the
+#   layers     the verifier's layers (VERIFIER_LAYERS in the Makefile, top to bottom): a file in
+#              verifier/LAYER/ includes headers of its own layer or lower ones, never verifier/*.h
+#              (main, options) or attestctl; attestd/ and common/ include no verifier/ header.
+#              The rule is first run on a made-up violation, so that a scan that finds nothing
+#              cannot pass for one that works.
+# The sixth rule, fuzz targets built with the project's warnings and -Werror, is the
 # Makefile's FUZZ_FLAGS (`make fuzz-build`).
 # Files are those git tracks plus new ones not ignored, so build output never counts.
 set -uo pipefail
@@ -115,6 +120,54 @@ if [[ -z $hits ]]; then
 	ok "proto: includes only proto/ and system headers"
 else
 	fail "proto includes outside proto/:"
+	sed 's/^/    /' <<<"$hits"
+fi
+
+# --- the verifier's layers ----------------------------------------------------------------
+# layer_violations LAYERS... -- FILES...: prints `file:line: include` for each include that
+# reaches above the including file's layer (or names a verifier/ folder that is no layer).
+layer_violations() {
+	local layers=() files=()
+	while [[ $# -gt 0 && $1 != -- ]]; do layers+=("$1"); shift; done
+	shift
+	files=("$@")
+	[[ ${#files[@]} -gt 0 ]] || return 0
+	grep -nHE '^[[:space:]]*#[[:space:]]*include[[:space:]]*"verifier/' "${files[@]}" |
+		awk -v order="${layers[*]}" '
+		BEGIN { n = split(order, l, " "); for (i = 1; i <= n; i++) rank[l[i]] = i }
+		{
+			split($0, a, ":"); file = a[1]
+			inc = $0; sub(/^[^"]*"/, "", inc); sub(/".*/, "", inc)
+			# the includer: a layer file, or attestd/ common/ (below every verifier layer)
+			if (file ~ /^verifier\/[^\/]+\/[^\/]+$/) {
+				split(file, f, "/"); from = f[2]
+				if (!(from in rank)) { if (from == "attestctl") next; print $0 " (verifier/" from "/ is no layer)"; next }
+				fr = rank[from]
+			} else if (file ~ /^(attestd|common)\//) {
+				fr = n + 1
+			} else next
+			if (inc ~ /^verifier\/[^\/]+$/) { print $0 " (above every layer)"; next }
+			split(inc, g, "/"); to = g[2]
+			if (!(to in rank)) { print $0 " (verifier/" to "/ is no layer)"; next }
+			if (rank[to] < fr) print $0 " (" to " is above " (fr > n ? "every layer" : from) ")"
+		}'
+}
+mapfile -t layers < <(sed -n 's/^VERIFIER_LAYERS := //p' Makefile | tr ' ' '\n' | sed '/^$/d')
+mapfile -t lsrc < <(files 'verifier/*.c' 'verifier/*.h' 'attestd/*.c' 'attestd/*.h' 'common/*.c' 'common/*.h')
+selftest=$(mktemp -d)
+mkdir -p "$selftest/verifier/store"
+printf '#include "verifier/http/server.h"\n' >"$selftest/verifier/store/x.c"
+caught=$(cd "$selftest" && layer_violations "${layers[@]}" -- verifier/store/x.c)
+rm -rf "$selftest"
+hits=$(layer_violations "${layers[@]}" -- "${lsrc[@]}")
+if [[ ${#layers[@]} -lt 2 ]]; then
+	fail "layers: VERIFIER_LAYERS not found in the Makefile"
+elif [[ -z $caught ]]; then
+	fail "layers: the scan missed a made-up store -> http include"
+elif [[ -z $hits ]]; then
+	ok "layers: ${#lsrc[@]} files include only their own or lower layers (${layers[*]})"
+else
+	fail "layers: includes that reach upwards:"
 	sed 's/^/    /' <<<"$hits"
 fi
 
