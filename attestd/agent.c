@@ -378,13 +378,16 @@ static void attach_boot_log(struct agent *a, const struct challenge *ch, struct 
 
 /*
  * Whether the verifier answered that it does not know this agent as active (purged, its store
- * restored without it, never activated): then the enrolled marker is dropped, so that
- * agent_step() enrolls again. Asked for a challenge, or answering the one a verdict carried.
+ * restored without it, never activated, retired and then reset by an operator): then the
+ * enrolled marker is dropped, so that agent_step() enrolls again. Asked for a challenge, or
+ * answering the one a verdict carried. A retired agent that was not reset keeps its marker:
+ * its enrollment would be refused as well.
  */
 static bool forgotten(struct agent *a, int ret, const struct client_error *err)
 {
 	if (ret != -EPROTO || !((err->status == 404 && !strcmp(err->code, "unknown_agent")) ||
-				(err->status == 403 && !strcmp(err->code, "not_activated"))))
+				(err->status == 403 && !strcmp(err->code, "not_activated")) ||
+				(err->status == 403 && !strcmp(err->code, "agent_reset"))))
 		return false;
 	log_warn("verifier does not know agent '%s' as active (%s); enrolling again",
 		 a->cfg->agent_id, err->code);

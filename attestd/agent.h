@@ -5,8 +5,9 @@
  * answers a credential that only this TPM can open (ActivateCredential), and the secret goes
  * back with /activate. The state dir then holds a marker `enrolled` (agent id and verifier URL)
  * so later starts skip straight to rounds. A 409 "already_enrolled" answer (this AK is enrolled
- * and active for this id) counts as enrolled. A 404 "unknown_agent" or 403 "not_activated" on
- * a challenge drops the marker and enrolls again.
+ * and active for this id) counts as enrolled. A 404 "unknown_agent", 403 "not_activated" or
+ * 403 "agent_reset" (retired, then reset by an operator) on a challenge drops the marker and
+ * enrolls again.
  *
  * A round: challenge -> quote of the requested PCRs with the nonce (values read with it) ->
  * IMA entries from the challenge's log_offset (capped; the verifier names next_offset) ->

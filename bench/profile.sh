@@ -25,7 +25,7 @@ mkdir -p "$W/ca"
 read -ra vx <<<"${VERIFIER_EXTRA:-}"
 read -ra lx <<<"${LG_EXTRA:-}"
 port=$(free_port)
-taskset -c 0 "$BB/verifier" --listen "127.0.0.1:$port" --state-dir "$W/state" --store "sqlite:$W/v.db" \
+taskset -c 0 "$BB/verifier" --config /dev/null --listen "127.0.0.1:$port" --state-dir "$W/state" --store "sqlite:$W/v.db" \
 	--ek-ca "$W/ca/ek-ca.pem" --policy "$W/ca/policy.json" --nonce-ttl 600 "${vx[@]}" \
 	>"$W/v.out" 2>"$W/v.log" &
 vpid=$!

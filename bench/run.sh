@@ -212,7 +212,7 @@ if want throughput; then
 			VS=$TMP/vstate-$n
 			mkdir -p "$VS"
 			port=$(free_port)
-			"$BB/verifier" --listen "127.0.0.1:$port" --state-dir "$VS" --ek-ca "$CA/ek-ca.pem" \
+			"$BB/verifier" --config /dev/null --listen "127.0.0.1:$port" --state-dir "$VS" --ek-ca "$CA/ek-ca.pem" \
 				--policy "$CA/policy.json" >"$VS/out" 2>"$VS/log" &
 			vpid=$!
 			PIDS+=("$vpid")
@@ -340,7 +340,7 @@ scale_verifier() {
 	# --nonce-ttl 600: loadgen visits each agent once per N / rate seconds (a minute at 100,000
 	# agents); the challenge a verdict carries must outlive that to be answered (one exchange
 	# per round, proto/evidence.h), as it does for a real agent every 10 s with the default 60 s.
-	taskset -c 0 "$BB/verifier" --listen "127.0.0.1:$SV_PORT" --state-dir "$TMP/$name" \
+	taskset -c 0 "$BB/verifier" --config /dev/null --listen "127.0.0.1:$SV_PORT" --state-dir "$TMP/$name" \
 		--store "$store" --ek-ca "$SCA/ek-ca.pem" --policy "$SCA/policy.json" --nonce-ttl 600 "$@" \
 		>"$TMP/$name.out" 2>"$TMP/$name.log" &
 	SV_PID=$!

@@ -155,6 +155,9 @@ int opts_load_file(const struct opts_spec *s, void *cfg, const char *path, bool 
 	size_t off = 0;
 	int ret;
 
+	/* The empty configuration: file_read() refuses a device, and there is nothing to read. */
+	if (!strcmp(path, OPTS_EMPTY_CONFIG))
+		return 0;
 	dynbuf_init(&b, OPTS_FILE_MAX);
 	ret = file_read(path, &b);
 	if (ret) {

@@ -112,6 +112,41 @@ else
 	sed 's/^/    /' <<<"$hits"
 fi
 
+# --- no scratch daemon reads the host's configuration --------------------------------------
+# A verifier or attestd started by a test, the demo or a benchmark passes --config (the empty
+# one, /dev/null, or a file of its own): without it the daemon reads SYSCONFDIR/attest/*.conf,
+# and on a host where the packages are configured a test would write into the production
+# store and send webhook events to the production receiver. A start is a command line (joined
+# across `\` continuations) that runs $B/verifier, $BB/attestd, $VERIFIER, $ATTESTD ... with
+# options; --version and --help read no file. A test that means to read it says so at the end
+# of the command: `# reads the host configuration on purpose`.
+daemon_starts_scan() {
+	awk '
+	FNR == 1 { joined = "" }
+	{
+		text = $0
+		if (joined == "" && text ~ /^[[:space:]]*#/) next
+		if (joined == "") start = FNR
+		joined = joined " " text
+		if (text ~ /\\[[:space:]]*$/) next
+		line = joined; joined = ""
+		if (!match(line, /\$\{?(B|BB)\}?\/(verifier|attestd)["\047]?[[:space:]]+--|\$\{?(VERIFIER|ATTESTD)\}?"?[[:space:]]+--/))
+			next
+		rest = substr(line, RSTART)
+		if (rest ~ /^[^[:space:]]+[[:space:]]+--(version|help)/ || rest ~ /--config[[:space:]=]/ ||
+		    rest ~ /# reads the host configuration on purpose$/)
+			next
+		printf "%s:%d: %s\n", FILENAME, start, line
+	}' "$@"
+}
+hits=$(daemon_starts_scan "${scripts[@]}")
+if [[ -z $hits ]]; then
+	ok "host configuration: every verifier and attestd a script starts gets --config"
+else
+	fail "a script starts a daemon without --config (it would read the host's /etc/attest):"
+	sed 's/^/    /' <<<"$hits"
+fi
+
 # --- proto includes only proto ------------------------------------------------------------
 mapfile -t psrc < <(files 'proto/*.c' 'proto/*.h')
 hits=$(grep -nHE '^[[:space:]]*#[[:space:]]*include[[:space:]]*"' "${psrc[@]}" |

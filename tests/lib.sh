@@ -10,6 +10,8 @@ TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 B=${B:-build/out}
 case $B in /*) ;; *) B=$TOP/$B ;; esac
 T_TMP=$(mktemp -d "${TMPDIR:-/tmp}/attest-test.XXXXXX")
+# attestctl's defaults from an operator's shell would point a test at a production verifier.
+unset ATTEST_VERIFIER ATTEST_CA ATTEST_TOKEN_FILE
 
 ok() { T_PASSED=$((T_PASSED + 1)); echo "ok - $*"; }
 fail() { T_FAILED=$((T_FAILED + 1)); echo "FAIL - $*"; }
@@ -201,7 +203,7 @@ start_verifier() {
 	CA=$state/ca.pem
 	VOUT=$state.out VLOG=$state.log
 	: >"$VOUT"
-	"${wrap[@]}" "$B/verifier" --listen "127.0.0.1:$VPORT" --state-dir "$state" "$@" \
+	"${wrap[@]}" "$B/verifier" --config /dev/null --listen "127.0.0.1:$VPORT" --state-dir "$state" "$@" \
 		>>"$VOUT" 2>>"$VLOG" &
 	VPID=$!
 	track_pid "$VPID"
@@ -225,7 +227,7 @@ start_agent() {
 	local id=$1 state=$2
 	shift 2
 	AOUT=$state.out ALOG=$state.log
-	"$B/attestd" --verifier "$URL" --ca "$CA" --agent-id "$id" --tcti "$TCTI" \
+	"$B/attestd" --config /dev/null --verifier "$URL" --ca "$CA" --agent-id "$id" --tcti "$TCTI" \
 		--state-dir "$state" --event-log none "$@" >"$AOUT" 2>"$ALOG" &
 	APID=$!
 	track_pid "$APID"

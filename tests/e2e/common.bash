@@ -128,7 +128,7 @@ e2e_verifier_start() {
 	local args=()
 	[[ -n ${1:-} ]] && args=(--policy "$1" ${2:+"$2"})
 	: >"$W/verifier.out"
-	"$B/verifier" --listen "127.0.0.1:$VPORT" --state-dir "$W/verifier" --tls-san 10.0.2.100 \
+	"$B/verifier" --config /dev/null --listen "127.0.0.1:$VPORT" --state-dir "$W/verifier" --tls-san 10.0.2.100 \
 		--ek-ca "$W/ek-ca.pem" --operator-token-file "$W/token" "${args[@]}" \
 		>"$W/verifier.out" 2>>"$W/verifier.log" &
 	VPID=$!

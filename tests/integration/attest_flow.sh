@@ -44,7 +44,7 @@ check "verifier starts and says where it listens" vstart
 
 # attest ID TCTI STATE: one round; the verdict line goes to $W/out, exit status returned.
 attest() {
-	"$ATTESTD" --once --verifier "$URL" --ca "$CA" --agent-id "$1" --tcti "$2" \
+	"$ATTESTD" --config /dev/null --once --verifier "$URL" --ca "$CA" --agent-id "$1" --tcti "$2" \
 		--ima-list "$W/ima" --event-log none --state-dir "$3" >"$W/out" 2>>"$W/attestd.log"
 }
 op() { curl -sS --cacert "$CA" -H "Authorization: Bearer $(cat "$W/token")" "$URL$1"; }
@@ -203,7 +203,7 @@ check "reviewed: the second boot is trusted" grep -q '^verdict trusted' "$W/out"
 printf '10 %040d ima-ng sha1:%040d boot_aggregate\n' 0 0 >"$W/ascii"
 for what in "$W/ascii:is text (the ASCII list?)" "$W:is a directory"; do
 	list=${what%%:*} says=${what#*:}
-	"$ATTESTD" --once --verifier "$URL" --ca "$CA" --agent-id host-list --tcti "$TPM1_TCTI" \
+	"$ATTESTD" --config /dev/null --once --verifier "$URL" --ca "$CA" --agent-id host-list --tcti "$TPM1_TCTI" \
 		--ima-list "$list" --event-log none --state-dir "$W/a-list" >/dev/null 2>"$W/list.err"
 	check_eq "attestd refuses the list ($says): exit 2" 2 $?
 	check "and says so" grep -qF "$says" "$W/list.err"

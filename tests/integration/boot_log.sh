@@ -71,7 +71,7 @@ assign() {
 attest() {
 	local id=$1 state=$2
 	shift 2
-	"$ATTESTD" --once --verifier "$URL" --ca "$CA" --agent-id "$id" --tcti "$TCTI" \
+	"$ATTESTD" --config /dev/null --once --verifier "$URL" --ca "$CA" --agent-id "$id" --tcti "$TCTI" \
 		--ima-list "$W/ima" --event-log "$LOG" --cmdline "$CMDLINE" --state-dir "$state" "$@" \
 		>"$W/out" 2>>"$W/attestd.log"
 }

@@ -128,5 +128,27 @@ check "enrolled again and trusted" wait_trusted 2 60
 check "attestd said why it enrolled again" grep -q "does not know agent 'host-1' as active (unknown_agent); enrolling again" "$ALOG"
 check "attestd kept running" kill -0 "$APID"
 check "no round failed" bash -c "! grep -q 'round failed' '$ALOG'"
+
+# An operator retires the agent, then resets it (the machine comes back): attestd is refused
+# while retired, and after the reset it enrolls again by itself, with its same TPM.
+n=$(trusted_verdicts)
+check_eq "the agent retired" 200 "$(curl -sS -o /dev/null -w '%{http_code}' --cacert "$CA" -X DELETE \
+	-H "Authorization: Bearer $(cat "$W/token")" "$URL/v1/agents/host-1")"
+# wait_log PATTERN SECONDS: until attestd's log has a line matching PATTERN.
+wait_log() {
+	local i
+	for ((i = 0; i < $2 * 10; i++)); do
+		grep -q "$1" "$ALOG" && return 0
+		sleep 0.1
+	done
+	return 1
+}
+check "attestd is refused while retired" wait_log "code 'agent_retired'" 30
+check_eq "attestd reset" "agent host-1: reset (its next enrollment may bring a new EK and AK)" \
+	"$("$ATTESTCTL" agent reset host-1 --verifier "$URL" --ca "$CA" --token-file "$W/token")"
+check "after the reset it enrolls again by itself and is trusted" wait_trusted $((n + 1)) 90
+check "attestd said why it enrolled again" grep -q "as active (agent_reset); enrolling again" "$ALOG"
+check_eq "the agent is active again" active "$(op /v1/agents/host-1 | jq -r .state)"
+check "attestd kept running" kill -0 "$APID"
 stop_pid "$APID"
 finish

@@ -21,7 +21,7 @@ modes() { (cd "$1" && stat -c '%a %n' . ./* | sort -k2); }
 refused() {
 	local port
 	port=$(free_port) || return 1
-	timeout 10 "$VERIFIER" --listen "127.0.0.1:$port" --state-dir "$1" \
+	timeout 10 "$VERIFIER" --config /dev/null --listen "127.0.0.1:$port" --state-dir "$1" \
 		>"$W/refused.out" 2>"$W/refused.log"
 	[[ $? -eq 1 && ! -s $W/refused.out ]]
 }

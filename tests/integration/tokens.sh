@@ -53,6 +53,31 @@ check "a wrong token: attestctl says it is not known (rotated?)" \
 	grep -q 'not one this verifier knows (rotated or mistyped' <<<"$out"
 check_fails "and the wrong token is never printed" grep -q 'not-a-token-of-this' <<<"$out"
 
+# --- attestctl reads the verifier's named-token file ----------------------------------------------
+out=$("$CTL" agents --verifier "$URL" --ca "$CA" --token-file "$W/tokens" 2>&1)
+check_eq "a file of two named tokens without --token-name: exit 2" 2 \
+	"$("$CTL" agents --verifier "$URL" --ca "$CA" --token-file "$W/tokens" >/dev/null 2>&1; echo $?)"
+check "and attestctl names the file, the names and the fix, not the verifier" \
+	grep -q "token file \"$W/tokens\" holds 2 tokens (alice, dash): choose one with --token-name" <<<"$out"
+check_fails "and prints no token" grep -qe "$A1" -e "$R1" <<<"$out"
+out=$("$CTL" agents --verifier "$URL" --ca "$CA" --token-file "$W/tokens" --token-name alice --json 2>&1)
+check_eq "--token-name alice: alice's token from the named file" 2 "$(jq '.agents | length' <<<"$out" 2>/dev/null)"
+out=$(ATTEST_TOKEN_NAME=dash "$CTL" agent retire a --verifier "$URL" --ca "$CA" --token-file "$W/tokens" 2>&1)
+check "ATTEST_TOKEN_NAME=dash: dash's token (the verifier refuses a change: read-only)" \
+	grep -q 'token "dash" is read-only' <<<"$out"
+printf 'alice operator %s\n' "$A1" >"$W/alice-only"
+out=$("$CTL" agents --verifier "$URL" --ca "$CA" --token-file "$W/alice-only" --json 2>&1)
+check_eq "a file with one 'alice operator TOKEN' line (as the README recommends)" 2 \
+	"$(jq '.agents | length' <<<"$out" 2>/dev/null)"
+out=$("$CTL" agents --verifier "$URL" --ca "$CA" --token-file "$W/tokens" --token-name bob 2>&1)
+check "--token-name of a name the file lacks: attestctl says so" \
+	grep -q "token file \"$W/tokens\" has no token named \"bob\"" <<<"$out"
+printf 'alice admin %s\n' "$A1" >"$W/bad-role"
+out=$("$CTL" agents --verifier "$URL" --ca "$CA" --token-file "$W/bad-role" 2>&1)
+check "a malformed line: attestctl names the file and the line, not the token" \
+	grep -q "token file \"$W/bad-role\": line 1: want NAME operator|read-only TOKEN" <<<"$out"
+check_fails "and prints no token" grep -qe "$A1" <<<"$out"
+
 # --- attestctl's conventions (item 5) ----------------------------------------------------------
 out=$("$CTL" --verifier "$URL" --ca "$CA" --token-file "$W/token" --json agents 2>&1)
 check_eq "global options before the command" 2 "$(jq '.agents | length' <<<"$out" 2>/dev/null)"

@@ -66,7 +66,7 @@ op() { curl -sS --cacert "$CA" -H "Authorization: Bearer $TOKEN" "$URL$1"; }
 # Each agent reports an hour between rounds: none goes stale during the test (2 intervals)
 # but the one that reports a second (stale, below).
 attest() {
-	"$ATTESTD" --once --verifier "$URL" --ca "$CA" --agent-id "$1" --tcti "${TCTI_OF[$1]}" \
+	"$ATTESTD" --config /dev/null --once --verifier "$URL" --ca "$CA" --agent-id "$1" --tcti "${TCTI_OF[$1]}" \
 		--ima-list "$2" --event-log none --state-dir "$W/state-$1" --interval "${3:-3600}" \
 		>"$W/out-$1" 2>>"$W/attestd.log"
 }
@@ -436,7 +436,7 @@ if swtpm_manufacture "$W/tpm-boot" "$W/ca" && start_swtpm "$W/tpm-boot" && tpm_f
 		--out "$W/boot40" --tpm2-extend-script "$W/bootext" >/dev/null
 	# shellcheck disable=SC2046 # one PCR:alg=digest argument per word
 	tpm2_pcrextend $(cat "$W/bootext") >/dev/null
-	"$ATTESTD" --once --verifier "$URL" --ca "$CA" --agent-id boot-1 --tcti "$TCTI" --ima-list "$W/boot40" \
+	"$ATTESTD" --config /dev/null --once --verifier "$URL" --ca "$CA" --agent-id boot-1 --tcti "$TCTI" --ima-list "$W/boot40" \
 		--interval 3600 \
 		--event-log "$BOOTLOG" --cmdline "$TOP/tests/data/eventlog/guest-ovmf.cmdline" \
 		--state-dir "$W/state-boot-1" >"$W/out-boot-1" 2>>"$W/attestd.log"

@@ -137,6 +137,37 @@ static void test_bad_input(void)
 	opts_release(&demo_spec, &d);
 }
 
+/*
+ * --config /dev/null: no file at all, not even the default one (a scratch daemon on a host whose
+ * own configuration must not reach it). The default here is a file that would change `name`.
+ */
+static void test_empty_config(void)
+{
+	char deflt[256];
+	struct opts_spec spec = demo_spec;
+	struct demo d = { 0 };
+	enum opts_action act;
+	char *const argv1[] = { "demo", NULL };
+	char *const argv2[] = { "demo", "--config", "/dev/null", NULL };
+	char *const argv3[] = { "demo", "--config=/dev/null", "--count", "5", NULL };
+
+	snprintf(deflt, sizeof(deflt), "%s", WRITE("host.conf", "name = from the host\n"));
+	spec.default_config = deflt;
+	CHECK(opts_parse(&spec, &d, 1, argv1, &act) == 0 && !strcmp(d.name, "from the host"),
+	      "without --config the default file is read");
+	opts_release(&spec, &d);
+	memset(&d, 0, sizeof(d));
+	CHECK(opts_parse(&spec, &d, 3, argv2, &act) == 0 && act == OPTS_RUN &&
+		      !strcmp(d.name, "anon") && d.count == 3,
+	      "--config /dev/null: the built-in defaults, the default file unread");
+	opts_release(&spec, &d);
+	memset(&d, 0, sizeof(d));
+	CHECK(opts_parse(&spec, &d, 4, argv3, &act) == 0 && !strcmp(d.name, "anon") &&
+		      d.count == 5,
+	      "--config=/dev/null with flags: the flags over the defaults");
+	opts_release(&spec, &d);
+}
+
 static void test_verifier_table(void)
 {
 	struct verifier_options o;
@@ -194,6 +225,7 @@ int main(void)
 		return 2;
 	CASE(test_defaults_file_and_flags);
 	CASE(test_bad_input);
+	CASE(test_empty_config);
 	CASE(test_verifier_table);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
 	if (system(cmd) != 0)

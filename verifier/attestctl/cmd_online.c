@@ -6,9 +6,10 @@
  *
  * approve allows the file for the violation's agent only (its amendment) unless --scope policy
  * widens the policy the agent uses; it prints which, and the version it wrote.
- *   common options: --verifier URL  --ca FILE  --token-file FILE  --json
+ *   common options: --verifier URL  --ca FILE  --token-file FILE  --token-name NAME  --json
  *
- * Defaults: $ATTEST_VERIFIER or https://127.0.0.1:8443, $ATTEST_CA, $ATTEST_TOKEN_FILE.
+ * Defaults: $ATTEST_VERIFIER or https://127.0.0.1:8443, $ATTEST_CA, $ATTEST_TOKEN_FILE,
+ * $ATTEST_TOKEN_NAME.
  * Output: a readable table, or the verifier's JSON unchanged with --json (for scripts).
  * Exit: 0 ok, 1 the verifier refused (its error code is printed), 2 usage or transport error.
  */
@@ -25,6 +26,7 @@
 
 #include "common/file.h"
 #include "common/http_client.h"
+#include "common/token_file.h"
 #include "proto/dynbuf.h"
 #include "proto/evidence.h"
 #include "proto/limits.h"
@@ -34,18 +36,50 @@
 #define TOKEN_MAX 4096u
 #define ONLINE_TIMEOUT 30L /* seconds for a whole request */
 
-/* The bearer token: the file's one line, trailing whitespace dropped. 0, or -errno (printed). */
-static int read_token(const char *path, char *out, size_t cap)
+/* Which token of a file to send (read_token()'s callback): the named one, else the only one. */
+struct token_pick {
+	const char *want; /* --token-name, or NULL */
+	char *out;
+	size_t cap;
+	unsigned found;   /* tokens that matched (with want: 0 or 1; without: every token) */
+	char names[256];  /* the names seen, for the message when several match */
+};
+
+static int pick_token(void *arg, const struct token_line *l, char *err, size_t cap)
 {
+	struct token_pick *p = arg;
+	size_t n = strlen(p->names);
+
+	(void)err;
+	(void)cap;
+	if (p->want && (strlen(p->want) != l->name_len || memcmp(p->want, l->name, l->name_len)))
+		return 0;
+	if (n < sizeof(p->names) - 1)
+		snprintf(p->names + n, sizeof(p->names) - n, "%s%.*s", n ? ", " : "",
+			 (int)l->name_len, l->name);
+	if (p->found++ == 0 && l->token_len < p->cap)
+		snprintf(p->out, p->cap, "%.*s", (int)l->token_len, l->token);
+	return 0;
+}
+
+/*
+ * The bearer token from a token file as the verifier reads them (common/token_file.h): a bare
+ * token, or `NAME ROLE TOKEN` lines, of which `name` picks one (NULL: the file's only one).
+ * 0, or -errno with a message that names the file.
+ */
+static int read_token(const char *path, const char *name, char *out, size_t cap)
+{
+	struct token_pick pick = { .want = name, .out = out, .cap = cap };
+	char why[160] = "";
 	struct dynbuf b;
-	size_t n;
 	int ret;
 
-	dynbuf_init(&b, cap - 1);
+	out[0] = '\0';
+	dynbuf_init(&b, TOKEN_FILE_MAX);
 	ret = file_read(path, &b);
 	if (ret == -EFBIG) {
-		fprintf(stderr, "attestctl: token file \"%s\" is larger than %zu bytes\n", path,
-			cap - 1);
+		fprintf(stderr, "attestctl: token file \"%s\" is larger than %u bytes\n", path,
+			TOKEN_FILE_MAX);
 		return ret;
 	}
 	if (ret) {
@@ -53,17 +87,37 @@ static int read_token(const char *path, char *out, size_t cap)
 			strerror(-ret));
 		return ret;
 	}
-	n = (size_t)snprintf(out, cap, "%s", dynbuf_str(&b));
+	ret = token_file_parse(b.buf ? b.buf : "", b.len, pick_token, &pick, why, sizeof(why));
 	if (b.buf)
 		OPENSSL_cleanse(b.buf, b.len);
 	dynbuf_release(&b);
-	while (n > 0 && (out[n - 1] == '\n' || out[n - 1] == '\r' || out[n - 1] == ' '))
-		out[--n] = '\0';
-	if (n == 0 || strchr(out, '\n')) {
-		fprintf(stderr, "attestctl: token file \"%s\" holds no single-line token\n", path);
-		return -EINVAL;
+	if (ret) {
+		fprintf(stderr, "attestctl: token file \"%s\": %s\n", path, why);
+		goto fail;
+	}
+	if (pick.found == 0) {
+		if (name)
+			fprintf(stderr, "attestctl: token file \"%s\" has no token named \"%s\"\n",
+				path, name);
+		else
+			fprintf(stderr, "attestctl: token file \"%s\" holds no token\n", path);
+		goto fail;
+	}
+	if (pick.found > 1) {
+		fprintf(stderr, "attestctl: token file \"%s\" holds %u tokens (%s): choose one with"
+				" --token-name NAME or $ATTEST_TOKEN_NAME\n", path, pick.found,
+			pick.names);
+		goto fail;
+	}
+	if (!out[0]) {
+		fprintf(stderr, "attestctl: token file \"%s\": the token is longer than %zu bytes\n",
+			path, cap - 1);
+		goto fail;
 	}
 	return 0;
+fail:
+	OPENSSL_cleanse(out, cap);
+	return -EINVAL;
 }
 
 /* The authorization header from --token-file ("" without one). 0, or 2 with a message. */
@@ -74,7 +128,7 @@ static int auth_header(const struct online_opts *o, char *auth, size_t cap)
 	auth[0] = '\0';
 	if (!o->token_file)
 		return 0;
-	if (read_token(o->token_file, token, sizeof(token)))
+	if (read_token(o->token_file, o->token_name, token, sizeof(token)))
 		return 2;
 	snprintf(auth, cap, "Authorization: Bearer %s", token);
 	OPENSSL_cleanse(token, sizeof(token));
@@ -212,7 +266,8 @@ out:
 void online_usage(const char *cmd)
 {
 	fprintf(stderr,
-		"usage: attestctl %s [--verifier URL] [--ca FILE] [--token-file FILE] [--json]%s\n",
+		"usage: attestctl %s [--verifier URL] [--ca FILE] [--token-file FILE] [--token-name NAME]"
+		" [--json]%s\n",
 		cmd,
 		!strcmp(cmd, "agent") || !strcmp(cmd, "verdicts") ? " ID"
 		: !strcmp(cmd, "violations") ? " [--open | --state open|approved|dismissed] [--agent ID]"
@@ -228,6 +283,7 @@ int online_parse_opts(int argc, char **argv, struct online_opts *o, const char *
 		{ "verifier", required_argument, NULL, 'u' },
 		{ "ca", required_argument, NULL, 'c' },
 		{ "token-file", required_argument, NULL, 't' },
+		{ "token-name", required_argument, NULL, 'n' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "purge", no_argument, NULL, 'P' },
 		/* Refused: a token in argv is visible to every user (ps, /proc, shell history). */
@@ -247,6 +303,7 @@ int online_parse_opts(int argc, char **argv, struct online_opts *o, const char *
 	o->url = getenv("ATTEST_VERIFIER") ? getenv("ATTEST_VERIFIER") : "https://127.0.0.1:8443";
 	o->ca = getenv("ATTEST_CA");
 	o->token_file = getenv("ATTEST_TOKEN_FILE");
+	o->token_name = getenv("ATTEST_TOKEN_NAME");
 	*pos = NULL;
 	optind = 1;
 	opterr = 0; /* getopt would echo a bad option whole, --token=SECRET included */
@@ -272,6 +329,7 @@ int online_parse_opts(int argc, char **argv, struct online_opts *o, const char *
 		case 'u': o->url = optarg; break;
 		case 'c': o->ca = optarg; break;
 		case 't': o->token_file = optarg; break;
+		case 'n': o->token_name = optarg; break;
 		case 'j': o->json = true; break;
 		case 'P': o->purge = true; break;
 		case 'o': o->state = "open"; break;

@@ -25,15 +25,15 @@ static const struct command {
 	{"eventlog", cmd_eventlog, "eventlog [--replay] FILE"},
 	{"boot-policy", cmd_boot_policy,
 	 "boot-policy kernel [--qemu] [--hash ALG|all] BZIMAGE | learn LOG [--cmdline TEXT | --cmdline-file FILE] [--require WORD]... [--forbid WORD]... [--kernel-name NAME] [--policy POLICY] [--out FILE]"},
-	{"agents", cmd_agents, "agents [--verifier URL] [--ca FILE] [--token-file FILE] [--json]"},
-	{"agent", cmd_agent, "agent ID | agent retire ID [--purge] | agent reset ID | agent history ID [--verifier URL] [--ca FILE] [--token-file FILE] [--json]"},
-	{"verdicts", cmd_verdicts, "verdicts ID [--limit N] [--verifier URL] [--ca FILE] [--token-file FILE] [--json]"},
+	{"agents", cmd_agents, "agents [--verifier URL] [--ca FILE] [--token-file FILE] [--token-name NAME] [--json]"},
+	{"agent", cmd_agent, "agent ID | agent retire ID [--purge] | agent reset ID | agent history ID [--verifier URL] [--ca FILE] [--token-file FILE] [--token-name NAME] [--json]"},
+	{"verdicts", cmd_verdicts, "verdicts ID [--limit N] [--verifier URL] [--ca FILE] [--token-file FILE] [--token-name NAME] [--json]"},
 	{"violations", cmd_violations,
-	 "violations [--open | --state open|approved|dismissed] [--agent ID] [--verifier URL] [--ca FILE] [--token-file FILE] [--json]"},
-	{"approve", cmd_approve, "approve VIOLATION_ID [--scope agent|policy] [--verifier URL] [--ca FILE] [--token-file FILE]"},
-	{"dismiss", cmd_dismiss, "dismiss VIOLATION_ID [--verifier URL] [--ca FILE] [--token-file FILE]"},
-	{"amendment", cmd_amendment, "amendment AGENT | amendment history AGENT | amendment rollback AGENT VERSION [--verifier URL] [--ca FILE] [--token-file FILE]"},
-	{"backup", cmd_backup, "backup FILE [--verifier URL] [--ca FILE] [--token-file FILE]"},
+	 "violations [--open | --state open|approved|dismissed] [--agent ID] [--verifier URL] [--ca FILE] [--token-file FILE] [--token-name NAME] [--json]"},
+	{"approve", cmd_approve, "approve VIOLATION_ID [--scope agent|policy] [--verifier URL] [--ca FILE] [--token-file FILE] [--token-name NAME]"},
+	{"dismiss", cmd_dismiss, "dismiss VIOLATION_ID [--verifier URL] [--ca FILE] [--token-file FILE] [--token-name NAME]"},
+	{"amendment", cmd_amendment, "amendment AGENT | amendment history AGENT | amendment rollback AGENT VERSION [--verifier URL] [--ca FILE] [--token-file FILE] [--token-name NAME]"},
+	{"backup", cmd_backup, "backup FILE [--verifier URL] [--ca FILE] [--token-file FILE] [--token-name NAME]"},
 };
 
 static int run(int argc, char **argv);

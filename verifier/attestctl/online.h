@@ -28,6 +28,7 @@ struct online_opts {
 	const char *url;
 	const char *ca;
 	const char *token_file;
+	const char *token_name; /* which token of a file of several (NAME ROLE TOKEN lines) */
 	const char *state;
 	const char *agent;
 	const char *limit;

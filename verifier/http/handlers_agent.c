@@ -205,6 +205,12 @@ static void reply_round_status(struct http_response *resp, const char *id, enum 
 				 "agent \"%s\" was retired by an operator: its evidence is refused;"
 				 " after `attestctl agent reset %s` it may enroll again", id, id);
 		break;
+	/* attestd drops its enrollment on this answer and enrolls again by itself. */
+	case ROUND_RESET:
+		http_reply_error(resp, 403, "agent_reset",
+				 "agent \"%s\" was retired, then reset by an operator: enroll again",
+				 id);
+		break;
 	case ROUND_RATE_LIMITED:
 		http_reply_error(resp, 429, "rate_limited",
 				 "agent \"%s\" has %u unanswered challenges; answer or let them expire",

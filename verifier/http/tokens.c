@@ -10,22 +10,8 @@
 #include <openssl/evp.h>
 
 #include "common/file.h"
+#include "common/token_file.h"
 #include "proto/dynbuf.h"
-#include "proto/evidence.h"
-
-#define TOKENS_FILE_MAX (64u * 1024u)
-
-/* A token's name: the agent-id alphabet (proto/evidence.h), at most TOKEN_NAME_MAX. */
-static bool name_ok(const char *s, size_t n)
-{
-	char name[TOKEN_NAME_MAX + 1];
-
-	if (n == 0 || n > TOKEN_NAME_MAX)
-		return false;
-	memcpy(name, s, n);
-	name[n] = '\0';
-	return agent_id_valid(name);
-}
 
 static int digest(const char *tok, size_t n, unsigned char out[32])
 {
@@ -34,25 +20,15 @@ static int digest(const char *tok, size_t n, unsigned char out[32])
 	return EVP_Digest(tok, n, out, &dlen, EVP_sha256(), NULL) == 1 && dlen == 32 ? 0 : -EIO;
 }
 
-/* The next whitespace-separated word of [*p, end) in *w, *wn; false at the line's end. */
-static bool word(const char **p, const char *end, const char **w, size_t *wn)
+/* One line of the file into the set (token_file_parse()'s callback). */
+static int add(void *arg, const struct token_line *l, char *err, size_t cap)
 {
-	while (*p < end && (**p == ' ' || **p == '\t'))
-		(*p)++;
-	*w = *p;
-	while (*p < end && **p != ' ' && **p != '\t')
-		(*p)++;
-	*wn = (size_t)(*p - *w);
-	return *wn > 0;
-}
-
-static int add(struct tokens *t, const char *name, size_t nn, bool ro, const char *tok,
-	       size_t tn, unsigned line, char *err, size_t cap)
-{
+	struct tokens *t = arg;
 	struct token_entry *e;
 
-	if (tn < TOKEN_MIN) {
-		snprintf(err, cap, "line %u: the token is shorter than %u characters", line, TOKEN_MIN);
+	if (l->token_len < TOKEN_MIN) {
+		snprintf(err, cap, "line %u: the token is shorter than %u characters", l->line,
+			 TOKEN_MIN);
 		return -EINVAL;
 	}
 	if (t->n == TOKENS_MAX) {
@@ -60,18 +36,19 @@ static int add(struct tokens *t, const char *name, size_t nn, bool ro, const cha
 		return -EINVAL;
 	}
 	e = &t->v[t->n];
-	memcpy(e->name, name, nn);
-	e->name[nn] = '\0';
-	e->read_only = ro;
-	if (digest(tok, tn, e->digest))
+	memcpy(e->name, l->name, l->name_len);
+	e->name[l->name_len] = '\0';
+	e->read_only = l->read_only;
+	if (digest(l->token, l->token_len, e->digest))
 		return -EIO;
 	for (size_t i = 0; i < t->n; i++) {
 		if (!strcmp(t->v[i].name, e->name)) {
-			snprintf(err, cap, "line %u: the name \"%s\" is taken", line, e->name);
+			snprintf(err, cap, "line %u: the name \"%s\" is taken", l->line, e->name);
 			return -EINVAL;
 		}
 		if (!CRYPTO_memcmp(t->v[i].digest, e->digest, 32)) {
-			snprintf(err, cap, "line %u: the same token as \"%s\"", line, t->v[i].name);
+			snprintf(err, cap, "line %u: the same token as \"%s\"", l->line,
+				 t->v[i].name);
 			return -EINVAL;
 		}
 	}
@@ -81,43 +58,14 @@ static int add(struct tokens *t, const char *name, size_t nn, bool ro, const cha
 
 int tokens_parse(const char *text, size_t len, struct tokens **out, char *err, size_t cap)
 {
-	const char *p = text, *end = text + len;
 	struct tokens *t = calloc(1, sizeof(*t));
-	unsigned line = 0, words;
 	int ret = -ENOMEM;
 
 	*out = NULL;
 	if (!t || !(t->v = calloc(TOKENS_MAX, sizeof(*t->v))))
 		goto fail;
-	while (p < end) {
-		const char *eol = memchr(p, '\n', (size_t)(end - p)), *w[4];
-		size_t wn[4];
-
-		if (!eol)
-			eol = end;
-		line++;
-		if (eol > p && eol[-1] == '\r')
-			eol--;
-		for (words = 0; words < 4 && word(&p, eol, &w[words], &wn[words]); words++)
-			;
-		p = eol < end && *eol == '\r' ? eol + 2 : eol + 1;
-		if (words == 0 || w[0][0] == '#')
-			continue;
-		if (words == 1) {
-			/* The bare token the verifier generates: the one operator. */
-			ret = add(t, "operator", 8, false, w[0], wn[0], line, err, cap);
-		} else if (words == 3 && name_ok(w[0], wn[0]) &&
-			   ((wn[1] == 8 && !memcmp(w[1], "operator", 8)) ||
-			    (wn[1] == 9 && !memcmp(w[1], "read-only", 9)))) {
-			ret = add(t, w[0], wn[0], wn[1] == 9, w[2], wn[2], line, err, cap);
-		} else {
-			snprintf(err, cap, "line %u: want NAME operator|read-only TOKEN (a name is 1-%u"
-				 " of A-Z a-z 0-9 . _ -)", line, TOKEN_NAME_MAX);
-			ret = -EINVAL;
-		}
-		if (ret)
-			goto fail;
-	}
+	if ((ret = token_file_parse(text, len, add, t, err, cap)))
+		goto fail;
 	if (t->n == 0) {
 		snprintf(err, cap, "no token in the file");
 		ret = -EINVAL;
@@ -136,7 +84,7 @@ int tokens_load(const char *path, struct tokens **out, char *err, size_t cap)
 	int ret;
 
 	*out = NULL;
-	dynbuf_init(&b, TOKENS_FILE_MAX);
+	dynbuf_init(&b, TOKEN_FILE_MAX);
 	ret = file_read(path, &b);
 	if (ret) {
 		snprintf(err, cap, "%s", strerror(-ret));

@@ -1,14 +1,9 @@
 /*
  * tokens: the operator API's bearer tokens, each with a name (the actor in histories and logs)
- * and a role, read from the token file (verifier(8), TOKENS):
+ * and a role, read from the token file (verifier(8), TOKENS; its format in common/token_file.h):
+ * an operator token may do everything, a read-only one the operator API's reads.
  *
- *   # NAME ROLE TOKEN
- *   alice operator 3f0c...      may do everything
- *   grafana read-only 9a1b...   GETs only (the operator API's reads; /metrics needs no token)
- *
- * A file holding one bare token (what the verifier generates) is that token, named "operator",
- * with the operator role. Names are 1-32 of [A-Za-z0-9._-] not starting with '.', unique; tokens are at least 16
- * bytes without whitespace, unique. Only SHA-256 digests of the tokens are kept, compared in
+ * Names are unique; tokens are at least 16 bytes without whitespace, unique. Only SHA-256 digests of the tokens are kept, compared in
  * constant time. A set is immutable: a reload (SIGHUP) builds a new one and swaps it.
  */
 #ifndef VERIFIER_TOKENS_H
@@ -17,7 +12,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#define TOKEN_NAME_MAX 32u
+#include "common/token_file.h"
+
 #define TOKEN_MIN 16u
 #define TOKENS_MAX 256u
 

@@ -34,6 +34,23 @@ static void challenge_selection(struct pcr_set *sel)
 }
 
 /*
+ * Why a retired agent gets no round: retired, or retired and then reset by an operator, when
+ * the answer must tell the agent to enroll again (nothing else would: its identity is still the
+ * one that was retired). Read only on this rare path, not with every round's context.
+ */
+static enum round_status retired_status(struct app *app, const char *id)
+{
+	struct store_agent a;
+	bool reset;
+
+	if (store_agent_get(app->store, id, &a))
+		return ROUND_RETIRED;
+	reset = a.state == AGENT_RETIRED && a.reset_at != 0;
+	store_agent_release(&a);
+	return reset ? ROUND_RESET : ROUND_RETIRED;
+}
+
+/*
  * The agent as the store has it now, with everything a round reads (store_round_context()):
  * ROUND_OK with *ctx filled for an active agent, or why not.
  */
@@ -49,7 +66,7 @@ static enum round_status context(struct app *app, const char *id, struct store_r
 	if (ret)
 		return ROUND_STORE_FAILED;
 	if (ctx->state != AGENT_ACTIVE)
-		return ctx->state == AGENT_RETIRED ? ROUND_RETIRED : ROUND_NOT_ACTIVATED;
+		return ctx->state == AGENT_RETIRED ? retired_status(app, id) : ROUND_NOT_ACTIVATED;
 	return ROUND_OK;
 }
 
@@ -129,7 +146,9 @@ static enum round_status agent_ak(struct app *app, const char *id, const uint8_t
 	if (ret)
 		return ret == -ENOENT ? ROUND_UNKNOWN_AGENT : ROUND_STORE_FAILED;
 	if (a.state != AGENT_ACTIVE) {
-		enum round_status st = a.state == AGENT_RETIRED ? ROUND_RETIRED : ROUND_NOT_ACTIVATED;
+		enum round_status st = a.state != AGENT_RETIRED ? ROUND_NOT_ACTIVATED
+				       : a.reset_at		 ? ROUND_RESET
+								 : ROUND_RETIRED;
 
 		store_agent_release(&a);
 		return st;

@@ -38,6 +38,7 @@ enum round_status {
 	ROUND_UNKNOWN_AGENT,      /* no such agent (or an invalid id) */
 	ROUND_NOT_ACTIVATED,      /* the agent has not activated its credential */
 	ROUND_RETIRED,            /* an operator retired the agent (or it re-enrolled meanwhile) */
+	ROUND_RESET,              /* retired, then reset by an operator: it is to enroll again */
 	ROUND_RATE_LIMITED,       /* round_challenge: too many unanswered challenges */
 	ROUND_NONCE_UNKNOWN,      /* the nonce was not issued to this agent */
 	ROUND_NONCE_REUSED,
