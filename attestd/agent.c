@@ -18,6 +18,7 @@
 #include "attestd/client.h"
 #include "attestd/imalist.h"
 #include "attestd/tpm.h"
+#include "attestd/watch.h"
 #include "common/file.h"
 #include "common/log.h"
 #include "common/sdnotify.h"
@@ -32,6 +33,10 @@ struct agent {
 	struct tpm *tpm;
 	struct client *client;
 	struct imalist *list;
+	struct list_watch *watch;
+	struct list_mark round_mark; /* the list's mark when the last round began (watch.h) */
+	bool round_marked;           /* round_mark was read */
+	struct timespec round_start; /* CLOCK_MONOTONIC, when the last round began */
 	bool enrolled;
 	char boot_id[64]; /* the kernel's boot_id when the last verdict arrived; "" unknown */
 	bool event_log_warned; /* the event log could not be read: said once */
@@ -199,6 +204,11 @@ static int agent_setup(struct agent *a)
 	if (!a->list) {
 		a->list = imalist_new(a->cfg->ima_list);
 		if (!a->list)
+			return -ENOMEM;
+	}
+	if (!a->watch && a->cfg->watch) {
+		a->watch = list_watch_new(a->cfg->ima_list);
+		if (!a->watch)
 			return -ENOMEM;
 	}
 	if (a->tpm)
@@ -421,6 +431,11 @@ static int round_once(struct agent *a, const struct challenge *given, struct ver
 	if (ret < 0)
 		return ret;
 
+	/* Before the quote: an entry measured from here on brings the next round forward, even if
+	 * this round's read already carries it (a round too many, never one too few). */
+	clock_gettime(CLOCK_MONOTONIC, &a->round_start);
+	a->round_marked = a->watch && list_watch_mark(a->watch, &a->round_mark) == 0;
+
 	/* Quote first, then read the list: IMA appends an entry before it extends PCR 10. */
 	ev.pcrs = ch.selection;
 	ret = tpm_quote(a->tpm, ch.nonce, ch.nonce_len, &ev.pcrs, &ev.attest, &ev.attest_len,
@@ -549,6 +564,54 @@ static void agent_release(struct agent *a)
 	tpm_close(a->tpm);
 	client_free(a->client);
 	imalist_free(a->list);
+	list_watch_free(a->watch);
+}
+
+static double seconds_since(const struct timespec *t0)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (double)(now.tv_sec - t0->tv_sec) + (double)(now.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+/*
+ * The wait after a verdict: the interval, cut short when the list's mark moved since the last
+ * round began and --round-gap has passed since then. Without --watch, a plain nap.
+ */
+static void wait_next_round(struct agent *a)
+{
+	unsigned interval_ms = a->cfg->interval * 1000u, watch_ms = a->cfg->watch * 1000u;
+	unsigned waited = 0;
+	struct list_mark now;
+
+	if (!a->watch || !a->round_marked || !watch_ms) {
+		nap(a, interval_ms);
+		return;
+	}
+	while (waited < interval_ms && !*a->stop) {
+		unsigned step = interval_ms - waited < watch_ms ? interval_ms - waited : watch_ms;
+
+		nap(a, step);
+		waited += step;
+		if (*a->stop || waited >= interval_ms)
+			return;
+		if (list_watch_mark(a->watch, &now) < 0 || !list_mark_changed(&a->round_mark, &now))
+			continue;
+		double gap = seconds_since(&a->round_start);
+		if (gap < (double)a->cfg->round_gap) {
+			unsigned left = (unsigned)(((double)a->cfg->round_gap - gap) * 1000.0) + 1u;
+
+			if (waited + left >= interval_ms)
+				continue; /* the heartbeat comes first */
+			nap(a, left);
+			waited += left;
+			if (*a->stop)
+				return;
+		}
+		log_info("new measurements since the last round; sending a round now");
+		return;
+	}
 }
 
 int agent_run(const struct attestd_config *cfg, volatile sig_atomic_t *stop)
@@ -599,7 +662,7 @@ int agent_run(const struct attestd_config *cfg, volatile sig_atomic_t *stop)
 			notify_status("%s", line);
 			snprintf(line + strlen(line), sizeof(line) - strlen(line), "\n");
 			write_state_file(&a, "last-verdict", line);
-			nap(&a, cfg->interval * 1000u);
+			wait_next_round(&a);
 			continue;
 		}
 		{

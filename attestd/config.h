@@ -29,6 +29,9 @@
 #define ATTESTD_DEFAULT_STATE_DIR "/var/lib/attestd"
 #define ATTESTD_DEFAULT_INTERVAL 10 /* a plain literal: config.c spells it */
 #define ATTESTD_MAX_INTERVAL 86400u /* LIMIT_AGENT_INTERVAL: what the verifier accepts */
+#define ATTESTD_DEFAULT_WATCH 1     /* seconds between looks at the list's count (watch.h) */
+#define ATTESTD_MAX_WATCH 3600u
+#define ATTESTD_DEFAULT_ROUND_GAP 5 /* shortest time between rounds new entries bring forward */
 
 enum attestd_ak_alg {
 	ATTESTD_AK_RSA, /* RSA-2048, RSASSA-SHA256 */
@@ -45,6 +48,8 @@ struct attestd_config {
 	char *cmdline;
 	char *state_dir; /* --state-dir, else $STATE_DIRECTORY (systemd), else the default */
 	unsigned interval; /* seconds between rounds, 1..ATTESTD_MAX_INTERVAL */
+	unsigned watch;    /* seconds between looks for new measurements; 0: never */
+	unsigned round_gap; /* seconds from one round's start before new entries bring one forward */
 	enum attestd_ak_alg ak_alg;
 	bool once;
 	bool foreground;

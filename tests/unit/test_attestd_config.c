@@ -65,6 +65,7 @@ static void test_defaults_and_args(void)
 	CHECK(cfg.ima_list && !strcmp(cfg.ima_list, ATTESTD_DEFAULT_IMA_LIST), "default list");
 	CHECK(cfg.state_dir && !strcmp(cfg.state_dir, ATTESTD_DEFAULT_STATE_DIR), "default state");
 	CHECK(cfg.interval == 10 && cfg.ak_alg == ATTESTD_AK_RSA && !cfg.once, "default numbers");
+	CHECK(cfg.watch == 1 && cfg.round_gap == 5, "a look for new measurements every second, rounds brought forward at most every 5 s");
 	CHECK(cfg.agent_id && cfg.agent_id[0], "agent id defaults to the hostname");
 	CHECK(config_check(&cfg) == -EINVAL, "no verifier fails the check");
 	config_release(&cfg);

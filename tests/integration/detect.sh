@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# Detection without waiting for the heartbeat: attestd with a 60 s interval and --watch 1 sends
+# a round as soon as the list grows, so a program the policy does not list is reported in
+# seconds, not at the next interval; with --watch 0 the same growth waits for the interval.
+# A list that keeps growing brings rounds forward at most once per --round-gap.
+# Real verifier, attestd as a daemon, a TCP swtpm and a synthetic IMA list whose growth PCR 10
+# follows (tpm2_pcrextend); the policy lists the first 40 entries only.
+set -uo pipefail
+source "$(dirname "$0")/../lib.sh"
+
+IMAGEN=$B/tools/imagen
+ATTESTCTL=$B/attestctl
+for t in swtpm swtpm_setup tpm2_pcrextend curl jq; do
+	command -v $t >/dev/null || { skip "$t not installed"; finish; exit; }
+done
+for bin in "$IMAGEN" "$ATTESTCTL" "$B/attestd" "$B/verifier"; do
+	[[ -x $bin ]] || { fail "missing $bin (run make)"; finish; exit 1; }
+done
+
+W=$T_TMP
+swtpm_with_ek_ca "$W" || { finish; exit 1; }
+
+# list N: the first N entries of one deterministic list, and the PCR 10 extensions of each
+# entry (line I of extN extends entry I), for tpm2_pcrextend.
+list() { "$IMAGEN" --entries "$1" --template ima-ng --hash sha256 --zero-boot-pcrs --seed 11 \
+	--out "$W/list$1" --tpm2-extend-script "$W/ext$1" >/dev/null; }
+for ((n = 40; n <= 53; n++)); do list $n; done
+"$ATTESTCTL" policy-learn "$W/list40" --out "$W/policy.json" 2>/dev/null
+
+# grow DIR N: DIR/ima becomes the first N entries and the TPM's PCR 10 follows; attestd (if
+# running) is paused meanwhile so that no quote sees PCR 10 half extended.
+APID=
+grow() {
+	local have i
+	have=$(cat "$1/count" 2>/dev/null || echo 0)
+	[[ -z $APID ]] || kill -STOP "$APID"
+	cp "$W/list$2" "$1/ima"
+	for ((i = have + 1; i <= $2; i++)); do
+		# shellcheck disable=SC2046 # one PCR:alg=digest argument per word
+		tpm2_pcrextend $(sed -n "${i}p" "$W/ext$2") >/dev/null
+	done
+	echo "$2" >"$1/count"
+	[[ -z $APID ]] || kill -CONT "$APID"
+}
+
+head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$W/token"
+check "verifier starts" start_verifier "$W/verifier" --ek-ca "$W/ek-ca.pem" \
+	--policy "$W/policy.json" --operator-token-file "$W/token" || { finish; exit 1; }
+op() { curl -sS --cacert "$CA" -H "Authorization: Bearer $(cat "$W/token")" "$URL$1"; }
+verdicts() { op "/v1/agents/$1/verdicts" | jq '(.verdicts // []) | length'; }
+untrusted() { op "/v1/agents/$1/verdicts" | jq '[(.verdicts // [])[] | select(.verdict == "untrusted")] | length'; }
+# wait_count FN AGENT N SECONDS: until FN AGENT reaches N; prints the seconds it took.
+wait_count() {
+	local t0=$EPOCHREALTIME i
+	for ((i = 0; i < $4 * 10; i++)); do
+		if (($($1 "$2") >= $3)); then
+			awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.2f\n", b - a }'
+			return 0
+		fi
+		sleep 0.1
+	done
+	return 1
+}
+
+# --- --watch 1: a new entry is reported at once -------------------------------------------
+mkdir -p "$W/a1"
+grow "$W/a1" 40
+start_agent host-1 "$W/a1" --ima-list "$W/a1/ima" --interval 60 --watch 1 --round-gap 3
+check "host-1 enrolled and trusted" wait_count verdicts host-1 1 60 >/dev/null
+sleep 3.5 # past --round-gap since the first round began
+grow "$W/a1" 41
+took=$(wait_count untrusted host-1 1 20)
+check "an entry the policy does not list is reported within 20 s, not at the 60 s interval (${took:-never} s)" \
+	test -n "$took"
+check "attestd said why it did not wait" grep -q 'new measurements since the last round; sending a round now' "$ALOG"
+check_eq "reported as not in the allowlist" "not_in_allowlist" \
+	"$(op /v1/agents/host-1/verdicts | jq -r '[.verdicts[] | select(.verdict == "untrusted")][0].reasons[0].code')"
+
+# A list that keeps growing (an entry every 0.5 s for 6 s): rounds come forward, but at most
+# one per --round-gap (3 s): three at the most, where one per look (--watch 1) would be six.
+sleep 3.5
+before=$(grep -c 'sending a round now' "$ALOG")
+for ((n = 42; n <= 53; n++)); do
+	grow "$W/a1" $n
+	sleep 0.5
+done
+brought=$(($(grep -c 'sending a round now' "$ALOG") - before))
+check "a growing list brought rounds forward ($brought)" test "$brought" -ge 1
+check "at most one per --round-gap ($brought in 6 s, gap 3 s)" test "$brought" -le 3
+stop_pid "$APID"
+APID=
+
+# --- --watch 0: the same growth waits for the interval ------------------------------------
+# A second TPM from the same test CA, so that the verifier's --ek-ca trusts its EK too.
+swtpm_manufacture "$W/t2" "$W/ca" || { fail "swtpm_setup"; finish; exit 1; }
+check "a second swtpm starts" start_swtpm "$W/t2" || { finish; exit 1; }
+mkdir -p "$W/a2"
+grow "$W/a2" 40
+start_agent host-2 "$W/a2" --ima-list "$W/a2/ima" --interval 60 --watch 0
+check "host-2 enrolled and trusted" wait_count verdicts host-2 1 60 >/dev/null
+sleep 3.5
+grow "$W/a2" 41
+check_fails "without --watch the new entry waits for the next interval (nothing within 10 s)" \
+	wait_count verdicts host-2 2 10
+check_eq "host-2 has one verdict still" 1 "$(verdicts host-2)"
+stop_pid "$APID"
+finish
