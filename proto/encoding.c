@@ -126,3 +126,51 @@ uint8_t *base64_decode_alloc(const char *in, size_t inlen, size_t *outlen)
 	*outlen = (size_t)n;
 	return out;
 }
+
+char *base64url_encode_alloc(const uint8_t *in, size_t len)
+{
+	char *out = base64_encode_alloc(in, len);
+	size_t n;
+
+	if (!out)
+		return NULL;
+	for (n = 0; out[n] && out[n] != '='; n++) {
+		if (out[n] == '+')
+			out[n] = '-';
+		else if (out[n] == '/')
+			out[n] = '_';
+	}
+	out[n] = '\0';
+	return out;
+}
+
+uint8_t *base64url_decode_alloc(const char *in, size_t inlen, size_t *outlen)
+{
+	size_t padded;
+	char *std;
+	uint8_t *out;
+
+	/* One leftover character carries 6 bits: no byte ends there. */
+	if (inlen % 4 == 1 || inlen > (size_t)INT32_MAX - 3)
+		return NULL;
+	padded = (inlen + 3) / 4 * 4;
+	std = malloc(padded + 1);
+	if (!std)
+		return NULL;
+	for (size_t i = 0; i < inlen; i++) {
+		char c = in[i];
+
+		/* The standard alphabet's '+' and '/' are not base64url: refuse, do not map. */
+		if (c == '+' || c == '/' || c == '=') {
+			free(std);
+			return NULL;
+		}
+		std[i] = c == '-' ? '+' : c == '_' ? '/' : c;
+	}
+	for (size_t i = inlen; i < padded; i++)
+		std[i] = '=';
+	std[padded] = '\0';
+	out = base64_decode_alloc(std, padded, outlen);
+	free(std);
+	return out;
+}

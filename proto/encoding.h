@@ -32,4 +32,13 @@ ssize_t base64_decode(const char *in, size_t inlen, uint8_t *out, size_t cap);
 char *base64_encode_alloc(const uint8_t *in, size_t len);
 uint8_t *base64_decode_alloc(const char *in, size_t inlen, size_t *outlen);
 
+/*
+ * base64url (RFC 4648 section 5) without padding, as JOSE writes it (RFC 7515 section 2): the
+ * alphabet with '-' and '_', no '=', no whitespace. The decoder refuses any other character, a
+ * length of 1 modulo 4 and non-zero bits past the last byte (so that one text means one byte
+ * string). Allocating, as above: the caller frees; NULL on bad input or allocation failure.
+ */
+char *base64url_encode_alloc(const uint8_t *in, size_t len);
+uint8_t *base64url_decode_alloc(const char *in, size_t inlen, size_t *outlen);
+
 #endif

@@ -71,8 +71,38 @@ static void test_hex(void)
 	CHECK(hex_decode("0001abff00", 10, out, 4) == -ENOSPC, "too long");
 }
 
+static void test_base64url(void)
+{
+	static const struct { const char *plain, *b64u; } v[] = {
+		{"", ""}, {"f", "Zg"}, {"fo", "Zm8"}, {"foo", "Zm9v"}, {"\xfb\xff", "-_8"},
+	};
+	static const char *bad[] = {"Z", "Zg==", "Zm9v+", "Zm9/", "Zh", "Zm9", "Zm8=", "Zm 9v"};
+
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		char *enc = base64url_encode_alloc((const uint8_t *)v[i].plain, strlen(v[i].plain));
+		size_t n = 99;
+		uint8_t *dec = base64url_decode_alloc(v[i].b64u, strlen(v[i].b64u), &n);
+
+		CHECK(enc && strcmp(enc, v[i].b64u) == 0, "base64url of '%s' gave '%s'", v[i].plain,
+		      enc ? enc : "(null)");
+		CHECK(dec && n == strlen(v[i].plain) && memcmp(dec, v[i].plain, n) == 0,
+		      "base64url decode '%s'", v[i].b64u);
+		free(enc);
+		free(dec);
+	}
+	/* "Zh" and "Zm9" carry bits past the last byte; '+', '/', '=' are not base64url. */
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		size_t n;
+		uint8_t *dec = base64url_decode_alloc(bad[i], strlen(bad[i]), &n);
+
+		CHECK(!dec, "base64url '%s' must be refused", bad[i]);
+		free(dec);
+	}
+}
+
 int main(void)
 {
+	CASE(test_base64url);
 	CASE(test_base64_vectors);
 	CASE(test_base64_rejects);
 	CASE(test_base64_roundtrip);
