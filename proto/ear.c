@@ -517,7 +517,7 @@ int ear_claims_check(const json_t *claims, int64_t now, int64_t skew, int64_t ma
 			    (long long)json_integer_value(iat), (long long)now);
 	if (exp && !json_is_integer(exp))
 		return fail(why, cap, -EINVAL, "exp is not an integer");
-	if (exp && now >= json_integer_value(exp) + skew)
+	if (exp && now >= json_integer_value(exp))
 		return fail(why, cap, -ESTALE,
 			    "expired %lld s ago: the verifier has had no newer result of the agent",
 			    (long long)(now - json_integer_value(exp)));

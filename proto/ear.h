@@ -104,8 +104,8 @@ int ear_jwt_verify(const char *token, size_t len, const json_t *jwks, json_t **c
 
 /*
  * Checks what an EAR must hold (draft-ietf-rats-ear section 3, and our profile's freshness):
- * "eat_profile" is EAR_PROFILE; "iat" a number not after now + skew; if "exp" is present, now
- * is before it; if max_age > 0, iat is at most max_age seconds ago; "ear.verifier-id" with
+ * "eat_profile" is EAR_PROFILE; "iat" a number not after now + skew (clocks differ); if "exp" is
+ * present, now is before it (no skew: the verifier's exp already is the latest moment); if max_age > 0, iat is at most max_age seconds ago; "ear.verifier-id" with
  * "build" and "developer"; "submods" holding at least one appraisal whose "ear.status" names a
  * tier and whose "ear.trustworthiness-vector", if present, is a vector; if nonce is not NULL,
  * "eat_nonce" equals it. 0, or -EINVAL (a malformed claim), -ESTALE (expired, too old, issued

@@ -32,6 +32,8 @@
 #include "verifier/options.h"
 #include "verifier/policy/policy.h"
 #include "verifier/store/statedir.h"
+#include "verifier/store/ear_keys.h"
+#include "verifier/service/ear.h"
 #include "verifier/policy/policy_file.h"
 #include "verifier/http/tls.h"
 #include "verifier/http/tokens.h"
@@ -299,6 +301,10 @@ int main(int argc, char **argv)
 	pthread_rwlock_init(&app.reload_lock, NULL);
 	if (load_tokens(&o, &sd, &app.tokens))
 		goto out;
+	/* Before the webhooks' thread, which signs results too. */
+	if (ear_keys_open(&sd, (int64_t)o.ear_key_keep, &app.ear_keys) ||
+	    ear_results_new(&app.ear_results))
+		goto out;
 	if (o.cluster_key && cluster_load(o.cluster_key, &app.cluster))
 		goto out;
 	if (o.cluster_key && !strncmp(o.store ? o.store : path, "sqlite:", 7))
@@ -387,6 +393,8 @@ out:
 	nonces_free(app.nonces);
 	agentcache_free(app.agents);
 	cluster_free(app.cluster);
+	ear_results_free(app.ear_results);
+	ear_keys_free(app.ear_keys);
 	tls_material_release(&tls);
 	tokens_free(app.tokens);
 	statedir_close(&sd);

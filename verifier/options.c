@@ -35,6 +35,8 @@ static const struct opt_def defs[] = {
 	{ "nonce-ttl", OPT_UINT, OFF(nonce_ttl), "SECONDS", "60", 1, 86400, NULL },
 	{ "pending-ttl", OPT_UINT, OFF(pending_ttl), "SECONDS", STR(STORE_PENDING_TTL_DEFAULT), 1,
 	  7 * 86400, NULL },
+	/* How long a rotated-out EAR signing key stays in GET /v1/jwks (ear_keys.h). */
+	{ "ear-key-keep", OPT_UINT, OFF(ear_key_keep), "SECONDS", "86400", 1, 365 * 86400, NULL },
 	/* Agents behind one NAT address share these. */
 	{ "client-connections", OPT_UINT, OFF(client_connections), "N", "64", 1, LIMIT_CONNECTIONS,
 	  NULL },

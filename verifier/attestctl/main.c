@@ -33,6 +33,7 @@ static const struct command {
 	{"approve", cmd_approve, "approve VIOLATION_ID [--scope agent|policy] [--verifier URL] [--ca FILE] [--token-file FILE] [--token-name NAME]"},
 	{"dismiss", cmd_dismiss, "dismiss VIOLATION_ID [--verifier URL] [--ca FILE] [--token-file FILE] [--token-name NAME]"},
 	{"amendment", cmd_amendment, "amendment AGENT | amendment history AGENT | amendment rollback AGENT VERSION [--verifier URL] [--ca FILE] [--token-file FILE] [--token-name NAME]"},
+	{"ear", cmd_ear, "ear verify FILE --jwks JWKS [--nonce N] [--max-age SECONDS] [--json] | ear get AGENT [--nonce N] [--wait SECONDS] [--out FILE] | ear jwks [--out FILE] | ear rotate"},
 	{"backup", cmd_backup, "backup FILE [--verifier URL] [--ca FILE] [--token-file FILE] [--token-name NAME]"},
 };
 

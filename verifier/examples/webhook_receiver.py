@@ -11,7 +11,10 @@ repeat.
     webhook_receiver.py --secret-file FILE [--listen 127.0.0.1:9000] [--out events.jsonl]
 
 Each accepted delivery is printed (and appended to --out) as one JSON line:
-{"id", "type", "agent_id", "time", "duplicate": bool, "event": the body}.
+{"id", "type", "agent_id", "time", "duplicate": bool, "event": the body, "ear": the
+X-Attest-EAR header or null}. That header is the agent's latest attestation result, a JWT
+signed by the verifier's own key (verify it with the keys of GET /v1/jwks, e.g. `attestctl ear
+verify`); the HMAC covers the body only.
 --refuse-first answers 503 to the first delivery of each event after recording it, to watch
 the verifier deliver it again (a test aid).
 """
@@ -79,7 +82,8 @@ def main():
                 seen.add(eid)
                 line = json.dumps({'id': eid, 'type': event.get('type'),
                                    'agent_id': event.get('agent_id'), 'time': event.get('time'),
-                                   'duplicate': duplicate, 'event': event}, sort_keys=True)
+                                   'duplicate': duplicate, 'event': event,
+                                   'ear': self.headers.get('X-Attest-EAR')}, sort_keys=True)
                 print(line, flush=True)
                 if args.out:
                     with open(args.out, 'a') as f:

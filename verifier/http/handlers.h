@@ -66,6 +66,11 @@ void handle_amendment_get(const struct http_request *req, struct http_response *
 void handle_amendment_versions(const struct http_request *req, struct http_response *resp);
 void handle_amendment_rollback(const struct http_request *req, struct http_response *resp);
 
+/* Attestation results for relying parties (handlers_ear.c). */
+void handle_agent_ear(const struct http_request *req, struct http_response *resp);
+void handle_jwks(const struct http_request *req, struct http_response *resp);
+void handle_ear_rotate(const struct http_request *req, struct http_response *resp);
+
 /* The operator web page (handlers_ui.c): /ui/, /ui/app.js, /ui/style.css. */
 void handle_ui_index(const struct http_request *req, struct http_response *resp);
 void handle_ui_js(const struct http_request *req, struct http_response *resp);

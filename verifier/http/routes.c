@@ -50,6 +50,10 @@ const struct http_route app_routes[] = {
 	  handle_amendment_versions },
 	{ "POST", "/v1/agents/*/amendment/rollback", LIMIT_SMALL_BODY, true, "amendment_rollback",
 	  handle_amendment_rollback },
+	/* Attestation results (handlers_ear.c): the public keys are public. */
+	{ "GET", "/v1/agents/*/ear", LIMIT_SMALL_BODY, true, "ear", handle_agent_ear },
+	{ "GET", "/v1/jwks", LIMIT_SMALL_BODY, false, "jwks", handle_jwks },
+	{ "POST", "/v1/ear/keys/rotate", LIMIT_SMALL_BODY, true, "ear_rotate", handle_ear_rotate },
 	/* A copy of the whole store, streamed from a file (store_backup()). */
 	{ "GET", "/v1/backup", LIMIT_SMALL_BODY, true, "backup", handle_backup },
 	/* The web page: a fixed set of embedded files, public (its data needs the token). */

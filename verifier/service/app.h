@@ -20,6 +20,8 @@
 
 struct agentcache;
 struct cluster;
+struct ear_keys;
+struct ear_results;
 struct tokens;
 
 struct app {
@@ -44,6 +46,8 @@ struct app {
 	struct policy_cache amendments;
 	struct metrics metrics;
 	struct store_liveness liveness; /* when an agent is stale (store.h) */
+	struct ear_keys *ear_keys;       /* the key EARs are signed with (store/ear_keys.h) */
+	struct ear_results *ear_results; /* each agent's latest result (service/ear.h) */
 	/*
 	 * Tests only (NULL otherwise): called by round_evidence() after a round is judged and
 	 * before it commits, to run another round of the agent in between deterministically.

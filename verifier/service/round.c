@@ -1,5 +1,6 @@
 /* One attestation round as a service; the order of its steps is in round.h. */
 #include "verifier/service/round.h"
+#include "verifier/service/ear.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -103,6 +104,9 @@ static enum round_status issue(struct app *app, const char *id, int64_t now, uin
 	/* Kept here too: the rate limit, round_admit(), and a reuse refused before the store. */
 	ret = given ? nonces_add_given(app->nonces, id, c, now)
 		    : nonces_add(app->nonces, id, c, now);
+	/* Relying parties' nonces waiting for a round of this agent ride on it (ear.h). */
+	if ((!ret || (ret == -EBUSY && app->cluster)) && app->ear_results)
+		ear_challenge_issued(app->ear_results, id, c->nonce, c->nonce_len, now);
 	/*
 	 * With a cluster key a challenge stands on its MAC, and the answer often goes to another
 	 * verifier (behind a load balancer), which cannot tell this one: the challenges it
@@ -414,6 +418,39 @@ static void next_challenge(struct app *app, const char *id, int64_t now, uint32_
 		verdict->has_next_challenge = true;
 }
 
+/*
+ * What the committed round established, for relying parties (ear.h): before the next challenge
+ * is issued, so that a relying party's nonce that challenge carries is answered by the round
+ * after this one, never by this one.
+ */
+static void record_result(struct app *app, const char *id, int64_t now,
+			  const struct store_round_ctx *ctx, uint32_t interval,
+			  const struct policy *policy, const struct attest_result *res,
+			  const struct challenge *ch)
+{
+	uint32_t every = interval ? interval : app->liveness.default_interval;
+	struct ear_round er;
+
+	if (!app->ear_results)
+		return;
+	memset(&er, 0, sizeof(er));
+	er.agent = id;
+	er.verdict = &res->verdict;
+	er.time = now;
+	er.interval = every;
+	/* The moment the agent turns stale without a newer round (store_agent_stale_after()). */
+	er.expires = now + (int64_t)every * (int64_t)app->liveness.intervals;
+	er.policy = ctx->policy[0] ? ctx->policy : POLICY_DEFAULT_NAME;
+	er.policy_version = ctx->policy_version;
+	er.amendment_version = ctx->amendment_version;
+	er.boot_number = res->next.boot_number;
+	/* Only the policy says what of the boot is judged (boot_check.h). */
+	er.boot_judged = policy_boot(policy) != NULL;
+	er.challenge = ch->nonce;
+	er.challenge_len = ch->nonce_len;
+	ear_record(app->ear_results, &er);
+}
+
 enum round_status round_evidence(struct app *app, const char *id, const struct evidence *ev,
 				 struct verdict_response *verdict)
 {
@@ -512,6 +549,7 @@ enum round_status round_evidence(struct app *app, const char *id, const struct e
 	if (st)
 		goto out;
 	*verdict = res.verdict;
+	record_result(app, id, now, &ctx, ev->interval, policy, &res, &ch);
 	next_challenge(app, id, now, ev->interval, &res.next, held_boot_log, verdict);
 	if (res.verdict.trusted)
 		log_debug("evidence: agent \"%s\" trusted, next entry %llu", id,

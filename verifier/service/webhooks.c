@@ -19,6 +19,7 @@
 #include "proto/dynbuf.h"
 #include "proto/encoding.h"
 #include "verifier/service/app.h"
+#include "verifier/service/ear.h"
 
 #define SECRET_MIN 16u
 #define SECRET_MAX 4096u
@@ -91,6 +92,7 @@ struct claimed {
 	int64_t row;
 	char event_id[STORE_EVENT_ID_MAX + 1];
 	char type[32];
+	char agent[LIMIT_AGENT_ID + 1]; /* "" for an event about no agent */
 	uint32_t attempts;
 	char *body;
 };
@@ -102,6 +104,7 @@ static int claim_cb(void *arg, const struct store_outbox_row *r)
 	c->row = r->id;
 	snprintf(c->event_id, sizeof(c->event_id), "%s", r->event_id);
 	snprintf(c->type, sizeof(c->type), "%s", r->type);
+	snprintf(c->agent, sizeof(c->agent), "%s", r->agent ? r->agent : "");
 	c->attempts = r->attempts;
 	c->body = strdup(r->body);
 	return c->body ? 0 : -ENOMEM;
@@ -115,8 +118,9 @@ static int post(struct webhooks *w, struct target *t, const struct claimed *c, c
 		size_t cap, bool *answered)
 {
 	char h_id[64], h_type[64], h_ts[48], h_sig[32 + WEBHOOK_SIG_HEX], sig[WEBHOOK_SIG_HEX + 1];
-	const char *headers[4] = { h_id, h_type, h_ts, h_sig };
-	int64_t now = (int64_t)time(NULL);
+	char *h_ear = NULL, *ear = NULL;
+	const char *headers[5] = { h_id, h_type, h_ts, h_sig, NULL };
+	int64_t now = (int64_t)time(NULL), retry;
 	struct dynbuf resp;
 	long status = 0;
 	int r;
@@ -130,10 +134,21 @@ static int post(struct webhooks *w, struct target *t, const struct claimed *c, c
 	snprintf(h_type, sizeof(h_type), "X-Attest-Event: %s", c->type);
 	snprintf(h_ts, sizeof(h_ts), "X-Attest-Timestamp: %" PRId64, now);
 	snprintf(h_sig, sizeof(h_sig), "X-Attest-Signature: sha256=%s", sig);
+	/*
+	 * The agent's latest attestation result this verifier holds, signed (service/ear.h): in a
+	 * header, not the body, so that the body a receiver's HMAC covers stays the same on every
+	 * retry while the result may have moved on. It carries its own signature.
+	 */
+	if (c->agent[0] && w->app->ear_results && w->app->ear_keys &&
+	    ear_token(w->app, c->agent, NULL, now, &ear, &retry) == EAR_OK &&
+	    asprintf(&h_ear, "X-Attest-EAR: %s", ear) > 0)
+		headers[4] = h_ear;
 	dynbuf_init(&resp, RESPONSE_MAX);
-	r = http_client_request_headers(w->client, HTTP_POST, t->url, headers, 4, c->body,
+	r = http_client_request_headers(w->client, HTTP_POST, t->url, headers, 5, c->body,
 					strlen(c->body), &status, &resp);
 	dynbuf_release(&resp);
+	free(ear);
+	free(h_ear);
 	if (r == -EFBIG)
 		r = 0; /* a long answer: only its status counts */
 	if (r < 0) {
