@@ -55,6 +55,8 @@ PKGS := libcrypto libssl tss2-mu tss2-esys tss2-tctildr tss2-rc jansson libmicro
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) libpq 2>/dev/null)
 PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 PQ_LIBS := $(shell pkg-config --libs libpq 2>/dev/null)
+# libarchive (Debian packages: attestctl policy-gen --deb) only where attestctl is linked.
+ARCHIVE_LIBS := $(shell pkg-config --libs libarchive 2>/dev/null)
 
 WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
 	-Wformat=2 -Wvla -Wpointer-arith -Wno-unused-parameter
@@ -151,7 +153,7 @@ $(B)/verifier: $(call obj,verifier/main.c) $(VERIFIER_LIB) $(COMMON_LIB) $(PROTO
 
 $(B)/attestctl: $(call obj,$(ATTESTCTL_SRC)) $(VERIFIER_LIB) $(COMMON_LIB) $(PROTO_LIB)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(VLIBS)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(VLIBS) $(ARCHIVE_LIBS)
 
 $(B)/attestd: $(call obj,attestd/main.c) $(ATTESTD_LIB) $(COMMON_LIB) $(PROTO_LIB)
 	@$(if $(Q),echo "  LD      $@")

@@ -127,4 +127,14 @@
 #define LIMIT_POLICY_SIG_PREFIXES 1024u  /* paths that must carry a signature */
 #define LIMIT_POLICY_WARNINGS 64         /* import warnings kept with a policy (the last says more) */
 
+/*
+ * Package-aware policies: a version's name, version and architecture are short words in
+ * Debian (policy 5.6.1, 5.6.12); a whole release holds some 70,000 package versions per
+ * architecture, and an archive that keeps old versions a few times that.
+ */
+#define LIMIT_PACKAGE_FIELD 256u            /* bytes of a package name, version or architecture */
+#define LIMIT_POLICY_PACKAGES 1000000u      /* package versions in one policy */
+/* A Debian index or control text read by attestctl: a Packages file of a release is ~100 MB. */
+#define LIMIT_DEB_INDEX_BYTES (1024u * 1024u * 1024u)
+
 #endif

@@ -64,8 +64,9 @@ int cmd_policy_check(int argc, char **argv)
 	if (argc == 2) {
 		const struct policy_keys *k = policy_keys(pol);
 
-		printf("format %s, %zu paths, violations %s, boot_aggregate %s, %zu signing keys, %zu signed prefixes, %zu keyrings\n",
+		printf("format %s, %zu paths, %zu package versions, violations %s, boot_aggregate %s, %zu signing keys, %zu signed prefixes, %zu keyrings\n",
 		       policy_is_keylime(pol) ? "keylime" : "attest", policy_entry_count(pol),
+		       policy_package_count(pol),
 		       policy_violations_allowed(pol) ? "ignore" : "fail",
 		       policy_boot_aggregate_mode(pol) == POLICY_BOOT_AGGREGATE_LIST
 			       ? "list"
@@ -104,6 +105,12 @@ int cmd_policy_check(int argc, char **argv)
 			*c = '_';
 	d = policy_check(pol, path, strlen(path), alg, digest, dlen);
 	printf("%s\n", policy_decision_name(d));
+	{
+		char why[POLICY_EXPLANATION_MAX];
+
+		if (policy_explain(pol, path, strlen(path), d, why, sizeof(why)))
+			printf("%s\n", why);
+	}
 	rc = d == POLICY_ALLOWED || d == POLICY_EXCLUDED ? 0 : 1;
 out:
 	free(path);

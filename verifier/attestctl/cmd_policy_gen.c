@@ -8,6 +8,13 @@
  * the policy's excludes, so the verifier accepts whatever they hold at run time. boot_aggregate is
  * left to the quoted PCRs. Exit 0, 2 for usage or I/O errors (a file that cannot be read fails the
  * run: a policy silently missing a binary would fail attestation later, far from the cause).
+ *
+ * attestctl policy-gen --deb FILE.deb... | --apt-repo DIR --keyring FILE [--dist SUITE]
+ *                      (--package NAME... | --selections FILE | --all-packages)
+ *                      [--hash ALG]... [--conffiles packaged|any] [--exclude REGEX]... [--out FILE]
+ *
+ * The same from Debian packages (debpkg.h): each package version with the digests of the files
+ * it installs, read from the .deb without installing it, from a signed archive when --apt-repo.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -23,11 +30,16 @@
 #include "proto/alg.h"
 #include "proto/limits.h"
 #include "verifier/attestctl/commands.h"
+#include "verifier/attestctl/debpkg.h"
 #include "verifier/policy/policy.h"
 
 static const char usage_text[] =
 	"usage: attestctl policy-gen DIR [--exclude REGEX]... [--hash sha1|sha256|sha384|sha512]\n"
-	"                            [--prefix /] [--out FILE]\n";
+	"                            [--prefix /] [--out FILE]\n"
+	"       attestctl policy-gen (--deb FILE.deb... | --apt-repo DIR --keyring FILE [--dist SUITE]\n"
+	"                            (--package NAME... | --selections FILE | --all-packages))\n"
+	"                            [--hash ALG]... [--conffiles packaged|any] [--exclude REGEX]...\n"
+	"                            [--out FILE]\n";
 
 /* nftw() passes no user pointer: the walk's state lives here for the one walk in progress. */
 static struct gen {
@@ -126,9 +138,51 @@ static int visit(const char *fpath, const struct stat *sb, int type, struct FTW 
 	return 0;
 }
 
+/* The policy of package versions: built as JSON, then loaded and written back by the engine, so
+ * what is written is what the verifier will read (and a format error fails here). */
+static char *packages_policy(const struct deb_source *src, const struct policy *excl,
+			     const char *conffiles, size_t *nversions, size_t *skipped)
+{
+	json_t *root = json_pack("{s:i, s:[], s:s, s:s}", "version", 1, "packages", "violations",
+				 "fail", "boot_aggregate", "any-matching-pcrs");
+	char err[1024], *text = NULL, *out = NULL, *ex = NULL;
+	struct policy *p = NULL;
+	json_t *exj = NULL;
+
+	if (!root)
+		return NULL;
+	if (deb_source_read(src, json_object_get(root, "packages"), skipped, err, sizeof(err))) {
+		fprintf(stderr, "attestctl: %s\n", err);
+		goto out;
+	}
+	*nversions = json_array_size(json_object_get(root, "packages"));
+	/* The --exclude patterns as the engine keeps them. */
+	ex = policy_to_json(excl);
+	exj = ex ? json_loads(ex, 0, NULL) : NULL;
+	if (!exj || json_object_set(root, "excludes", json_object_get(exj, "excludes")) ||
+	    (conffiles && json_object_set_new(root, "conffiles", json_string(conffiles))))
+		goto out;
+	text = json_dumps(root, JSON_COMPACT);
+	p = text ? policy_load(text, strlen(text), err, sizeof(err)) : NULL;
+	if (!p) {
+		fprintf(stderr, "attestctl: the packages make no valid policy: %s\n", text ? err : "out of memory");
+		goto out;
+	}
+	out = policy_to_json(p);
+out:
+	policy_free(p);
+	free(text);
+	free(ex);
+	json_decref(exj);
+	json_decref(root);
+	return out;
+}
+
 int cmd_policy_gen(int argc, char **argv)
 {
-	const char *dir = NULL, *out_path = NULL, *hash = "sha256", *prefix = "/";
+	const char *dir = NULL, *out_path = NULL, *hash = "sha256", *prefix = "/", *conffiles = NULL;
+	struct deb_source src = {0};
+	size_t nversions = 0;
 	char *root = NULL, *pfx = NULL, *json = NULL;
 	struct stat st;
 	FILE *f = NULL;
@@ -142,15 +196,25 @@ int cmd_policy_gen(int argc, char **argv)
 		return 2;
 	}
 	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--exclude") && i + 1 < argc) {
+		int taken = deb_source_option(&src, argc, argv, &i);
+
+		if (taken < 0)
+			goto out;
+		if (taken)
+			continue;
+		if (!strcmp(argv[i], "--conffiles") && i + 1 < argc) {
+			conffiles = argv[++i];
+			if (strcmp(conffiles, "packaged") && strcmp(conffiles, "any")) {
+				fprintf(stderr, "attestctl: --conffiles must be packaged or any\n");
+				goto out;
+			}
+		} else if (!strcmp(argv[i], "--exclude") && i + 1 < argc) {
 			r = policy_add_exclude(gen.pol, argv[++i]);
 			if (r < 0) {
 				fprintf(stderr, "attestctl: bad --exclude \"%s\": %s\n", argv[i],
 					r == -EINVAL ? "not a POSIX extended regex" : strerror(-r));
 				goto out;
 			}
-		} else if (!strcmp(argv[i], "--hash") && i + 1 < argc) {
-			hash = argv[++i];
 		} else if (!strcmp(argv[i], "--prefix") && i + 1 < argc) {
 			prefix = argv[++i];
 		} else if (!strcmp(argv[i], "--out") && i + 1 < argc) {
@@ -162,10 +226,25 @@ int cmd_policy_gen(int argc, char **argv)
 			goto out;
 		}
 	}
-	if (!dir) {
+	if (src.ndebs || src.repo) {
+		if (dir || strcmp(prefix, "/")) {
+			fprintf(stderr, "attestctl: a DIR or --prefix does not go with --deb or --apt-repo\n");
+			goto out;
+		}
+		if (deb_source_check(&src))
+			goto out;
+		json = packages_policy(&src, gen.pol, conffiles, &nversions, &gen.skipped);
+		if (!json)
+			goto out;
+		goto write;
+	}
+	if (!dir || conffiles || deb_source_check(&src) || src.h.n > 1) {
+		if (src.h.n > 1)
+			fprintf(stderr, "attestctl: one --hash for a DIR\n");
 		fputs(usage_text, stderr);
 		goto out;
 	}
+	hash = policy_alg_name(src.h.alg[0]);
 	gen.alg = policy_alg_from_name(hash, strlen(hash));
 	gen.md = alg_evp_md(alg_by_id(gen.alg));
 	if (!gen.md) {
@@ -201,6 +280,7 @@ int cmd_policy_gen(int argc, char **argv)
 		fprintf(stderr, "attestctl: out of memory\n");
 		goto out;
 	}
+write:
 	f = out_path ? fopen(out_path, "w") : stdout;
 	if (!f) {
 		fprintf(stderr, "attestctl: cannot write \"%s\": %s\n", out_path, strerror(errno));
@@ -213,8 +293,12 @@ int cmd_policy_gen(int argc, char **argv)
 		fprintf(stderr, "attestctl: writing the policy failed: %s\n", strerror(errno));
 		goto out;
 	}
-	fprintf(stderr, "hashed %zu files, skipped %zu (excluded or not regular)\n", gen.files,
-		gen.skipped);
+	if (src.ndebs || src.repo)
+		fprintf(stderr, "%zu package versions, skipped %zu members (directories, links, devices)\n",
+			nversions, gen.skipped);
+	else
+		fprintf(stderr, "hashed %zu files, skipped %zu (excluded or not regular)\n", gen.files,
+			gen.skipped);
 	rc = 0;
 out:
 	free(json);
@@ -222,5 +306,6 @@ out:
 	free(pfx);
 	policy_free(gen.pol);
 	gen.pol = NULL;
+	deb_source_release(&src);
 	return rc;
 }

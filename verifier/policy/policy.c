@@ -33,6 +33,7 @@
 #include "verifier/policy/policy_json.h"
 #include "verifier/policy/policy_keys.h"
 #include "verifier/policy/boot_policy.h"
+#include "verifier/policy/policy_packages.h"
 
 #define POLICY_FORMAT_VERSION 1
 /* Import warnings: LIMIT_POLICY_WARNINGS lines of at most POLICY_WARNING_LINE bytes. */
@@ -254,6 +255,8 @@ struct policy {
 	struct policy_keys *keys; /* signature section: policy_keys.c */
 	struct dynbuf warnings;   /* import warnings, one per line */
 	struct boot_policy *boot; /* the "boot" section (boot_policy.c); NULL: none */
+	struct policy_packages *pkgs; /* the "packages" section (policy_packages.c); NULL: none */
+	bool conffiles_any;       /* "conffiles": "any": a conffile's path passes with any content */
 };
 
 static struct ba_value *ba_at(const struct policy *p, size_t i)
@@ -301,6 +304,7 @@ static void policy_destroy(struct policy *p)
 	policy_keys_free(p->keys);
 	dynbuf_release(&p->warnings);
 	boot_policy_free(p->boot);
+	policy_packages_free(p->pkgs);
 	free(p->description);
 	free(p);
 }
@@ -328,8 +332,8 @@ static bool policy_shared(const struct policy *p)
 	return atomic_load_explicit(&((struct policy *)p)->refs, memory_order_acquire) != 1;
 }
 
-static bool records_contain(const struct policy *p, const struct kentry *e, int ai,
-			    const uint8_t *d)
+/* The index of the path's record of (ai, d), or -1. */
+static int records_find(const struct policy *p, const struct kentry *e, int ai, const uint8_t *d)
 {
 	const uint8_t *r = arena_at(&p->digs, e->dig_off);
 
@@ -337,10 +341,16 @@ static bool records_contain(const struct policy *p, const struct kentry *e, int 
 		size_t sz = algs[r[0]].size;
 
 		if (r[0] == ai && memcmp(r + 1, d, sz) == 0)
-			return true;
+			return n;
 		r += 1 + sz;
 	}
-	return false;
+	return -1;
+}
+
+static bool records_contain(const struct policy *p, const struct kentry *e, int ai,
+			    const uint8_t *d)
+{
+	return records_find(p, e, ai, d) >= 0;
 }
 
 static size_t records_len(const struct policy *p, const struct kentry *e)
@@ -356,14 +366,18 @@ static size_t records_len(const struct policy *p, const struct kentry *e)
  * Appends a digest to entry ei. A path's records must stay contiguous: loading appends them in
  * order, so only a later addition to an earlier path moves that path's records to the tail.
  */
-static int entry_add_digest(struct policy *p, uint32_t ei, int ai, const uint8_t *d)
+static int entry_add_digest_nth(struct policy *p, uint32_t ei, int ai, const uint8_t *d,
+				uint16_t *nth)
 {
 	struct kentry *e = ktab_ent(&p->paths, ei);
 	size_t old = records_len(p, e), sz = algs[ai].size;
+	int have = records_find(p, e, ai, d);
 	uint8_t *at;
 
-	if (records_contain(p, e, ai, d))
+	if (have >= 0) {
+		*nth = (uint16_t)have;
 		return 0;
+	}
 	if (e->ndig >= LIMIT_POLICY_DIGESTS_PER_PATH)
 		return -E2BIG;
 	if (e->ndig && (size_t)e->dig_off + old == p->digs.len) {
@@ -380,8 +394,17 @@ static int entry_add_digest(struct policy *p, uint32_t ei, int ai, const uint8_t
 	}
 	at[0] = (uint8_t)ai;
 	memcpy(at + 1, d, sz);
-	e->ndig++;
+	/* Records are only ever appended, moved whole: a record's index in its path is stable,
+	 * which is what a package's reference to it (policy_packages.h) relies on. */
+	*nth = e->ndig++;
 	return 0;
+}
+
+static int entry_add_digest(struct policy *p, uint32_t ei, int ai, const uint8_t *d)
+{
+	uint16_t nth;
+
+	return entry_add_digest_nth(p, ei, ai, d, &nth);
 }
 
 static long path_entry(struct policy *p, const char *path, size_t len)
@@ -600,10 +623,19 @@ enum policy_decision policy_check(const struct policy *p, const char *path, size
 		return POLICY_NOT_IN_ALLOWLIST;
 	if (path_len <= LIMIT_IMA_PATH) {
 		ei = ktab_find(&p->paths, path, path_len);
-		if (ei >= 0)
-			return okdig && records_contain(p, ktab_ent(&p->paths, (uint32_t)ei), ai, digest)
-				       ? POLICY_ALLOWED
-				       : POLICY_DIGEST_MISMATCH;
+		if (ei >= 0) {
+			uint32_t owner;
+			bool conffile;
+
+			if (okdig && records_contain(p, ktab_ent(&p->paths, (uint32_t)ei), ai, digest))
+				return POLICY_ALLOWED;
+			/* "conffiles": "any": the operator accepts whatever a machine made of its
+			 * configuration files, and only of those. */
+			if (p->conffiles_any &&
+			    policy_packages_owner(p->pkgs, (uint32_t)ei, &owner, &conffile) && conffile)
+				return POLICY_EXCLUDED;
+			return POLICY_DIGEST_MISMATCH;
+		}
 	}
 	if (okdig && p->donly.count) {
 		uint8_t key[1 + LIMIT_DIGEST];
@@ -703,6 +735,44 @@ size_t policy_entry_count(const struct policy *p)
 bool policy_is_keylime(const struct policy *p)
 {
 	return p && p->keylime;
+}
+
+size_t policy_package_count(const struct policy *p)
+{
+	return p ? policy_packages_count(p->pkgs) : 0;
+}
+
+bool policy_explain(const struct policy *p, const char *path, size_t path_len,
+		    enum policy_decision d, char *out, size_t cap)
+{
+	char shown[TEXT_ESCAPED_MAX(POLICY_EXPLAIN_PATH)];
+	char versions[POLICY_EXPLANATION_MAX / 2];
+	uint32_t owner;
+	bool conffile;
+	long ei;
+
+	if (cap)
+		out[0] = '\0';
+	if (!p || !p->pkgs || !path || path_len > LIMIT_IMA_PATH || !cap)
+		return false;
+	/* The path shown as text_render() shows any path to an operator, cut to fit a line. */
+	text_render(path, path_len < POLICY_EXPLAIN_PATH ? path_len : POLICY_EXPLAIN_PATH, shown,
+		    sizeof(shown));
+	ei = ktab_find(&p->paths, path, path_len);
+	if (d == POLICY_NOT_IN_ALLOWLIST && ei < 0) {
+		snprintf(out, cap, "%s%s: no package owns this path", shown,
+			 path_len > POLICY_EXPLAIN_PATH ? "..." : "");
+		return true;
+	}
+	if (d != POLICY_DIGEST_MISMATCH || ei < 0 ||
+	    !policy_packages_owner(p->pkgs, (uint32_t)ei, &owner, &conffile))
+		return false;
+	policy_packages_versions_text(p->pkgs, owner, versions, sizeof(versions));
+	snprintf(out, cap, "%s%s: not the content of any known version of %s; %s", shown,
+		 path_len > POLICY_EXPLAIN_PATH ? "..." : "", versions,
+		 conffile ? "a conffile the machine changed (set \"conffiles\": \"any\" to accept local configuration)"
+			  : "the file was changed after installation or comes from elsewhere");
+	return true;
 }
 
 const struct boot_policy *policy_boot(const struct policy *p)
@@ -1214,6 +1284,232 @@ static int load_digest_list(const json_t *list, const char *key, struct policy *
 	return 0;
 }
 
+/*
+ * A package field as Debian spells it (policy 5.6.1, 5.6.7, 5.6.12): a name of lowercase
+ * letters, digits and "+-.", a version of letters, digits and ".+~:-", an architecture of
+ * lowercase letters, digits and "-". Narrower than what JSON carries, so that a violation's
+ * text naming the package can be read as it is.
+ */
+static const char *package_field(const json_t *o, const char *key, const char *allowed)
+{
+	const json_t *v = json_object_get(o, key);
+	const char *s;
+	size_t n;
+
+	if (!json_is_string(v))
+		return NULL;
+	s = json_string_value(v);
+	n = json_string_length(v);
+	if (n == 0 || n > LIMIT_PACKAGE_FIELD || strlen(s) != n || strspn(s, allowed) != n)
+		return NULL;
+	return s;
+}
+
+#define PKG_LOWER "abcdefghijklmnopqrstuvwxyz0123456789"
+#define PKG_NAME_CHARS PKG_LOWER "+-."
+#define PKG_VERSION_CHARS PKG_LOWER "ABCDEFGHIJKLMNOPQRSTUVWXYZ.+~:-"
+#define PKG_ARCH_CHARS PKG_LOWER "-"
+
+/* The files (or files_hex) of version `id`: each digest added to the path table and refed. */
+static int load_package_files(struct policy *p, const json_t *files, enum digests_form form,
+			      const char *where, char *err, size_t errlen)
+{
+	const char *table = form == DIGESTS_HEX ? "files_hex" : "files";
+	uint8_t d[LIMIT_DIGEST];
+	const char *key, *why;
+	char *buf = NULL;
+	json_t *list, *v;
+	size_t i;
+	int rc = 0;
+
+	if (!files)
+		return 0;
+	if (!json_is_object(files)) {
+		seterr(err, errlen, "%s: \"%s\" must be an object of path -> list", where, table);
+		return -EINVAL;
+	}
+	buf = malloc(LIMIT_IMA_PATH + 1);
+	if (!buf)
+		return -ENOMEM;
+	rc = ktab_reserve(&p->paths, (size_t)p->paths.count + json_object_size(files));
+	if (rc) {
+		seterr(err, errlen, "%s: out of memory for %zu paths", where, json_object_size(files));
+		goto out;
+	}
+	json_object_foreach((json_t *)files, key, list) {
+		const char *path, *problem;
+		size_t plen;
+		long ei;
+
+		rc = -EINVAL;
+		path = digests_key_path(key, form, buf, &plen, &why);
+		problem = path ? path_problem(path, plen) : why;
+		if (problem) {
+			seterr(err, errlen, "%s: %s[\"%.200s\"]: %s", where, table, key, problem);
+			goto out;
+		}
+		if (!json_is_array(list) || json_array_size(list) == 0 ||
+		    json_array_size(list) > LIMIT_POLICY_DIGESTS_PER_PATH) {
+			seterr(err, errlen, "%s: %s[\"%.200s\"]: must be a list of 1 to %u digests",
+			       where, table, key, LIMIT_POLICY_DIGESTS_PER_PATH);
+			goto out;
+		}
+		ei = path_entry(p, path, plen);
+		if (ei < 0) {
+			rc = (int)ei;
+			seterr(err, errlen, "%s: %s[\"%.200s\"]: cannot store", where, table, key);
+			goto out;
+		}
+		json_array_foreach(list, i, v) {
+			int ai = parse_alg_digest(v, d, &why);
+			uint16_t nth;
+
+			if (ai < 0) {
+				seterr(err, errlen, "%s: %s[\"%.200s\"][%zu]: %s", where, table, key, i,
+				       why);
+				rc = -EINVAL;
+				goto out;
+			}
+			rc = entry_add_digest_nth(p, (uint32_t)ei, ai, d, &nth);
+			if (!rc)
+				rc = policy_packages_add_ref(p->pkgs, (uint32_t)ei, nth, false);
+			if (rc) {
+				seterr(err, errlen, "%s: %s[\"%.200s\"][%zu]: cannot store (%s)", where,
+				       table, key, i, strerror(-rc));
+				goto out;
+			}
+		}
+	}
+	rc = 0;
+out:
+	free(buf);
+	return rc;
+}
+
+/* conffiles (or conffiles_hex): paths of this version's files that dpkg treats as conffiles. */
+static int load_package_conffiles(struct policy *p, const json_t *list, enum digests_form form,
+				  const char *where, char *err, size_t errlen)
+{
+	const char *table = form == DIGESTS_HEX ? "conffiles_hex" : "conffiles";
+	char buf[LIMIT_IMA_PATH + 1];
+	const char *why;
+	size_t i;
+	json_t *v;
+
+	if (!list)
+		return 0;
+	if (!json_is_array(list)) {
+		seterr(err, errlen, "%s: \"%s\" must be a list of paths", where, table);
+		return -EINVAL;
+	}
+	json_array_foreach(list, i, v) {
+		const char *path;
+		size_t plen;
+		long ei;
+
+		path = json_is_string(v) ? digests_key_path(json_string_value(v), form, buf, &plen, &why)
+					 : NULL;
+		ei = path && !path_problem(path, plen) ? ktab_find(&p->paths, path, plen) : -1;
+		/* Only a path among this version's files: the mark is the version's word on it. */
+		if (ei < 0 || policy_packages_mark_conffile(p->pkgs, (uint32_t)ei)) {
+			seterr(err, errlen, "%s: %s[%zu]: not a path among the version's files", where,
+			       table, i);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+static int load_packages(struct policy *p, const json_t *arr, char *err, size_t errlen)
+{
+	static const char *const known[] = {"package", "version", "architecture", "files",
+					    "files_hex", "conffiles", "conffiles_hex",
+					    "missing_since"};
+	struct ktab seen;
+	json_t *o;
+	size_t i;
+	int rc;
+
+	if (!json_is_array(arr)) {
+		seterr(err, errlen, "\"packages\" must be a list of package versions");
+		return -EINVAL;
+	}
+	if (p->pkgs) {
+		seterr(err, errlen, "\"packages\" given twice");
+		return -EINVAL;
+	}
+	p->pkgs = policy_packages_new();
+	if (!p->pkgs || ktab_init(&seen)) {
+		seterr(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	json_array_foreach(arr, i, o) {
+		const char *name, *ver, *arch, *key;
+		char where[3 * LIMIT_PACKAGE_FIELD + 32], id3[3 * (LIMIT_PACKAGE_FIELD + 1)];
+		const json_t *ms, *v;
+		uint32_t id;
+		int n;
+
+		rc = -EINVAL;
+		if (!json_is_object(o)) {
+			seterr(err, errlen, "packages[%zu]: must be an object", i);
+			goto out;
+		}
+		json_object_foreach((json_t *)o, key, v) {
+			size_t k = 0;
+
+			while (k < sizeof(known) / sizeof(known[0]) && strcmp(key, known[k]))
+				k++;
+			if (k == sizeof(known) / sizeof(known[0])) {
+				seterr(err, errlen, "packages[%zu]: unknown key \"%.64s\"", i, key);
+				goto out;
+			}
+		}
+		name = package_field(o, "package", PKG_NAME_CHARS);
+		ver = package_field(o, "version", PKG_VERSION_CHARS);
+		arch = package_field(o, "architecture", PKG_ARCH_CHARS);
+		if (!name || !ver || !arch) {
+			seterr(err, errlen, "packages[%zu]: \"package\", \"version\" and \"architecture\" must be Debian's words (a name of [a-z0-9+.-], a version of [A-Za-z0-9.+~:-], an architecture of [a-z0-9-], each 1 to %u bytes)",
+			       i, LIMIT_PACKAGE_FIELD);
+			goto out;
+		}
+		snprintf(where, sizeof(where), "packages[%zu] (%s %s %s)", i, name, ver, arch);
+		ms = json_object_get(o, "missing_since");
+		if (ms && (!json_is_integer(ms) || json_integer_value(ms) <= 0)) {
+			seterr(err, errlen, "%s: \"missing_since\" must be a positive Unix time", where);
+			goto out;
+		}
+		n = snprintf(id3, sizeof(id3), "%s%c%s%c%s", name, 0, ver, 0, arch);
+		if (ktab_find(&seen, id3, (size_t)n) >= 0) {
+			seterr(err, errlen, "%s: listed twice", where);
+			goto out;
+		}
+		if (ktab_insert(&seen, id3, (size_t)n) < 0 ||
+		    (rc = policy_packages_add_version(p->pkgs, name, ver, arch,
+						      ms ? json_integer_value(ms) : 0, &id))) {
+			seterr(err, errlen, "%s: cannot store", where);
+			rc = rc ? rc : -ENOMEM;
+			goto out;
+		}
+		rc = load_package_files(p, json_object_get(o, "files"), DIGESTS_OURS, where, err, errlen);
+		if (!rc)
+			rc = load_package_files(p, json_object_get(o, "files_hex"), DIGESTS_HEX, where,
+						err, errlen);
+		if (!rc)
+			rc = load_package_conffiles(p, json_object_get(o, "conffiles"), DIGESTS_OURS,
+						    where, err, errlen);
+		if (!rc)
+			rc = load_package_conffiles(p, json_object_get(o, "conffiles_hex"), DIGESTS_HEX,
+						    where, err, errlen);
+		if (rc)
+			goto out;
+	}
+	rc = 0;
+out:
+	ktab_release(&seen);
+	return rc;
+}
+
 static int load_ours(struct policy *p, const json_t *root, char *err, size_t errlen)
 {
 	const char *key;
@@ -1270,6 +1566,19 @@ static int load_ours(struct policy *p, const json_t *root, char *err, size_t err
 			} else {
 				seterr(err, errlen, "\"boot_aggregate\" must be \"%s\" or a non-empty list of \"alg:hex\"",
 				       POLICY_MODE_PCRS_NAME);
+				return -EINVAL;
+			}
+		} else if (strcmp(key, "packages") == 0) {
+			rc = load_packages(p, v, err, errlen);
+			if (rc)
+				return rc;
+		} else if (strcmp(key, "conffiles") == 0) {
+			if (json_is_string(v) && strcmp(json_string_value(v), "packaged") == 0) {
+				p->conffiles_any = false;
+			} else if (json_is_string(v) && strcmp(json_string_value(v), "any") == 0) {
+				p->conffiles_any = true;
+			} else {
+				seterr(err, errlen, "\"conffiles\" must be \"packaged\" or \"any\"");
 				return -EINVAL;
 			}
 		} else if (strcmp(key, "boot") == 0) {
@@ -1503,9 +1812,140 @@ json_t *policy_json_path_digests(const struct policy *p, const char *path, size_
 	return list;
 }
 
+/* The byte offset in p->digs of record nth of entry e. */
+static size_t record_offset(const struct policy *p, const struct kentry *e, uint16_t nth)
+{
+	size_t off = e->dig_off;
+
+	for (uint16_t n = 0; n < nth; n++)
+		off += 1 + algs[*arena_at(&p->digs, off)].size;
+	return off;
+}
+
+/*
+ * One bit per byte of p->digs, set at each record a package version lists: those are written
+ * under "packages", and only the others under "digests". NULL (and *fail false) when the
+ * policy has no packages.
+ */
+static uint8_t *owned_records(const struct policy *p, bool *fail)
+{
+	uint8_t *bits;
+
+	*fail = false;
+	if (!policy_packages_count(p->pkgs))
+		return NULL;
+	bits = calloc(p->digs.len / 8 + 1, 1);
+	if (!bits) {
+		*fail = true;
+		return NULL;
+	}
+	for (size_t i = 0; i < policy_packages_count(p->pkgs); i++) {
+		const struct policy_package_ref *refs;
+		const char *n, *v, *a;
+		size_t nrefs;
+		int64_t ms;
+
+		policy_packages_version(p->pkgs, i, &n, &v, &a, &ms, &refs, &nrefs);
+		for (size_t r = 0; r < nrefs; r++) {
+			size_t off = record_offset(p, ktab_ent(&p->paths, refs[r].entry), refs[r].nth);
+
+			bits[off / 8] |= (uint8_t)(1u << (off % 8));
+		}
+	}
+	return bits;
+}
+
+static bool owned(const uint8_t *bits, size_t off)
+{
+	return bits && (bits[off / 8] >> (off % 8)) & 1u;
+}
+
+/* A path as a key of an object: itself when UTF-8, else hex in `hexkey` (the *_hex table). */
+static int set_path_key(json_t *obj, json_t **hexobj, json_t *parent, const char *hexname,
+			const char *path, size_t len, json_t *value)
+{
+	char hex[2 * LIMIT_IMA_PATH + 1];
+
+	if (text_is_utf8(path, len))
+		return json_object_setn_new(obj, path, len, value);
+	if (!*hexobj) {
+		*hexobj = json_object();
+		if (json_object_set_new(parent, hexname, *hexobj)) {
+			json_decref(value);
+			return -1;
+		}
+	}
+	hex_encode((const uint8_t *)path, len, hex);
+	return json_object_set_new(*hexobj, hex, value);
+}
+
+static int path_list_append(json_t **list, json_t *parent, const char *hexname,
+			    const char *path, size_t len, json_t **hexlist)
+{
+	char hex[2 * LIMIT_IMA_PATH + 1];
+	json_t **l = text_is_utf8(path, len) ? list : hexlist;
+	const char *name = l == list ? NULL : hexname;
+
+	if (!*l) {
+		*l = json_array();
+		if (json_object_set_new(parent, name ? name : "conffiles", *l))
+			return -1;
+	}
+	if (l == list)
+		return json_array_append_new(*l, json_stringn(path, len));
+	hex_encode((const uint8_t *)path, len, hex);
+	return json_array_append_new(*l, json_string(hex));
+}
+
+/* The "packages" list: each version with its files (digests by path) and conffiles. */
+static json_t *packages_json(const struct policy *p)
+{
+	json_t *arr = json_array();
+
+	for (size_t i = 0; arr && i < policy_packages_count(p->pkgs); i++) {
+		const struct policy_package_ref *refs;
+		const char *n, *v, *a;
+		json_t *o, *files, *fhex = NULL, *conf = NULL, *chex = NULL, *list = NULL;
+		size_t nrefs;
+		int64_t ms;
+
+		policy_packages_version(p->pkgs, i, &n, &v, &a, &ms, &refs, &nrefs);
+		o = json_pack("{s:s, s:s, s:s, s:{}}", "package", n, "version", v, "architecture", a,
+			      "files");
+		if (!o || json_array_append_new(arr, o))
+			goto fail;
+		files = json_object_get(o, "files");
+		if (ms && json_object_set_new(o, "missing_since", json_integer(ms)))
+			goto fail;
+		for (size_t r = 0; r < nrefs; r++) {
+			const struct kentry *ke = ktab_ent(&p->paths, refs[r].entry);
+			const char *path = (const char *)arena_at(&p->paths.keys, ke->key_off);
+			const uint8_t *rec = arena_at(&p->digs, record_offset(p, ke, refs[r].nth));
+
+			/* A path's refs are adjacent: loading adds them path by path. */
+			if (r == 0 || refs[r - 1].entry != refs[r].entry) {
+				list = json_array();
+				if (set_path_key(files, &fhex, o, "files_hex", path, ke->key_len, list))
+					goto fail;
+				if (refs[r].conffile &&
+				    path_list_append(&conf, o, "conffiles_hex", path, ke->key_len, &chex))
+					goto fail;
+			}
+			if (json_array_append_new(list, digest_json(rec[0], rec + 1)))
+				goto fail;
+		}
+	}
+	return arr;
+fail:
+	json_decref(arr);
+	return NULL;
+}
+
 char *policy_to_json(const struct policy *p)
 {
 	json_t *root = NULL, *digs, *list, *ex, *ba, *hexdigs = NULL;
+	uint8_t *own = NULL;
+	bool own_fail;
 	char *out = NULL;
 
 	if (!p)
@@ -1537,11 +1977,24 @@ char *policy_to_json(const struct policy *p)
 	} else if (json_object_set_new(root, "boot_aggregate", json_string(POLICY_MODE_PCRS_NAME))) {
 		goto out;
 	}
+	own = owned_records(p, &own_fail);
+	if (own_fail)
+		goto out;
 	for (uint32_t e = 0; e < p->paths.count; e++) {
 		const struct kentry *ke = ktab_ent(&p->paths, e);
 		const uint8_t *r = arena_at(&p->digs, ke->dig_off);
 		const char *path = (const char *)arena_at(&p->paths.keys, ke->key_off);
+		uint16_t mine = 0;
 
+		/* Digests a package lists are written with it; a path whose digests all come
+		 * from packages is not repeated here (one listed nowhere stays: pinned to nothing). */
+		for (uint16_t n = 0; own && n < ke->ndig; n++) {
+			size_t off = record_offset(p, ke, n);
+
+			mine += !owned(own, off);
+		}
+		if (own && ke->ndig && !mine)
+			continue;
 		list = json_array();
 		if (text_is_utf8(path, ke->key_len)) {
 			if (json_object_setn_new(digs, path, ke->key_len, list))
@@ -1562,11 +2015,16 @@ char *policy_to_json(const struct policy *p)
 				goto out;
 		}
 		for (uint16_t n = 0; n < ke->ndig; n++) {
-			if (json_array_append_new(list, digest_json(r[0], r + 1)))
+			if (!owned(own, (size_t)(r - arena_at(&p->digs, 0))) &&
+			    json_array_append_new(list, digest_json(r[0], r + 1)))
 				goto out;
 			r += 1 + algs[r[0]].size;
 		}
 	}
+	if (p->pkgs && json_object_set_new(root, "packages", packages_json(p)))
+		goto out;
+	if (p->conffiles_any && json_object_set_new(root, "conffiles", json_string("any")))
+		goto out;
 	for (size_t i = 0; i < p->nex; i++)
 		if (json_array_append_new(ex, json_string(ex_at(p, i)->src)))
 			goto out;
@@ -1587,6 +2045,7 @@ char *policy_to_json(const struct policy *p)
 		goto out;
 	out = json_dumps(root, JSON_INDENT(1) | JSON_SORT_KEYS);
 out:
+	free(own);
 	json_decref(root);
 	return out;
 }

@@ -92,6 +92,20 @@ bool policy_boot_aggregate_accepts(const struct policy *p, uint16_t alg, const u
 				   size_t len);
 /* Number of paths in the digests table. */
 size_t policy_entry_count(const struct policy *p);
+/* Number of package versions in the "packages" section (0: none). */
+size_t policy_package_count(const struct policy *p);
+/*
+ * A decision about path in words an operator can act on, for a policy built from packages,
+ * into out[cap] (POLICY_EXPLANATION_MAX holds any): for DIGEST_MISMATCH of a path a package
+ * owns, "PATH: not the content of any known version of foo 1.0-1, 1.1-1; the file was changed
+ * after installation or comes from elsewhere"; for NOT_IN_ALLOWLIST of a path no package and no
+ * digest lists, "PATH: no package owns this path". false (out "") when there is nothing to say:
+ * another decision, or a policy without packages. Paths that are not UTF-8 are shown escaped.
+ */
+#define POLICY_EXPLAIN_PATH 512u
+#define POLICY_EXPLANATION_MAX 2048u
+bool policy_explain(const struct policy *p, const char *path, size_t path_len,
+		    enum policy_decision d, char *out, size_t cap);
 /* true when the policy came from a Keylime runtime policy. */
 bool policy_is_keylime(const struct policy *p);
 
