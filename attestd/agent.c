@@ -24,6 +24,7 @@
 #include "common/sdnotify.h"
 #include "proto/dynbuf.h"
 #include "proto/encoding.h"
+#include "proto/errors.h"
 
 #define SLEEP_SLICE_MS 200u
 
@@ -262,14 +263,15 @@ static int agent_enroll(struct agent *a, enum step_fail *why)
 		goto out;
 	}
 	ret = client_enroll(a->client, &req, &resp, &err);
-	if (ret == -EPROTO && err.status == 409 && !strcmp(err.code, "already_enrolled")) {
+	if (ret == -EPROTO && proto_error_action(err.status, err.code) == PROTO_ACTION_DONE) {
 		log_info("verifier says agent '%s' is already enrolled with this ak",
 			 a->cfg->agent_id);
 		ret = marker_write(a);
 		goto out;
 	}
 	if (ret < 0) {
-		if (ret == -EPROTO && err.status >= 400 && err.status < 500 && err.status != 429) {
+		if (ret == -EPROTO &&
+		    proto_error_action(err.status, err.code) == PROTO_ACTION_GIVE_UP) {
 			log_error("enrollment of agent '%s' refused: %s (%s)", a->cfg->agent_id,
 				  err.code, err.message);
 			*why = STEP_FATAL;
@@ -286,7 +288,8 @@ static int agent_enroll(struct agent *a, enum step_fail *why)
 	}
 	ret = client_activate(a->client, a->cfg->agent_id, &act, &err);
 	if (ret < 0) {
-		if (ret == -EPROTO && err.status == 403)
+		if (ret == -EPROTO &&
+		    proto_error_action(err.status, err.code) == PROTO_ACTION_GIVE_UP)
 			*why = STEP_FATAL;
 		goto out;
 	}
@@ -395,9 +398,7 @@ static void attach_boot_log(struct agent *a, const struct challenge *ch, struct 
  */
 static bool forgotten(struct agent *a, int ret, const struct client_error *err)
 {
-	if (ret != -EPROTO || !((err->status == 404 && !strcmp(err->code, "unknown_agent")) ||
-				(err->status == 403 && !strcmp(err->code, "not_activated")) ||
-				(err->status == 403 && !strcmp(err->code, "agent_reset"))))
+	if (ret != -EPROTO || proto_error_action(err->status, err->code) != PROTO_ACTION_ENROLL)
 		return false;
 	log_warn("verifier does not know agent '%s' as active (%s); enrolling again",
 		 a->cfg->agent_id, err->code);
@@ -408,7 +409,7 @@ static bool forgotten(struct agent *a, int ret, const struct client_error *err)
 /*
  * One round answering `given` (the challenge the last verdict carried), or a challenge asked
  * for when `given` is NULL; on success *v holds the verdict. *refused: the verifier refused
- * `given`'s nonce (given_challenge_refused()).
+ * `given`'s nonce (PROTO_ACTION_NEW_CHALLENGE in proto/errors.h).
  */
 static int round_once(struct agent *a, const struct challenge *given, struct verdict_response *v,
 		      enum step_fail *why, bool *refused)
@@ -488,13 +489,13 @@ static int round_once(struct agent *a, const struct challenge *given, struct ver
 		snprintf(a->boot_id, sizeof(a->boot_id), "%s", boot_now);
 		(void)write_state_file(a, "boot-id", boot_now);
 	}
-	if (given && ret == -EPROTO && given_challenge_refused(err.status, err.code))
+	if (given && ret == -EPROTO &&
+	    proto_error_action(err.status, err.code) == PROTO_ACTION_NEW_CHALLENGE)
 		*refused = true;
 	else if (forgotten(a, ret, &err))
 		; /* agent_step() enrolls again */
-	else if (ret == -EPROTO && err.status >= 400 && err.status < 500 && err.status != 409 &&
-		 err.status != 429)
-		*why = STEP_FATAL; /* the verifier refused our evidence as malformed */
+	else if (ret == -EPROTO && proto_error_action(err.status, err.code) == PROTO_ACTION_GIVE_UP)
+		*why = STEP_FATAL; /* the verifier refused our evidence for good */
 	if (ret == 0 && v->has_next_challenge) {
 		a->next = v->next_challenge;
 		a->has_next = true;

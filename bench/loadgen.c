@@ -69,6 +69,7 @@
 #include "bench/bench.h"
 #include "proto/dynbuf.h"
 #include "proto/encoding.h"
+#include "proto/errors.h"
 #include "proto/evidence.h"
 #include "proto/imalog.h"
 #include "proto/limits.h"
@@ -487,13 +488,13 @@ static int answer(struct worker *w, struct agent *a, const struct challenge *ch,
 	return ret;
 }
 
-/* The verifier refused the challenge it gave with a verdict (given_challenge_refused()). */
+/* The verifier refused the challenge it gave with a verdict: ask for one (proto/errors.h). */
 static bool given_nonce_refused(long st, const struct buf *b)
 {
 	char code[64], msg[8];
 
 	return b->p && error_parse(b->p, b->len, code, sizeof(code), msg, sizeof(msg)) == 0 &&
-	       given_challenge_refused(st, code);
+	       proto_error_action(st, code) == PROTO_ACTION_NEW_CHALLENGE;
 }
 
 static int agent_round(struct worker *w, struct agent *a, bool *trusted)

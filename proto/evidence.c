@@ -676,12 +676,6 @@ char *verdict_response_encode(const struct verdict_response *v)
 	return dump_and_free(root);
 }
 
-bool given_challenge_refused(long status, const char *code)
-{
-	return (status == 400 && !strcmp(code, "nonce_unknown")) ||
-	       (status == 409 && (!strcmp(code, "nonce_expired") || !strcmp(code, "no_challenge")));
-}
-
 char *error_encode(const char *code, const char *message)
 {
 	return dump_and_free(json_pack("{s:{s:s, s:s}}", "error", "code", code, "message", message));

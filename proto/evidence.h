@@ -159,13 +159,8 @@ struct verdict_response {
 int verdict_response_parse(const char *json, size_t len, struct verdict_response *out, const char **why);
 char *verdict_response_encode(const struct verdict_response *v);
 
-/*
- * Whether an error answering the challenge a verdict carried means "ask for a challenge and
- * answer that one" (One exchange per round, above): 400 nonce_unknown (the verifier restarted),
- * 409 nonce_expired, 409 no_challenge (a body over 64 KiB needs a challenge asked for).
- */
-bool given_challenge_refused(long status, const char *code);
-
+/* Which error answers mean "ask for a challenge and answer that one" (One exchange per round,
+ * above) is the table's (errors.h: PROTO_ACTION_NEW_CHALLENGE). */
 /* {"error": {"code": CODE, "message": MESSAGE}}; caller frees. */
 char *error_encode(const char *code, const char *message);
 int error_parse(const char *json, size_t len, char *code, size_t code_cap, char *msg, size_t msg_cap);

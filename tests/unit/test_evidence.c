@@ -1,4 +1,5 @@
 /* Protocol JSON codecs: round trips of every message and rejection of malformed bodies. */
+#include "proto/errors.h"
 #include "proto/evidence.h"
 #include "proto/limits.h"
 #include "tests/unit/check.h"
@@ -326,13 +327,13 @@ static void test_verdict_and_error(void)
 	      "\"next_challenge\":[]}";
 	CHECK(verdict_response_parse(bad, strlen(bad), &out, &why) == -EINVAL,
 	      "a next_challenge that is not an object refused");
-	CHECK(given_challenge_refused(400, "nonce_unknown") &&
-		      given_challenge_refused(409, "nonce_expired") &&
-		      given_challenge_refused(409, "no_challenge") &&
-		      !given_challenge_refused(409, "nonce_reused") &&
-		      !given_challenge_refused(409, "round_conflict") &&
-		      !given_challenge_refused(400, "bad_signature") &&
-		      !given_challenge_refused(404, "nonce_unknown"),
+	CHECK(proto_error_action(400, "nonce_unknown") == PROTO_ACTION_NEW_CHALLENGE &&
+		      proto_error_action(409, "nonce_expired") == PROTO_ACTION_NEW_CHALLENGE &&
+		      proto_error_action(409, "no_challenge") == PROTO_ACTION_NEW_CHALLENGE &&
+		      proto_error_action(409, "nonce_reused") != PROTO_ACTION_NEW_CHALLENGE &&
+		      proto_error_action(409, "round_conflict") != PROTO_ACTION_NEW_CHALLENGE &&
+		      proto_error_action(400, "bad_signature") != PROTO_ACTION_NEW_CHALLENGE &&
+		      proto_error_action(404, "nonce_unknown") != PROTO_ACTION_NEW_CHALLENGE,
 	      "which refusals of a carried challenge mean: ask for one (a replay never does)");
 
 	char code[32], msg[128];

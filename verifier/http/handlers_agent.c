@@ -20,16 +20,6 @@
 #include "verifier/http/handlers.h"
 #include "verifier/service/round.h"
 
-/*
- * The store failed (disk full, I/O error, database locked): nothing was recorded. 503, not
- * 500: the request was fine and the same request later may succeed, so agents retry.
- */
-static void reply_store_failure(struct http_response *resp)
-{
-	http_reply_error(resp, 503, "storage_unavailable",
-			 "the verifier cannot use its store; nothing was recorded, retry later");
-}
-
 void handle_enroll(const struct http_request *req, struct http_response *resp)
 {
 	struct app *app = req->app;
@@ -42,7 +32,7 @@ void handle_enroll(const struct http_request *req, struct http_response *resp)
 	memset(&er, 0, sizeof(er));
 	memset(&en, 0, sizeof(en));
 	if (enroll_request_parse(req->body, req->body_len, &er, &why)) {
-		http_reply_error(resp, 400, "bad_request", "%s", why ? why : "bad enroll request");
+		http_reply_error(resp, PROTO_ERR_BAD_REQUEST, "%s", why ? why : "bad enroll request");
 		goto out;
 	}
 	switch (agents_enroll(app, &er, &en)) {
@@ -60,58 +50,58 @@ void handle_enroll(const struct http_request *req, struct http_response *resp)
 	case AGENTS_REFUSED:
 		switch (en.check) {
 		case ENROLL_BAD_EK:
-			http_reply_error(resp, 400, "bad_ek", "%s", en.result.why);
+			http_reply_error(resp, PROTO_ERR_BAD_EK, "%s", en.result.why);
 			break;
 		case ENROLL_BAD_AK:
-			http_reply_error(resp, 400, "bad_ak", "%s", en.result.why);
+			http_reply_error(resp, PROTO_ERR_BAD_AK, "%s", en.result.why);
 			break;
 		case ENROLL_EK_UNTRUSTED:
-			http_reply_error(resp, 403, "ek_untrusted", "%s", en.result.why);
+			http_reply_error(resp, PROTO_ERR_EK_UNTRUSTED, "%s", en.result.why);
 			break;
 		default:
-			http_reply_error(resp, 403, "ek_mismatch", "%s", en.result.why);
+			http_reply_error(resp, PROTO_ERR_EK_MISMATCH, "%s", en.result.why);
 			break;
 		}
 		break;
 	case AGENTS_ID_TAKEN:
-		http_reply_error(resp, 409, "agent_exists",
+		http_reply_error(resp, PROTO_ERR_AGENT_EXISTS,
 				 "agent \"%s\" is enrolled with another EK or AK", er.agent_id);
 		break;
 	case AGENTS_EK_IN_USE:
-		http_reply_error(resp, 409, "ek_in_use",
+		http_reply_error(resp, PROTO_ERR_EK_IN_USE,
 				 "this TPM's EK is enrolled and active as another agent; one TPM is"
 				 " one agent");
 		break;
 	case AGENTS_RETIRED:
-		http_reply_error(resp, 409, "agent_retired",
+		http_reply_error(resp, PROTO_ERR_ENROLL_RETIRED,
 				 "agent \"%s\" was retired by an operator; it enrolls again only"
 				 " after `attestctl agent reset %s`", er.agent_id, er.agent_id);
 		break;
 	case AGENTS_EK_PENDING_FULL:
 		resp->retry_after = (unsigned)app->pending_ttl;
-		http_reply_error(resp, 429, "too_many_pending",
+		http_reply_error(resp, PROTO_ERR_TOO_MANY_PENDING,
 				 "this EK has %u enrollments under other ids waiting for activation;"
 				 " activate one or let them expire (%lld s)", LIMIT_PENDING_PER_EK,
 				 (long long)app->pending_ttl);
 		break;
 	case AGENTS_PENDING_FULL:
 		resp->retry_after = (unsigned)app->pending_ttl;
-		http_reply_error(resp, 429, "too_many_pending",
+		http_reply_error(resp, PROTO_ERR_TOO_MANY_PENDING,
 				 "%u enrollments are waiting for activation; retry when some expired"
 				 " (%lld s)", LIMIT_PENDING_ENROLLMENTS, (long long)app->pending_ttl);
 		break;
 	/* Not refusals of the request: not counted as such. */
 	case AGENTS_ALREADY_ACTIVE:
-		http_reply_error(resp, 409, "already_enrolled",
+		http_reply_error(resp, PROTO_ERR_ALREADY_ENROLLED,
 				 "agent \"%s\" is enrolled and active with this EK and AK", er.agent_id);
 		refused = false;
 		break;
 	case AGENTS_STORE_FAILED:
-		reply_store_failure(resp);
+		http_reply_store_failure(resp);
 		refused = false;
 		break;
 	default:
-		http_reply_error(resp, 500, "internal", "enrollment failed on the verifier");
+		http_reply_error(resp, PROTO_ERR_INTERNAL, "enrollment failed on the verifier");
 		refused = false;
 		break;
 	}
@@ -131,7 +121,7 @@ void handle_activate(const struct http_request *req, struct http_response *resp)
 
 	memset(&ar, 0, sizeof(ar));
 	if (activate_request_parse(req->body, req->body_len, &ar, &why)) {
-		http_reply_error(resp, 400, "bad_request", "%s", why ? why : "bad activate request");
+		http_reply_error(resp, PROTO_ERR_BAD_REQUEST, "%s", why ? why : "bad activate request");
 		goto out;
 	}
 	switch (agents_activate(app, req->arg[0], ar.secret, ar.secret_len)) {
@@ -143,37 +133,37 @@ void handle_activate(const struct http_request *req, struct http_response *resp)
 		break;
 	case AGENTS_UNKNOWN_AGENT:
 		if (agent_id_valid(req->arg[0]))
-			http_reply_error(resp, 404, "unknown_agent", "no agent \"%s\"", req->arg[0]);
+			http_reply_error(resp, PROTO_ERR_UNKNOWN_AGENT, "no agent \"%s\"", req->arg[0]);
 		else
-			http_reply_error(resp, 404, "unknown_agent", "no agent with this id");
+			http_reply_error(resp, PROTO_ERR_UNKNOWN_AGENT, "no agent with this id");
 		break;
 	case AGENTS_WRONG_SECRET:
-		http_reply_error(resp, 403, "activation_failed",
+		http_reply_error(resp, PROTO_ERR_ACTIVATION_FAILED,
 				 "the secret does not match the credential issued at enrollment");
 		APP_COUNT(app, activate_failed);
 		break;
 	case AGENTS_CREDENTIAL_REPLACED:
-		http_reply_error(resp, 403, "activation_failed",
+		http_reply_error(resp, PROTO_ERR_ACTIVATION_FAILED,
 				 "the credential was replaced by a newer enrollment");
 		APP_COUNT(app, activate_failed);
 		break;
 	/* 409, not 403: the agent may enroll again, and attestd does so on a 409. */
 	case AGENTS_EXPIRED:
-		http_reply_error(resp, 409, "enrollment_expired",
+		http_reply_error(resp, PROTO_ERR_ENROLLMENT_EXPIRED,
 				 "the enrollment is older than %lld s and expired; enroll again",
 				 (long long)app->pending_ttl);
 		APP_COUNT(app, activate_failed);
 		break;
 	case AGENTS_EK_IN_USE:
-		http_reply_error(resp, 409, "ek_in_use",
+		http_reply_error(resp, PROTO_ERR_EK_IN_USE,
 				 "this TPM's EK became active as another agent; one TPM is one agent");
 		APP_COUNT(app, activate_failed);
 		break;
 	case AGENTS_STORE_FAILED:
-		reply_store_failure(resp);
+		http_reply_store_failure(resp);
 		break;
 	default:
-		http_reply_error(resp, 500, "internal", "activation failed on the verifier");
+		http_reply_error(resp, PROTO_ERR_INTERNAL, "activation failed on the verifier");
 		break;
 	}
 out:
@@ -192,63 +182,64 @@ static void reply_round_status(struct http_response *resp, const char *id, enum 
 		break;
 	case ROUND_UNKNOWN_AGENT:
 		if (agent_id_valid(id))
-			http_reply_error(resp, 404, "unknown_agent", "no agent \"%s\"", id);
+			http_reply_error(resp, PROTO_ERR_UNKNOWN_AGENT, "no agent \"%s\"", id);
 		else
-			http_reply_error(resp, 404, "unknown_agent", "no agent with this id");
+			http_reply_error(resp, PROTO_ERR_UNKNOWN_AGENT, "no agent with this id");
 		break;
 	case ROUND_NOT_ACTIVATED:
-		http_reply_error(resp, 403, "not_activated",
+		http_reply_error(resp, PROTO_ERR_NOT_ACTIVATED,
 				 "agent \"%s\" has not activated its credential", id);
 		break;
 	case ROUND_RETIRED:
-		http_reply_error(resp, 403, "agent_retired",
+		http_reply_error(resp, PROTO_ERR_AGENT_RETIRED,
 				 "agent \"%s\" was retired by an operator: its evidence is refused;"
 				 " after `attestctl agent reset %s` it may enroll again", id, id);
 		break;
 	/* attestd drops its enrollment on this answer and enrolls again by itself. */
 	case ROUND_RESET:
-		http_reply_error(resp, 403, "agent_reset",
+		http_reply_error(resp, PROTO_ERR_AGENT_RESET,
 				 "agent \"%s\" was retired, then reset by an operator: enroll again",
 				 id);
 		break;
 	case ROUND_RATE_LIMITED:
-		http_reply_error(resp, 429, "rate_limited",
+		http_reply_error(resp, PROTO_ERR_RATE_LIMITED,
 				 "agent \"%s\" has %u unanswered challenges; answer or let them expire",
 				 id, NONCES_MAX_OUTSTANDING);
 		break;
 	case ROUND_NONCE_UNKNOWN:
-		http_reply_error(resp, 400, "nonce_unknown", "nonce was not issued to this agent");
+		http_reply_error(resp, PROTO_ERR_NONCE_UNKNOWN, "nonce was not issued to this agent");
 		break;
 	case ROUND_NONCE_REUSED:
-		http_reply_error(resp, 409, "nonce_reused", "nonce was used before");
+		http_reply_error(resp, PROTO_ERR_NONCE_REUSED, "nonce was used before");
 		break;
 	case ROUND_NONCE_EXPIRED:
-		http_reply_error(resp, 409, "nonce_expired", "nonce expired; ask for a new challenge");
+		http_reply_error(resp, PROTO_ERR_NONCE_EXPIRED, "nonce expired; ask for a new challenge");
 		break;
 	case ROUND_NOT_AUTHENTIC:
-		http_reply_error(resp, 400, v && v->nreasons ? v->reason[0].code : "bad_signature",
+		http_reply_error_named(resp, PROTO_ERR_NOT_AUTHENTIC,
+				       v && v->nreasons ? v->reason[0].code : NULL,
 				 "the quote is not signed by this agent's attestation key");
 		break;
 	case ROUND_POLICY_UNAVAILABLE:
-		http_reply_error(resp, 503, "policy_unavailable",
+		http_reply_error(resp, PROTO_ERR_POLICY_UNAVAILABLE,
 				 "the verifier cannot load this agent's policy");
 		break;
 	case ROUND_STORE_FAILED:
-		reply_store_failure(resp);
+		http_reply_store_failure(resp);
 		break;
 	case ROUND_NO_CHALLENGE:
-		http_reply_error(resp, 409, "no_challenge",
+		http_reply_error(resp, PROTO_ERR_NO_CHALLENGE,
 				 "agent \"%s\" has no challenge it asked for outstanding: ask for one"
 				 " first (a large body is not read without one)", id);
 		break;
 	case ROUND_CONFLICT:
-		http_reply_error(resp, 409, "round_conflict",
+		http_reply_error(resp, PROTO_ERR_ROUND_CONFLICT,
 				 "another round of agent \"%s\" was recorded first; nothing was"
 				 " stored, ask for a new challenge", id);
 		break;
 	case ROUND_INTERNAL:
 	default:
-		http_reply_error(resp, 500, "internal", "the verifier failed; its log says why");
+		http_reply_error(resp, PROTO_ERR_INTERNAL, "the verifier failed; its log says why");
 		break;
 	}
 }
@@ -300,7 +291,7 @@ void handle_evidence(const struct http_request *req, struct http_response *resp)
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	memset(&ev, 0, sizeof(ev));
 	if (evidence_parse(req->body, req->body_len, &ev, &why)) {
-		http_reply_error(resp, 400, "bad_request", "%s", why ? why : "bad evidence");
+		http_reply_error(resp, PROTO_ERR_BAD_REQUEST, "%s", why ? why : "bad evidence");
 		APP_COUNT(app, attest_refused);
 		goto out;
 	}

@@ -40,27 +40,27 @@ void handle_agent_retire(const struct http_request *req, struct http_response *r
 	int ret;
 
 	if (purge_arg(req, &purge)) {
-		http_reply_error(resp, 400, "bad_request", "purge must be 1 or 0");
+		http_reply_error(resp, PROTO_ERR_BAD_REQUEST, "purge must be 1 or 0");
 		return;
 	}
 	if (!agent_id_valid(id)) {
-		http_reply_error(resp, 404, "unknown_agent", "no agent with this id");
+		http_reply_error(resp, PROTO_ERR_UNKNOWN_AGENT, "no agent with this id");
 		return;
 	}
 	ret = store_agent_retire(app->store, id, (int64_t)time(NULL), app_actor(req), purge);
 	agentcache_invalidate(app->agents, id);
 	if (ret == -ENOENT) {
-		http_reply_error(resp, 404, "unknown_agent", "no agent \"%s\"", id);
+		http_reply_error(resp, PROTO_ERR_UNKNOWN_AGENT, "no agent \"%s\"", id);
 		return;
 	}
 	if (ret == -EALREADY) {
-		http_reply_error(resp, 409, "already_retired",
+		http_reply_error(resp, PROTO_ERR_ALREADY_RETIRED,
 				 "agent \"%s\" is retired already; ?purge=1 deletes it and its history",
 				 id);
 		return;
 	}
 	if (ret) {
-		http_reply_error(resp, 503, "storage_unavailable",
+		http_reply_error(resp, PROTO_ERR_STORE_UNAVAILABLE,
 				 "the verifier cannot use its store; nothing changed, retry later");
 		return;
 	}
@@ -76,22 +76,22 @@ void handle_agent_reset(const struct http_request *req, struct http_response *re
 	int ret;
 
 	if (!agent_id_valid(id)) {
-		http_reply_error(resp, 404, "unknown_agent", "no agent with this id");
+		http_reply_error(resp, PROTO_ERR_UNKNOWN_AGENT, "no agent with this id");
 		return;
 	}
 	ret = store_agent_reset(app->store, id, (int64_t)time(NULL), app_actor(req));
 	if (ret == -ENOENT) {
-		http_reply_error(resp, 404, "unknown_agent", "no agent \"%s\"", id);
+		http_reply_error(resp, PROTO_ERR_UNKNOWN_AGENT, "no agent \"%s\"", id);
 		return;
 	}
 	if (ret == -EALREADY) {
-		http_reply_error(resp, 409, "already_reset",
+		http_reply_error(resp, PROTO_ERR_ALREADY_RESET,
 				 "agent \"%s\" is reset already: its next enrollment may bring a new"
 				 " EK and AK", id);
 		return;
 	}
 	if (ret) {
-		http_reply_error(resp, 503, "storage_unavailable",
+		http_reply_error(resp, PROTO_ERR_STORE_UNAVAILABLE,
 				 "the verifier cannot use its store; nothing changed, retry later");
 		return;
 	}
@@ -118,18 +118,18 @@ void handle_agent_history(const struct http_request *req, struct http_response *
 	int ret;
 
 	if (!agent_id_valid(id) || (ret = store_agent_get(app->store, id, &a)) == -ENOENT) {
-		http_reply_error(resp, 404, "unknown_agent", "no such agent");
+		http_reply_error(resp, PROTO_ERR_UNKNOWN_AGENT, "no such agent");
 		return;
 	}
 	if (ret) {
-		http_reply_error(resp, 500, "internal", "store failure");
+		http_reply_store_failure(resp);
 		return;
 	}
 	store_agent_release(&a);
 	arr = json_array();
 	if (!arr || store_agent_history(app->store, id, LIMIT_LIST_ROWS, history_cb, arr)) {
 		json_decref(arr);
-		http_reply_error(resp, 500, "internal", "store failure");
+		http_reply_store_failure(resp);
 		return;
 	}
 	reply_json_value(resp, 200, json_pack("{s:s, s:o}", "agent_id", id, "history", arr));

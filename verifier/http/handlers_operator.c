@@ -164,7 +164,7 @@ void handle_healthz(const struct http_request *req, struct http_response *resp)
 	struct store_counts c;
 
 	if (store_counts(app->store, &c)) {
-		http_reply_error(resp, 503, "store_unavailable", "the store does not answer");
+		http_reply_store_failure(resp);
 		return;
 	}
 	http_reply_json(resp, 200, strdup("{\"status\":\"ok\"}"));
@@ -201,7 +201,7 @@ void handle_metrics(const struct http_request *req, struct http_response *resp)
 	if (store_counts(app->store, &c) || store_agents_list(app->store, fleet_cb, &f) ||
 	    store_outbox_pending(app->store, NULL, &mf.webhook_pending)) {
 		dynbuf_release(&f.samples);
-		http_reply_error(resp, 503, "store_unavailable", "the store does not answer");
+		http_reply_store_failure(resp);
 		return;
 	}
 	mf.stale = f.stale;
@@ -209,7 +209,7 @@ void handle_metrics(const struct http_request *req, struct http_response *resp)
 	text = metrics_render(&app->metrics, &c, &mf);
 	dynbuf_release(&f.samples);
 	if (!text) {
-		http_reply_error(resp, 500, "internal", "out of memory");
+		http_reply_error(resp, PROTO_ERR_INTERNAL, "out of memory");
 		return;
 	}
 	http_reply_json(resp, 200, text);
@@ -238,7 +238,7 @@ void handle_agents_list(const struct http_request *req, struct http_response *re
 
 	if (!arr || store_agents_list(app->store, agents_cb, &c)) {
 		json_decref(arr);
-		http_reply_error(resp, 500, "internal", "store failure");
+		http_reply_store_failure(resp);
 		return;
 	}
 	reply_json_value(resp, 200, json_pack("{s:o}", "agents", arr));
@@ -252,16 +252,16 @@ void handle_agent_get(const struct http_request *req, struct http_response *resp
 	int ret;
 
 	if (!agent_id_valid(req->arg[0])) {
-		http_reply_error(resp, 404, "unknown_agent", "no agent with this id");
+		http_reply_error(resp, PROTO_ERR_UNKNOWN_AGENT, "no agent with this id");
 		return;
 	}
 	ret = store_agent_get(app->store, req->arg[0], &a);
 	if (ret == -ENOENT) {
-		http_reply_error(resp, 404, "unknown_agent", "no agent \"%s\"", req->arg[0]);
+		http_reply_error(resp, PROTO_ERR_UNKNOWN_AGENT, "no agent \"%s\"", req->arg[0]);
 		return;
 	}
 	if (ret) {
-		http_reply_error(resp, 500, "internal", "store failure");
+		http_reply_store_failure(resp);
 		return;
 	}
 	o = agent_json(app, &a, (int64_t)time(NULL));
@@ -301,18 +301,18 @@ void handle_agent_verdicts(const struct http_request *req, struct http_response 
 
 	if (!agent_id_valid(req->arg[0]) ||
 	    (ret = store_agent_get(app->store, req->arg[0], &a)) == -ENOENT) {
-		http_reply_error(resp, 404, "unknown_agent", "no such agent");
+		http_reply_error(resp, PROTO_ERR_UNKNOWN_AGENT, "no such agent");
 		return;
 	}
 	if (ret) {
-		http_reply_error(resp, 500, "internal", "store failure");
+		http_reply_store_failure(resp);
 		return;
 	}
 	store_agent_release(&a);
 	arr = json_array();
 	if (!arr || store_verdicts_list(app->store, req->arg[0], query_limit(req), verdicts_cb, arr)) {
 		json_decref(arr);
-		http_reply_error(resp, 500, "internal", "store failure");
+		http_reply_store_failure(resp);
 		return;
 	}
 	reply_json_value(resp, 200, json_pack("{s:s, s:o}", "agent_id", req->arg[0], "verdicts", arr));
@@ -335,17 +335,17 @@ void handle_agent_set_policy(const struct http_request *req, struct http_respons
 	int ret;
 
 	if (!json_is_object(body) || !policy_name_valid(name)) {
-		http_reply_error(resp, 400, "bad_request", "want {\"policy\": NAME}");
+		http_reply_error(resp, PROTO_ERR_BAD_REQUEST, "want {\"policy\": NAME}");
 		goto out;
 	}
 	if (strcmp(name, POLICY_DEFAULT_NAME) != 0) {
 		ret = store_policy_get(app->store, name, &json, &ver);
 		if (ret == -ENOENT) {
-			http_reply_error(resp, 404, "unknown_policy", "no policy \"%s\"", name);
+			http_reply_error(resp, PROTO_ERR_UNKNOWN_POLICY, "no policy \"%s\"", name);
 			goto out;
 		}
 		if (ret) {
-			http_reply_error(resp, 500, "internal", "store failure");
+			http_reply_store_failure(resp);
 			goto out;
 		}
 	}
@@ -354,11 +354,11 @@ void handle_agent_set_policy(const struct http_request *req, struct http_respons
 					       strcmp(name, POLICY_DEFAULT_NAME) ? name : "")
 		      : -ENOENT;
 	if (ret == -ENOENT) {
-		http_reply_error(resp, 404, "unknown_agent", "no such agent");
+		http_reply_error(resp, PROTO_ERR_UNKNOWN_AGENT, "no such agent");
 		goto out;
 	}
 	if (ret) {
-		http_reply_error(resp, 500, "internal", "store failure");
+		http_reply_store_failure(resp);
 		goto out;
 	}
 	agentcache_invalidate(app->agents, req->arg[0]); /* the store has the new name */
@@ -541,20 +541,20 @@ void handle_violations_list(const struct http_request *req, struct http_response
 	if (state) {
 		st = violation_state_from_str(state);
 		if (st < 0) {
-			http_reply_error(resp, 400, "bad_request",
+			http_reply_error(resp, PROTO_ERR_BAD_REQUEST,
 					 "state must be open, approved or dismissed");
 			return;
 		}
 	}
 	if (agent && !agent_id_valid(agent)) {
-		http_reply_error(resp, 400, "bad_request", "bad agent id");
+		http_reply_error(resp, PROTO_ERR_BAD_REQUEST, "bad agent id");
 		return;
 	}
 	c.arr = json_array();
 	if (!c.arr || store_violations_list(app->store, st, agent, query_limit(req),
 					    violations_cb, &c)) {
 		json_decref(c.arr);
-		http_reply_error(resp, 500, "internal", "store failure");
+		http_reply_store_failure(resp);
 		goto out;
 	}
 	add_expected(&c);
@@ -608,11 +608,11 @@ static void act_on_violation(const struct http_request *req, struct http_respons
 	json_t *o;
 
 	if (!r) {
-		http_reply_error(resp, 500, "internal", "out of memory");
+		http_reply_error(resp, PROTO_ERR_INTERNAL, "out of memory");
 		return;
 	}
 	if (approve_scope(req, &scope)) {
-		http_reply_error(resp, 400, "bad_request",
+		http_reply_error(resp, PROTO_ERR_BAD_REQUEST,
 				 "want no body or {\"scope\": \"agent\"|\"policy\"}");
 		goto out;
 	}
@@ -620,30 +620,30 @@ static void act_on_violation(const struct http_request *req, struct http_respons
 	case REVIEW_OK:
 		break;
 	case REVIEW_UNKNOWN_VIOLATION:
-		http_reply_error(resp, 404, "unknown_violation", "no such violation");
+		http_reply_error(resp, PROTO_ERR_UNKNOWN_VIOLATION, "no such violation");
 		goto out;
 	case REVIEW_UNKNOWN_AGENT:
-		http_reply_error(resp, 404, "unknown_agent", "the violation's agent is gone");
+		http_reply_error(resp, PROTO_ERR_UNKNOWN_AGENT, "the violation's agent is gone");
 		goto out;
 	case REVIEW_ALREADY_DECIDED:
-		http_reply_error(resp, 409, "already_decided", "%s", r->why);
+		http_reply_error(resp, PROTO_ERR_ALREADY_DECIDED, "%s", r->why);
 		goto out;
 	case REVIEW_NOT_APPROVABLE:
-		http_reply_error(resp, 409, "not_approvable", "%s", r->why);
+		http_reply_error(resp, PROTO_ERR_NOT_APPROVABLE, "%s", r->why);
 		goto out;
 	case REVIEW_UNKNOWN_POLICY:
-		http_reply_error(resp, 409, "unknown_policy", "%s", r->why);
+		http_reply_error(resp, PROTO_ERR_REVIEW_UNKNOWN_POLICY, "%s", r->why);
 		goto out;
 	case REVIEW_POLICY_BROKEN:
-		http_reply_error(resp, 500, "internal", "%s", r->why);
+		http_reply_error(resp, PROTO_ERR_INTERNAL, "%s", r->why);
 		goto out;
 	case REVIEW_CONFLICT:
-		http_reply_error(resp, 409, "policy_conflict", "%s", r->why);
+		http_reply_error(resp, PROTO_ERR_POLICY_CONFLICT, "%s", r->why);
 		goto out;
 	case REVIEW_STORE_FAILED:
 	case REVIEW_INTERNAL:
 	default:
-		http_reply_error(resp, 500, "internal", "store failure");
+		http_reply_store_failure(resp);
 		goto out;
 	}
 	/* What the call did, exactly: the scope, and the policy or amendment version it wrote. */
@@ -682,16 +682,16 @@ void handle_policy_get(const struct http_request *req, struct http_response *res
 	int ret;
 
 	if (!policy_name_valid(req->arg[0])) {
-		http_reply_error(resp, 404, "unknown_policy", "no such policy");
+		http_reply_error(resp, PROTO_ERR_UNKNOWN_POLICY, "no such policy");
 		return;
 	}
 	ret = store_policy_get(app->store, req->arg[0], &json, &ver);
 	if (ret == -ENOENT) {
-		http_reply_error(resp, 404, "unknown_policy", "no policy \"%s\"", req->arg[0]);
+		http_reply_error(resp, PROTO_ERR_UNKNOWN_POLICY, "no policy \"%s\"", req->arg[0]);
 		return;
 	}
 	if (ret) {
-		http_reply_error(resp, 500, "internal", "store failure");
+		http_reply_store_failure(resp);
 		return;
 	}
 	http_reply_json(resp, 200, json);
@@ -732,21 +732,21 @@ void handle_policy_enforced(const struct http_request *req, struct http_response
 	int ret;
 
 	if (!policy_name_valid(name)) {
-		http_reply_error(resp, 404, "unknown_policy", "no such policy");
+		http_reply_error(resp, PROTO_ERR_UNKNOWN_POLICY, "no such policy");
 		return;
 	}
 	ret = store_policy_get(app->store, name, &json, &ver);
 	if (ret == -ENOENT) {
-		http_reply_error(resp, 404, "unknown_policy", "no policy \"%s\"", name);
+		http_reply_error(resp, PROTO_ERR_UNKNOWN_POLICY, "no policy \"%s\"", name);
 		return;
 	}
 	/* The loaded copy rounds use (policy_cache.h): no second parse of a large policy. */
 	if (ret || (ret = policy_cache_get_version(&app->policies, app->store, name, ver, &p)) || !p) {
 		if (ret == -EINVAL)
-			http_reply_error(resp, 500, "bad_policy", "policy \"%s\" v%lld does not load", name,
+			http_reply_error(resp, PROTO_ERR_POLICY_BROKEN, "policy \"%s\" v%lld does not load", name,
 					 (long long)ver);
 		else
-			http_reply_error(resp, 500, "internal", "store failure");
+			http_reply_store_failure(resp);
 		goto out;
 	}
 	ours = policy_to_json(p);
@@ -763,7 +763,7 @@ void handle_policy_enforced(const struct http_request *req, struct http_response
 		src = json_array();
 	}
 	if (!doc || !warnings || !src) {
-		http_reply_error(resp, 500, "internal", "out of memory");
+		http_reply_error(resp, PROTO_ERR_INTERNAL, "out of memory");
 		goto out;
 	}
 	reply_json_value(resp, 200,
@@ -788,12 +788,12 @@ void handle_policy_put(const struct http_request *req, struct http_response *res
 	int64_t ver = 0;
 
 	if (!policy_name_valid(req->arg[0])) {
-		http_reply_error(resp, 400, "bad_request", "bad policy name");
+		http_reply_error(resp, PROTO_ERR_BAD_REQUEST, "bad policy name");
 		return;
 	}
 	p = policy_load(req->body, req->body_len, err, sizeof(err));
 	if (!p) {
-		http_reply_error(resp, 400, "bad_policy", "%s", err[0] ? err : "policy does not load");
+		http_reply_error(resp, PROTO_ERR_BAD_POLICY, "%s", err[0] ? err : "policy does not load");
 		return;
 	}
 	/* What an imported Keylime policy asks for that is not enforced as Keylime would: the
@@ -801,13 +801,13 @@ void handle_policy_put(const struct http_request *req, struct http_response *res
 	warnings = warnings_json(p);
 	policy_unref(p);
 	if (!warnings) {
-		http_reply_error(resp, 500, "internal", "out of memory");
+		http_reply_error(resp, PROTO_ERR_INTERNAL, "out of memory");
 		return;
 	}
 	if (store_policy_put(app->store, req->arg[0], req->body, app_actor(req), (int64_t)time(NULL),
 			     &ver)) {
 		json_decref(warnings);
-		http_reply_error(resp, 500, "internal", "store failure");
+		http_reply_store_failure(resp);
 		return;
 	}
 	policy_cache_invalidate(&app->policies, req->arg[0]);
@@ -830,7 +830,8 @@ void handle_backup(const struct http_request *req, struct http_response *resp)
 
 	ret = store_backup(app->store, &fd, &size);
 	if (ret) {
-		http_reply_error(resp, ret == -ENOSPC ? 507 : 503, "backup_failed",
+		http_reply_error(resp,
+				 ret == -ENOSPC ? PROTO_ERR_BACKUP_NO_SPACE : PROTO_ERR_BACKUP_FAILED,
 				 "the store could not be copied: %s", strerror(-ret));
 		return;
 	}

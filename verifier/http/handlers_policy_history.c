@@ -34,7 +34,7 @@ static json_t *versions_of(struct app *app, const char *name, struct http_respon
 
 	if (!arr || store_policy_versions(app->store, name, version_cb, arr)) {
 		json_decref(arr);
-		http_reply_error(resp, 500, "internal", "store failure");
+		http_reply_store_failure(resp);
 		return NULL;
 	}
 	return arr;
@@ -74,7 +74,7 @@ void handle_policy_versions(const struct http_request *req, struct http_response
 	json_t *arr;
 
 	if (!policy_name_valid(name)) {
-		http_reply_error(resp, 404, "unknown_policy", "no such policy");
+		http_reply_error(resp, PROTO_ERR_UNKNOWN_POLICY, "no such policy");
 		return;
 	}
 	arr = versions_of(app, name, resp);
@@ -82,13 +82,13 @@ void handle_policy_versions(const struct http_request *req, struct http_response
 		return;
 	if (!json_array_size(arr)) {
 		json_decref(arr);
-		http_reply_error(resp, 404, "unknown_policy", "no policy \"%s\"", name);
+		http_reply_error(resp, PROTO_ERR_UNKNOWN_POLICY, "no policy \"%s\"", name);
 		return;
 	}
 	if (store_policy_agents(app->store, strcmp(name, POLICY_DEFAULT_NAME) ? name : "",
 				&agents)) {
 		json_decref(arr);
-		http_reply_error(resp, 500, "internal", "store failure");
+		http_reply_store_failure(resp);
 		return;
 	}
 	reply_json_value(resp, 200, json_pack("{s:s, s:I, s:o}", "name", name, "agents",
@@ -103,17 +103,17 @@ void handle_policy_version_get(const struct http_request *req, struct http_respo
 	int ret;
 
 	if (!policy_name_valid(req->arg[0]) || version < 0) {
-		http_reply_error(resp, 404, "unknown_version", "no such policy version");
+		http_reply_error(resp, PROTO_ERR_UNKNOWN_VERSION, "no such policy version");
 		return;
 	}
 	ret = store_policy_get_version(app->store, req->arg[0], version, &json);
 	if (ret == -ENOENT) {
-		http_reply_error(resp, 404, "unknown_version", "policy \"%s\" has no version %lld",
+		http_reply_error(resp, PROTO_ERR_UNKNOWN_VERSION, "policy \"%s\" has no version %lld",
 				 req->arg[0], (long long)version);
 		return;
 	}
 	if (ret) {
-		http_reply_error(resp, 500, "internal", "store failure");
+		http_reply_store_failure(resp);
 		return;
 	}
 	http_reply_json(resp, 200, json);
@@ -129,18 +129,18 @@ static void reply_rollback(struct http_response *resp, enum history_status hs,
 	case HISTORY_OK:
 		break;
 	case HISTORY_UNKNOWN:
-		http_reply_error(resp, 404, id ? "unknown_agent" : "unknown_policy",
+		http_reply_error(resp, id ? PROTO_ERR_UNKNOWN_AGENT : PROTO_ERR_UNKNOWN_POLICY,
 				 id ? "agent \"%s\" has no amendment" : "no policy \"%s\"", id ? id : name);
 		return;
 	case HISTORY_UNKNOWN_VERSION:
-		http_reply_error(resp, 404, "unknown_version", "no version %lld",
+		http_reply_error(resp, PROTO_ERR_UNKNOWN_VERSION, "no version %lld",
 				 (long long)r->from);
 		return;
 	case HISTORY_BROKEN:
-		http_reply_error(resp, 409, "bad_policy", "%s", r->why);
+		http_reply_error(resp, PROTO_ERR_POLICY_VERSION_BROKEN, "%s", r->why);
 		return;
 	default:
-		http_reply_error(resp, 500, "internal", "store failure");
+		http_reply_store_failure(resp);
 		return;
 	}
 	o = json_pack("{s:I, s:I, s:b, s:I}", "version", (json_int_t)r->version, "from",
@@ -157,7 +157,7 @@ void handle_policy_rollback(const struct http_request *req, struct http_response
 	int64_t version = rollback_version(req, false);
 
 	if (!policy_name_valid(req->arg[0]) || version < 0) {
-		http_reply_error(resp, 400, "bad_request", "want {\"version\": N}, N >= 1");
+		http_reply_error(resp, PROTO_ERR_BAD_REQUEST, "want {\"version\": N}, N >= 1");
 		return;
 	}
 	reply_rollback(resp, policy_history_rollback(app, req->arg[0], false, version, app_actor(req), &r), &r,
@@ -174,9 +174,9 @@ static bool amendment_agent(const struct http_request *req, struct http_response
 
 	if (ret) {
 		if (ret == -ENOENT)
-			http_reply_error(resp, 404, "unknown_agent", "no such agent");
+			http_reply_error(resp, PROTO_ERR_UNKNOWN_AGENT, "no such agent");
 		else
-			http_reply_error(resp, 500, "internal", "store failure");
+			http_reply_store_failure(resp);
 		return false;
 	}
 	store_agent_release(&a);
@@ -196,7 +196,7 @@ void handle_amendment_get(const struct http_request *req, struct http_response *
 		return;
 	ret = store_policy_get(app->store, name, &json, &version);
 	if (ret && ret != -ENOENT) {
-		http_reply_error(resp, 500, "internal", "store failure");
+		http_reply_store_failure(resp);
 		return;
 	}
 	if (json)
@@ -227,7 +227,7 @@ void handle_amendment_rollback(const struct http_request *req, struct http_respo
 	int64_t version = rollback_version(req, true);
 
 	if (version < 0) {
-		http_reply_error(resp, 400, "bad_request",
+		http_reply_error(resp, PROTO_ERR_BAD_REQUEST,
 				 "want {\"version\": N}, N >= 0 (0: the empty amendment)");
 		return;
 	}

@@ -46,7 +46,7 @@ static void reply_asset(struct http_response *resp, const char *name, const char
 	if (end < start || memchr(start, '\0', len) != NULL) {
 		log_error("ui: embedded file \"%s\" contains a NUL byte; rebuild from verifier/http/ui/",
 			  name);
-		http_reply_error(resp, 500, "internal", "embedded page is damaged");
+		http_reply_error(resp, PROTO_ERR_INTERNAL, "embedded page is damaged");
 		return;
 	}
 	http_reply_text(resp, 200, content_type, start);

@@ -60,23 +60,47 @@ void http_reply_json(struct http_response *resp, unsigned status, char *json)
 	resp->content_type = "application/json";
 	if (!json) {
 		resp->status = 500;
-		resp->body = error_encode("internal", "out of memory");
+		resp->body = error_encode(proto_error_info(PROTO_ERR_INTERNAL)->code, "out of memory");
 		return;
 	}
 	resp->status = status;
 	resp->body = json;
 }
 
-void http_reply_error(struct http_response *resp, unsigned status, const char *code,
-		      const char *fmt, ...)
+static void __attribute__((format(printf, 4, 0)))
+reply_error_v(struct http_response *resp, enum proto_error e, const char *code,
+	      const char *fmt, va_list ap)
 {
+	const struct proto_error_info *info = proto_error_info(e);
 	char msg[512];
+
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	http_reply_json(resp, info->status, error_encode(code ? code : info->code, msg));
+}
+
+void http_reply_error(struct http_response *resp, enum proto_error e, const char *fmt, ...)
+{
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	reply_error_v(resp, e, NULL, fmt, ap);
 	va_end(ap);
-	http_reply_json(resp, status, error_encode(code, msg));
+}
+
+void http_reply_error_named(struct http_response *resp, enum proto_error e, const char *code,
+			    const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	reply_error_v(resp, e, code, fmt, ap);
+	va_end(ap);
+}
+
+void http_reply_store_failure(struct http_response *resp)
+{
+	http_reply_error(resp, PROTO_ERR_STORE_UNAVAILABLE,
+			 "the verifier cannot use its store; nothing was recorded, retry later");
 }
 
 void http_reply_text(struct http_response *resp, unsigned status, const char *content_type,
@@ -192,11 +216,11 @@ static enum MHD_Result send_response(struct http_server *srv, struct conn_state 
 }
 
 static enum MHD_Result reply_error(struct http_server *srv, struct conn_state *cs,
-				   unsigned status, const char *code, const char *msg)
+				   enum proto_error e, const char *msg)
 {
 	struct http_response resp = { 0 };
 
-	http_reply_error(&resp, status, code, "%s", msg);
+	http_reply_error(&resp, e, "%s", msg);
 	return send_response(srv, cs, &resp);
 }
 
@@ -224,13 +248,13 @@ static enum MHD_Result admit_large(struct http_server *srv, struct conn_state *c
 
 	if (srv->cfg.admit && !srv->cfg.admit(srv->cfg.app, cs->route, &cs->req, &resp)) {
 		if (!resp.status)
-			http_reply_error(&resp, 400, "bad_request", "this body is not accepted");
+			http_reply_error(&resp, PROTO_ERR_BAD_REQUEST, "this body is not accepted");
 		return send_response(srv, cs, &resp);
 	}
 	free(resp.body);
 	if (!http_guard_reserve(srv->guard, n * LIMIT_BODY_COST)) {
 		resp = (struct http_response){ .retry_after = BUSY_RETRY_SECONDS };
-		http_reply_error(&resp, 503, "busy",
+		http_reply_error(&resp, PROTO_ERR_BUSY,
 				 "the verifier holds as many large bodies as it reads at once;"
 				 " retry later");
 		return send_response(srv, cs, &resp);
@@ -261,9 +285,9 @@ static enum MHD_Result start_request(struct http_server *srv, struct conn_state 
 	}
 	if (!rt) {
 		cs->req.narg = 0;
-		return path_known ? reply_error(srv, cs, 405, "method_not_allowed",
+		return path_known ? reply_error(srv, cs, PROTO_ERR_METHOD_NOT_ALLOWED,
 						"method not allowed for this path")
-				  : reply_error(srv, cs, 404, "not_found", "no such endpoint");
+				  : reply_error(srv, cs, PROTO_ERR_NOT_FOUND, "no such endpoint");
 	}
 	cs->route = rt;
 	dynbuf_init(&cs->body, rt->body_cap);
@@ -274,8 +298,8 @@ static enum MHD_Result start_request(struct http_server *srv, struct conn_state 
 				      : 401;
 
 		if (st)
-			return reply_error(srv, cs, st, st == 403 ? "read_only" : "unauthorized",
-					   why);
+			return reply_error(srv, cs,
+					   st == 403 ? PROTO_ERR_READ_ONLY : PROTO_ERR_UNAUTHORIZED, why);
 	}
 	cl = MHD_lookup_connection_value(cs->req.conn, MHD_HEADER_KIND,
 					 MHD_HTTP_HEADER_CONTENT_LENGTH);
@@ -286,7 +310,7 @@ static enum MHD_Result start_request(struct http_server *srv, struct conn_state 
 	 * message suspect: refused unread.
 	 */
 	if (cl && transfer_encoding(cs))
-		return reply_error(srv, cs, 400, "bad_request",
+		return reply_error(srv, cs, PROTO_ERR_BAD_REQUEST,
 				   "Content-Length and Transfer-Encoding together: send one");
 	if (cl) {
 		char *end;
@@ -295,9 +319,9 @@ static enum MHD_Result start_request(struct http_server *srv, struct conn_state 
 		errno = 0;
 		n = strtoull(cl, &end, 10);
 		if (errno || end == cl || *end)
-			return reply_error(srv, cs, 400, "bad_request", "bad Content-Length");
+			return reply_error(srv, cs, PROTO_ERR_BAD_REQUEST, "bad Content-Length");
 		if (n > (unsigned long long)rt->body_cap + LIMIT_DRAIN_BYTES)
-			return reply_error(srv, cs, 413, "body_too_large",
+			return reply_error(srv, cs, PROTO_ERR_BODY_TOO_LARGE,
 					   "request body exceeds the limit for this endpoint");
 		if (n > rt->body_cap)
 			cs->too_large = true; /* drained, then answered 413 */
@@ -308,7 +332,7 @@ static enum MHD_Result start_request(struct http_server *srv, struct conn_state 
 		http_guard_phase(srv->guard, cs->guard, HTTP_GUARD_TRANSFER, n);
 	} else if (rt->body_cap > LIMIT_SMALL_BODY && chunked(cs)) {
 		/* A large body is admitted by the length it announces: no length, no admission. */
-		return reply_error(srv, cs, 411, "length_required",
+		return reply_error(srv, cs, PROTO_ERR_LENGTH_REQUIRED,
 				   "a body for this endpoint needs a Content-Length");
 	} else {
 		/* A chunked body here is at most the route's (small) cap. */
@@ -369,7 +393,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	if (cs->replied)
 		return MHD_YES;
 	if (cs->too_large)
-		return reply_error(srv, cs, 413, "body_too_large",
+		return reply_error(srv, cs, PROTO_ERR_BODY_TOO_LARGE,
 				   "request body exceeds the limit for this endpoint");
 	cs->req.body = dynbuf_str(&cs->body);
 	cs->req.body_len = cs->body.len;
@@ -378,7 +402,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	if (!resp.status) {
 		free(resp.body);
 		resp.body = NULL;
-		http_reply_error(&resp, 500, "internal", "handler gave no answer");
+		http_reply_error(&resp, PROTO_ERR_INTERNAL, "handler gave no answer");
 	}
 	return send_response(srv, cs, &resp);
 }

@@ -22,6 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "proto/errors.h"
 #include "proto/limits.h"
 
 #define HTTP_MAX_ARGS 2u
@@ -108,9 +109,15 @@ int http_server_set_cert(struct http_server *srv, const char *cert_pem, const ch
 
 /* Takes ownership of json (may be NULL: then 500 "internal"). */
 void http_reply_json(struct http_response *resp, unsigned status, char *json);
-/* {"error":{"code":CODE,"message":...}}. */
-void http_reply_error(struct http_response *resp, unsigned status, const char *code,
-		      const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* {"error":{"code":CODE,"message":...}} with e's status and code (proto/errors.h). */
+void http_reply_error(struct http_response *resp, enum proto_error e, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* Same with another wire code than e's own (NOT_AUTHENTIC: the quote's reason). */
+void http_reply_error_named(struct http_response *resp, enum proto_error e, const char *code,
+			    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* The store failed (disk full, I/O error, database locked, a lost connection): nothing was
+ * recorded. 503, not 500: the request was fine and the same request later may succeed. */
+void http_reply_store_failure(struct http_response *resp);
 /* A body streamed from an open file (size bytes from its offset 0); takes ownership of fd. */
 void http_reply_file(struct http_response *resp, unsigned status, const char *content_type,
 		     int fd, uint64_t size);
