@@ -25,9 +25,11 @@ const char *app_actor(const struct http_request *req);
 bool app_admit(void *app, const struct http_route *route, const struct http_request *req,
 	       struct http_response *resp);
 
-/* Shared by the handlers (handlers_operator.c): the answer v as JSON (v is consumed; NULL is a
- * 500), and whether a name may name a policy (the agent-id alphabet, at most LIMIT_POLICY_NAME). */
+/* Shared by the handlers (handlers_common.c): the answer v as JSON (v is consumed; NULL is a
+ * 500), the rows a list asks for (?limit=, 100 by default, at most LIMIT_LIST_ROWS), and
+ * whether a name may name a policy (the agent-id alphabet, at most LIMIT_POLICY_NAME). */
 void reply_json_value(struct http_response *resp, unsigned status, json_t *v);
+unsigned query_limit(const struct http_request *req);
 bool policy_name_valid(const char *s);
 void app_observe(void *app, const struct http_route *route, unsigned status, double seconds);
 
@@ -39,15 +41,19 @@ void handle_evidence(const struct http_request *req, struct http_response *resp)
 /* Evidence over LIMIT_SMALL_BODY is read only from an active agent with a challenge out. */
 bool admit_evidence(const struct http_request *req, struct http_response *resp);
 
+/* Health and metrics (handlers_health.c). */
 void handle_healthz(const struct http_request *req, struct http_response *resp);
 void handle_metrics(const struct http_request *req, struct http_response *resp);
+/* The fleet: agents, their verdicts, their policy (handlers_fleet.c). */
 void handle_agents_list(const struct http_request *req, struct http_response *resp);
 void handle_agent_get(const struct http_request *req, struct http_response *resp);
 void handle_agent_verdicts(const struct http_request *req, struct http_response *resp);
 void handle_agent_set_policy(const struct http_request *req, struct http_response *resp);
+/* Violations and their review (handlers_violations.c). */
 void handle_violations_list(const struct http_request *req, struct http_response *resp);
 void handle_violation_approve(const struct http_request *req, struct http_response *resp);
 void handle_violation_dismiss(const struct http_request *req, struct http_response *resp);
+/* Policies (handlers_policies.c); the store's copy (handlers_backup.c). */
 void handle_policy_get(const struct http_request *req, struct http_response *resp);
 void handle_policy_enforced(const struct http_request *req, struct http_response *resp);
 void handle_policy_put(const struct http_request *req, struct http_response *resp);
@@ -58,7 +64,7 @@ void handle_agent_retire(const struct http_request *req, struct http_response *r
 void handle_agent_reset(const struct http_request *req, struct http_response *resp);
 void handle_agent_history(const struct http_request *req, struct http_response *resp);
 
-/* Policy history and agents' amendments (handlers_history.c). */
+/* Policy history and agents' amendments (handlers_policy_history.c). */
 void handle_policy_versions(const struct http_request *req, struct http_response *resp);
 void handle_policy_version_get(const struct http_request *req, struct http_response *resp);
 void handle_policy_rollback(const struct http_request *req, struct http_response *resp);

@@ -19,6 +19,7 @@
 #include "verifier/decision/attest.h"
 #include "verifier/store/cluster.h"
 #include "verifier/policy/policy.h"
+#include "verifier/service/judges.h"
 
 #define CHALLENGE_NONCE_BYTES 32u
 #define CHALLENGE_PCR_MASK 0x7ffu /* PCR 0-10: boot_aggregate inputs (0-9) and IMA (10) */
@@ -463,8 +464,8 @@ enum round_status round_evidence(struct app *app, const char *id, const struct e
 	struct attest_request ar;
 	struct attest_result res;
 	struct challenge ch;
-	struct policy *policy = NULL, *amendment = NULL;
-	char amendment_name[STORE_AMENDMENT_NAME_MAX + 1];
+	struct judges judges = { 0 };
+	enum judges_part failed;
 	EVP_PKEY *ak = NULL;
 	enum round_status st;
 	bool have_result = false;
@@ -481,9 +482,8 @@ enum round_status round_evidence(struct app *app, const char *id, const struct e
 	st = agent_ak(app, id, ctx.ak_name, ctx.ak_name_len, &ak);
 	if (st)
 		return st;
-	ret = policy_cache_get_version(&app->policies, app->store, ctx.policy, ctx.policy_version,
-				       &policy);
-	if (ret) {
+	ret = judges_load(app, id, &ctx, &judges, &failed);
+	if (ret && failed == JUDGES_POLICY) {
 		log_error("evidence: agent \"%s\" is assigned policy \"%s\", which %s", id,
 			  ctx.policy[0] ? ctx.policy : POLICY_DEFAULT_NAME,
 			  ret == -ENOENT ? "does not exist; PUT it or reassign the agent"
@@ -491,17 +491,14 @@ enum round_status round_evidence(struct app *app, const char *id, const struct e
 		st = ret == -ENOENT || ret == -EINVAL ? ROUND_POLICY_UNAVAILABLE : ROUND_STORE_FAILED;
 		goto out;
 	}
-	/* The agent's own approvals: none is the common case (version 0, nothing cached). */
-	store_amendment_name(id, amendment_name);
-	if (ctx.amendment_version) {
-		ret = policy_cache_get_version(&app->amendments, app->store, amendment_name,
-					       ctx.amendment_version, &amendment);
-		if (ret) {
-			log_error("evidence: agent \"%s\": its amendment (\"%s\") %s", id,
-				  amendment_name, ret == -EINVAL ? "does not load" : "cannot be read");
-			st = ret == -EINVAL ? ROUND_POLICY_UNAVAILABLE : ROUND_STORE_FAILED;
-			goto out;
-		}
+	if (ret) {
+		char amendment[STORE_AMENDMENT_NAME_MAX + 1];
+
+		store_amendment_name(id, amendment);
+		log_error("evidence: agent \"%s\": its amendment (\"%s\") %s", id, amendment,
+			  ret == -EINVAL ? "does not load" : "cannot be read");
+		st = ret == -EINVAL ? ROUND_POLICY_UNAVAILABLE : ROUND_STORE_FAILED;
+		goto out;
 	}
 	now = (int64_t)time(NULL);
 	st = spend_nonce(app, id, ev, now, &ch);
@@ -523,8 +520,8 @@ enum round_status round_evidence(struct app *app, const char *id, const struct e
 	ar.nonce = ch.nonce;
 	ar.nonce_len = ch.nonce_len;
 	ar.requested = &ch.selection;
-	ar.policy = policy;
-	ar.amendment = amendment;
+	ar.policy = judges.policy;
+	ar.amendment = judges.amendment;
 	ar.prev = &ctx.boot;
 	ar.ev = ev;
 	ret = attest_evaluate(&ar, &res);
@@ -562,8 +559,7 @@ out:
 	if (have_result)
 		attest_result_release(&res);
 	store_boot_log_release(&stored);
-	policy_unref(policy);
-	policy_unref(amendment);
+	judges_release(&judges);
 	EVP_PKEY_free(ak);
 	return st;
 }

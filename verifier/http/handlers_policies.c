@@ -1,0 +1,162 @@
+/*
+ * Policies as HTTP: GET /v1/policies/{name} (the text stored), .../enforced (what the verifier
+ * judges by) and PUT (a new version, checked before it is stored). Versions and rollbacks are
+ * handlers_policy_history.c's.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <jansson.h>
+
+#include "common/log.h"
+#include "verifier/http/handlers.h"
+#include "verifier/policy/policy.h"
+
+void handle_policy_get(const struct http_request *req, struct http_response *resp)
+{
+	struct app *app = req->app;
+	char *json = NULL;
+	int64_t ver = 0;
+	int ret;
+
+	if (!policy_name_valid(req->arg[0])) {
+		http_reply_error(resp, PROTO_ERR_UNKNOWN_POLICY, "no such policy");
+		return;
+	}
+	ret = store_policy_get(app->store, req->arg[0], &json, &ver);
+	if (ret == -ENOENT) {
+		http_reply_error(resp, PROTO_ERR_UNKNOWN_POLICY, "no policy \"%s\"", req->arg[0]);
+		return;
+	}
+	if (ret) {
+		http_reply_store_failure(resp);
+		return;
+	}
+	http_reply_json(resp, 200, json);
+}
+
+/* The policy's import warnings as a JSON list of strings; NULL on allocation failure. */
+static json_t *warnings_json(const struct policy *p)
+{
+	json_t *a = json_array();
+	const char *w;
+	size_t n;
+
+	for (size_t i = 0; a && (w = policy_warning(p, i, &n)); i++) {
+		if (json_array_append_new(a, json_stringn(w, n))) {
+			json_decref(a);
+			return NULL;
+		}
+	}
+	return a;
+}
+
+/*
+ * GET /v1/policies/{name}/enforced: the newest version as the verifier judges by it, which for
+ * an imported Keylime policy is not the text stored: {name, version, format ("attest" or
+ * "keylime"), warnings (what the import could not enforce as Keylime would), policy (our format,
+ * policy_to_json(): excludes translated to our syntax, Keylime's digests["boot_aggregate"] as
+ * the boot_aggregate list, never a path), source_excludes (Keylime's patterns as written, in the
+ * order of policy.excludes; [] for ours)}.
+ */
+void handle_policy_enforced(const struct http_request *req, struct http_response *resp)
+{
+	struct app *app = req->app;
+	const char *name = req->arg[0];
+	struct policy *p = NULL;
+	json_t *doc = NULL, *src = NULL, *warnings = NULL;
+	char *json = NULL, *ours = NULL;
+	int64_t ver = 0;
+	int ret;
+
+	if (!policy_name_valid(name)) {
+		http_reply_error(resp, PROTO_ERR_UNKNOWN_POLICY, "no such policy");
+		return;
+	}
+	ret = store_policy_get(app->store, name, &json, &ver);
+	if (ret == -ENOENT) {
+		http_reply_error(resp, PROTO_ERR_UNKNOWN_POLICY, "no policy \"%s\"", name);
+		return;
+	}
+	/* The loaded copy rounds use (policy_cache.h): no second parse of a large policy. */
+	if (ret || (ret = policy_cache_get_version(&app->policies, app->store, name, ver, &p)) || !p) {
+		if (ret == -EINVAL)
+			http_reply_error(resp, PROTO_ERR_POLICY_BROKEN, "policy \"%s\" v%lld does not load", name,
+					 (long long)ver);
+		else
+			http_reply_store_failure(resp);
+		goto out;
+	}
+	ours = policy_to_json(p);
+	doc = ours ? json_loads(ours, 0, NULL) : NULL;
+	warnings = warnings_json(p);
+	if (policy_is_keylime(p)) {
+		json_t *raw = json_loads(json, 0, NULL);
+
+		src = json_incref(json_object_get(raw, "excludes"));
+		json_decref(raw);
+	}
+	if (!json_is_array(src)) {
+		json_decref(src);
+		src = json_array();
+	}
+	if (!doc || !warnings || !src) {
+		http_reply_error(resp, PROTO_ERR_INTERNAL, "out of memory");
+		goto out;
+	}
+	reply_json_value(resp, 200,
+			 json_pack("{s:s, s:I, s:s, s:O, s:O, s:O}", "name", name, "version",
+				   (json_int_t)ver, "format", policy_is_keylime(p) ? "keylime" : "attest",
+				   "warnings", warnings, "source_excludes", src, "policy", doc));
+out:
+	json_decref(doc);
+	json_decref(src);
+	json_decref(warnings);
+	free(ours);
+	free(json);
+	policy_unref(p);
+}
+
+void handle_policy_put(const struct http_request *req, struct http_response *resp)
+{
+	struct app *app = req->app;
+	char err[256] = "";
+	struct policy *p;
+	json_t *warnings;
+	int64_t ver = 0;
+
+	if (!policy_name_valid(req->arg[0])) {
+		http_reply_error(resp, PROTO_ERR_BAD_REQUEST, "bad policy name");
+		return;
+	}
+	p = policy_load(req->body, req->body_len, err, sizeof(err));
+	if (!p) {
+		http_reply_error(resp, PROTO_ERR_BAD_POLICY, "%s", err[0] ? err : "policy does not load");
+		return;
+	}
+	/* What an imported Keylime policy asks for that is not enforced as Keylime would: the
+	 * operator sees it in the answer (attestctl prints it), nothing is dropped silently. */
+	warnings = warnings_json(p);
+	policy_unref(p);
+	if (!warnings) {
+		http_reply_error(resp, PROTO_ERR_INTERNAL, "out of memory");
+		return;
+	}
+	if (store_policy_put(app->store, req->arg[0], req->body, app_actor(req), (int64_t)time(NULL),
+			     &ver)) {
+		json_decref(warnings);
+		http_reply_store_failure(resp);
+		return;
+	}
+	policy_cache_invalidate(&app->policies, req->arg[0]);
+	log_info("policy: \"%s\" is now version %" PRId64 " (%zu import warnings)", req->arg[0], ver,
+		 json_array_size(warnings));
+	reply_json_value(resp, 200,
+			 json_pack("{s:s, s:I, s:o}", "name", req->arg[0], "version", (json_int_t)ver,
+				   "warnings", warnings));
+}
