@@ -19,6 +19,7 @@
 #include "common/file.h"
 #include "common/log.h"
 #include "proto/dynbuf.h"
+#include "proto/ekcert.h"
 #include "proto/tpmkey.h"
 
 #define QUOTE_TRIES 5
@@ -249,8 +250,8 @@ int tpm_ek_cert(struct tpm *t, uint8_t **out, size_t *out_len)
 			goto out;
 		}
 		if (data->size != n) {
-			Esys_Free(data);
 			log_error("nv_read returned %u bytes, asked %u", data->size, n);
+			Esys_Free(data);
 			ret = -EIO;
 			goto out;
 		}
@@ -258,8 +259,15 @@ int tpm_ek_cert(struct tpm *t, uint8_t **out, size_t *out_len)
 		off = (uint16_t)(off + n);
 		Esys_Free(data);
 	}
-	*out = buf;
+	/*
+	 * The index may be larger than the certificate (STMicro fills the rest with 0xFF): send
+	 * the certificate alone. Bytes that are neither a certificate nor fill go as they are, for
+	 * the verifier to refuse with its reason.
+	 */
 	*out_len = size;
+	if (ekcert_trim(buf, size, out_len) == 0 && *out_len < size)
+		log_debug("ek certificate: %zu bytes in an nv index of %u", *out_len, size);
+	*out = buf;
 	buf = NULL;
 	ret = 0;
 out:

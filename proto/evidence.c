@@ -204,6 +204,11 @@ int enroll_request_parse(const char *json, size_t len, struct enroll_request *ou
 		    "ak_pub missing",
 		    "ak_pub is not valid base64 of at most " LIMIT_STR(LIMIT_TPM2B_PUBLIC) " bytes"))
 		goto out;
+	if (json_object_get(root, "ek_chain") &&
+	    get_b64(root, "ek_chain", LIMIT_EK_CHAIN, false, &out->ek_chain, &out->ek_chain_len,
+		    why, "ek_chain must be base64",
+		    "ek_chain is not valid base64 of 1-" LIMIT_STR(LIMIT_EK_CHAIN) " bytes"))
+		goto out;
 	rc = 0;
 out:
 	json_decref(root);
@@ -214,10 +219,17 @@ out:
 
 char *enroll_request_encode(const struct enroll_request *req)
 {
-	return dump_and_free(json_pack("{s:s, s:o, s:o, s:o}", "agent_id", req->agent_id,
-				       "ek_pub", b64_value(req->ek_pub, req->ek_pub_len),
-				       "ek_cert", b64_value(req->ek_cert, req->ek_cert_len),
-				       "ak_pub", b64_value(req->ak_pub, req->ak_pub_len)));
+	json_t *root = json_pack("{s:s, s:o, s:o, s:o}", "agent_id", req->agent_id,
+				 "ek_pub", b64_value(req->ek_pub, req->ek_pub_len),
+				 "ek_cert", b64_value(req->ek_cert, req->ek_cert_len),
+				 "ak_pub", b64_value(req->ak_pub, req->ak_pub_len));
+
+	if (root && req->ek_chain_len &&
+	    json_object_set_new(root, "ek_chain", b64_value(req->ek_chain, req->ek_chain_len))) {
+		json_decref(root);
+		return NULL;
+	}
+	return dump_and_free(root);
 }
 
 void enroll_request_release(struct enroll_request *req)
@@ -227,8 +239,9 @@ void enroll_request_release(struct enroll_request *req)
 	free(req->ek_pub);
 	free(req->ek_cert);
 	free(req->ak_pub);
-	req->ek_pub = req->ek_cert = req->ak_pub = NULL;
-	req->ek_pub_len = req->ek_cert_len = req->ak_pub_len = 0;
+	free(req->ek_chain);
+	req->ek_pub = req->ek_cert = req->ak_pub = req->ek_chain = NULL;
+	req->ek_pub_len = req->ek_cert_len = req->ak_pub_len = req->ek_chain_len = 0;
 }
 
 int enroll_response_parse(const char *json, size_t len, struct enroll_response *out, const char **why)

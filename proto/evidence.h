@@ -5,7 +5,8 @@
  *
  *   POST /v1/agents                      enroll_request
  *     {"agent_id": "web-01", "ek_pub": B64(TPM2B_PUBLIC), "ek_cert": B64(DER),
- *      "ak_pub": B64(TPM2B_PUBLIC)}
+ *      "ak_pub": B64(TPM2B_PUBLIC),
+ *      "ek_chain": B64(DER certificates, one after the other)}           (optional)
  *   201                                  enroll_response
  *     {"agent_id": "web-01", "credential_blob": B64(TPM2B_ID_OBJECT),
  *      "encrypted_secret": B64(TPM2B_ENCRYPTED_SECRET)}
@@ -80,6 +81,8 @@ struct enroll_request {
 	size_t ek_cert_len;
 	uint8_t *ak_pub;
 	size_t ak_pub_len;
+	uint8_t *ek_chain; /* intermediates between ek_cert and an anchor; NULL if none */
+	size_t ek_chain_len;
 };
 int enroll_request_parse(const char *json, size_t len, struct enroll_request *out, const char **why);
 char *enroll_request_encode(const struct enroll_request *req);

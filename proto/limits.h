@@ -82,6 +82,9 @@
  */
 #define LIMIT_DRAIN_BYTES (1024u * 1024u)
 #define LIMIT_EK_CERT 8192
+/* The intermediates an agent sends with its EK certificate (ek_chain, from NV 0x01C00100 up). */
+#define LIMIT_EK_CHAIN (4u * LIMIT_EK_CERT)
+#define LIMIT_EK_CHAIN_CERTS 8u
 /*
  * Pending enrollments (not yet activated: made with a public EK certificate alone) of one EK
  * under other agent ids, and in all. A new one past either is refused (429), never evicts one

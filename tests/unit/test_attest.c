@@ -848,6 +848,54 @@ int main(void)
 	      "boot_aggregate_late after a real boot_aggregate: not_in_allowlist");
 	attest_result_release(&r.res);
 
+	CASE_BEGIN("upstream late start: boot_aggregate_late as entry 0");
+	/* 12f. The upstream IMA_INIT_LATE_SYNC option names the first entry boot_aggregate_late,
+	 * computed as boot_aggregate: judged as boot_aggregate, and a later one is still a
+	 * second name no policy lists. */
+	machine_boot(&m, 6);
+	m.list.len = 0;
+	m.list.n = 0;
+	sha1_aggregate(&m, late);
+	add_entry(&m.list, "sha1", late, 20, "boot_aggregate_late", false);
+	add_file(&m.list, "/bin/a");
+	machine_extend(&m, 2);
+	CHECK(run_round(&m, &r, 0, 2, NULL, pol, NULL) == 0 && r.res.verdict.trusted &&
+	      r.res.next.next_entry == 2, "entry 0 boot_aggregate_late matching PCR 0-7: trusted (%s)",
+	      r.res.verdict.nreasons ? r.res.verdict.reason[0].code : "");
+	attest_result_release(&r.res);
+	machine_boot(&m, 6);
+	m.list.len = 0;
+	m.list.n = 0;
+	sha1_aggregate(&m, late);
+	late[3] ^= 1;
+	add_entry(&m.list, "sha1", late, 20, "boot_aggregate_late", false);
+	machine_extend(&m, 1);
+	CHECK(run_round(&m, &r, 0, 1, NULL, pol, NULL) == 0 &&
+	      has_reason(&r.res, "boot_aggregate_mismatch") && !r.res.verdict.trusted,
+	      "entry 0 boot_aggregate_late not matching PCR 0-7: boot_aggregate_mismatch");
+	attest_result_release(&r.res);
+	machine_boot(&m, 6);
+	m.list.len = 0;
+	m.list.n = 0;
+	add_entry(&m.list, "sha1", zero, 20, "boot_aggregate_late", false);
+	add_file(&m.list, "/bin/a");
+	sha1_aggregate(&m, late);
+	add_entry(&m.list, "sha1", late, 20, "boot_aggregate_late", false);
+	machine_extend(&m, 3);
+	CHECK(run_round(&m, &r, 0, 3, NULL, pol, NULL) == 0 && r.res.verdict.trusted,
+	      "zero entry-0 boot_aggregate_late, then our late binding: trusted (%s)",
+	      r.res.verdict.nreasons ? r.res.verdict.reason[0].code : "");
+	attest_result_release(&r.res);
+	machine_boot(&m, 6);
+	m.list.len = 0;
+	m.list.n = 0;
+	add_entry(&m.list, "sha1", zero, 20, "boot_aggregate_late", false);
+	add_file(&m.list, "/bin/a");
+	machine_extend(&m, 2);
+	CHECK(run_round(&m, &r, 0, 2, NULL, pol, NULL) == 0 && has_reason(&r.res, "tpm_bypass") &&
+	      r.res.next.next_entry == 0, "zero entry-0 boot_aggregate_late alone: tpm_bypass");
+	attest_result_release(&r.res);
+
 	CASE_BEGIN("no policy");
 	/* 13. No policy: every entry passes, only the cryptography is judged. */
 	machine_boot(&m, 2);

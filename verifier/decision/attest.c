@@ -234,11 +234,17 @@ static bool amended(const struct eval *ev, const struct ima_entry *e)
 				  e->digest_len) == POLICY_ALLOWED;
 }
 
+/*
+ * Entry 0 may also be named boot_aggregate_late: the upstream kernel option
+ * IMA_INIT_LATE_SYNC starts IMA at late_initcall_sync and names its first entry so, computed
+ * exactly as boot_aggregate (zero if it found no TPM even then). It is judged as boot_aggregate;
+ * a later boot_aggregate_late is the late binding of check_late_aggregate().
+ */
 static void check_boot_aggregate(struct eval *ev, const struct ima_entry *e)
 {
-	if (!is_boot_aggregate(e) || !e->digest) {
+	if (!(is_boot_aggregate(e) || is_boot_aggregate_late(e)) || !e->digest) {
 		add_reason(ev, REASON_BOOT_AGGREGATE_MISSING, (int64_t)e->index,
-			   "the first entry of a boot must be boot_aggregate");
+			   "the first entry of a boot must be boot_aggregate (or boot_aggregate_late)");
 		return;
 	}
 	if (all_zero(e->digest, e->digest_len)) {

@@ -14,6 +14,7 @@
 #include <openssl/x509_vfy.h>
 
 #include "common/log.h"
+#include "proto/ekcert.h"
 
 struct enroll_trust {
 	X509_STORE *store;
@@ -28,8 +29,16 @@ struct enroll_trust *enroll_trust_new(const char *const *ca_files, size_t nfiles
 	t->store = X509_STORE_new();
 	if (!t->store)
 		goto fail;
+	/*
+	 * Every certificate of the files is an anchor, a root or not: a TPM maker's CA is often
+	 * issued by a root the operator has no reason to trust (STMicro's by GlobalSign's TPM
+	 * root), and listing the CA alone must trust exactly it. Without this flag OpenSSL would
+	 * take such a CA for an intermediate and demand its root.
+	 */
+	if (X509_STORE_set_flags(t->store, X509_V_FLAG_PARTIAL_CHAIN) != 1)
+		goto fail;
 	for (size_t i = 0; i < nfiles; i++) {
-		/* Loads every certificate in the file; a bundle may hold roots and intermediates. */
+		/* Loads every certificate in the file; a bundle may hold roots and CAs under them. */
 		if (X509_STORE_load_file(t->store, ca_files[i]) != 1) {
 			log_openssl("enroll: --ek-ca");
 			log_error("enroll: cannot load EK CA file \"%s\" (want PEM certificates)",
@@ -65,9 +74,49 @@ static enum enroll_status refuse(struct enroll_result *out, enum enroll_status s
 	return st;
 }
 
-/* Chain check of an EK certificate against the anchors. */
+/*
+ * The intermediate certificates the agent sent (ek_chain: DER certificates one after the other,
+ * as the TPM keeps them in NV 0x01C00100 and up). They are only candidates for the path: the
+ * chain must still end at an --ek-ca anchor. NULL and a refusal in out->why if malformed.
+ */
+static STACK_OF(X509) *parse_intermediates(const struct enroll_request *req,
+					   struct enroll_result *out, bool *bad)
+{
+	STACK_OF(X509) *sk = sk_X509_new_null();
+	size_t off = 0, n = 0;
+	int r;
+
+	*bad = false;
+	if (!sk)
+		return NULL;
+	while (req->ek_chain_len &&
+	       (r = ekcert_next(req->ek_chain, req->ek_chain_len, &off, &n)) == 0) {
+		const unsigned char *p = req->ek_chain + off - n;
+		X509 *c = d2i_X509(NULL, &p, (long)n);
+
+		if (!c || p != req->ek_chain + off || sk_X509_num(sk) >= (int)LIMIT_EK_CHAIN_CERTS ||
+		    !sk_X509_push(sk, c)) {
+			X509_free(c);
+			ERR_clear_error();
+			refuse(out, ENROLL_EK_UNTRUSTED, "ek_chain holds more than %u certificates or"
+			       " one that is not DER", LIMIT_EK_CHAIN_CERTS);
+			goto fail;
+		}
+	}
+	if (req->ek_chain_len && r < 0) {
+		refuse(out, ENROLL_EK_UNTRUSTED, "%s", "ek_chain is not DER certificates");
+		goto fail;
+	}
+	return sk;
+fail:
+	*bad = true;
+	sk_X509_pop_free(sk, X509_free);
+	return NULL;
+}
+
+/* Chain check of an EK certificate against the anchors, through the agent's intermediates. */
 static enum enroll_status verify_chain(const struct enroll_trust *t, X509 *cert,
-				       struct enroll_result *out)
+				       STACK_OF(X509) *intermediates, struct enroll_result *out)
 {
 	X509_STORE_CTX *ctx = X509_STORE_CTX_new();
 	enum enroll_status st = ENROLL_EK_UNTRUSTED;
@@ -75,7 +124,7 @@ static enum enroll_status verify_chain(const struct enroll_trust *t, X509 *cert,
 
 	if (!ctx)
 		return ENROLL_INTERNAL;
-	if (!t || !t->store || X509_STORE_CTX_init(ctx, t->store, cert, NULL) != 1) {
+	if (!t || !t->store || X509_STORE_CTX_init(ctx, t->store, cert, intermediates) != 1) {
 		X509_STORE_CTX_free(ctx);
 		return refuse(out, ENROLL_EK_UNTRUSTED, "%s", "no EK CA configured (--ek-ca)");
 	}
@@ -107,7 +156,10 @@ enum enroll_status enroll_check(const struct enroll_trust *t, const struct enrol
 	const unsigned char *p;
 	uint8_t secret[ENROLL_SECRET_LEN];
 	unsigned int dlen = 0;
+	STACK_OF(X509) *chain = NULL;
 	X509 *cert = NULL;
+	size_t cert_len = 0;
+	bool bad_chain = false;
 	int ret;
 
 	memset(out, 0, sizeof(*out));
@@ -123,15 +175,29 @@ enum enroll_status enroll_check(const struct enroll_trust *t, const struct enrol
 
 	if (req->ek_cert_len == 0 || req->ek_cert_len > LIMIT_EK_CERT)
 		return refuse(out, ENROLL_EK_UNTRUSTED, "%s", "ek_cert missing or too large");
+	/*
+	 * Exactly one certificate, then at most the fill of the NV index it came from (0xFF or
+	 * 0x00): any other trailing byte would be data nobody checked.
+	 */
 	p = req->ek_cert;
-	cert = d2i_X509(NULL, &p, (long)req->ek_cert_len);
-	/* Exactly one certificate: trailing bytes would be data nobody checked. */
-	if (!cert || p != req->ek_cert + req->ek_cert_len) {
+	if (ekcert_trim(req->ek_cert, req->ek_cert_len, &cert_len) ||
+	    !(cert = d2i_X509(NULL, &p, (long)cert_len)) || p != req->ek_cert + cert_len) {
 		ERR_clear_error();
-		st = refuse(out, ENROLL_EK_UNTRUSTED, "%s", "ek_cert is not one DER certificate");
+		st = refuse(out, ENROLL_EK_UNTRUSTED, "%s",
+			    "ek_cert is not one DER certificate (followed only by 0xFF or 0x00 fill)");
 		goto out;
 	}
-	if ((st = verify_chain(t, cert, out)) != ENROLL_OK)
+	out->ek_cert_len = cert_len;
+	chain = parse_intermediates(req, out, &bad_chain);
+	if (bad_chain) {
+		st = ENROLL_EK_UNTRUSTED;
+		goto out;
+	}
+	if (!chain) {
+		st = ENROLL_INTERNAL;
+		goto out;
+	}
+	if ((st = verify_chain(t, cert, chain, out)) != ENROLL_OK)
 		goto out;
 	if (!tpmkey_matches_evp(&ek, X509_get0_pubkey(cert))) {
 		st = refuse(out, ENROLL_EK_MISMATCH, "%s",
@@ -165,6 +231,7 @@ enum enroll_status enroll_check(const struct enroll_trust *t, const struct enrol
 	st = ENROLL_OK;
 out:
 	OPENSSL_cleanse(secret, sizeof(secret));
+	sk_X509_pop_free(chain, X509_free);
 	X509_free(cert);
 	if (st != ENROLL_OK)
 		OPENSSL_cleanse(&out->cred, sizeof(out->cred));

@@ -5,7 +5,10 @@
  * enroll_check() accepts an enroll_request only if
  *   - ek_pub is a TPM2B_PUBLIC of a proper EK (TCG default template, tpmkey_check_ek),
  *   - ak_pub is a TPM2B_PUBLIC with the AK attributes (tpmkey_check_ak),
- *   - ek_cert is one DER certificate that chains to a --ek-ca anchor,
+ *   - ek_cert is one DER certificate, followed at most by the 0xFF or 0x00 fill of the NV
+ *     index it was read from (proto/ekcert.h; the store keeps the certificate without it),
+ *   - it chains to a --ek-ca anchor, through the intermediates of the optional ek_chain
+ *     (untrusted: only candidates for the path),
  *   - the certificate's key equals ek_pub;
  * then it runs MakeCredential with 32 fresh random bytes for the AK's name and keeps only
  * SHA-256(secret). The secret itself is wiped before return: only the TPM that holds the EK
@@ -31,7 +34,11 @@
 
 struct enroll_trust;
 
-/* Loads every certificate of every PEM file as a trust anchor; NULL on failure (logged). */
+/*
+ * Loads every certificate of every PEM file as a trust anchor, a self-signed root or a CA
+ * issued by a root not in the files (X509_V_FLAG_PARTIAL_CHAIN): the chain check stops at the
+ * first certificate it finds in the files. NULL on failure (logged).
+ */
 struct enroll_trust *enroll_trust_new(const char *const *ca_files, size_t nfiles);
 void enroll_trust_free(struct enroll_trust *t);
 
@@ -49,6 +56,7 @@ struct enroll_result {
 	uint8_t secret_digest[ENROLL_DIGEST_LEN]; /* SHA-256(secret), stored */
 	uint8_t ak_name[TPMKEY_NAME_MAX];
 	size_t ak_name_len;
+	size_t ek_cert_len;                     /* req->ek_cert without its NV fill */
 	char why[160];                          /* reason for a refusal, for the error message */
 };
 

@@ -31,7 +31,7 @@ enum agents_status agents_enroll(struct app *app, const struct enroll_request *e
 	a.ek_pub = er->ek_pub;
 	a.ek_pub_len = er->ek_pub_len;
 	a.ek_cert = er->ek_cert;
-	a.ek_cert_len = er->ek_cert_len;
+	a.ek_cert_len = res->ek_cert_len; /* without the NV index's fill */
 	a.ak_pub = er->ak_pub;
 	a.ak_pub_len = er->ak_pub_len;
 	memcpy(a.ak_name, res->ak_name, res->ak_name_len);
