@@ -42,7 +42,7 @@ nv_replace() {
 enroll() {
 	local shape=$1 cafile=$2
 	start_verifier "$W/v-$shape" --ek-ca "$cafile" || { fail "$shape: verifier starts"; return 1; }
-	"$B/attestd" --verifier "$URL" --ca "$CA" --agent-id "$shape" --tcti "$TCTI" \
+	"$B/attestd" --config /dev/null --verifier "$URL" --ca "$CA" --agent-id "$shape" --tcti "$TCTI" \
 		--state-dir "$W/a-$shape" --event-log none --ima-list "$W/ima" --once \
 		>"$W/a-$shape.out" 2>"$W/a-$shape.log"
 	OUT=$(cat "$W/a-$shape.out" "$W/a-$shape.log")
