@@ -77,6 +77,9 @@ enum proto_action {
 	X(NONCE_UNKNOWN, 400, "nonce_unknown", true, PROTO_ACTION_NEW_CHALLENGE)                    \
 	X(NONCE_EXPIRED, 409, "nonce_expired", true, PROTO_ACTION_NEW_CHALLENGE)                    \
 	X(NO_CHALLENGE, 409, "no_challenge", true, PROTO_ACTION_NEW_CHALLENGE)                      \
+	/* the agent's policy or amendment changed since its boot was judged, and the evidence    \
+	 * does not start at entry 0: a challenge asked for names entry 0 (the boot judged again) */ \
+	X(REJUDGEMENT, 409, "rejudgement", true, PROTO_ACTION_NEW_CHALLENGE)                        \
 	/* a replay of an answered round: the agent's next round asks for a new challenge */        \
 	X(NONCE_REUSED, 409, "nonce_reused", true, PROTO_ACTION_RETRY)                              \
 	/* another round of the agent committed first: the next round starts from its offset */     \

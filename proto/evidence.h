@@ -34,7 +34,9 @@
  * request; it asks (POST .../challenges) when it holds none, or when the evidence answering
  * one is refused as nonce_unknown (the verifier restarted: challenges live in its memory),
  * nonce_expired, or no_challenge (a body over 64 KiB is read only for a challenge the agent
- * asked for, since every active agent holds a given one: SECURITY.md). The verifier offers one
+ * asked for, since every active agent holds a given one: SECURITY.md), or rejudgement (the
+ * agent's policy or amendment changed since its boot was judged: the challenge it asks for
+ * names entry 0, and it sends its whole list, judged again). The verifier offers one
  * only when the agent's interval is at most half of --nonce-ttl, and keeps one such challenge
  * per agent outstanding (a newer replaces it), so a client that ignores them is not
  * rate-limited by them. Freshness is bounded by --nonce-ttl either way (SECURITY.md, "What a

@@ -153,6 +153,8 @@ struct round {
 /* Unreviewed violations of prev's boot, as round.c reads them from the store. */
 static uint64_t round_open_violations, round_open_prev_boot;
 static const struct policy *round_amendment;
+/* The versions of the policy and amendment a round is judged by (NULL: unversioned). */
+static const struct judged_versions *round_judged_by;
 
 /* Quotes and sends entries [from, to) of the list; evaluates against prev. */
 static int run_round(struct machine *m, struct round *r, unsigned from, unsigned to,
@@ -181,7 +183,7 @@ static int run_round(struct machine *m, struct round *r, unsigned from, unsigned
 				     .requested = &requested, .policy = pol, .prev = prev, .ev = &r->ev,
 				     .open_violations = round_open_violations,
 				     .open_violations_prev_boot = round_open_prev_boot,
-				     .amendment = round_amendment};
+				     .amendment = round_amendment, .judged_by = round_judged_by};
 	return attest_evaluate(&req, &r->res);
 }
 
@@ -429,6 +431,107 @@ static void test_boot_findings_survive_offset_mismatch(struct machine *m)
 	attest_result_release(&r.res);
 	policy_free(pol);
 	free(ovmf.p);
+}
+
+static struct judged_versions versions(const char *policy, int64_t pv, int64_t av)
+{
+	struct judged_versions j = {.known = true, .policy_version = pv, .amendment_version = av};
+
+	snprintf(j.policy, sizeof(j.policy), "%s", policy);
+	return j;
+}
+
+/*
+ * A policy change re-judges what already ran: entries judged by other versions are judged
+ * again from entry 0 under the new ones, whether the change tightens (a file allowed before is
+ * not any more) or widens (a file refused before is allowed now).
+ */
+static void test_rejudgement(struct machine *m, const struct policy *pol)
+{
+	const char *empty_json = "{\"version\": 1, \"digests\": {}}";
+	char err[128] = "", *wide_json;
+	struct policy *empty = policy_load(empty_json, strlen(empty_json), err, sizeof(err));
+	struct policy *wide = NULL;
+	struct judged_versions v1 = versions("default", 1, 0), v2 = versions("default", 2, 0);
+	struct judged_versions other = versions("measured", 1, 0), amended = versions("default", 1, 1);
+	struct boot_state st, st1;
+	struct round r;
+	uint8_t d[32];
+
+	CHECK(empty != NULL, "an empty policy loads (%s)", err);
+	machine_boot(m, 4);
+	file_digest("/bin/a", d);
+	add_entry(&m->list, "sha256", d, 32, "/bin/a", false);
+	machine_extend(m, 2);
+	round_judged_by = &v1;
+	CHECK(run_round(m, &r, 0, 2, NULL, pol, NULL) == 0 && r.res.verdict.trusted &&
+		      r.res.next.next_entry == 2 && judged_versions_equal(&r.res.next.judged, &v1),
+	      "version 1 allows /bin/a: trusted, the state judged by version 1");
+	st = r.res.next;
+	attest_result_release(&r.res);
+	CHECK(!attest_needs_rejudgement(&st, &v1) && attest_needs_rejudgement(&st, &v2) &&
+		      attest_needs_rejudgement(&st, &other) && attest_needs_rejudgement(&st, &amended),
+	      "another policy version, another policy, another amendment version: judged again");
+	CHECK(run_round(m, &r, 2, 2, &st, pol, NULL) == 0 && r.res.verdict.trusted &&
+		      !r.res.rejudged && r.res.next.next_entry == 2,
+	      "the same versions: the round goes on from entry 2");
+	attest_result_release(&r.res);
+
+	/* Tightening: version 2 lists nothing. */
+	round_judged_by = &v2;
+	CHECK(run_round(m, &r, 2, 2, &st, empty, NULL) == 0 && !r.res.verdict.trusted &&
+		      has_reason(&r.res, "log_offset_mismatch") && r.res.verdict.next_offset == 0 &&
+		      r.res.rejudged && r.res.next.next_entry == 0 &&
+		      r.res.next.boot_number == st.boot_number,
+	      "version 2, evidence from entry 2: not judged; the agent is told to send from entry 0");
+	st1 = r.res.next;
+	attest_result_release(&r.res);
+	CHECK(run_round(m, &r, 0, 2, &st1, empty, NULL) == 0 && !r.res.verdict.trusted &&
+		      has_reason(&r.res, "not_in_allowlist") && r.res.nviolations == 1 &&
+		      r.res.next.next_entry == 2 && judged_versions_equal(&r.res.next.judged, &v2),
+	      "tightening: the whole boot judged by version 2, /bin/a no longer allowed");
+	attest_result_release(&r.res);
+	CHECK(run_round(m, &r, 0, 2, &st, empty, NULL) == 0 && !r.res.verdict.trusted &&
+		      r.res.rejudged && has_reason(&r.res, "not_in_allowlist"),
+	      "tightening, straight from the state judged by version 1 (an agent asked for entry 0)");
+	attest_result_release(&r.res);
+
+	/* Widening: /opt/x refused by version 1, allowed by version 2. */
+	file_digest("/opt/x", d);
+	add_entry(&m->list, "sha256", d, 32, "/opt/x", false);
+	machine_extend(m, 3);
+	round_judged_by = &v1;
+	CHECK(run_round(m, &r, 2, 3, &st, pol, NULL) == 0 && !r.res.verdict.trusted &&
+		      has_reason(&r.res, "not_in_allowlist"),
+	      "version 1 does not list /opt/x: untrusted");
+	st = r.res.next;
+	attest_result_release(&r.res);
+	wide_json = policy_to_json(pol);
+	if (wide_json) {
+		struct policy *p = policy_load(wide_json, strlen(wide_json), err, sizeof(err));
+
+		if (p)
+			policy_add_digest(p, "/opt/x", TPM2_ALG_SHA256, d, 32);
+		wide = p;
+	}
+	round_judged_by = &v2;
+	CHECK(wide && run_round(m, &r, 0, 3, &st, wide, NULL) == 0 && r.res.verdict.trusted &&
+		      r.res.rejudged && r.res.nviolations == 0 && r.res.next.next_entry == 3,
+	      "widening: the whole boot judged by version 2, /opt/x allowed: nothing refused");
+	attest_result_release(&r.res);
+
+	/* Unversioned judgement (attestctl evaluate) and an old state nobody recorded. */
+	round_judged_by = NULL;
+	CHECK(run_round(m, &r, 3, 3, &st, pol, NULL) == 0 && !r.res.rejudged,
+	      "no versions given: nothing judged again");
+	attest_result_release(&r.res);
+	st.judged.known = false;
+	CHECK(attest_needs_rejudgement(&st, &v1), "a state judged by unrecorded versions: judged again");
+	st.next_entry = 0;
+	CHECK(!attest_needs_rejudgement(&st, &v2), "a state that folded no entry: nothing to judge");
+	free(wide_json);
+	policy_free(wide);
+	policy_free(empty);
 }
 
 int main(void)
@@ -955,6 +1058,8 @@ int main(void)
 
 	CHECK_CASE("boot findings survive a log_offset mismatch",
 		   test_boot_findings_survive_offset_mismatch(&m));
+	CHECK_CASE("a policy change re-judges the whole boot (tightening and widening)",
+		   test_rejudgement(&m, pol));
 
 	policy_free(pol);
 	policy_free(lenient);

@@ -333,6 +333,7 @@ static void test_verdict_and_error(void)
 		      proto_error_action(409, "nonce_reused") != PROTO_ACTION_NEW_CHALLENGE &&
 		      proto_error_action(409, "round_conflict") != PROTO_ACTION_NEW_CHALLENGE &&
 		      proto_error_action(400, "bad_signature") != PROTO_ACTION_NEW_CHALLENGE &&
+		      proto_error_action(409, "rejudgement") == PROTO_ACTION_NEW_CHALLENGE &&
 		      proto_error_action(404, "nonce_unknown") != PROTO_ACTION_NEW_CHALLENGE,
 	      "which refusals of a carried challenge mean: ask for one (a replay never does)");
 

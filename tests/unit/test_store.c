@@ -71,6 +71,13 @@ static int verdict_cb(void *arg, const struct store_verdict *v)
 	return 0;
 }
 
+/* The versions of the newest verdict (the listing is newest first). */
+static int newest_judged_cb(void *arg, const struct store_verdict *v)
+{
+	*(struct judged_versions *)arg = v->judged;
+	return 1;
+}
+
 static void test_agents(struct store *st)
 {
 	struct store_agent a, got;
@@ -192,8 +199,29 @@ static void test_rounds(struct store *st)
 	r.reasons_json = "[]";
 	r.nviolations = 1;
 	r.now = 2001;
-	/* v[0] again: entry 0 of the same boot, sent again, is no new occurrence. */
-	CHECK(store_round_commit(st, &r, &id2) == 0 && id2 > id1, "round 2");
+	{
+		struct judged_versions j = {.known = true, .policy_version = 7, .amendment_version = 3};
+
+		snprintf(j.policy, sizeof(j.policy), "measured");
+		r.judged = &j;
+		CHECK(store_round_commit(st, &r, &id2) == 0 && id2 > id1, "round 2");
+		r.judged = NULL;
+	}
+	{
+		struct judged_versions got_j = { 0 };
+		struct store_agent a;
+
+		CHECK(store_verdicts_list(st, "web-01", 10, newest_judged_cb, &got_j) == 1 &&
+			      got_j.known && !strcmp(got_j.policy, "measured") &&
+			      got_j.policy_version == 7 && got_j.amendment_version == 3,
+		      "a verdict names the policy and versions that judged it");
+		CHECK(store_agent_get(st, "web-01", &a) == 0 && a.judged.known &&
+			      !strcmp(a.judged.policy, "measured") && a.judged.policy_version == 7 &&
+			      a.judged.amendment_version == 3,
+		      "and the agent's summary names its last verdict's");
+		store_agent_release(&a);
+	}
+	/* v[0] again (round 2, above): entry 0 of the same boot, sent again, is no new occurrence. */
 	CHECK(store_boot_get(st, "web-01", &got, &ver) == 0 && ver == 2, "then version 2");
 	memset(&lr, 0, sizeof(lr));
 	CHECK(store_agents_list(st, last_reasons_cb, &lr) == 0 && !strcmp(lr.web, "[]"),
@@ -897,7 +925,7 @@ static void test_group_commit(struct store *st)
 static void test_boot_state_encoding(void)
 {
 	static const char expect_hex[] =
-		"01" "01" "01020304" "05060708" "1112131415161718" "2122232425262728"
+		"02" "01" "01020304" "05060708" "1112131415161718" "2122232425262728"
 		"3132333435363738" "00000003" "4142434445464748" "5152535455565758"
 		"6162636465666768";
 	uint8_t enc[BOOT_STATE_ENCODED_LEN], bad[BOOT_STATE_ENCODED_LEN + 1];
@@ -906,7 +934,8 @@ static void test_boot_state_encoding(void)
 	size_t fixed = (sizeof(expect_hex) - 1) / 2;
 	int refused = 0;
 
-	CHECK(BOOT_STATE_ENCODED_LEN == 226, "encoded size %u", BOOT_STATE_ENCODED_LEN);
+	CHECK(BOOT_STATE_ENCODED_LEN == 308 && BOOT_STATE_ENCODED_LEN_V1 == 226,
+	      "encoded size %u (version 1: %u)", BOOT_STATE_ENCODED_LEN, BOOT_STATE_ENCODED_LEN_V1);
 	memset(&bs, 0, sizeof(bs));
 	bs.started = true;
 	bs.reset_count = 0x01020304;
@@ -922,6 +951,10 @@ static void test_boot_state_encoding(void)
 	memset(bs.replay.sha256, 0xa2, sizeof(bs.replay.sha256));
 	memset(bs.replay.sha384, 0xa3, sizeof(bs.replay.sha384));
 	memset(bs.replay.sha512, 0xa4, sizeof(bs.replay.sha512));
+	bs.judged.known = true;
+	snprintf(bs.judged.policy, sizeof(bs.judged.policy), "measured");
+	bs.judged.policy_version = 0x0102;
+	bs.judged.amendment_version = 0x0304;
 	boot_state_encode(&bs, enc);
 	for (size_t i = 0; i < sizeof(enc); i++)
 		snprintf(hex + 2 * i, 3, "%02x", enc[i]);
@@ -929,31 +962,57 @@ static void test_boot_state_encoding(void)
 	      (int)(2 * fixed), hex);
 	CHECK(enc[fixed] == 0xa1 && enc[fixed + 19] == 0xa1 && enc[fixed + 20] == 0xa2 &&
 		      enc[fixed + 52] == 0xa3 && enc[fixed + 100] == 0xa4 &&
-		      enc[sizeof(enc) - 1] == 0xa4,
+		      enc[BOOT_STATE_ENCODED_LEN_V1 - 1] == 0xa4,
 	      "digests follow in bank order");
+	CHECK(enc[226] == 1 && enc[227] == 8 && !memcmp(enc + 228, "measured", 8) &&
+		      enc[236] == 0 && enc[291] == 0 && enc[298] == 0x01 && enc[299] == 0x02 &&
+		      enc[306] == 0x03 && enc[307] == 0x04,
+	      "then what judged it: known, the name's length, the name padded, the versions");
 	CHECK(boot_state_decode(enc, sizeof(enc), &got) == 0, "decode");
 	CHECK(got.started && got.reset_count == bs.reset_count &&
 		      got.restart_count == bs.restart_count && got.clock == bs.clock &&
 		      got.boot_number == bs.boot_number && got.next_entry == bs.next_entry &&
-		      !memcmp(&got.replay, &bs.replay, sizeof(bs.replay)),
+		      !memcmp(&got.replay, &bs.replay, sizeof(bs.replay)) &&
+		      judged_versions_equal(&got.judged, &bs.judged),
 	      "round trip");
+	enc[0] = 1;
+	CHECK(boot_state_decode(enc, BOOT_STATE_ENCODED_LEN_V1, &got) == 0 &&
+		      got.next_entry == bs.next_entry && !got.judged.known,
+	      "a version 1 state decodes, judged by versions nobody recorded (judged again)");
+	enc[0] = 2;
 
 	for (size_t n = 0; n <= sizeof(bad); n++) {
 		memset(bad, 0, sizeof(bad));
 		memcpy(bad, enc, n < sizeof(enc) ? n : sizeof(enc));
-		if (n != sizeof(enc))
+		if (n != sizeof(enc) && n != BOOT_STATE_ENCODED_LEN_V1)
 			refused += boot_state_decode(bad, n, &got) == -EINVAL && !got.started;
 	}
-	CHECK(refused == (int)sizeof(bad), "every other length refused (%d of %zu)", refused,
-	      sizeof(bad));
+	CHECK(refused == (int)sizeof(bad) - 1, "every other length refused (%d of %zu)", refused,
+	      sizeof(bad) - 1);
+	memset(bad, 0, sizeof(bad));
+	memcpy(bad, enc, BOOT_STATE_ENCODED_LEN_V1);
+	CHECK(boot_state_decode(bad, BOOT_STATE_ENCODED_LEN_V1, &got) == -EINVAL,
+	      "version 2 at version 1's length refused");
 	CHECK(boot_state_decode(NULL, sizeof(enc), &got) == -EINVAL, "NULL refused");
 	memcpy(bad, enc, sizeof(enc));
 	bad[0] = 0;
 	CHECK(boot_state_decode(bad, sizeof(enc), &got) == -EINVAL, "version 0 refused");
-	bad[0] = 2;
+	bad[0] = 3;
 	CHECK(boot_state_decode(bad, sizeof(enc), &got) == -EINVAL && !got.started &&
 		      got.clock == 0,
-	      "version 2 refused, out zeroed");
+	      "version 3 refused, out zeroed");
+	bad[0] = 1;
+	CHECK(boot_state_decode(bad, sizeof(enc), &got) == -EINVAL,
+	      "version 1 at version 2's length refused");
+	memcpy(bad, enc, sizeof(enc));
+	bad[226] = 2;
+	CHECK(boot_state_decode(bad, sizeof(enc), &got) == -EINVAL, "known = 2 refused");
+	memcpy(bad, enc, sizeof(enc));
+	bad[227] = 65;
+	CHECK(boot_state_decode(bad, sizeof(enc), &got) == -EINVAL, "a name of 65 bytes refused");
+	memcpy(bad, enc, sizeof(enc));
+	bad[229] = 0;
+	CHECK(boot_state_decode(bad, sizeof(enc), &got) == -EINVAL, "a NUL in the name refused");
 	memcpy(bad, enc, sizeof(enc));
 	bad[1] = 2;
 	CHECK(boot_state_decode(bad, sizeof(enc), &got) == -EINVAL, "started = 2 refused");

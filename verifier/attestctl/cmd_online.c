@@ -669,13 +669,26 @@ int cmd_verdicts(int argc, char **argv)
 		 o.limit ? o.limit : "");
 	if ((ret = online_fetch(&o, HTTP_GET, path, NULL, &j)) || !j)
 		return ret;
-	printf("%-8s %-21s %-10s %5s %8s  %s\n", "ID", "TIME", "VERDICT", "BOOT", "NEXT", "REASONS");
+	printf("%-8s %-21s %-10s %5s %8s  %-24s %s\n", "ID", "TIME", "VERDICT", "BOOT", "NEXT",
+	       "JUDGED BY", "REASONS");
 	json_array_foreach(json_object_get(j, "verdicts"), i, v) {
 		online_fmt_time(num(v, "time"), t, sizeof(t));
 		printf("%-8" JSON_INTEGER_FORMAT " %-21s %-10s %5" JSON_INTEGER_FORMAT
 		       " %8" JSON_INTEGER_FORMAT "  ",
 		       num(v, "id"), t, str(v, "verdict"), num(v, "boot_number"),
 		       num(v, "next_offset"));
+		{
+			/* POLICY@VERSION, +N for the agent's amendment version N; "-" before verdicts
+			 * named them. */
+			json_t *jb = json_object_get(v, "judged_by");
+			char by[LIMIT_POLICY_NAME + 48] = "-";
+
+			if (json_is_object(jb))
+				snprintf(by, sizeof(by), "%s@%" JSON_INTEGER_FORMAT "+%" JSON_INTEGER_FORMAT,
+					 str(jb, "policy"), num(jb, "policy_version"),
+					 num(jb, "amendment_version"));
+			printf("%-24s ", by);
+		}
 		json_array_foreach(json_object_get(v, "reasons"), k, r) {
 			if (k >= 3) {
 				printf(" ...");

@@ -530,6 +530,23 @@ int attest_evaluate(const struct attest_request *req, struct attest_result *out)
 	}
 	if (!check_clock(&ev, &qi))
 		goto done;
+	/*
+	 * Versions changed since the entries were judged: the same boot is judged again, from
+	 * entry 0, from a fresh replay (the agent was asked for its list from entry 0; one that
+	 * sends from elsewhere gets log_offset_mismatch below and resends).
+	 */
+	if (!out->new_boot && req->judged_by && attest_needs_rejudgement(&out->next, req->judged_by)) {
+		uint64_t boot = out->next.boot_number;
+
+		memset(&out->next.replay, 0, sizeof(out->next.replay));
+		replay_state_init(&out->next.replay, banks_of(&req->ev->pcrs));
+		out->next.next_entry = 0;
+		out->next.boot_number = boot;
+		out->rejudged = true;
+	}
+	/* From here on, whatever the state folds was judged by these versions. */
+	if (req->judged_by)
+		out->next.judged = *req->judged_by;
 	out->next.reset_count = qi.reset_count;
 	out->next.restart_count = qi.restart_count;
 	out->next.clock = qi.clock;
@@ -580,6 +597,12 @@ done:
 	}
 	out->verdict.next_offset = out->next.next_entry;
 	return 0;
+}
+
+bool attest_needs_rejudgement(const struct boot_state *prev, const struct judged_versions *now)
+{
+	return prev && prev->started && prev->next_entry > 0 && now &&
+	       !judged_versions_equal(&prev->judged, now);
 }
 
 void attest_result_release(struct attest_result *res)

@@ -42,6 +42,12 @@ struct attest_request {
 	 * the policy does not allow passes if the amendment lists its path with its digest.
 	 */
 	const struct policy *amendment;
+	/*
+	 * The versions of policy and amendment above (NULL: unversioned, as attestctl evaluate's
+	 * files). When prev's entries were judged by other versions, this round judges the boot
+	 * again from entry 0 (attest_needs_rejudgement()).
+	 */
+	const struct judged_versions *judged_by;
 	const struct boot_state *prev;
 	/*
 	 * Violations of this agent that no operator has approved or dismissed yet, from every boot,
@@ -60,6 +66,7 @@ struct attest_result {
 	struct verdict_response verdict;
 	struct boot_state next;       /* store this as the agent's new state */
 	bool new_boot;                /* resetCount went up: a new boot session began */
+	bool rejudged;                /* the same boot, judged again from entry 0 (new versions) */
 	/*
 	 * false when the quote's signature does not verify with the agent's AK: nothing in the
 	 * evidence can be attributed to the agent, so the caller refuses it instead of storing a
@@ -75,6 +82,14 @@ struct attest_result {
 };
 
 int attest_evaluate(const struct attest_request *req, struct attest_result *out);
+
+/*
+ * Whether the entries `prev` folded were judged by other versions than `now` (a policy put,
+ * rolled back or assigned, an approval withdrawn, a key removed): the verdicts on them no
+ * longer hold, the agent waits for its boot to be judged again, and the challenge of its next
+ * round asks for the list from entry 0. A state with no entry folded needs nothing.
+ */
+bool attest_needs_rejudgement(const struct boot_state *prev, const struct judged_versions *now);
 void attest_result_release(struct attest_result *res);
 
 #endif

@@ -232,6 +232,12 @@ static void reply_round_status(struct http_response *resp, const char *id, enum 
 				 "agent \"%s\" has no challenge it asked for outstanding: ask for one"
 				 " first (a large body is not read without one)", id);
 		break;
+	case ROUND_REJUDGE:
+		http_reply_error(resp, PROTO_ERR_REJUDGEMENT,
+				 "agent \"%s\"'s policy or amendment changed since its boot was"
+				 " judged: nothing was stored; ask for a challenge and send the list"
+				 " from entry 0, the whole boot is judged again", id);
+		break;
 	case ROUND_CONFLICT:
 		http_reply_error(resp, PROTO_ERR_ROUND_CONFLICT,
 				 "another round of agent \"%s\" was recorded first; nothing was"

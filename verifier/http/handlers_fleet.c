@@ -18,6 +18,7 @@
 #include "verifier/facts/agentcache.h"
 #include "verifier/http/handlers.h"
 #include "verifier/policy/policy.h"
+#include "verifier/service/judges.h"
 
 /*
  * The codes of a verdict's stored reasons (round.c: [{code, detail, entry}, ...]), each once, in
@@ -51,20 +52,38 @@ static json_t *reason_codes(const char *reasons_json)
 	return codes;
 }
 
+/* The versions that judged a verdict (null: not recorded, a verdict from before they were). */
+static json_t *versions_json(const struct judged_versions *j)
+{
+	if (!j->known)
+		return json_null();
+	return json_pack("{s:s, s:I, s:I}", "policy", j->policy, "policy_version",
+			 (json_int_t)j->policy_version, "amendment_version",
+			 (json_int_t)j->amendment_version);
+}
+
 /*
  * An agent as JSON. Its "state" is "stale" for an active agent that sent no valid evidence
- * for --stale-intervals of its intervals (store_agent_stale()): a state of its own, so that a
- * silenced agent never looks trusted; "last_seen", "interval" and "stale_after" say why.
+ * for --stale-intervals of its intervals (store_agent_stale()), and "rejudging" for one whose
+ * boot was judged by other policy or amendment versions than those that judge it now
+ * (judges.h): states of their own, so that neither ever looks trusted. "last_seen",
+ * "interval" and "stale_after" say why it is stale; "judged_by" names the versions of its last
+ * verdict, "policy_version" and "amendment_version" today's. default_version: the default
+ * policy's newest (judges_default_version()).
  */
-static json_t *agent_json(const struct app *app, const struct store_agent *a, int64_t now)
+static json_t *agent_json(const struct app *app, const struct store_agent *a, int64_t now,
+			  int64_t default_version)
 {
-	bool stale = store_agent_stale(a, &app->liveness, now);
+	bool stale = store_agent_stale(a, &app->liveness, now), rejudging = false;
+	struct judged_versions current;
 	char name_hex[2 * sizeof(a->ak_name) + 1];
 	json_t *o;
 
+	judges_awaited(a, default_version, &rejudging, &current);
 	hex_encode(a->ak_name, a->ak_name_len, name_hex);
 	o = json_pack("{s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I}", "agent_id", a->id,
-		      "state", stale ? "stale" : agent_state_str(a->state), "policy",
+		      "state", stale ? "stale" : rejudging ? "rejudging" : agent_state_str(a->state),
+		      "policy",
 		      a->policy[0] ? a->policy : POLICY_DEFAULT_NAME, "ak_name", name_hex,
 		      "created_at", (json_int_t)a->created_at, "activated_at",
 		      (json_int_t)a->activated_at, "boot_number", (json_int_t)a->boot_number,
@@ -85,6 +104,10 @@ static json_t *agent_json(const struct app *app, const struct store_agent *a, in
 		json_object_set_new(o, "stale_after",
 				    json_integer(store_agent_stale_after(a, &app->liveness)));
 		json_object_set_new(o, "stale", json_boolean(stale));
+		json_object_set_new(o, "rejudging", json_boolean(rejudging));
+		json_object_set_new(o, "judged_by", versions_json(&a->judged));
+		json_object_set_new(o, "policy_version", json_integer(current.policy_version));
+		json_object_set_new(o, "amendment_version", json_integer(current.amendment_version));
 	}
 	if (o && a->last_reasons_json)
 		json_object_set_new(o, "last_reasons", reason_codes(a->last_reasons_json));
@@ -126,12 +149,13 @@ struct agents_ctx {
 	const struct app *app;
 	json_t *arr;
 	int64_t now;
+	int64_t default_version;
 };
 
 static int agents_cb(void *arg, const struct store_agent *a)
 {
 	struct agents_ctx *c = arg;
-	json_t *o = agent_json(c->app, a, c->now);
+	json_t *o = agent_json(c->app, a, c->now, c->default_version);
 
 	return o && json_array_append_new(c->arr, o) == 0 ? 0 : -ENOMEM;
 }
@@ -140,9 +164,11 @@ void handle_agents_list(const struct http_request *req, struct http_response *re
 {
 	struct app *app = req->app;
 	json_t *arr = json_array();
-	struct agents_ctx c = { app, arr, (int64_t)time(NULL) };
+	struct agents_ctx c = { app, arr, (int64_t)time(NULL), 0 };
 
-	if (!arr || store_agents_list(app->store, agents_cb, &c)) {
+	/* The store is not called from its own callbacks: the default's version first. */
+	if (!arr || judges_default_version(app, &c.default_version) ||
+	    store_agents_list(app->store, agents_cb, &c)) {
 		json_decref(arr);
 		http_reply_store_failure(resp);
 		return;
@@ -154,6 +180,7 @@ void handle_agent_get(const struct http_request *req, struct http_response *resp
 {
 	struct app *app = req->app;
 	struct store_agent a;
+	int64_t default_version = 0;
 	json_t *o;
 	int ret;
 
@@ -170,7 +197,12 @@ void handle_agent_get(const struct http_request *req, struct http_response *resp
 		http_reply_store_failure(resp);
 		return;
 	}
-	o = agent_json(app, &a, (int64_t)time(NULL));
+	if (judges_default_version(app, &default_version)) {
+		store_agent_release(&a);
+		http_reply_store_failure(resp);
+		return;
+	}
+	o = agent_json(app, &a, (int64_t)time(NULL), default_version);
 	if (o) {
 		char *ek_cert = base64_encode_alloc(a.ek_cert, a.ek_cert_len);
 		char *ak_pub = base64_encode_alloc(a.ak_pub, a.ak_pub_len);
@@ -194,6 +226,9 @@ static int verdicts_cb(void *arg, const struct store_verdict *v)
 			      v->trusted ? "trusted" : "untrusted", "trusted", v->trusted,
 			      "reasons", reasons ? reasons : json_array(), "next_offset",
 			      (json_int_t)v->next_offset);
+
+	if (o)
+		json_object_set_new(o, "judged_by", versions_json(&v->judged));
 
 	return o && json_array_append_new(arg, o) == 0 ? 0 : -ENOMEM;
 }

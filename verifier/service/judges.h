@@ -1,5 +1,8 @@
 /*
- * judges: which policy and amendment judge an agent now.
+ * judges: which policy and amendment judge an agent now, at which versions, and whether its
+ * boot, as the verifier folded it, was judged by others (it then awaits re-judgement:
+ * attest.h, attest_needs_rejudgement(); an agent awaiting it is shown as such, never as
+ * trusted under old versions).
  *
  * An agent is judged by the policy it is assigned (the default when it names none) and by its
  * amendment (what operators approved for it alone, store_amendment_name()), each at the
@@ -10,7 +13,11 @@
 #ifndef VERIFIER_JUDGES_H
 #define VERIFIER_JUDGES_H
 
+#include <stdbool.h>
+#include <stdint.h>
+
 #include "verifier/service/app.h"
+#include "verifier/store/store.h"
 
 struct judges {
 	const char *policy_name;    /* the policy's name (points into the context or a constant) */
@@ -33,5 +40,23 @@ enum judges_part {
 int judges_load(struct app *app, const char *id, const struct store_round_ctx *ctx,
 		struct judges *j, enum judges_part *failed);
 void judges_release(struct judges *j);
+
+/* The versions of an agent's policy, named as the agent stores it ("" = the default). */
+void judges_versions_of(const char *policy_as_stored, int64_t policy_version, int64_t amendment_version,
+		  struct judged_versions *out);
+
+/*
+ * The newest version of the default policy (0: none), which agents that name no policy are
+ * judged by: read before a listing, since the store cannot be called from its callbacks.
+ */
+int judges_default_version(struct app *app, int64_t *version);
+
+/*
+ * Whether agent `a` (a store summary: its last verdict's versions, the newest versions of its
+ * policy and amendment) awaits re-judgement: active, judged at least one entry, and by other
+ * versions than those of now (*now). default_version: judges_default_version()'s.
+ */
+void judges_awaited(const struct store_agent *a, int64_t default_version, bool *awaited,
+		       struct judged_versions *now);
 
 #endif

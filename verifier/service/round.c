@@ -119,6 +119,26 @@ static enum round_status issue(struct app *app, const char *id, int64_t now, uin
 	return ret == -EBUSY ? ROUND_RATE_LIMITED : ret ? ROUND_INTERNAL : ROUND_OK;
 }
 
+/* The policy and amendment versions that judge the agent's rounds now. */
+static void current_judgement(const struct store_round_ctx *ctx, struct judged_versions *j)
+{
+	judges_versions_of(ctx->policy, ctx->policy_version, ctx->amendment_version, j);
+}
+
+/*
+ * Where the agent's next round starts: where the stored replay stopped, or entry 0 when the
+ * versions that judged it changed since (the whole boot is judged again).
+ */
+static uint64_t next_offset_of(const struct store_round_ctx *ctx)
+{
+	struct judged_versions now;
+
+	current_judgement(ctx, &now);
+	if (!ctx->boot.started || attest_needs_rejudgement(&ctx->boot, &now))
+		return 0;
+	return ctx->boot.next_entry;
+}
+
 enum round_status round_challenge(struct app *app, const char *id, struct challenge *c)
 {
 	struct store_round_ctx ctx;
@@ -127,7 +147,7 @@ enum round_status round_challenge(struct app *app, const char *id, struct challe
 	st = context(app, id, &ctx);
 	if (st)
 		return st;
-	return issue(app, id, (int64_t)time(NULL), ctx.boot.started ? ctx.boot.next_entry : 0,
+	return issue(app, id, (int64_t)time(NULL), next_offset_of(&ctx),
 		     ctx.has_boot_log ? ctx.boot_log_sha256 : NULL, false, c);
 }
 
@@ -295,6 +315,7 @@ static enum round_status commit(struct app *app, const char *id, int64_t now,
 	round.trusted = res->verdict.trusted;
 	round.reasons_json = reasons;
 	round.next_offset = res->verdict.next_offset;
+	round.judged = &res->next.judged;
 	round.violations = viol;
 	round.nviolations = res->nviolations;
 	round.interval = interval;
@@ -466,6 +487,7 @@ enum round_status round_evidence(struct app *app, const char *id, const struct e
 	struct challenge ch;
 	struct judges judges = { 0 };
 	enum judges_part failed;
+	struct judged_versions judged_by;
 	EVP_PKEY *ak = NULL;
 	enum round_status st;
 	bool have_result = false;
@@ -500,6 +522,23 @@ enum round_status round_evidence(struct app *app, const char *id, const struct e
 		st = ret == -EINVAL ? ROUND_POLICY_UNAVAILABLE : ROUND_STORE_FAILED;
 		goto out;
 	}
+	/*
+	 * The versions changed since the boot was judged (a challenge issued before the change,
+	 * often the one the last verdict carried): this evidence cannot be judged whole. Refused
+	 * before its nonce is spent, nothing stored; the agent asks for a challenge, which names
+	 * entry 0 (proto/evidence.h, given_challenge_refused()).
+	 */
+	current_judgement(&ctx, &judged_by);
+	if (attest_needs_rejudgement(&ctx.boot, &judged_by) && ev->log_offset != 0) {
+		log_info("evidence: agent \"%s\": its boot was judged by policy \"%s\" version %lld"
+			 " and amendment version %lld, now %lld and %lld; asking for its list from"
+			 " entry 0", id, ctx.boot.judged.known ? ctx.boot.judged.policy : "?",
+			 (long long)ctx.boot.judged.policy_version,
+			 (long long)ctx.boot.judged.amendment_version,
+			 (long long)judged_by.policy_version, (long long)judged_by.amendment_version);
+		st = ROUND_REJUDGE;
+		goto out;
+	}
 	now = (int64_t)time(NULL);
 	st = spend_nonce(app, id, ev, now, &ch);
 	if (st)
@@ -522,6 +561,7 @@ enum round_status round_evidence(struct app *app, const char *id, const struct e
 	ar.requested = &ch.selection;
 	ar.policy = judges.policy;
 	ar.amendment = judges.amendment;
+	ar.judged_by = &judged_by;
 	ar.prev = &ctx.boot;
 	ar.ev = ev;
 	ret = attest_evaluate(&ar, &res);
@@ -546,7 +586,7 @@ enum round_status round_evidence(struct app *app, const char *id, const struct e
 	if (st)
 		goto out;
 	*verdict = res.verdict;
-	record_result(app, id, now, &ctx, ev->interval, policy, &res, &ch);
+	record_result(app, id, now, &ctx, ev->interval, judges.policy, &res, &ch);
 	next_challenge(app, id, now, ev->interval, &res.next, held_boot_log, verdict);
 	if (res.verdict.trusted)
 		log_debug("evidence: agent \"%s\" trusted, next entry %llu", id,

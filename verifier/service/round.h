@@ -48,6 +48,9 @@ enum round_status {
 	ROUND_STORE_FAILED,       /* nothing recorded; the same request may succeed later */
 	ROUND_CONFLICT,           /* another round of the agent committed first: nothing stored */
 	ROUND_NO_CHALLENGE,       /* round_admit: no challenge of the agent is outstanding */
+	ROUND_REJUDGE,            /* the agent's policy or amendment changed since its boot was
+				   * judged, and the evidence does not start at entry 0: nothing
+				   * stored, the agent asks for a challenge (it names entry 0) */
 	ROUND_INTERNAL,           /* out of memory, no randomness, a stored AK that does not load */
 };
 

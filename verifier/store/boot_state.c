@@ -67,16 +67,36 @@ void boot_state_encode(const struct boot_state *bs, uint8_t out[BOOT_STATE_ENCOD
 	put_bytes(&w, rs->sha256, sizeof(rs->sha256));
 	put_bytes(&w, rs->sha384, sizeof(rs->sha384));
 	put_bytes(&w, rs->sha512, sizeof(rs->sha512));
+	{
+		uint8_t name[LIMIT_POLICY_NAME] = { 0 };
+		size_t n = bs->judged.known ? strnlen(bs->judged.policy, LIMIT_POLICY_NAME) : 0;
+
+		memcpy(name, bs->judged.policy, n);
+		put_u8(&w, bs->judged.known ? 1 : 0);
+		put_u8(&w, (uint8_t)n);
+		put_bytes(&w, name, sizeof(name));
+		put_be(&w, bs->judged.known ? (uint64_t)bs->judged.policy_version : 0, 8);
+		put_be(&w, bs->judged.known ? (uint64_t)bs->judged.amendment_version : 0, 8);
+	}
+}
+
+bool judged_versions_equal(const struct judged_versions *a, const struct judged_versions *b)
+{
+	return a->known && b->known && !strcmp(a->policy, b->policy) &&
+	       a->policy_version == b->policy_version &&
+	       a->amendment_version == b->amendment_version;
 }
 
 int boot_state_decode(const uint8_t *buf, size_t len, struct boot_state *out)
 {
 	struct bs_reader r = { buf };
 	struct replay_state *rs = &out->replay;
-	uint64_t started;
+	uint64_t started, known = 0, name_len = 0;
+	uint8_t name[LIMIT_POLICY_NAME];
 
 	memset(out, 0, sizeof(*out));
-	if (!buf || len != BOOT_STATE_ENCODED_LEN || buf[0] != BOOT_STATE_VERSION)
+	if (!buf || !((len == BOOT_STATE_ENCODED_LEN && buf[0] == BOOT_STATE_VERSION) ||
+		      (len == BOOT_STATE_ENCODED_LEN_V1 && buf[0] == 1)))
 		return -EINVAL;
 	r.p++;
 	started = get_be(&r, 1);
@@ -94,8 +114,19 @@ int boot_state_decode(const uint8_t *buf, size_t len, struct boot_state *out)
 	get_bytes(&r, rs->sha256, sizeof(rs->sha256));
 	get_bytes(&r, rs->sha384, sizeof(rs->sha384));
 	get_bytes(&r, rs->sha512, sizeof(rs->sha512));
-	if (started > 1 || (rs->banks & ~(uint32_t)REPLAY_ALL_BANKS) ||
-	    (size_t)(r.p - buf) != len) {
+	if (buf[0] == BOOT_STATE_VERSION) {
+		known = get_be(&r, 1);
+		name_len = get_be(&r, 1);
+		get_bytes(&r, name, sizeof(name));
+		out->judged.known = known == 1;
+		out->judged.policy_version = (int64_t)get_be(&r, 8);
+		out->judged.amendment_version = (int64_t)get_be(&r, 8);
+		if (name_len <= LIMIT_POLICY_NAME && !memchr(name, 0, name_len))
+			memcpy(out->judged.policy, name, name_len);
+	}
+	if (started > 1 || known > 1 || name_len > LIMIT_POLICY_NAME ||
+	    (name_len && memchr(name, 0, name_len)) ||
+	    (rs->banks & ~(uint32_t)REPLAY_ALL_BANKS) || (size_t)(r.p - buf) != len) {
 		memset(out, 0, sizeof(*out));
 		return -EINVAL;
 	}

@@ -10,9 +10,13 @@
  *   u32 reset_count   u32 restart_count   u64 clock   u64 boot_number   u64 next_entry
  *   replay: u32 banks   u64 entries   u64 violations   u64 other_pcr
  *           sha1[20]   sha256[32]   sha384[48]   sha512[64]
+ *   judged: u8 known (0 or 1)   u8 policy name length   name[LIMIT_POLICY_NAME] (zero padded)
+ *           u64 policy version   u64 amendment version                  (version 2 only)
  *
  * integers big-endian, no padding, BOOT_STATE_ENCODED_LEN bytes in all. A new layout gets a
- * new version and the store a migration that re-encodes what it holds.
+ * new version. Version 1 (without `judged`) still decodes, as a state whose entries were
+ * judged by versions nobody recorded: its next round judges the whole boot again, which is
+ * what re-encoding it could do at best.
  */
 #ifndef VERIFIER_BOOT_STATE_H
 #define VERIFIER_BOOT_STATE_H
@@ -21,7 +25,21 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "proto/limits.h"
 #include "proto/replay.h"
+
+/*
+ * Which policy and amendment versions judged the entries a boot state has folded (the agent's
+ * amendment: its own approvals; version 0 when it has none). When the agent's current ones
+ * differ, that judgement no longer holds: the boot is judged again from entry 0.
+ */
+struct judged_versions {
+	bool known;                          /* false: nobody recorded them (an old state) */
+	char policy[LIMIT_POLICY_NAME + 1];  /* the policy's name ("default" spelt out) */
+	int64_t policy_version;
+	int64_t amendment_version;
+};
+bool judged_versions_equal(const struct judged_versions *a, const struct judged_versions *b);
 
 /* Per agent and boot: what the previous trusted-or-not rounds established. Plain data. */
 struct boot_state {
@@ -32,18 +50,21 @@ struct boot_state {
 	uint64_t boot_number;    /* 1 for the first boot seen, +1 on every reset */
 	uint64_t next_entry;     /* entries folded into `replay` (the matched prefix) */
 	struct replay_state replay;
+	struct judged_versions judged; /* what judged entries [0, next_entry) */
 };
 
-#define BOOT_STATE_VERSION 1u
-#define BOOT_STATE_ENCODED_LEN (2u + 4 + 4 + 8 + 8 + 8 + 4 + 8 + 8 + 8 + 20 + 32 + 48 + 64)
+#define BOOT_STATE_VERSION 2u
+#define BOOT_STATE_ENCODED_LEN_V1 (2u + 4 + 4 + 8 + 8 + 8 + 4 + 8 + 8 + 8 + 20 + 32 + 48 + 64)
+#define BOOT_STATE_ENCODED_LEN (BOOT_STATE_ENCODED_LEN_V1 + 2u + LIMIT_POLICY_NAME + 8 + 8)
 
 /* Writes exactly BOOT_STATE_ENCODED_LEN bytes. */
 void boot_state_encode(const struct boot_state *bs, uint8_t out[BOOT_STATE_ENCODED_LEN]);
 
 /*
  * Fills *out from an encoding. -EINVAL (out zeroed) unless buf is exactly
- * BOOT_STATE_ENCODED_LEN bytes of version BOOT_STATE_VERSION, with started 0 or 1 and only
- * known replay banks.
+ * BOOT_STATE_ENCODED_LEN bytes of version BOOT_STATE_VERSION (or BOOT_STATE_ENCODED_LEN_V1
+ * bytes of version 1: judged.known false), with started and known 0 or 1, only known replay
+ * banks, and a policy name of at most LIMIT_POLICY_NAME bytes without NUL.
  */
 int boot_state_decode(const uint8_t *buf, size_t len, struct boot_state *out);
 

@@ -42,6 +42,31 @@ const char *agent_state_str(enum agent_state s)
 	return s == AGENT_ACTIVE ? "active" : s == AGENT_RETIRED ? "retired" : "pending";
 }
 
+void store_judged_versions_parse(const char *text, struct judged_versions *out)
+{
+	/* Policy names are [A-Za-z0-9._-]: the first space ends one. */
+	const char *sp = text ? strchr(text, ' ') : NULL;
+	char *end = NULL;
+	long long pv, av;
+	size_t name_len;
+
+	memset(out, 0, sizeof(*out));
+	if (!sp || sp == text || (size_t)(sp - text) > LIMIT_POLICY_NAME)
+		return;
+	name_len = (size_t)(sp - text);
+	pv = strtoll(sp + 1, &end, 10);
+	if (end == sp + 1 || *end != ' ')
+		return;
+	sp = end;
+	av = strtoll(sp + 1, &end, 10);
+	if (end == sp + 1 || *end != '\0')
+		return;
+	memcpy(out->policy, text, name_len);
+	out->policy_version = pv;
+	out->amendment_version = av;
+	out->known = true;
+}
+
 enum agent_state agent_state_of(const char *s)
 {
 	return !strcmp(s, "active") ? AGENT_ACTIVE : !strcmp(s, "retired") ? AGENT_RETIRED

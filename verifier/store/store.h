@@ -74,6 +74,12 @@ struct store_agent {
 	int64_t last_verdict_at; /* 0: none */
 	int last_trusted;        /* -1: no verdict yet, 0 untrusted, 1 trusted */
 	uint64_t open_violations;
+	/* What judged the boot as of the last verdict (known false: no verdict, or one from
+	 * before verdicts named it), and the newest version of the agent's amendment (0: none);
+	 * with the assigned policy's newest version they say whether it awaits re-judgement. */
+	struct judged_versions judged;
+	int64_t amendment_version;
+	int64_t policy_version; /* of the policy it names; 0 when it names none (the default's) */
 	/* The last verdict's reasons as stored (a JSON array, "[]" for none): filled by
 	 * store_agents_list() only, valid during its callback (one query for the whole fleet);
 	 * NULL from store_agent_get(). */
@@ -226,6 +232,8 @@ struct store_round {
 	bool trusted;
 	const char *reasons_json; /* JSON array, as in verdict_response */
 	uint64_t next_offset;
+	/* The versions that judged the boot as `next` folds it (NULL: unknown), named by the verdict */
+	const struct judged_versions *judged;
 	const struct store_round_violation *violations;
 	size_t nviolations;
 	uint32_t interval; /* seconds between rounds the agent reported with it; 0: as stored */
@@ -269,6 +277,7 @@ struct store_verdict {
 	bool trusted;
 	const char *reasons_json;
 	uint64_t next_offset;
+	struct judged_versions judged; /* known false for verdicts from before they named it */
 };
 typedef int (*store_verdict_cb)(void *arg, const struct store_verdict *v);
 /* Newest first, at most `limit`. */

@@ -27,6 +27,13 @@
 
 #include "verifier/store/store.h"
 
+/*
+ * The versions a verdict row names, from the text the agent summary selects: "POLICY PV AV"
+ * (the verdict's policy, policy_version and amendment_version joined by spaces), '' for no
+ * verdict or a verdict from before they were named (known false then).
+ */
+void store_judged_versions_parse(const char *text, struct judged_versions *out);
+
 /* The webhook URLs events are written for (store_set_webhooks()), store.c's. */
 struct store_webhook_targets {
 	char **urls;

@@ -60,7 +60,12 @@
 	" COALESCE((SELECT time FROM verdicts v WHERE v.agent = a.id ORDER BY id DESC LIMIT 1), 0)," \
 	" COALESCE((SELECT trusted FROM verdicts v WHERE v.agent = a.id ORDER BY id DESC LIMIT 1), -1)," \
 	" (SELECT COUNT(*) FROM violations x WHERE x.agent = a.id AND x.state = 'open'),"     \
-	" a.retired_at, a.reset_at, a.round_interval, a.stale_event_for"
+	" a.retired_at, a.reset_at, a.round_interval, a.stale_event_for,"                   \
+	" COALESCE((SELECT v.policy || ' ' || v.policy_version || ' ' || v.amendment_version"  \
+	"  FROM verdicts v WHERE v.agent = a.id ORDER BY id DESC LIMIT 1), ''),"               \
+	" COALESCE((SELECT max(version) FROM policies WHERE name = 'agent/' || a.id), 0),"     \
+	" COALESCE((SELECT max(version) FROM policies WHERE name = a.policy), 0)"
+#define AGENT_SUMMARY_NCOLS 19 /* the columns above; what a query selects after them follows */
 
 /* The fleet list's last column: the reasons of each agent's last verdict, in the same query. */
 #define LAST_REASONS_COL                                                                    \
@@ -165,10 +170,11 @@ static const char *const stmt_sql[STMT_COUNT] = {
 	[STMT_ROUND] =
 		"SELECT status, verdict, msg, turned, opened FROM pg_temp.attest_round($1, $2, $3::bytea, $4, $5, $6,"
 		" $7, $8, $9, $10, $11, $12::bytea, $13, $14, $15::bytea, $16::bytea, $17, $18,"
-		" $19::bytea, $20, $21, $22::jsonb, $23, $24)",
+		" $19::bytea, $20, $21, $22::jsonb, $23, $24, $25, $26, $27)",
 	[STMT_NONCES_PRUNE] = "DELETE FROM spent_nonces WHERE expires_at < $1",
 	[STMT_VERDICTS_LIST] =
-		"SELECT id, agent, boot_number, time, trusted, reasons, next_offset"
+		"SELECT id, agent, boot_number, time, trusted, reasons, next_offset,"
+		" policy, policy_version, amendment_version"
 		" FROM verdicts WHERE agent = $1 ORDER BY id DESC LIMIT $2",
 	[STMT_VIOLATION_GET] = "SELECT " VIOLATION_COLUMNS " FROM violations WHERE id = $1",
 	[STMT_VIOLATIONS_OPEN_COUNT] =
@@ -277,7 +283,8 @@ static const char round_function[] =
 	" p_next_offset bigint, p_nonce bytea, p_nonce_expires bigint, p_has_log boolean,"
 	" p_log bytea, p_log_sha256 bytea, p_cmdline text, p_judged_boot bigint,"
 	" p_judged_key bytea, p_summary text, p_received_at bigint, p_violations jsonb,"
-	" p_interval bigint, p_events boolean,"
+	" p_interval bigint, p_events boolean, p_policy text, p_policy_version bigint,"
+	" p_amendment_version bigint,"
 	" OUT status integer, OUT verdict bigint, OUT msg text, OUT turned boolean,"
 	" OUT opened text)"
 	" LANGUAGE plpgsql AS $fn$\n"
@@ -338,8 +345,10 @@ static const char round_function[] =
 	"          judged_key = excluded.judged_key, summary = excluded.summary,\n"
 	"          received_at = excluded.received_at, updated_at = excluded.updated_at;\n"
 	"    END IF;\n"
-	"    INSERT INTO verdicts(agent, boot_number, time, trusted, reasons, next_offset)\n"
-	"      VALUES (p_agent, p_boot, p_now, p_trusted, p_reasons, p_next_offset)\n"
+	"    INSERT INTO verdicts(agent, boot_number, time, trusted, reasons, next_offset,\n"
+	"        policy, policy_version, amendment_version)\n"
+	"      VALUES (p_agent, p_boot, p_now, p_trusted, p_reasons, p_next_offset, p_policy,\n"
+	"        p_policy_version, p_amendment_version)\n"
 	"      RETURNING id INTO verdict;\n"
 	"    IF p_violations IS NOT NULL THEN\n"
 	"      FOR v IN SELECT * FROM jsonb_to_recordset(p_violations) AS x(reason text,\n"
@@ -797,6 +806,9 @@ static void agent_summary_row(const PGresult *r, int row, struct store_agent *a)
 	a->reset_at = r_int(r, row, 13);
 	a->interval = (uint32_t)r_int(r, row, 14);
 	a->stale_event_for = r_int(r, row, 15);
+	store_judged_versions_parse(r_text(r, row, 16), &a->judged);
+	a->amendment_version = r_int(r, row, 17);
+	a->policy_version = r_int(r, row, 18);
 }
 
 static int agent_get_on(struct pg_store *st, struct pg_conn *pc, const char *id,
@@ -815,9 +827,12 @@ static int agent_get_on(struct pg_store *st, struct pg_conn *pc, const char *id,
 		ret = -ENOENT;
 	} else {
 		agent_summary_row(r, 0, out);
-		if ((ret = r_dup(r, 0, 16, (void **)&out->ek_pub, &out->ek_pub_len)) ||
-		    (ret = r_dup(r, 0, 17, (void **)&out->ek_cert, &out->ek_cert_len)) ||
-		    (ret = r_dup(r, 0, 18, (void **)&out->ak_pub, &out->ak_pub_len)))
+		if ((ret = r_dup(r, 0, AGENT_SUMMARY_NCOLS, (void **)&out->ek_pub,
+				 &out->ek_pub_len)) ||
+		    (ret = r_dup(r, 0, AGENT_SUMMARY_NCOLS + 1, (void **)&out->ek_cert,
+				 &out->ek_cert_len)) ||
+		    (ret = r_dup(r, 0, AGENT_SUMMARY_NCOLS + 2, (void **)&out->ak_pub,
+				 &out->ak_pub_len)))
 			store_agent_release(out);
 	}
 	PQclear(r);
@@ -1208,7 +1223,7 @@ static int pg_agents_list(struct store_backend *b, store_agent_cb cb, void *arg)
 	for (int i = 0; !ret && i < PQntuples(r); i++) {
 		memset(&a, 0, sizeof(a));
 		agent_summary_row(r, i, &a);
-		a.last_reasons_json = r_text(r, i, 16);
+		a.last_reasons_json = r_text(r, i, AGENT_SUMMARY_NCOLS);
 		ret = cb(arg, &a);
 	}
 	PQclear(r);
@@ -1427,6 +1442,9 @@ static int round_params(const struct store_round *r, bool events,
 	p_text(p, *viol);
 	p_int(p, r->interval);
 	p_text(p, events ? "true" : "false");
+	p_text(p, r->judged && r->judged->known ? r->judged->policy : "");
+	p_int(p, r->judged && r->judged->known ? r->judged->policy_version : 0);
+	p_int(p, r->judged && r->judged->known ? r->judged->amendment_version : 0);
 	return 0;
 }
 
@@ -1730,6 +1748,10 @@ static int pg_verdicts_list(struct store_backend *b, const char *agent, unsigned
 		v.trusted = r_int(r, i, 4) != 0;
 		v.reasons_json = r_text(r, i, 5);
 		v.next_offset = (uint64_t)r_int(r, i, 6);
+		snprintf(v.judged.policy, sizeof(v.judged.policy), "%s", r_text(r, i, 7));
+		v.judged.known = v.judged.policy[0] != '\0';
+		v.judged.policy_version = r_int(r, i, 8);
+		v.judged.amendment_version = r_int(r, i, 9);
 		ret = cb(arg, &v);
 	}
 	PQclear(r);

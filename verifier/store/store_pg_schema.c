@@ -179,6 +179,12 @@ static const char m7_spent_nonces[] =
 	" nonce BYTEA PRIMARY KEY, agent TEXT NOT NULL, expires_at BIGINT NOT NULL);"
 	"CREATE INDEX spent_nonces_expiry ON spent_nonces(expires_at);";
 
+/* 8: the policy and amendment versions that judged each verdict (store_sqlite_schema.c). */
+static const char m8_verdict_versions[] =
+	"ALTER TABLE verdicts ADD COLUMN policy TEXT NOT NULL DEFAULT '';"
+	"ALTER TABLE verdicts ADD COLUMN policy_version BIGINT NOT NULL DEFAULT 0;"
+	"ALTER TABLE verdicts ADD COLUMN amendment_version BIGINT NOT NULL DEFAULT 0;";
+
 static const struct migration {
 	const char *what;
 	const char *sql;
@@ -191,6 +197,7 @@ static const struct migration {
 	{ "retired and reset agents, their history and intervals, a webhook outbox (issue 16)",
 	  m6_operators },
 	{ "spent challenges of several verifiers (issue 18)", m7_spent_nonces },
+	{ "the policy and amendment versions that judged each verdict", m8_verdict_versions },
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == STORE_PG_SCHEMA_VERSION,

@@ -28,7 +28,13 @@
 	" COALESCE((SELECT time FROM verdicts v WHERE v.agent = a.id ORDER BY id DESC LIMIT 1), 0)," \
 	" COALESCE((SELECT trusted FROM verdicts v WHERE v.agent = a.id ORDER BY id DESC LIMIT 1), -1)," \
 	" (SELECT COUNT(*) FROM violations x WHERE x.agent = a.id AND x.state = 'open'),"     \
-	" a.retired_at, a.reset_at, a.round_interval, a.stale_event_for"
+	" a.retired_at, a.reset_at, a.round_interval, a.stale_event_for,"                   \
+	" COALESCE((SELECT v.policy || ' ' || v.policy_version || ' ' || v.amendment_version"  \
+	"  FROM verdicts v WHERE v.agent = a.id ORDER BY id DESC LIMIT 1), ''),"               \
+	" COALESCE((SELECT max(version) FROM policies WHERE name = 'agent/' || a.id), 0),"     \
+	" COALESCE((SELECT max(version) FROM policies WHERE name = a.policy), 0)"
+
+#define AGENT_SUMMARY_NCOLS 19 /* the columns above; what a query selects after them follows */
 
 /* The fleet list's last column: the reasons of each agent's last verdict, in the same query. */
 #define LAST_REASONS_COL                                                                    \
@@ -177,7 +183,8 @@ static const char *const stmt_sql[STMT_COUNT] = {
 		" updated_at = excluded.updated_at",
 	[STMT_VERDICT_INSERT] =
 		"INSERT INTO verdicts(agent, boot_number, time, trusted, reasons,"
-		" next_offset) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+		" next_offset, policy, policy_version, amendment_version)"
+		" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
 	/*
 	 * A violation's newest row decides what a new occurrence does (round_violation()): there
 	 * is at most one open row per (agent, reason, path, digest) and it is always the newest.
@@ -194,7 +201,8 @@ static const char *const stmt_sql[STMT_COUNT] = {
 		"UPDATE violations SET boot_number = ?2, entry = ?3, last_seen = ?4,"
 		" count = count + ?5 WHERE id = ?1",
 	[STMT_VERDICTS_LIST] =
-		"SELECT id, agent, boot_number, time, trusted, reasons, next_offset"
+		"SELECT id, agent, boot_number, time, trusted, reasons, next_offset,"
+		" policy, policy_version, amendment_version"
 		" FROM verdicts WHERE agent = ?1 ORDER BY id DESC LIMIT ?2",
 	[STMT_VIOLATION_GET] = "SELECT " VIOLATION_COLUMNS " FROM violations WHERE id = ?1",
 	[STMT_VIOLATIONS_OPEN_COUNT] =
@@ -556,6 +564,9 @@ static void agent_summary_row(sqlite3_stmt *s, struct store_agent *a)
 	a->reset_at = sqlite3_column_int64(s, 13);
 	a->interval = (uint32_t)sqlite3_column_int64(s, 14);
 	a->stale_event_for = sqlite3_column_int64(s, 15);
+	store_judged_versions_parse(col_text(s, 16), &a->judged);
+	a->amendment_version = sqlite3_column_int64(s, 17);
+	a->policy_version = sqlite3_column_int64(s, 18);
 }
 
 /* Caller holds the lock. */
@@ -576,9 +587,9 @@ static int agent_get_locked(struct sqlite_store *st, const char *id, struct stor
 		goto out;
 	}
 	agent_summary_row(s, out);
-	if ((ret = blob_copy(s, 16, &out->ek_pub, &out->ek_pub_len)) ||
-	    (ret = blob_copy(s, 17, &out->ek_cert, &out->ek_cert_len)) ||
-	    (ret = blob_copy(s, 18, &out->ak_pub, &out->ak_pub_len)))
+	if ((ret = blob_copy(s, AGENT_SUMMARY_NCOLS, &out->ek_pub, &out->ek_pub_len)) ||
+	    (ret = blob_copy(s, AGENT_SUMMARY_NCOLS + 1, &out->ek_cert, &out->ek_cert_len)) ||
+	    (ret = blob_copy(s, AGENT_SUMMARY_NCOLS + 2, &out->ak_pub, &out->ak_pub_len)))
 		store_agent_release(out);
 out:
 	finish(s);
@@ -872,7 +883,7 @@ static int sq_agents_list(struct store_backend *b, store_agent_cb cb, void *arg)
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		memset(&a, 0, sizeof(a));
 		agent_summary_row(s, &a);
-		a.last_reasons_json = col_text(s, 16);
+		a.last_reasons_json = col_text(s, AGENT_SUMMARY_NCOLS);
 		if ((ret = cb(arg, &a)))
 			goto out;
 	}
@@ -1251,6 +1262,10 @@ static int round_write(struct sqlite_store *st, const struct store_round *r, int
 	sqlite3_bind_int(s, 4, r->trusted ? 1 : 0);
 	sqlite3_bind_text(s, 5, r->reasons_json ? r->reasons_json : "[]", -1, SQLITE_STATIC);
 	sqlite3_bind_int64(s, 6, (int64_t)r->next_offset);
+	sqlite3_bind_text(s, 7, r->judged && r->judged->known ? r->judged->policy : "", -1,
+			  SQLITE_STATIC);
+	sqlite3_bind_int64(s, 8, r->judged && r->judged->known ? r->judged->policy_version : 0);
+	sqlite3_bind_int64(s, 9, r->judged && r->judged->known ? r->judged->amendment_version : 0);
 	ret = step_done(st, s, "verdict write");
 	if (!ret)
 		*verdict_id = sqlite3_last_insert_rowid(st->db);
@@ -1332,6 +1347,10 @@ static int sq_verdicts_list(struct store_backend *b, const char *agent, unsigned
 		v.trusted = sqlite3_column_int(s, 4) != 0;
 		v.reasons_json = (const char *)sqlite3_column_text(s, 5);
 		v.next_offset = (uint64_t)sqlite3_column_int64(s, 6);
+		text_copy(s, 7, v.judged.policy, sizeof(v.judged.policy));
+		v.judged.known = v.judged.policy[0] != '\0';
+		v.judged.policy_version = sqlite3_column_int64(s, 8);
+		v.judged.amendment_version = sqlite3_column_int64(s, 9);
 		if ((ret = cb(arg, &v)))
 			goto out;
 	}

@@ -427,6 +427,18 @@ static int m7_spent_nonces(sqlite3 *db)
 		"CREATE INDEX spent_nonces_expiry ON spent_nonces(expires_at);");
 }
 
+/*
+ * 8: every verdict names the policy and the versions of that policy and of the agent's
+ * amendment that judged the boot as its state folds it ('' and 0 for verdicts from before).
+ */
+static int m8_verdict_versions(sqlite3 *db)
+{
+	return store_sqlite_exec(db,
+		"ALTER TABLE verdicts ADD COLUMN policy TEXT NOT NULL DEFAULT '';"
+		"ALTER TABLE verdicts ADD COLUMN policy_version INTEGER NOT NULL DEFAULT 0;"
+		"ALTER TABLE verdicts ADD COLUMN amendment_version INTEGER NOT NULL DEFAULT 0;");
+}
+
 static const struct migration {
 	const char *what;
 	int (*apply)(sqlite3 *db);
@@ -439,6 +451,7 @@ static const struct migration {
 	{ "retired and reset agents, their history and intervals, a webhook outbox (issue 16)",
 	  m6_operators },
 	{ "spent challenges of several verifiers (issue 18)", m7_spent_nonces },
+	{ "the policy and amendment versions that judged each verdict", m8_verdict_versions },
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == STORE_SQLITE_SCHEMA_VERSION,
