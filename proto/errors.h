@@ -101,6 +101,10 @@ enum proto_action {
 	X(POLICY_CONFLICT, 409, "policy_conflict", true, PROTO_ACTION_GIVE_UP)                      \
 	X(ALREADY_RETIRED, 409, "already_retired", true, PROTO_ACTION_GIVE_UP)                      \
 	X(ALREADY_RESET, 409, "already_reset", true, PROTO_ACTION_GIVE_UP)                          \
+	/* Attestation results for relying parties (GET /v1/agents/{id}/ear) */                     \
+	X(AGENT_INACTIVE, 409, "agent_inactive", true, PROTO_ACTION_GIVE_UP)                        \
+	X(NO_RESULT, 404, "no_result", true, PROTO_ACTION_RETRY)                                    \
+	X(TOO_MANY_NONCES, 429, "too_many_nonces", true, PROTO_ACTION_RETRY)                        \
 	X(BACKUP_FAILED, 503, "backup_failed", false, PROTO_ACTION_RETRY)                           \
 	X(BACKUP_NO_SPACE, 507, "backup_failed", false, PROTO_ACTION_GIVE_UP)
 

@@ -29,28 +29,28 @@ void handle_agent_ear(const struct http_request *req, struct http_response *resp
 	int ret;
 
 	if (!agent_id_valid(req->arg[0])) {
-		http_reply_error(resp, 404, "unknown_agent", "no agent with this id");
+		http_reply_error(resp, PROTO_ERR_UNKNOWN_AGENT, "no agent with this id");
 		return;
 	}
 	if (nonce && !ear_nonce_valid(nonce)) {
-		http_reply_error(resp, 400, "bad_request",
+		http_reply_error(resp, PROTO_ERR_BAD_REQUEST,
 				 "nonce: %d to %d base64url characters (A-Z a-z 0-9 - _)",
 				 EAR_NONCE_MIN, EAR_NONCE_MAX);
 		return;
 	}
 	ret = store_agent_get(app->store, req->arg[0], &a);
 	if (ret == -ENOENT) {
-		http_reply_error(resp, 404, "unknown_agent", "no agent \"%s\"", req->arg[0]);
+		http_reply_error(resp, PROTO_ERR_UNKNOWN_AGENT, "no agent \"%s\"", req->arg[0]);
 		return;
 	}
 	if (ret) {
-		http_reply_error(resp, 503, "storage_unavailable", "the store cannot be read");
+		http_reply_store_failure(resp);
 		return;
 	}
 	ret = a.state != AGENT_ACTIVE || a.retired_at;
 	store_agent_release(&a);
 	if (ret) {
-		http_reply_error(resp, 409, "agent_inactive",
+		http_reply_error(resp, PROTO_ERR_AGENT_INACTIVE,
 				 "agent \"%s\" is not active (pending, retired or reset): no result",
 				 req->arg[0]);
 		ear_forget(app->ear_results, req->arg[0]);
@@ -62,7 +62,7 @@ void handle_agent_ear(const struct http_request *req, struct http_response *resp
 						      token));
 		break;
 	case EAR_NO_RESULT:
-		http_reply_error(resp, 404, "no_result",
+		http_reply_error(resp, PROTO_ERR_NO_RESULT,
 				 "no round of agent \"%s\" judged by this verifier since it started:"
 				 " the agent's next round makes one", req->arg[0]);
 		break;
@@ -72,12 +72,12 @@ void handle_agent_ear(const struct http_request *req, struct http_response *resp
 						      (json_int_t)retry));
 		break;
 	case EAR_TOO_MANY:
-		http_reply_error(resp, 429, "too_many_nonces",
+		http_reply_error(resp, PROTO_ERR_TOO_MANY_NONCES,
 				 "%d nonces of relying parties wait for this agent's next round: ask"
 				 " again with one of them", EAR_NONCES_PER_AGENT);
 		break;
 	case EAR_FAILED:
-		http_reply_error(resp, 500, "internal", "the result could not be signed");
+		http_reply_error(resp, PROTO_ERR_INTERNAL, "the result could not be signed");
 		break;
 	}
 	free(token);
@@ -96,7 +96,7 @@ void handle_ear_rotate(const struct http_request *req, struct http_response *res
 	char kid[EAR_KID_LEN + 1], old[EAR_KID_LEN + 1];
 
 	if (ear_keys_rotate(app->ear_keys, (int64_t)time(NULL), kid, old)) {
-		http_reply_error(resp, 500, "internal",
+		http_reply_error(resp, PROTO_ERR_INTERNAL,
 				 "the new key could not be written to the state directory: the old"
 				 " one stays in use (see the verifier's log)");
 		return;
