@@ -61,6 +61,10 @@ static void print_events(const struct eventlog *log)
 		printf(" %s", log->algs[i]->name);
 	if (log->crypto_agile)
 		printf(", spec %u.%u errata %u", log->spec_major, log->spec_minor, log->spec_errata);
+	/* A StartupLocality event changes where PCR 0 starts: say so before the events. */
+	if (log->startup_locality >= 0)
+		printf(", startup locality %d (PCR 0 starts at 00..%02x%s)", log->startup_locality,
+		       (unsigned)log->startup_locality, log->startup_locality == 4 ? ", an H-CRTM" : "");
 	printf("\n");
 	for (size_t i = 0; i < log->nevents; i++) {
 		const struct eventlog_event *e = &log->events[i];

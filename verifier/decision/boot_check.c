@@ -582,6 +582,15 @@ static json_t *summary(const struct check *c, const char *status, const struct p
 			 crtm[0] ? ", S-CRTM version \"" : "", crtm, crtm[0] ? "\"" : "");
 	else
 		snprintf(text, sizeof(text), "BIOS (no UEFI events: the kernel is not measured)");
+	/* The TPM started at a higher locality (a server's firmware, an H-CRTM at 4): PCR 0 was
+	 * replayed from 00..0L, which an operator comparing PCR 0 by hand needs to know. */
+	if (log->startup_locality >= 0) {
+		size_t n = strlen(text);
+
+		snprintf(text + n, sizeof(text) - n, ", TPM started at locality %d%s",
+			 log->startup_locality, log->startup_locality == 4 ? " (H-CRTM)" : "");
+		json_object_set_new(o, "startup_locality", json_integer(log->startup_locality));
+	}
 	json_object_set_new(o, "firmware", json_string(text));
 	json_object_set_new(o, "secure_boot", json_string(secure));
 	if (replay) {
