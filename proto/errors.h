@@ -106,10 +106,6 @@ enum proto_action {
 	X(NO_RESULT, 404, "no_result", true, PROTO_ACTION_RETRY)                                    \
 	X(TOO_MANY_NONCES, 429, "too_many_nonces", true, PROTO_ACTION_RETRY)                        \
 	X(BACKUP_FAILED, 503, "backup_failed", false, PROTO_ACTION_RETRY)                           \
-	/* Relying parties' calls for an attestation result (EAR) */                               \
-	X(AGENT_INACTIVE, 409, "agent_inactive", true, PROTO_ACTION_GIVE_UP)                        \
-	X(NO_RESULT, 404, "no_result", true, PROTO_ACTION_GIVE_UP)                                  \
-	X(TOO_MANY_NONCES, 429, "too_many_nonces", true, PROTO_ACTION_RETRY)                        \
 	X(BACKUP_NO_SPACE, 507, "backup_failed", false, PROTO_ACTION_GIVE_UP)
 
 enum proto_error {
