@@ -12,6 +12,7 @@
 #include "common/log.h"
 #include "proto/dynbuf.h"
 #include "proto/limits.h"
+#include "proto/text.h"
 
 struct client {
 	struct http_client *http;
@@ -101,6 +102,13 @@ static int post(struct client *c, const char *path, const char *json, char **res
 					  err->message, sizeof(err->message)) < 0) {
 			snprintf(err->code, sizeof(err->code), "http_%ld", status);
 			err->message[0] = '\0';
+		}
+		/* The message is the verifier's text: one line, escaped, wherever it is shown. */
+		{
+			char raw[sizeof(err->message)];
+
+			memcpy(raw, err->message, sizeof(raw));
+			text_render_line(raw, strlen(raw), err->message, sizeof(err->message));
 		}
 		log_warn("verifier answered %ld to '%s': code '%s' message '%s'", status, path,
 			 err->code, err->message);

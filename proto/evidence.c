@@ -37,6 +37,20 @@ bool agent_id_valid(const char *id)
 	return true;
 }
 
+bool code_valid(const char *code)
+{
+	size_t n = strlen(code);
+
+	if (n == 0 || n > 31)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		char c = code[i];
+		if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_'))
+			return false;
+	}
+	return true;
+}
+
 /* Bounds the nesting of {} and [] outside strings before jansson sees the text. */
 static bool json_depth_ok(const char *s, size_t len, unsigned max)
 {
@@ -640,10 +654,11 @@ int verdict_response_parse(const char *json, size_t len, struct verdict_response
 		json_t *e = json_object_get(r, "entry");
 		json_t *d = json_object_get(r, "detail");
 		if (copy_str(json_object_get(r, "code"), vr->code, sizeof(vr->code)) ||
+		    !code_valid(vr->code) ||
 		    (d && copy_str(d, vr->detail, sizeof(vr->detail))) ||
 		    (e && (!json_is_integer(e) || json_integer_value(e) < 0))) {
 			/* A negative entry would read back as "no entry" (-1) once encoded. */
-			*why = "reason needs a code (and optional detail, entry >= 0)";
+			*why = "reason needs a code of [a-z0-9_] (and optional detail, entry >= 0)";
 			goto out;
 		}
 		vr->entry = e ? json_integer_value(e) : -1;
@@ -703,7 +718,7 @@ int error_parse(const char *json, size_t len, char *code, size_t code_cap, char 
 	if (!root)
 		return -EINVAL;
 	json_t *err = json_object_get(root, "error");
-	if (!copy_str(json_object_get(err, "code"), code, code_cap)) {
+	if (!copy_str(json_object_get(err, "code"), code, code_cap) && code_valid(code)) {
 		if (copy_str(json_object_get(err, "message"), msg, msg_cap) && msg_cap)
 			msg[0] = '\0';
 		rc = 0;

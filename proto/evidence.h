@@ -75,6 +75,13 @@
 /* Agent ids: 1..LIMIT_AGENT_ID chars of [A-Za-z0-9._-], not starting with '.'. */
 bool agent_id_valid(const char *id);
 
+/*
+ * Codes (a verdict reason's, an error's): 1..31 chars of [a-z0-9_]. Parsers refuse any other,
+ * so that a code from the network can be printed, logged and written to a status line as it is
+ * (a code with a newline or a terminal escape would forge lines of its own).
+ */
+bool code_valid(const char *code);
+
 struct enroll_request {
 	char agent_id[LIMIT_AGENT_ID + 1];
 	uint8_t *ek_pub;

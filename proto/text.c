@@ -79,6 +79,48 @@ bool text_render(const void *p, size_t n, char *out, size_t cap)
 	return escape;
 }
 
+bool text_render_line(const void *p, size_t n, char *out, size_t cap)
+{
+	const unsigned char *s = p;
+	bool escaped = false;
+	size_t o = 0, i = 0;
+
+	while (i < n) {
+		size_t len = utf8_seq(s + i, n - i);
+		bool control = len == 1 ? s[i] < 0x20 || s[i] == 0x7f
+					: len == 2 && s[i] == 0xc2 && s[i + 1] < 0xa0;
+
+		if (len && !control && s[i] != '\\') {
+			if (o + len >= cap)
+				break;
+			memcpy(out + o, s + i, len);
+			o += len;
+			i += len;
+			continue;
+		}
+		escaped = true;
+		if (len == 1 && s[i] == '\\') {
+			if (o + 2 >= cap)
+				break;
+			memcpy(out + o, "\\\\", 2);
+			o += 2;
+			i++;
+			continue;
+		}
+		/* A control character (one or two bytes) or a byte outside a valid sequence. */
+		for (size_t k = 0; k < (len ? len : 1); k++) {
+			if (o + 4 >= cap)
+				goto out;
+			snprintf(out + o, 5, "\\x%02x", s[i]);
+			o += 4;
+			i++;
+		}
+	}
+out:
+	out[o] = '\0';
+	return escaped;
+}
+
 void text_trim_utf8_tail(char *s)
 {
 	size_t len = strlen(s), j = len;

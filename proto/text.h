@@ -26,6 +26,14 @@ bool text_is_utf8(const void *p, size_t n);
 bool text_render(const void *p, size_t n, char *out, size_t cap);
 #define TEXT_ESCAPED_MAX(n) (4 * (size_t)(n) + 1)
 
+/*
+ * As text_render(), for one line of a log or a terminal: besides the bytes that are not UTF-8,
+ * every control character (C0, DEL, C1: newlines, terminal escapes) is shown as \xNN (a C1 as
+ * its two bytes) and every backslash as \\, always: what came from the network can never
+ * start a line of its own or move the cursor. Returns true if anything was escaped.
+ */
+bool text_render_line(const void *p, size_t n, char *out, size_t cap);
+
 /* Cuts an incomplete UTF-8 sequence that truncation (snprintf) left at the end of s. */
 void text_trim_utf8_tail(char *s);
 

@@ -261,6 +261,7 @@ int main(int argc, char **argv)
 	app.pending_ttl = (int64_t)o.pending_ttl;
 	app.liveness.default_interval = o.default_interval;
 	app.liveness.intervals = o.stale_intervals;
+	app.metrics_agents_public = o.metrics_agents == METRICS_AGENTS_PUBLIC;
 
 	/* Block the stop signals before any thread exists: MHD's threads inherit the mask and
 	 * only main() receives them, in sigwait() below. */

@@ -16,6 +16,9 @@
 
 _Static_assert(LIMIT_CONNECTIONS_PER_CLIENT == 64, "--client-connections' default is spelt 64");
 
+/* In the order of METRICS_AGENTS_TOKEN, METRICS_AGENTS_PUBLIC (options.h). */
+static const char *const metrics_agents_choices[] = { "token", "public", NULL };
+
 static const struct opt_def defs[] = {
 	{ "listen", OPT_STRING, OFF(listen), "ADDR:PORT", "127.0.0.1:8443", 0, 0, NULL },
 	{ "state-dir", OPT_STRING, OFF(state_dir), "DIR", NULL, 0, 0, NULL },
@@ -44,6 +47,9 @@ static const struct opt_def defs[] = {
 	{ "default-interval", OPT_UINT, OFF(default_interval), "SECONDS", "10", 1,
 	  LIMIT_AGENT_INTERVAL, NULL },
 	{ "stale-intervals", OPT_UINT, OFF(stale_intervals), "N", "3", 1, 1000, NULL },
+	/* Per-agent series of /metrics name the fleet: behind a token unless opened on purpose. */
+	{ "metrics-agents", OPT_CHOICE, OFF(metrics_agents), "token|public", "token", 0, 0,
+	  metrics_agents_choices },
 	/* Webhooks (issue 16; webhooks.h). */
 	{ "webhook", OPT_LIST, OFF(webhook), "URL", NULL, 0, 16, NULL },
 	{ "webhook-secret-file", OPT_STRING, OFF(webhook_secret_file), "FILE", NULL, 0, 0, NULL },

@@ -36,12 +36,15 @@ struct verifier_options {
 	unsigned client_connections; /* open connections per client address */
 	unsigned default_interval; /* seconds between rounds of an agent that reported none */
 	unsigned stale_intervals;  /* intervals without valid evidence that make an agent stale */
+	int metrics_agents;        /* METRICS_AGENTS_TOKEN or _PUBLIC: who sees per-agent series */
 	struct opt_list webhook;    /* URLs events are POSTed to */
 	char *webhook_secret_file;  /* the HMAC key of their signatures */
 	char *webhook_ca;           /* trust anchors for https receivers; NULL: the system's */
 	unsigned webhook_max_backoff; /* seconds */
 	bool verbose;
 };
+
+enum { METRICS_AGENTS_TOKEN, METRICS_AGENTS_PUBLIC }; /* --metrics-agents token|public */
 
 extern const struct opts_spec verifier_opts_spec;
 

@@ -48,6 +48,33 @@ st=$(curl -sS --cacert "$CA" -o /dev/null -w '%{http_code}' -H "Authorization: B
 	--path-as-is "$URL/v1/agents/..%2f..%2fetc%2fpasswd/verdicts")
 check_eq "traversal in an operator path: 404" 404 "$st"
 
+# A byte no route allows in the path (an encoded NUL, control byte, blank, non-ASCII) is a 400
+# before routing, on every route: decoded in place, a NUL would cut the path, and
+# PUT /v1/policies/default%00evil would write policy default.
+pversions() { op /v1/policies/default/versions | jq '.versions | length'; }
+before=$(pversions)
+r=$(curl -sS --cacert "$CA" -H "Authorization: Bearer $(cat "$W/token")" -X PUT \
+	--data-binary @"$W/policy.json" -w '\n%{http_code}' "$URL/v1/policies/default%00evil")
+check_eq "PUT /v1/policies/default%00evil: 400 bad_request" "400 bad_request" \
+	"$(tail -n 1 <<<"$r") $(head -n 1 <<<"$r" | jq -r .error.code)"
+check_eq "and policy default is unchanged" "$before" "$(pversions)"
+for path in "/v1/policies/default%00" "/v1/agents/y%00x" "/v1/agents/y%0a" "/v1/agents/y%20x" \
+	"/v1/agents/y%7f" "/v1/agents/y%ff" "/healthz%00" "/metrics%00x" "/ui/%00" "/v1/agents/y%2500"; do
+	st=$(curl -sS --cacert "$CA" -H "Authorization: Bearer $(cat "$W/token")" -o /dev/null \
+		-w '%{http_code}' --path-as-is "$URL$path")
+	check_eq "GET $path: 400 before routing" 400 "$st"
+done
+st=$(curl -sS --cacert "$CA" -o /dev/null -w '%{http_code}' -X POST --path-as-is \
+	"$URL/v1/agents/y%00/challenges")
+check_eq "an agent route without the token too: 400" 400 "$st"
+st=$(curl -sS --cacert "$CA" -H "Authorization: Bearer $(cat "$W/token")" -o /dev/null \
+	-w '%{http_code}' "$URL/v1/agents/y")
+check_eq "the same path without the byte is answered" 200 "$st"
+st=$(curl -sS --cacert "$CA" -H "Authorization: Bearer $(cat "$W/token")" -o /dev/null \
+	-w '%{http_code}' -X DELETE "$URL/v1/agents/y?purge=1%00x")
+check_eq "a NUL in a query value is not cut (purge=1%00x is not purge=1): 400, y kept" "400 pending" \
+	"$st $(op /v1/agents/y | jq -r .state)"
+
 # --- hostile bodies (refused by the parser: the nonce stays unused, nothing stored) -------------
 agent p || { finish; exit 1; }
 agent q || { finish; exit 1; }

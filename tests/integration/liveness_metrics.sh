@@ -104,4 +104,25 @@ check_eq "every series has HELP and TYPE, counters end in _total" "" \
 	"$(grep -v ' problems$' "$W/metrics.check")"
 check "the checker read the whole text" grep -Eq '^[0-9]{2,} samples, [0-9]{2} families, 0 problems$' \
 	"$W/metrics.check"
+
+# The per-agent series name the fleet: behind a token (any role) unless --metrics-agents public.
+pub() { curl -sS --cacert "$CA" "$URL/metrics"; }
+RO=$(head -c 24 /dev/urandom | xxd -p -c 64)
+check_eq "without a token: /metrics answers, with the fleet's counts" 1 \
+	"$(pub | grep -c '^attest_agents{state="stale"} ')"
+check_eq "and names no agent" 0 "$(pub | grep -c 'agent="')"
+printf 'ops operator %s\ndash read-only %s\n' "$(cat "$W/token")" "$RO" >"$W/tokens"
+stop_pid "$VPID"
+check "verifier restarts with named tokens" start_verifier "$W/v" --ek-ca "$W/ekca/ca.pem" \
+	--policy "$W/policy.json" --operator-token-file "$W/tokens"
+check_eq "a read-only token sees each agent's series" 2 \
+	"$(curl -sS --cacert "$CA" -H "Authorization: Bearer $RO" "$URL/metrics" | grep -c '^attest_agent_last_verdict_timestamp_seconds{agent=')"
+check_eq "a wrong token sees none (and /metrics still answers)" "0 1" \
+	"$(curl -sS --cacert "$CA" -H "Authorization: Bearer not-a-token-0123456789" "$URL/metrics" |
+		grep -c 'agent="') $(pub | grep -c '^attest_agents{state="active"} ')"
+stop_pid "$VPID"
+check "verifier restarts with --metrics-agents public" start_verifier "$W/v" "${VARGS[@]}" \
+	--metrics-agents public
+check_eq "then everyone sees each agent's series" 2 \
+	"$(pub | grep -c '^attest_agent_last_verdict_timestamp_seconds{agent=')"
 finish

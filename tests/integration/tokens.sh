@@ -43,6 +43,12 @@ check_eq "dash may not store a policy either" 403 \
 check_eq "/metrics needs no token" 200 \
 	"$(curl -sS --cacert "$CA" -o /dev/null -w '%{http_code}' "$URL/metrics")"
 
+r=$(as "$R1" -w '\n%{http_code}' "$URL/v1/backup")
+check_eq "dash (read-only) may not download the whole store: 403 read_only" "403 read_only" \
+	"$(tail -n 1 <<<"$r") $(head -n 1 <<<"$r" | jq -r .error.code 2>/dev/null)"
+check "the refusal says an operator token is needed" grep -q 'needs an operator token' <<<"$r"
+check_eq "alice (operator) may: 200" 200 "$(code_as "$A1" -o /dev/null "$URL/v1/backup")"
+
 # --- missing and wrong tokens: different messages, each naming the fix ---------------------------
 out=$("$CTL" agents --verifier "$URL" --ca "$CA" 2>&1)
 check "no token: attestctl says one is needed and where it is" \

@@ -1,6 +1,7 @@
 /* Protocol JSON codecs: round trips of every message and rejection of malformed bodies. */
 #include "proto/errors.h"
 #include "proto/evidence.h"
+#include "proto/text.h"
 #include "proto/limits.h"
 #include "tests/unit/check.h"
 
@@ -346,6 +347,49 @@ static void test_verdict_and_error(void)
 }
 
 /* Each cap is enforced at its value, and the message spells that value (LIMIT_STR). */
+/*
+ * Strings from the network that attestd prints: a reason code or an error code with a newline or
+ * a terminal escape would forge a "verdict trusted" line in its output, log, last-verdict file
+ * and status. Codes are refused on parse unless [a-z0-9_]; messages are shown escaped.
+ */
+static void test_network_text(void)
+{
+	struct verdict_response out;
+	const char *why = NULL;
+	char code[64], msg[256], line[256];
+	const char *forged[] = {
+		"{\"verdict\":\"untrusted\",\"verdict_id\":1,\"next_offset\":0,\"reasons\":"
+		"[{\"code\":\"x\\nverdict trusted id=2\"}]}",
+		"{\"verdict\":\"untrusted\",\"verdict_id\":1,\"next_offset\":0,\"reasons\":"
+		"[{\"code\":\"\\u001b[2Kverdict\"}]}",
+		"{\"verdict\":\"untrusted\",\"verdict_id\":1,\"next_offset\":0,\"reasons\":"
+		"[{\"code\":\"Not_Allowed\"}]}",
+		"{\"verdict\":\"untrusted\",\"verdict_id\":1,\"next_offset\":0,\"reasons\":"
+		"[{\"code\":\"\"}]}",
+	};
+	const char *ok = "{\"verdict\":\"untrusted\",\"verdict_id\":1,\"next_offset\":0,"
+			 "\"reasons\":[{\"code\":\"not_in_allowlist_2\"}]}";
+
+	for (size_t i = 0; i < sizeof(forged) / sizeof(forged[0]); i++)
+		CHECK(verdict_response_parse(forged[i], strlen(forged[i]), &out, &why) == -EINVAL,
+		      "a reason code outside [a-z0-9_] refused (%zu)", i);
+	CHECK(verdict_response_parse(ok, strlen(ok), &out, &why) == 0, "a plain reason code parses");
+	CHECK(code_valid("agent_reset") && !code_valid("a b") && !code_valid("a\n") &&
+		      !code_valid("") && !code_valid("abcdefghijklmnopqrstuvwxyz_0123x"),
+	      "code_valid: [a-z0-9_], 1..31");
+	why = "{\"error\":{\"code\":\"x\\r\\nverdict\",\"message\":\"m\"}}";
+	CHECK(error_parse(why, strlen(why), code, sizeof(code), msg, sizeof(msg)) == -EINVAL,
+	      "an error code with a newline refused");
+	CHECK(text_render_line("a\nverdict trusted\x1b[0m\\ \xc2\x9b \xc3\xa9 \xff", 30, line,
+			       sizeof(line)) &&
+		      !strcmp(line, "a\\x0averdict trusted\\x1b[0m\\\\ \\xc2\\x9b \xc3\xa9 \\xff"),
+	      "text_render_line: newline, ESC, backslash, C1, invalid escaped; UTF-8 kept: %s", line);
+	CHECK(!text_render_line("plain text", 10, line, sizeof(line)) && !strcmp(line, "plain text"),
+	      "text_render_line: plain text unchanged");
+	CHECK(text_render_line("\n\n\n", 3, line, 9) && !strcmp(line, "\\x0a\\x0a"),
+	      "text_render_line: stops before an escape that does not fit: %s", line);
+}
+
 static void test_caps_in_messages(void)
 {
 	static uint8_t big[LIMIT_ATTEST + 1];
@@ -387,6 +431,7 @@ int main(void)
 	CASE(test_interval);
 	CASE(test_enroll_and_challenge);
 	CASE(test_verdict_and_error);
+	CASE(test_network_text);
 	CASE(test_caps_in_messages);
 	return check_finish();
 }

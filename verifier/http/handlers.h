@@ -18,7 +18,10 @@
 extern const struct http_route app_routes[];
 extern const size_t app_nroutes;
 
-unsigned app_authorize(void *app, struct http_request *req, char *why, size_t cap);
+unsigned app_authorize(void *app, struct http_request *req, enum http_access need, char *why,
+		       size_t cap);
+/* Whether req carries a token the verifier knows, of any role (a public route's extra rows). */
+bool app_token_known(struct app *app, const struct http_request *req);
 /* Who made an authorized call, for histories and logs: the name of its token. */
 const char *app_actor(const struct http_request *req);
 /* Large bodies read only where they can be valid (http_server_config.admit). */

@@ -33,6 +33,7 @@ struct fleet_ctx {
 	struct dynbuf samples;
 	uint64_t stale;
 	int64_t now;
+	bool per_agent; /* write the per-agent samples */
 };
 
 static int fleet_cb(void *arg, const struct store_agent *a)
@@ -41,7 +42,7 @@ static int fleet_cb(void *arg, const struct store_agent *a)
 
 	if (store_agent_stale(a, &f->app->liveness, f->now))
 		f->stale++;
-	if (a->last_verdict_at)
+	if (f->per_agent && a->last_verdict_at)
 		metrics_agent_sample(&f->samples, a->id, a->last_verdict_at);
 	return 0;
 }
@@ -54,7 +55,12 @@ void handle_metrics(const struct http_request *req, struct http_response *resp)
 	struct metrics_fleet mf;
 	char *text;
 
-	/* One sample line per agent with a verdict, capped as the whole text is (metrics.c). */
+	/*
+	 * One sample line per agent with a verdict, capped as the whole text is (metrics.c): the
+	 * fleet's inventory, so only to a request with a token unless --metrics-agents public.
+	 * The counts (agents per state, stale) are public either way.
+	 */
+	f.per_agent = app->metrics_agents_public || app_token_known(app, req);
 	dynbuf_init(&f.samples, 1u << 24);
 	if (store_counts(app->store, &c) || store_agents_list(app->store, fleet_cb, &f) ||
 	    store_outbox_pending(app->store, NULL, &mf.webhook_pending)) {

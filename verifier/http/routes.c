@@ -1,6 +1,5 @@
 /*
- * routes: every URL the verifier answers, with its body cap and whether it needs the operator
- * token; the token check; which large bodies are read at all; the per-request counters.
+ * routes: every URL the verifier answers, with its body cap and who may call it (http_access); the token check; which large bodies are read at all; the per-request counters.
  */
 #include <stdio.h>
 #include <string.h>
@@ -12,58 +11,61 @@
 #include "verifier/http/tokens.h"
 
 const struct http_route app_routes[] = {
-	{ "POST", "/v1/agents", LIMIT_SMALL_BODY, false, "enroll", handle_enroll },
-	{ "POST", "/v1/agents/*/activate", LIMIT_SMALL_BODY, false, "activate", handle_activate },
-	{ "POST", "/v1/agents/*/challenges", LIMIT_SMALL_BODY, false, "challenge", handle_challenge },
-	{ "POST", "/v1/agents/*/evidence", LIMIT_REQUEST_BODY, false, "evidence", handle_evidence },
-	{ "GET", "/healthz", LIMIT_SMALL_BODY, false, "healthz", handle_healthz },
-	{ "GET", "/metrics", LIMIT_SMALL_BODY, false, "metrics", handle_metrics },
-	{ "GET", "/v1/agents", LIMIT_SMALL_BODY, true, "agents", handle_agents_list },
-	{ "GET", "/v1/agents/*", LIMIT_SMALL_BODY, true, "agent", handle_agent_get },
-	{ "GET", "/v1/agents/*/verdicts", LIMIT_SMALL_BODY, true, "verdicts", handle_agent_verdicts },
+	{ "POST", "/v1/agents", LIMIT_SMALL_BODY, HTTP_PUBLIC, "enroll", handle_enroll },
+	{ "POST", "/v1/agents/*/activate", LIMIT_SMALL_BODY, HTTP_PUBLIC, "activate", handle_activate },
+	{ "POST", "/v1/agents/*/challenges", LIMIT_SMALL_BODY, HTTP_PUBLIC, "challenge", handle_challenge },
+	{ "POST", "/v1/agents/*/evidence", LIMIT_REQUEST_BODY, HTTP_PUBLIC, "evidence", handle_evidence },
+	{ "GET", "/healthz", LIMIT_SMALL_BODY, HTTP_PUBLIC, "healthz", handle_healthz },
+	{ "GET", "/metrics", LIMIT_SMALL_BODY, HTTP_PUBLIC, "metrics", handle_metrics },
+	{ "GET", "/v1/agents", LIMIT_SMALL_BODY, HTTP_TOKEN, "agents", handle_agents_list },
+	{ "GET", "/v1/agents/*", LIMIT_SMALL_BODY, HTTP_TOKEN, "agent", handle_agent_get },
+	{ "GET", "/v1/agents/*/verdicts", LIMIT_SMALL_BODY, HTTP_TOKEN, "verdicts", handle_agent_verdicts },
 	/* Lifecycle (handlers_lifecycle.c): retire (?purge=1 deletes), reset, history. */
-	{ "DELETE", "/v1/agents/*", LIMIT_SMALL_BODY, true, "agent_retire", handle_agent_retire },
-	{ "POST", "/v1/agents/*/reset", LIMIT_SMALL_BODY, true, "agent_reset", handle_agent_reset },
-	{ "GET", "/v1/agents/*/history", LIMIT_SMALL_BODY, true, "agent_history",
+	{ "DELETE", "/v1/agents/*", LIMIT_SMALL_BODY, HTTP_TOKEN, "agent_retire", handle_agent_retire },
+	{ "POST", "/v1/agents/*/reset", LIMIT_SMALL_BODY, HTTP_TOKEN, "agent_reset", handle_agent_reset },
+	{ "GET", "/v1/agents/*/history", LIMIT_SMALL_BODY, HTTP_TOKEN, "agent_history",
 	  handle_agent_history },
-	{ "PUT", "/v1/agents/*/policy", LIMIT_SMALL_BODY, true, "agent_policy",
+	{ "PUT", "/v1/agents/*/policy", LIMIT_SMALL_BODY, HTTP_TOKEN, "agent_policy",
 	  handle_agent_set_policy },
-	{ "GET", "/v1/violations", LIMIT_SMALL_BODY, true, "violations", handle_violations_list },
-	{ "POST", "/v1/violations/*/approve", LIMIT_SMALL_BODY, true, "approve",
+	{ "GET", "/v1/violations", LIMIT_SMALL_BODY, HTTP_TOKEN, "violations", handle_violations_list },
+	{ "POST", "/v1/violations/*/approve", LIMIT_SMALL_BODY, HTTP_TOKEN, "approve",
 	  handle_violation_approve },
-	{ "POST", "/v1/violations/*/dismiss", LIMIT_SMALL_BODY, true, "dismiss",
+	{ "POST", "/v1/violations/*/dismiss", LIMIT_SMALL_BODY, HTTP_TOKEN, "dismiss",
 	  handle_violation_dismiss },
-	{ "GET", "/v1/policies/*", LIMIT_SMALL_BODY, true, "policy_get", handle_policy_get },
+	{ "GET", "/v1/policies/*", LIMIT_SMALL_BODY, HTTP_TOKEN, "policy_get", handle_policy_get },
 	/* Policies can be large (a whole distribution's digests). */
-	{ "PUT", "/v1/policies/*", LIMIT_REQUEST_BODY, true, "policy_put", handle_policy_put },
-	{ "GET", "/v1/policies/*/enforced", LIMIT_SMALL_BODY, true, "policy_enforced",
+	{ "PUT", "/v1/policies/*", LIMIT_REQUEST_BODY, HTTP_TOKEN, "policy_put", handle_policy_put },
+	{ "GET", "/v1/policies/*/enforced", LIMIT_SMALL_BODY, HTTP_TOKEN, "policy_enforced",
 	  handle_policy_enforced },
-	{ "GET", "/v1/policies/*/versions", LIMIT_SMALL_BODY, true, "policy_versions",
+	{ "GET", "/v1/policies/*/versions", LIMIT_SMALL_BODY, HTTP_TOKEN, "policy_versions",
 	  handle_policy_versions },
-	{ "GET", "/v1/policies/*/versions/*", LIMIT_SMALL_BODY, true, "policy_version",
+	{ "GET", "/v1/policies/*/versions/*", LIMIT_SMALL_BODY, HTTP_TOKEN, "policy_version",
 	  handle_policy_version_get },
-	{ "POST", "/v1/policies/*/rollback", LIMIT_SMALL_BODY, true, "policy_rollback",
+	{ "POST", "/v1/policies/*/rollback", LIMIT_SMALL_BODY, HTTP_TOKEN, "policy_rollback",
 	  handle_policy_rollback },
-	{ "GET", "/v1/agents/*/amendment", LIMIT_SMALL_BODY, true, "amendment",
+	{ "GET", "/v1/agents/*/amendment", LIMIT_SMALL_BODY, HTTP_TOKEN, "amendment",
 	  handle_amendment_get },
-	{ "GET", "/v1/agents/*/amendment/versions", LIMIT_SMALL_BODY, true, "amendment_versions",
+	{ "GET", "/v1/agents/*/amendment/versions", LIMIT_SMALL_BODY, HTTP_TOKEN, "amendment_versions",
 	  handle_amendment_versions },
-	{ "POST", "/v1/agents/*/amendment/rollback", LIMIT_SMALL_BODY, true, "amendment_rollback",
+	{ "POST", "/v1/agents/*/amendment/rollback", LIMIT_SMALL_BODY, HTTP_TOKEN, "amendment_rollback",
 	  handle_amendment_rollback },
 	/* Attestation results (handlers_ear.c): the public keys are public. */
-	{ "GET", "/v1/agents/*/ear", LIMIT_SMALL_BODY, true, "ear", handle_agent_ear },
-	{ "GET", "/v1/jwks", LIMIT_SMALL_BODY, false, "jwks", handle_jwks },
-	{ "POST", "/v1/ear/keys/rotate", LIMIT_SMALL_BODY, true, "ear_rotate", handle_ear_rotate },
-	/* A copy of the whole store, streamed from a file (store_backup()). */
-	{ "GET", "/v1/backup", LIMIT_SMALL_BODY, true, "backup", handle_backup },
+	{ "GET", "/v1/agents/*/ear", LIMIT_SMALL_BODY, HTTP_TOKEN, "ear", handle_agent_ear },
+	{ "GET", "/v1/jwks", LIMIT_SMALL_BODY, HTTP_PUBLIC, "jwks", handle_jwks },
+	{ "POST", "/v1/ear/keys/rotate", LIMIT_SMALL_BODY, HTTP_TOKEN, "ear_rotate",
+	  handle_ear_rotate },
+	/* A copy of the whole store, streamed from a file (store_backup()): every agent, policy
+	 * and decision is in it; an operator's alone. */
+	{ "GET", "/v1/backup", LIMIT_SMALL_BODY, HTTP_OPERATOR, "backup", handle_backup },
 	/* The web page: a fixed set of embedded files, public (its data needs the token). */
-	{ "GET", "/ui/", LIMIT_SMALL_BODY, false, "ui", handle_ui_index },
-	{ "GET", "/ui/app.js", LIMIT_SMALL_BODY, false, "ui", handle_ui_js },
-	{ "GET", "/ui/style.css", LIMIT_SMALL_BODY, false, "ui", handle_ui_css },
+	{ "GET", "/ui/", LIMIT_SMALL_BODY, HTTP_PUBLIC, "ui", handle_ui_index },
+	{ "GET", "/ui/app.js", LIMIT_SMALL_BODY, HTTP_PUBLIC, "ui", handle_ui_js },
+	{ "GET", "/ui/style.css", LIMIT_SMALL_BODY, HTTP_PUBLIC, "ui", handle_ui_css },
 };
 const size_t app_nroutes = sizeof(app_routes) / sizeof(app_routes[0]);
 
-unsigned app_authorize(void *arg, struct http_request *req, char *why, size_t cap)
+unsigned app_authorize(void *arg, struct http_request *req, enum http_access need, char *why,
+		       size_t cap)
 {
 	struct app *app = arg;
 	const char *h = http_header(req, "Authorization");
@@ -83,6 +85,10 @@ unsigned app_authorize(void *arg, struct http_request *req, char *why, size_t ca
 		snprintf(why, cap, "the token is not one this verifier knows (rotated or mistyped?):"
 			 " use a current one from its token file (--operator-token-file)");
 		log_warn("http: operator call with a wrong token");
+	} else if (t->read_only && need == HTTP_OPERATOR) {
+		status = 403;
+		snprintf(why, cap, "token \"%s\" is read-only: this call needs an operator token",
+			 t->name);
 	} else if (t->read_only && strcmp(req->method, "GET")) {
 		status = 403;
 		snprintf(why, cap, "token \"%s\" is read-only: it may read, not change anything",
@@ -92,6 +98,19 @@ unsigned app_authorize(void *arg, struct http_request *req, char *why, size_t ca
 	}
 	pthread_rwlock_unlock(&app->reload_lock);
 	return status;
+}
+
+bool app_token_known(struct app *app, const struct http_request *req)
+{
+	const char *h = http_header(req, "Authorization");
+	bool known;
+
+	if (!h || strncmp(h, "Bearer ", 7) != 0 || !h[7])
+		return false;
+	pthread_rwlock_rdlock(&app->reload_lock);
+	known = tokens_find(app->tokens, h + 7, strlen(h + 7)) != NULL;
+	pthread_rwlock_unlock(&app->reload_lock);
+	return known;
 }
 
 const char *app_actor(const struct http_request *req)

@@ -267,12 +267,57 @@ static enum MHD_Result admit_large(struct http_server *srv, struct conn_state *c
 	return MHD_YES;
 }
 
+/*
+ * Percent-escapes decoded only when what they decode to is visible ASCII (0x21-0x7e): a NUL
+ * decoded in place would cut the C string ("/v1/policies/default%00evil" would be the path of
+ * policy "default"), and a control byte or a blank means nothing in any route or query value.
+ * Such a string is left as it came, with its '%', which no route and no value allows: the path
+ * is refused before routing (path_allowed()), a query value by the handler that reads it.
+ */
+static size_t unescape_visible(void *cls, struct MHD_Connection *conn, char *s)
+{
+	size_t raw = strlen(s), n;
+	char *copy;
+
+	(void)cls;
+	(void)conn;
+	copy = strdup(s);
+	if (!copy)
+		return raw; /* left escaped: refused as above, never cut */
+	n = MHD_http_unescape(copy);
+	for (size_t i = 0; i < n; i++) {
+		if ((unsigned char)copy[i] < 0x21 || (unsigned char)copy[i] > 0x7e) {
+			free(copy);
+			return raw;
+		}
+	}
+	memcpy(s, copy, n + 1);
+	free(copy);
+	return n;
+}
+
+/* Whether every byte of a path is one some route allows: visible ASCII, no '%' left. */
+static bool path_allowed(const char *url)
+{
+	if (url[0] != '/')
+		return false;
+	for (const char *p = url; *p; p++)
+		if ((unsigned char)*p < 0x21 || (unsigned char)*p > 0x7e || *p == '%')
+			return false;
+	return true;
+}
+
 /* First callback of a request: route, authorize, and check the announced body size. */
 static enum MHD_Result start_request(struct http_server *srv, struct conn_state *cs)
 {
 	const struct http_route *rt = NULL;
 	bool path_known = false;
 	const char *cl;
+
+	if (!path_allowed(cs->req.url))
+		return reply_error(srv, cs, 400, "bad_request",
+				   "the path holds a byte no route allows (a control byte, a blank,"
+				   " a NUL or another escape that is not visible ASCII)");
 
 	for (size_t i = 0; i < srv->cfg.nroutes; i++) {
 		if (!route_match(srv->cfg.routes[i].pattern, cs->req.url, &cs->req))
@@ -291,10 +336,11 @@ static enum MHD_Result start_request(struct http_server *srv, struct conn_state 
 	}
 	cs->route = rt;
 	dynbuf_init(&cs->body, rt->body_cap);
-	if (rt->operator_only) {
+	if (rt->access != HTTP_PUBLIC) {
 		char why[256] = "operator calls need Authorization: Bearer TOKEN";
 		unsigned st = srv->cfg.authorize
-				      ? srv->cfg.authorize(srv->cfg.app, &cs->req, why, sizeof(why))
+				      ? srv->cfg.authorize(srv->cfg.app, &cs->req, rt->access, why,
+							     sizeof(why))
 				      : 401;
 
 		if (st)
@@ -561,6 +607,7 @@ struct http_server *http_server_start(const struct http_server_config *cfg, uint
 						   : LIMIT_CONNECTIONS_PER_CLIENT),
 		MHD_OPTION_NOTIFY_CONNECTION, on_connection, srv,
 		MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv,
+		MHD_OPTION_UNESCAPE_CALLBACK, unescape_visible, NULL,
 		MHD_OPTION_END);
 	if (!srv->daemon) {
 		log_error("http: cannot listen on \"%s\" (address in use, or bad TLS material?)",

@@ -2,8 +2,9 @@
  * server: HTTPS front end on libmicrohttpd. Owns the listening socket, the thread pool, TLS
  * (1.2 and 1.3 only), routing and request bodies; knows nothing about attestation.
  *
- * For each request the server finds the route (404 "not_found", 405 "method_not_allowed"),
- * asks `authorize` for routes marked operator (401 "unauthorized"), refuses a body larger than
+ * For each request the server refuses a path with a byte no route allows (400 "bad_request"),
+ * finds the route (404 "not_found", 405 "method_not_allowed"), asks `authorize` for routes
+ * that are not HTTP_PUBLIC (401 "unauthorized", 403 "read_only"), refuses a body larger than
  * the route's cap (413 "body_too_large", decided from Content-Length before reading when it is
  * given), accumulates the body, then calls the handler once with the whole body,
  * NUL-terminated. Handlers run on pool threads, concurrently.
@@ -57,11 +58,18 @@ struct http_response {
 
 typedef void (*http_handler)(const struct http_request *req, struct http_response *resp);
 
+/* Who may call a route: anyone; a token (a read-only one for GET alone); an operator token. */
+enum http_access {
+	HTTP_PUBLIC,
+	HTTP_TOKEN,
+	HTTP_OPERATOR,
+};
+
 struct http_route {
 	const char *method;
 	const char *pattern;  /* "/v1/agents/ * /activate" without spaces: '*' = one segment */
 	size_t body_cap;      /* largest body accepted */
-	bool operator_only;   /* needs `authorize` to accept the request */
+	enum http_access access; /* anything but HTTP_PUBLIC needs `authorize` to accept it */
 	const char *name;     /* label for metrics */
 	http_handler fn;
 };
@@ -80,7 +88,8 @@ struct http_server_config {
 	 * or the status to refuse with (401 unauthorized, 403 read_only) and why (a message for
 	 * the caller, at most cap bytes). It may set req->actor.
 	 */
-	unsigned (*authorize)(void *app, struct http_request *req, char *why, size_t cap);
+	unsigned (*authorize)(void *app, struct http_request *req, enum http_access need,
+			      char *why, size_t cap);
 	/*
 	 * Whether a body over LIMIT_SMALL_BODY may be read at all, from the route, URL and
 	 * headers (req->body is not set yet): false with *resp filled refuses it unread. NULL:

@@ -48,6 +48,9 @@ struct app {
 	struct store_liveness liveness; /* when an agent is stale (store.h) */
 	struct ear_keys *ear_keys;       /* the key EARs are signed with (store/ear_keys.h) */
 	struct ear_results *ear_results; /* each agent's latest result (service/ear.h) */
+	/* --metrics-agents public: /metrics names every agent without a token (the fleet's
+	 * inventory); by default only to a request with a token of any role. */
+	bool metrics_agents_public;
 	/*
 	 * Tests only (NULL otherwise): called by round_evidence() after a round is judged and
 	 * before it commits, to run another round of the agent in between deterministically.
