@@ -315,7 +315,7 @@ static enum MHD_Result start_request(struct http_server *srv, struct conn_state 
 	const char *cl;
 
 	if (!path_allowed(cs->req.url))
-		return reply_error(srv, cs, 400, "bad_request",
+		return reply_error(srv, cs, PROTO_ERR_BAD_REQUEST,
 				   "the path holds a byte no route allows (a control byte, a blank,"
 				   " a NUL or another escape that is not visible ASCII)");
 
