@@ -214,24 +214,32 @@ cleanup:
 static int ecc_seed(EVP_PKEY *ek, const TPMT_PUBLIC *pub, uint8_t *seed, size_t seed_len,
 		    TPM2B_ENCRYPTED_SECRET *es)
 {
-	EVP_PKEY *eph = EVP_PKEY_Q_keygen(NULL, NULL, "EC", "P-256");
+	/* The ephemeral key is on the EK's curve; coordinates are padded to its field size. */
+	size_t clen = pub->unique.ecc.x.size;
+	const char *curve = pub->parameters.eccDetail.curveID == TPM2_ECC_NIST_P256   ? "P-256"
+			    : pub->parameters.eccDetail.curveID == TPM2_ECC_NIST_P384 ? "P-384"
+			    : pub->parameters.eccDetail.curveID == TPM2_ECC_NIST_P521 ? "P-521"
+										      : NULL;
+	EVP_PKEY *eph = curve ? EVP_PKEY_Q_keygen(NULL, NULL, "EC", curve) : NULL;
 	EVP_PKEY_CTX *ctx = NULL;
 	BIGNUM *x = NULL, *y = NULL;
 	TPMS_ECC_POINT pt;
-	uint8_t z[32];
+	uint8_t z[66];
 	size_t zlen = sizeof(z), off = 0;
 	int ret = -EIO;
 
-	if (!eph || !EVP_PKEY_get_bn_param(eph, OSSL_PKEY_PARAM_EC_PUB_X, &x) ||
+	if (!eph || clen == 0 || clen > sizeof(z) ||
+	    !EVP_PKEY_get_bn_param(eph, OSSL_PKEY_PARAM_EC_PUB_X, &x) ||
 	    !EVP_PKEY_get_bn_param(eph, OSSL_PKEY_PARAM_EC_PUB_Y, &y) ||
-	    BN_bn2binpad(x, pt.x.buffer, 32) != 32 || BN_bn2binpad(y, pt.y.buffer, 32) != 32)
+	    BN_bn2binpad(x, pt.x.buffer, (int)clen) != (int)clen ||
+	    BN_bn2binpad(y, pt.y.buffer, (int)clen) != (int)clen)
 		goto cleanup;
-	pt.x.size = pt.y.size = 32;
+	pt.x.size = pt.y.size = (uint16_t)clen;
 	ctx = EVP_PKEY_CTX_new(eph, NULL);
 	if (!ctx || EVP_PKEY_derive_init(ctx) <= 0 || EVP_PKEY_derive_set_peer(ctx, ek) <= 0 ||
-	    EVP_PKEY_derive(ctx, z, &zlen) <= 0 || zlen != 32)
+	    EVP_PKEY_derive(ctx, z, &zlen) <= 0 || zlen != clen)
 		goto cleanup;
-	if (credential_kdfe(pub->nameAlg, z, zlen, "IDENTITY", pt.x.buffer, 32,
+	if (credential_kdfe(pub->nameAlg, z, zlen, "IDENTITY", pt.x.buffer, clen,
 			    pub->unique.ecc.x.buffer, pub->unique.ecc.x.size,
 			    (uint32_t)(8 * seed_len), seed, seed_len) != 0)
 		goto cleanup;
@@ -272,8 +280,7 @@ int credential_make(const TPMT_PUBLIC *ek, const uint8_t *ak_name, size_t ak_nam
 			return -EINVAL;
 		sym_bits = ek->parameters.rsaDetail.symmetric.keyBits.aes;
 	} else if (ek->type == TPM2_ALG_ECC) {
-		if (ek->parameters.eccDetail.symmetric.algorithm != TPM2_ALG_AES ||
-		    ek->parameters.eccDetail.curveID != TPM2_ECC_NIST_P256)
+		if (ek->parameters.eccDetail.symmetric.algorithm != TPM2_ALG_AES)
 			return -EINVAL;
 		sym_bits = ek->parameters.eccDetail.symmetric.keyBits.aes;
 	} else {

@@ -24,8 +24,9 @@ struct credential {
 };
 
 /*
- * ek: an EK that passed tpmkey_check_ek() (RSA-2048 with OAEP, or ECC P-256 with ECDH+KDFe;
- * AES-128-CFB). ak_name: the AK's name (tpmkey_name()). secret: 1..digest size of the EK's
+ * ek: an EK that passed tpmkey_check_ek() (RSA with OAEP, or ECC P-256/P-384/P-521 with
+ * ECDH+KDFe on the EK's curve; the seed, KDFs and HMAC with the EK's nameAlg, AES-128- or
+ * AES-256-CFB as its template says). ak_name: the AK's name (tpmkey_name()). secret: 1..digest size of the EK's
  * nameAlg bytes. 0, -EINVAL for bad input or an unsupported EK, -EIO on a crypto failure.
  */
 int credential_make(const TPMT_PUBLIC *ek, const uint8_t *ak_name, size_t ak_name_len,

@@ -233,34 +233,36 @@ enum tpmkey_check tpmkey_check_ak(const TPMT_PUBLIC *pub)
 /* --- templates --------------------------------------------------------------------------- */
 
 /* EK Credential Profile L-1. The unique is 256 zero bytes: only its size is set. */
-static const TPMT_PUBLIC ek_rsa2048 = {
-	.type = TPM2_ALG_RSA,
-	.nameAlg = TPM2_ALG_SHA256,
-	.objectAttributes = EK_ATTRS,
-	.authPolicy = EK_POLICY_SHA256,
-	.parameters.rsaDetail = {
-		.symmetric = { .algorithm = TPM2_ALG_AES, .keyBits.aes = 128, .mode.aes = TPM2_ALG_CFB },
-		.scheme = { .scheme = TPM2_ALG_NULL },
-		.keyBits = 2048,
-		.exponent = 0,
-	},
-	.unique.rsa = { .size = 256 },
-};
+#define EK_L1_RSA2048 {\
+	.type = TPM2_ALG_RSA,\
+	.nameAlg = TPM2_ALG_SHA256,\
+	.objectAttributes = EK_ATTRS,\
+	.authPolicy = EK_POLICY_SHA256,\
+	.parameters.rsaDetail = {\
+		.symmetric = { .algorithm = TPM2_ALG_AES, .keyBits.aes = 128, .mode.aes = TPM2_ALG_CFB },\
+		.scheme = { .scheme = TPM2_ALG_NULL },\
+		.keyBits = 2048,\
+		.exponent = 0,\
+	},\
+	.unique.rsa = { .size = 256 },\
+}
+static const TPMT_PUBLIC ek_rsa2048 = EK_L1_RSA2048;
 
 /* EK Credential Profile L-2: x and y are 32 zero bytes each. */
-static const TPMT_PUBLIC ek_p256 = {
-	.type = TPM2_ALG_ECC,
-	.nameAlg = TPM2_ALG_SHA256,
-	.objectAttributes = EK_ATTRS,
-	.authPolicy = EK_POLICY_SHA256,
-	.parameters.eccDetail = {
-		.symmetric = { .algorithm = TPM2_ALG_AES, .keyBits.aes = 128, .mode.aes = TPM2_ALG_CFB },
-		.scheme = { .scheme = TPM2_ALG_NULL },
-		.curveID = TPM2_ECC_NIST_P256,
-		.kdf = { .scheme = TPM2_ALG_NULL },
-	},
-	.unique.ecc = { .x = { .size = 32 }, .y = { .size = 32 } },
-};
+#define EK_L2_P256 {\
+	.type = TPM2_ALG_ECC,\
+	.nameAlg = TPM2_ALG_SHA256,\
+	.objectAttributes = EK_ATTRS,\
+	.authPolicy = EK_POLICY_SHA256,\
+	.parameters.eccDetail = {\
+		.symmetric = { .algorithm = TPM2_ALG_AES, .keyBits.aes = 128, .mode.aes = TPM2_ALG_CFB },\
+		.scheme = { .scheme = TPM2_ALG_NULL },\
+		.curveID = TPM2_ECC_NIST_P256,\
+		.kdf = { .scheme = TPM2_ALG_NULL },\
+	},\
+	.unique.ecc = { .x = { .size = 32 }, .y = { .size = 32 } },\
+}
+static const TPMT_PUBLIC ek_p256 = EK_L2_P256;
 
 static const TPMT_PUBLIC ak_rsa2048 = {
 	.type = TPM2_ALG_RSA,
@@ -300,52 +302,153 @@ void tpmkey_ak_template(TPM2B_PUBLIC *out, enum tpmkey_kind kind)
 
 /* --- the EK check: the template, field for field --------------------------------------- */
 
+/* PolicyB of the EK Credential Profile (B.4): PolicyOR(PolicyA, PolicyC), per nameAlg. */
+#define EK_POLICY_B_SHA256                                                                   \
+	{ .size = 32,                                                                        \
+	  .buffer = { 0xca, 0x3d, 0x0a, 0x99, 0xa2, 0xb9, 0x39, 0x06, 0xf7, 0xa3, 0x34,      \
+		      0x24, 0x14, 0xef, 0xcf, 0xb3, 0xa3, 0x85, 0xd4, 0x4c, 0xd1, 0xfd,      \
+		      0x45, 0x90, 0x89, 0xd1, 0x9b, 0x50, 0x71, 0xc0, 0xb7, 0xa0 } }
+#define EK_POLICY_B_SHA384                                                                   \
+	{ .size = 48,                                                                        \
+	  .buffer = { 0xb2, 0x6e, 0x7d, 0x28, 0xd1, 0x1a, 0x50, 0xbc, 0x53, 0xd8, 0x82, 0xbc,\
+		      0xf5, 0xfd, 0x3a, 0x1a, 0x07, 0x41, 0x48, 0xbb, 0x35, 0xd3, 0xb4, 0xe4,\
+		      0xcb, 0x1c, 0x0a, 0xd9, 0xbd, 0xe4, 0x19, 0xca, 0xcb, 0x47, 0xba, 0x09,\
+		      0x69, 0x96, 0x46, 0x15, 0x0f, 0x9f, 0xc0, 0x00, 0xf3, 0xf8, 0x0e, 0x12 } }
+#define EK_POLICY_B_SHA512                                                                   \
+	{ .size = 64,                                                                        \
+	  .buffer = { 0xb8, 0x22, 0x1c, 0xa6, 0x9e, 0x85, 0x50, 0xa4, 0x91, 0x4d, 0xe3, 0xfa,\
+		      0xa6, 0xa1, 0x8c, 0x07, 0x2c, 0xc0, 0x12, 0x08, 0x07, 0x3a, 0x92, 0x8d,\
+		      0x5d, 0x66, 0xd5, 0x9e, 0xf7, 0x9e, 0x49, 0xa4, 0x29, 0xc4, 0x1a, 0x6b,\
+		      0x26, 0x95, 0x71, 0xd5, 0x7e, 0xdb, 0x25, 0xfb, 0xdb, 0x18, 0x38, 0x42,\
+		      0x56, 0x08, 0xb4, 0x13, 0xcd, 0x61, 0x6a, 0x5f, 0x6d, 0xb5, 0xb6, 0x07,\
+		      0x1a, 0xf9, 0x9b, 0xea } }
+
+/* The high range adds userWithAuth: the EK serves a password session (the policy is PolicyB). */
+#define EK_HIGH_ATTRS (EK_ATTRS | TPMA_OBJECT_USERWITHAUTH)
+#define AES_CFB(bits) { .algorithm = TPM2_ALG_AES, .keyBits.aes = (bits), .mode.aes = TPM2_ALG_CFB }
+
+#define EK_HIGH_RSA(bits, name_alg, policy, aes)                                             \
+	{ .type = TPM2_ALG_RSA, .nameAlg = (name_alg), .objectAttributes = EK_HIGH_ATTRS,     \
+	  .authPolicy = policy,                                                              \
+	  .parameters.rsaDetail = { .symmetric = AES_CFB(aes), .scheme = { .scheme = TPM2_ALG_NULL }, \
+				    .keyBits = (bits), .exponent = 0 } }
+#define EK_HIGH_ECC(curve, name_alg, policy, aes)                                            \
+	{ .type = TPM2_ALG_ECC, .nameAlg = (name_alg), .objectAttributes = EK_HIGH_ATTRS,     \
+	  .authPolicy = policy,                                                              \
+	  .parameters.eccDetail = { .symmetric = AES_CFB(aes), .scheme = { .scheme = TPM2_ALG_NULL }, \
+				    .curveID = (curve), .kdf = { .scheme = TPM2_ALG_NULL } } }
+
+/*
+ * Every EK template of the TCG EK Credential Profile (2.5, annex B) this verifier can make a
+ * credential for, and the NV index of the certificate a maker provisions for it. H-5 (SM2
+ * P-256, SM3, SM4) is not here: no SM2 credential is made.
+ */
+static const struct tpmkey_ek_profile ek_profiles[] = {
+	{ "L-1 RSA-2048", 0x01c00002u, EK_L1_RSA2048 },
+	{ "L-2 ECC P-256", 0x01c0000au, EK_L2_P256 },
+	{ "H-1 RSA-2048", 0x01c00012u, EK_HIGH_RSA(2048, TPM2_ALG_SHA256, EK_POLICY_B_SHA256, 128) },
+	{ "H-2 ECC P-256", 0x01c00014u,
+	  EK_HIGH_ECC(TPM2_ECC_NIST_P256, TPM2_ALG_SHA256, EK_POLICY_B_SHA256, 128) },
+	{ "H-3 ECC P-384", 0x01c00016u,
+	  EK_HIGH_ECC(TPM2_ECC_NIST_P384, TPM2_ALG_SHA384, EK_POLICY_B_SHA384, 256) },
+	{ "H-4 ECC P-521", 0x01c00018u,
+	  EK_HIGH_ECC(TPM2_ECC_NIST_P521, TPM2_ALG_SHA512, EK_POLICY_B_SHA512, 256) },
+	{ "H-6 RSA-3072", 0x01c0001cu, EK_HIGH_RSA(3072, TPM2_ALG_SHA384, EK_POLICY_B_SHA384, 256) },
+	{ "H-7 RSA-4096", 0x01c0001eu, EK_HIGH_RSA(4096, TPM2_ALG_SHA384, EK_POLICY_B_SHA384, 256) },
+};
+
+const struct tpmkey_ek_profile *tpmkey_ek_profiles(size_t *n)
+{
+	*n = sizeof(ek_profiles) / sizeof(ek_profiles[0]);
+	return ek_profiles;
+}
+
 static bool sym_is(const TPMT_SYM_DEF_OBJECT *s, const TPMT_SYM_DEF_OBJECT *want)
 {
 	return s->algorithm == want->algorithm && s->keyBits.sym == want->keyBits.sym &&
 	       s->mode.sym == want->mode.sym;
 }
 
+static bool same_size(const TPMT_PUBLIC *a, const TPMT_PUBLIC *b)
+{
+	if (a->type != b->type)
+		return false;
+	if (a->type == TPM2_ALG_RSA)
+		return a->parameters.rsaDetail.keyBits == b->parameters.rsaDetail.keyBits;
+	return a->parameters.eccDetail.curveID == b->parameters.eccDetail.curveID;
+}
+
+static bool policy_is(const TPMT_PUBLIC *pub, const TPMT_PUBLIC *t)
+{
+	return pub->authPolicy.size == t->authPolicy.size &&
+	       CRYPTO_memcmp(pub->authPolicy.buffer, t->authPolicy.buffer, t->authPolicy.size) == 0;
+}
+
+/*
+ * The profile a key claims: its type and size or curve, and of the two RSA-2048 and P-256
+ * templates the one whose policy it carries (the low range's when it carries neither, so the
+ * refusal names what differs from it).
+ */
+static const struct tpmkey_ek_profile *claimed_profile(const TPMT_PUBLIC *pub)
+{
+	const struct tpmkey_ek_profile *first = NULL;
+
+	for (size_t i = 0; i < sizeof(ek_profiles) / sizeof(ek_profiles[0]); i++) {
+		const struct tpmkey_ek_profile *p = &ek_profiles[i];
+
+		if (!same_size(pub, &p->tmpl))
+			continue;
+		if (policy_is(pub, &p->tmpl))
+			return p;
+		if (!first)
+			first = p;
+	}
+	return first;
+}
+
+const struct tpmkey_ek_profile *tpmkey_ek_profile_of(const TPMT_PUBLIC *pub)
+{
+	const struct tpmkey_ek_profile *p = claimed_profile(pub);
+
+	return p && tpmkey_check_ek(pub) == TPMKEY_OK ? p : NULL;
+}
+
 enum tpmkey_check tpmkey_check_ek(const TPMT_PUBLIC *pub)
 {
+	const struct tpmkey_ek_profile *prof = claimed_profile(pub);
 	const TPMT_PUBLIC *t;
 
+	if (!prof)
+		return TPMKEY_BAD_TYPE;
+	t = &prof->tmpl;
 	if (pub->type == TPM2_ALG_RSA) {
 		const TPMS_RSA_PARMS *p = &pub->parameters.rsaDetail;
-		const TPMS_RSA_PARMS *w = &ek_rsa2048.parameters.rsaDetail;
+		const TPMS_RSA_PARMS *w = &t->parameters.rsaDetail;
 
-		t = &ek_rsa2048;
 		/* An exponent of 0 means 65537; a TPM may also write it out. */
-		if (p->keyBits != w->keyBits || (p->exponent != w->exponent && p->exponent != 65537) ||
-		    pub->unique.rsa.size != t->unique.rsa.size)
+		if (p->exponent != w->exponent && p->exponent != 65537)
 			return TPMKEY_BAD_TYPE;
 		if (!sym_is(&p->symmetric, &w->symmetric))
 			return TPMKEY_BAD_SYMMETRIC;
 		if (p->scheme.scheme != w->scheme.scheme)
 			return TPMKEY_BAD_SCHEME;
-	} else if (pub->type == TPM2_ALG_ECC) {
+	} else {
 		const TPMS_ECC_PARMS *p = &pub->parameters.eccDetail;
-		const TPMS_ECC_PARMS *w = &ek_p256.parameters.eccDetail;
+		const TPMS_ECC_PARMS *w = &t->parameters.eccDetail;
 
-		t = &ek_p256;
-		if (p->curveID != w->curveID || pub->unique.ecc.x.size != t->unique.ecc.x.size ||
-		    pub->unique.ecc.y.size != t->unique.ecc.y.size)
-			return TPMKEY_BAD_TYPE;
 		if (!sym_is(&p->symmetric, &w->symmetric))
 			return TPMKEY_BAD_SYMMETRIC;
 		if (p->scheme.scheme != w->scheme.scheme || p->kdf.scheme != w->kdf.scheme)
 			return TPMKEY_BAD_SCHEME;
-	} else {
-		return TPMKEY_BAD_TYPE;
 	}
 	if (pub->nameAlg != t->nameAlg)
 		return TPMKEY_BAD_NAME_ALG;
 	if (pub->objectAttributes != t->objectAttributes)
 		return TPMKEY_BAD_ATTRIBUTES;
-	if (pub->authPolicy.size != t->authPolicy.size ||
-	    CRYPTO_memcmp(pub->authPolicy.buffer, t->authPolicy.buffer, t->authPolicy.size) != 0)
+	if (!policy_is(pub, t))
 		return TPMKEY_BAD_POLICY;
 	{
+		/* The unique is the key itself: its size is the key's (checked on conversion). */
 		EVP_PKEY *pkey = tpmkey_to_evp(pub);
 		if (!pkey)
 			return TPMKEY_BAD_TYPE;

@@ -67,11 +67,26 @@ const char *tpmkey_check_str(enum tpmkey_check c);
 enum tpmkey_check tpmkey_check_ak(const TPMT_PUBLIC *pub);
 
 /*
- * An EK must be the EK template below for its type, RSA-2048 or ECC NIST P-256, field for
- * field (an RSA exponent of 65537 is the template's 0 spelled out), with a unique of the
- * template's size that is a valid public key.
+ * An EK must be one of the EK Credential Profile's templates (tpmkey_ek_profiles()), field
+ * for field: the low-range RSA-2048 (L-1) and ECC P-256 (L-2) below, or a high-range one (H-1
+ * RSA-2048, H-2 P-256, H-3 P-384, H-4 P-521, H-6 RSA-3072, H-7 RSA-4096: userWithAuth, PolicyB,
+ * AES-256 past 2048 bits and P-256). An RSA exponent of 65537 is the template's 0 spelled out;
+ * the unique must be a valid public key of the template's size.
  */
 enum tpmkey_check tpmkey_check_ek(const TPMT_PUBLIC *pub);
+
+/* One EK template of the TCG EK Credential Profile and where its certificate lives. */
+struct tpmkey_ek_profile {
+	const char *name;       /* "L-1 RSA-2048", "H-3 ECC P-384", ... */
+	uint32_t cert_nv_index; /* 0x01c00002, ... */
+	TPMT_PUBLIC tmpl;       /* the template (a zero-sized unique for the high range) */
+};
+
+/* The table of supported profiles, low range first; *n gets its length. */
+const struct tpmkey_ek_profile *tpmkey_ek_profiles(size_t *n);
+
+/* The profile pub is an EK of (tpmkey_check_ek() accepts it), or NULL. */
+const struct tpmkey_ek_profile *tpmkey_ek_profile_of(const TPMT_PUBLIC *pub);
 
 /*
  * Key templates, written once: attestd creates its EK and AK from them, the checks above are

@@ -20,6 +20,7 @@
 #include "proto/encoding.h"
 #include "proto/tpmkey.h"
 #include "tests/unit/check.h"
+#include "tests/unit/testdata.h"
 
 static bool eq_hex(const uint8_t *got, size_t n, const char *hex)
 {
@@ -208,6 +209,63 @@ static void test_make(TPMI_ALG_PUBLIC type, const char *what)
 	EVP_PKEY_free(k);
 }
 
+/*
+ * A high-range ECC EK, H-3 (P-384, sha384, AES-256-CFB): the seed is 48 bytes from KDFe with
+ * sha384 over a 48-byte Z on P-384, and the blob re-wraps from it with AES-256. The EK's
+ * fields are swtpm's ECC EK's (tests/data/tpm/ekecc.pub) with a key made here.
+ */
+static void test_make_p384(void)
+{
+	struct blob e = load("ekecc.pub");
+	TPMT_PUBLIC pub, eph;
+	EVP_PKEY *k = EVP_PKEY_Q_keygen(NULL, NULL, "EC", "P-384"), *pk = NULL;
+	EVP_PKEY_CTX *ctx = NULL;
+	BIGNUM *x = NULL, *y = NULL;
+	TPM2B_ENCRYPTED_SECRET es;
+	struct credential c, again;
+	uint8_t z[48], s48[48], nm[2 + 48];
+	size_t zl = sizeof(z), off = 0;
+
+	memset(nm, 0x22, sizeof(nm));
+	nm[0] = 0x00;
+	nm[1] = 0x0c;
+	CHECK(tpmkey_parse_public(e.p, e.n, &pub) == 0 && k &&
+		      EVP_PKEY_get_bn_param(k, OSSL_PKEY_PARAM_EC_PUB_X, &x) &&
+		      EVP_PKEY_get_bn_param(k, OSSL_PKEY_PARAM_EC_PUB_Y, &y) &&
+		      BN_bn2binpad(x, pub.unique.ecc.x.buffer, 48) == 48 &&
+		      BN_bn2binpad(y, pub.unique.ecc.y.buffer, 48) == 48,
+	      "H-3 test EK built");
+	CHECK(tpmkey_check_ek(&pub) == TPMKEY_OK, "it is an H-3 EK");
+	CHECK(credential_make(&pub, nm, sizeof(nm), (const uint8_t *)secret, 32, &c) == 0,
+	      "credential for a P-384 EK");
+	CHECK(c.encrypted_secret_len == 2u + 2u + 48u + 2u + 48u, "the secret is a P-384 point (%zu)",
+	      c.encrypted_secret_len);
+	CHECK(c.blob_len == 2 + 2 + 48 + 2 + 32, "the blob has a sha384 HMAC (%zu)", c.blob_len);
+	if (Tss2_MU_TPM2B_ENCRYPTED_SECRET_Unmarshal(c.encrypted_secret, c.encrypted_secret_len,
+						     &off, &es) == TSS2_RC_SUCCESS) {
+		eph = pub;
+		off = 0;
+		if (Tss2_MU_TPMS_ECC_POINT_Unmarshal(es.secret, es.size, &off, &eph.unique.ecc) ==
+		    TSS2_RC_SUCCESS)
+			pk = tpmkey_to_evp(&eph);
+	}
+	ctx = k ? EVP_PKEY_CTX_new(k, NULL) : NULL;
+	CHECK(pk && ctx && EVP_PKEY_derive_init(ctx) > 0 && EVP_PKEY_derive_set_peer(ctx, pk) > 0 &&
+		      EVP_PKEY_derive(ctx, z, &zl) > 0 && zl == 48 &&
+		      credential_kdfe(TPM2_ALG_SHA384, z, zl, "IDENTITY", eph.unique.ecc.x.buffer, 48,
+				      pub.unique.ecc.x.buffer, 48, 384, s48, 48) == 0 &&
+		      credential_wrap(TPM2_ALG_SHA384, 256, s48, 48, nm, sizeof(nm),
+				      (const uint8_t *)secret, 32, &again) == 0 &&
+		      again.blob_len == c.blob_len && !memcmp(again.blob, c.blob, c.blob_len),
+	      "the EK's private key recovers the seed and the blob re-wraps with AES-256");
+	EVP_PKEY_CTX_free(ctx);
+	EVP_PKEY_free(pk);
+	EVP_PKEY_free(k);
+	BN_free(x);
+	BN_free(y);
+	free(e.p);
+}
+
 int main(void)
 {
 	for (int i = 0; i < 32; i++) {
@@ -221,5 +279,6 @@ int main(void)
 	CASE(test_wrap);
 	CHECK_CASE("make rsa", test_make(TPM2_ALG_RSA, "rsa"));
 	CHECK_CASE("make ecc", test_make(TPM2_ALG_ECC, "ecc"));
+	CASE(test_make_p384);
 	return check_finish();
 }

@@ -152,10 +152,56 @@ static void test_ek(void)
 	CHECK(tpmkey_check_ek(&mod) == TPMKEY_BAD_NAME_ALG, "EK sha384 nameAlg");
 	mod = ek;
 	mod.parameters.rsaDetail.keyBits = 3072;
-	CHECK(tpmkey_check_ek(&mod) == TPMKEY_BAD_TYPE, "EK 3072 bits");
+	CHECK(tpmkey_check_ek(&mod) == TPMKEY_BAD_SYMMETRIC,
+	      "EK 3072 bits with L-1's AES-128: not H-6 (AES-256)");
+	mod = ek;
+	mod.parameters.rsaDetail.keyBits = 1024;
+	CHECK(tpmkey_check_ek(&mod) == TPMKEY_BAD_TYPE, "EK 1024 bits: no profile");
+	{
+		const struct tpmkey_ek_profile *pr = tpmkey_ek_profile_of(&ek);
+		CHECK(pr && pr->cert_nv_index == 0x01c00002u && !strncmp(pr->name, "L-1", 3),
+		      "the swtpm RSA EK is L-1, certificate at 0x01c00002");
+	}
 
+	/* swtpm's ECC EK: the high-range template H-3 (P-384, sha384, PolicyB, AES-256). */
 	CHECK(tpmkey_parse_public(e.p, e.n, &ecc) == 0, "P-384 EK parses");
-	CHECK(tpmkey_check_ek(&ecc) == TPMKEY_BAD_TYPE, "P-384 high-range EK is not L-2");
+	CHECK(tpmkey_check_ek(&ecc) == TPMKEY_OK, "P-384 high-range EK matches H-3");
+	{
+		const struct tpmkey_ek_profile *pr = tpmkey_ek_profile_of(&ecc);
+		CHECK(pr && pr->cert_nv_index == 0x01c00016u && !strncmp(pr->name, "H-3", 3),
+		      "its profile is H-3, certificate at 0x01c00016");
+	}
+	mod = ecc;
+	mod.objectAttributes &= ~TPMA_OBJECT_USERWITHAUTH;
+	CHECK(tpmkey_check_ek(&mod) == TPMKEY_BAD_ATTRIBUTES, "H-3 without userWithAuth");
+	mod = ecc;
+	mod.parameters.eccDetail.symmetric.keyBits.aes = 128;
+	CHECK(tpmkey_check_ek(&mod) == TPMKEY_BAD_SYMMETRIC, "H-3 with AES-128");
+	mod = ecc;
+	mod.nameAlg = TPM2_ALG_SHA256;
+	CHECK(tpmkey_check_ek(&mod) == TPMKEY_BAD_NAME_ALG, "H-3 with a sha256 nameAlg");
+	mod = ecc;
+	mod.authPolicy = ek.authPolicy;
+	CHECK(tpmkey_check_ek(&mod) == TPMKEY_BAD_POLICY, "H-3 with PolicyA");
+	mod = ek;
+	mod.objectAttributes |= TPMA_OBJECT_USERWITHAUTH;
+	mod.authPolicy.size = 32;
+	memcpy(mod.authPolicy.buffer, "\xca\x3d\x0a\x99\xa2\xb9\x39\x06\xf7\xa3\x34\x24\x14\xef\xcf\xb3"
+	       "\xa3\x85\xd4\x4c\xd1\xfd\x45\x90\x89\xd1\x9b\x50\x71\xc0\xb7\xa0", 32);
+	CHECK(tpmkey_check_ek(&mod) == TPMKEY_OK && tpmkey_ek_profile_of(&mod) &&
+		      tpmkey_ek_profile_of(&mod)->cert_nv_index == 0x01c00012u,
+	      "the RSA key with userWithAuth and PolicyB: H-1");
+	mod.objectAttributes &= ~TPMA_OBJECT_USERWITHAUTH;
+	CHECK(tpmkey_check_ek(&mod) == TPMKEY_BAD_ATTRIBUTES, "PolicyB without userWithAuth");
+	{
+		size_t n = 0;
+		const struct tpmkey_ek_profile *all = tpmkey_ek_profiles(&n);
+		unsigned indices = 0;
+
+		for (size_t i = 0; i < n; i++)
+			indices += all[i].cert_nv_index >= 0x01c00002u && all[i].cert_nv_index <= 0x01c0001eu;
+		CHECK(n == 8 && indices == 8, "8 profiles, each with an EK certificate index");
+	}
 	{
 		EVP_PKEY *k = tpmkey_to_evp(&ecc);
 		CHECK(k && EVP_PKEY_get_bits(k) == 384, "P-384 EK to EVP");

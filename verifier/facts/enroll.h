@@ -3,7 +3,8 @@
  * AK to its EK (DESIGN.md section 5, formats.md 3.2 and 4).
  *
  * enroll_check() accepts an enroll_request only if
- *   - ek_pub is a TPM2B_PUBLIC of a proper EK (TCG default template, tpmkey_check_ek),
+ *   - ek_pub is a TPM2B_PUBLIC of a proper EK (a template of the TCG EK Credential Profile,
+ *     low or high range, tpmkey_check_ek),
  *   - ak_pub is a TPM2B_PUBLIC with the AK attributes (tpmkey_check_ak),
  *   - ek_cert is one DER certificate, followed at most by the 0xFF or 0x00 fill of the NV
  *     index it was read from (proto/ekcert.h; the store keeps the certificate without it),
