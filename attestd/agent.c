@@ -54,7 +54,7 @@ enum step_fail {
 
 unsigned agent_backoff_next(unsigned *base_ms)
 {
-	unsigned base, span, r = 0;
+	unsigned base, span, d, r = 0;
 
 	if (*base_ms < AGENT_BACKOFF_MIN_MS)
 		base = AGENT_BACKOFF_MIN_MS;
@@ -66,7 +66,9 @@ unsigned agent_backoff_next(unsigned *base_ms)
 	span = base / 5; /* +-20% */
 	if (RAND_bytes((unsigned char *)&r, sizeof(r)) != 1)
 		r = (unsigned)rand();
-	return base - span + r % (2 * span + 1);
+	d = base - span + r % (2 * span + 1);
+	/* attestd(8) promises at most 60 s: at the cap the jitter folds below it. */
+	return d > AGENT_BACKOFF_MAX_MS ? 2 * AGENT_BACKOFF_MAX_MS - d : d;
 }
 
 /* Sleeps ms, waking early when *stop is set. */

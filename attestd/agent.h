@@ -44,7 +44,8 @@ int agent_run(const struct attestd_config *cfg, volatile sig_atomic_t *stop);
 /*
  * Next retry delay in ms. *base_ms is the backoff state: 0 before the first failure (reset it
  * to 0 after a success); each call moves it to AGENT_BACKOFF_MIN_MS or doubles it up to
- * AGENT_BACKOFF_MAX_MS, and returns it with +-20% jitter so agents do not retry in step.
+ * AGENT_BACKOFF_MAX_MS, and returns it with +-20% jitter so agents do not retry in step, never
+ * more than AGENT_BACKOFF_MAX_MS (at the cap the jitter is below it).
  */
 unsigned agent_backoff_next(unsigned *base_ms);
 

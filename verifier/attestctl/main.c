@@ -19,7 +19,7 @@ static const struct command {
 	{"policy-learn", cmd_policy_learn, "policy-learn LIST [--out FILE]"},
 	{"policy", cmd_policy, "policy get NAME [--version N] | put NAME FILE | assign AGENT NAME | diff OLD NEW | history NAME | rollback NAME VERSION"},
 	{"policy-gen", cmd_policy_gen,
-	 "policy-gen DIR [--exclude REGEX]... [--hash sha1|sha256] [--prefix /] [--out FILE] | policy-gen (--deb FILE.deb... | --apt-repo DIR --keyring FILE [--dist SUITE] (--package NAME... | --selections FILE | --all-packages)) [--hash ALG]... [--conffiles packaged|any] [--exclude REGEX]... [--out FILE]"},
+	 "policy-gen DIR [--exclude REGEX]... [--hash sha1|sha256|sha384|sha512] [--prefix /] [--out FILE] | policy-gen (--deb FILE.deb... | --apt-repo DIR --keyring FILE [--dist SUITE] (--package NAME... | --selections FILE | --all-packages)) [--hash ALG]... [--conffiles packaged|any] [--exclude REGEX]... [--out FILE]"},
 	{"policy-check", cmd_policy_check, "policy-check POLICY [PATH ALG:HEX]"},
 	{"evaluate", cmd_evaluate, "evaluate --policy POLICY [--offset N] LIST"},
 	{"eventlog", cmd_eventlog, "eventlog [--replay] FILE"},
