@@ -738,6 +738,8 @@ int cmd_violations(int argc, char **argv)
 		if (num(v, "recurs"))
 			printf("  (recurs after %" JSON_INTEGER_FORMAT ")", num(v, "recurs"));
 		printf("\n");
+		if (json_is_string(json_object_get(v, "explanation")))
+			printf("       %s\n", str(v, "explanation"));
 	}
 	if (json_array_size(json_object_get(j, "violations")) == 0)
 		printf("(none)\n");

@@ -29,6 +29,7 @@
 static const char usage_text[] =
 	"usage: attestctl policy get NAME [--version N] | put NAME FILE | assign AGENT NAME\n"
 	"                      | diff OLD NEW | history NAME | rollback NAME VERSION\n"
+	"                      | update NAME --apt-repo DIR --keyring FILE [...] (policy update --help)\n"
 	"       (OLD and NEW are files or @NAME on the verifier)\n"
 	"       [--verifier URL] [--ca FILE] [--token-file FILE]\n";
 
@@ -215,6 +216,8 @@ int cmd_policy(int argc, char **argv)
 	json_t *j = NULL;
 	char path[512], what[300];
 
+	if (argc > 1 && !strcmp(argv[1], "update"))
+		return cmd_policy_update(argc - 1, argv + 1);
 	ret = online_parse_words(argc, argv, &o, args, 3, &nargs);
 	if (ret || nargs < 2 || nargs > 3) {
 		fputs(usage_text, stderr);

@@ -13,6 +13,8 @@ int cmd_check_quote(int argc, char **argv);
 int cmd_policy_learn(int argc, char **argv);
 int cmd_policy(int argc, char **argv);
 int cmd_policy_gen(int argc, char **argv);
+/* cmd_policy_update.c: `policy update NAME --apt-repo ...`, argv[0] = "update" */
+int cmd_policy_update(int argc, char **argv);
 int cmd_policy_check(int argc, char **argv);
 int cmd_evaluate(int argc, char **argv);
 /* A policy's import warnings (policy_warning()), one "attestctl: warning:" line each on stderr. */

@@ -47,6 +47,10 @@ struct deb_selection {
 	bool all;
 	const char **names; /* "name" or "name:arch" */
 	size_t nnames;
+	/* names from this index on may be absent from the archive (a policy's, in an update:
+	 * a package the archive dropped is retired, not an error); 0 with has_optional false: none */
+	size_t optional_from;
+	bool has_optional;
 };
 
 /*

@@ -548,7 +548,7 @@ int deb_repo_read(const char *dir, const char *dist, const char *keyring,
 		goto out;
 	}
 	for (size_t i = 0; i < sel->nnames; i++)
-		if (!hit[i]) {
+		if (!hit[i] && !(sel->has_optional && i >= sel->optional_from)) {
 			seterr(err, errlen, "package \"%s\" is not in the archive", sel->names[i]);
 			goto out;
 		}

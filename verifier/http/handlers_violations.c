@@ -133,7 +133,9 @@ out:
 }
 
 /*
- * Each digest_mismatch of the list gets its "expected" digests. After the list, not in its
+ * Each digest_mismatch of the list gets its "expected" digests, and, where the policy was
+ * built from packages, each digest_mismatch and not_in_allowlist its "explanation"
+ * (policy_explain()). After the list, not in its
  * callback: the store is not re-entered while it walks its rows (the SQLite store holds its
  * lock through the callbacks).
  */
@@ -151,15 +153,27 @@ static void add_expected(struct violations_ctx *c)
 		json_t *hex = json_object_get(o, "path_hex"), *e;
 		ssize_t n;
 
-		if (!agent || !reason || !json_is_string(hex) ||
-		    strcmp(reason, reason_name(REASON_DIGEST_MISMATCH)))
+		bool mismatch = reason && !strcmp(reason, reason_name(REASON_DIGEST_MISMATCH));
+		bool unknown = reason && !strcmp(reason, reason_name(REASON_NOT_IN_ALLOWLIST));
+		const struct judged_by *by;
+		char why[POLICY_EXPLANATION_MAX];
+
+		if (!agent || !json_is_string(hex) || (!mismatch && !unknown))
 			continue;
 		n = hex_decode(json_string_value(hex), json_string_length(hex), raw, LIMIT_IMA_PATH);
 		if (n < 0)
 			continue;
-		e = expected_json(c, agent, (const char *)raw, (size_t)n);
+		e = mismatch ? expected_json(c, agent, (const char *)raw, (size_t)n) : NULL;
 		if (e)
 			json_object_set_new(o, "expected", e);
+		/* In words, for a policy built from packages: which package owns the path, and
+		 * which of its versions the file is not. */
+		by = judged_by(c, agent);
+		if (by && !by->failed &&
+		    policy_explain(by->j.policy, (const char *)raw, (size_t)n,
+				   mismatch ? POLICY_DIGEST_MISMATCH : POLICY_NOT_IN_ALLOWLIST, why,
+				   sizeof(why)))
+			json_object_set_new(o, "explanation", json_string(why));
 	}
 	free(raw);
 }

@@ -483,7 +483,9 @@
 				? 'not UTF-8: shown escaped (\\xNN a byte, \\\\ a backslash); raw bytes ' + v.path_hex
 				: null }, el('span', { class: 'text' }, v.path),
 				v.path_escaped ? el('span', { class: 'hint' }, ' (not UTF-8)') : null,
-				v.recurs ? el('span', { class: 'hint recurs' }, ' recurs after #' + v.recurs) : null));
+				v.recurs ? el('span', { class: 'hint recurs' }, ' recurs after #' + v.recurs) : null,
+				// A policy built from packages says which package owns the path (GET /v1/violations: .explanation).
+				typeof v.explanation === 'string' ? el('div', { class: 'explanation' }, v.explanation) : null));
 			const exp = v.expected && typeof v.expected === 'object' ? v.expected : null;
 			row.appendChild(el('td', { class: 'digest mono', title: visible(v.digest) },
 				el('span', { class: 'measured' }, shortDigest(v.digest)), exp ? expectedDigests(exp) : null));
