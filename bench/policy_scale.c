@@ -2,7 +2,12 @@
  * policy_scale: a policy of N paths in our format (policies/README.md): load time, memory, and
  * lookups per second, each next to a peer measured in the same run.
  *
- *   policy_scale [--entries N] [--lookups L]
+ *   policy_scale [--entries N] [--lookups L] [--packages P]
+ *
+ * With --packages P the same N paths come as a package-aware policy (policies/README.md,
+ * "Packages"): P package versions of N/P files each, as policy-gen --apt-repo writes a whole
+ * Debian release (tens of thousands of packages, millions of files), so that its load time and
+ * memory per path stand beside the plain policy's.
  *
  * The JSON (path /opt/bench/dNNNN/fileNNNNNNN -> one "sha256:HEX") is built in memory first.
  * Load: policy_load() wall and CPU time, and the growth of VmRSS it causes (measured after
@@ -29,26 +34,35 @@ static void path_of(unsigned long i, char *out, size_t cap)
 	snprintf(out, cap, "/opt/bench/d%04lu/file%07lu", i % 1000, i);
 }
 
-static char *make_json(unsigned long n, size_t *len)
+/* npkg 0: {"digests": {path: [digest]}}; else {"packages": [npkg versions of n/npkg files]}. */
+static char *make_json(unsigned long n, unsigned long npkg, size_t *len)
 {
-	size_t cap = 128 + n * 140, off = 0;
+	unsigned long per = npkg ? n / npkg : n; /* the last version takes the remainder */
+	size_t cap = 128 + n * 140 + npkg * 160, off = 0;
 	char *s = malloc(cap), p[64], hex[65];
 	uint8_t d[32];
 
 	if (!s)
 		return NULL;
-	off += (size_t)snprintf(s + off, cap - off, "{\"version\": 1, \"digests\": {\n");
+	off += (size_t)snprintf(s + off, cap - off, npkg ? "{\"version\": 1, \"packages\": [\n"
+							: "{\"version\": 1, \"digests\": {\n");
 	for (unsigned long i = 0; i < n; i++) {
+		bool first = npkg ? i % per == 0 && i / per < npkg : i == 0;
+
+		if (npkg && first)
+			off += (size_t)snprintf(s + off, cap - off,
+						"%s{\"package\": \"pkg%lu\", \"version\": \"1.%lu-1\", \"architecture\": \"amd64\", \"files\": {\n",
+						i ? "}}," : "", i / per, i % 7);
 		path_of(i, p, sizeof(p));
 		SHA256((const uint8_t *)p, strlen(p), d);
 		hex_encode(d, 32, hex);
-		off += (size_t)snprintf(s + off, cap - off, "%s\"%s\": [\"sha256:%s\"]\n", i ? "," : "", p, hex);
-		if (off + 200 > cap) {
+		off += (size_t)snprintf(s + off, cap - off, "%s\"%s\": [\"sha256:%s\"]\n", first ? "" : ",", p, hex);
+		if (off + 400 > cap) {
 			free(s);
 			return NULL;
 		}
 	}
-	off += (size_t)snprintf(s + off, cap - off, "}}\n");
+	off += (size_t)snprintf(s + off, cap - off, npkg ? "}}]}\n" : "}}\n");
 	*len = off;
 	return s;
 }
@@ -100,7 +114,7 @@ static double lookups(const struct policy *pol, unsigned long n, unsigned long c
 
 int main(int argc, char **argv)
 {
-	unsigned long n = 1000000, nl = 1000000;
+	unsigned long n = 1000000, nl = 1000000, npkg = 0;
 	char *json = NULL, *small = NULL, err[256];
 	size_t len = 0, slen = 0;
 	struct policy *pol = NULL, *spol = NULL;
@@ -112,15 +126,18 @@ int main(int argc, char **argv)
 
 	for (int i = 1; i + 1 < argc; i += 2) {
 		unsigned long *dst = !strcmp(argv[i], "--entries") ? &n :
-				     !strcmp(argv[i], "--lookups") ? &nl : NULL;
+				     !strcmp(argv[i], "--lookups") ? &nl :
+				     !strcmp(argv[i], "--packages") ? &npkg : NULL;
 
 		if (!dst || bench_parse_ulong(argv[i + 1], 20000000ul, dst) < 0 || *dst == 0)
 			goto usage;
 	}
+	if (npkg > n)
+		goto usage;
 	if (argc % 2 == 0)
 		goto usage;
-	json = make_json(n, &len);
-	small = make_json(1000, &slen);
+	json = make_json(n, npkg, &len);
+	small = make_json(1000, 0, &slen);
 	if (!json || !small) {
 		fprintf(stderr, "policy_scale: out of memory\n");
 		goto cleanup;
@@ -147,6 +164,12 @@ int main(int argc, char **argv)
 		fprintf(stderr, "policy_scale: load failed: %s\n", err);
 		goto cleanup;
 	}
+	if (npkg && policy_package_count(pol) != npkg) {
+		fprintf(stderr, "policy_scale: %zu package versions loaded, %lu made\n",
+			policy_package_count(pol), npkg);
+		goto cleanup;
+	}
+	printf("packages %lu\n", npkg);
 	printf("entries %lu\njson_mb %.1f\nload_s %.3f\nload_cpu_s %.3f\njansson_s %.3f\n", n,
 	       (double)len / 1e6, load_s, load_cpu, jansson_s);
 	printf("rss_kib %ld\nbytes_per_entry %.0f\n", rss1 - rss0, (double)(rss1 - rss0) * 1024.0 / (double)n);
@@ -162,6 +185,6 @@ cleanup:
 	free(small);
 	return ret;
 usage:
-	fprintf(stderr, "usage: policy_scale [--entries N] [--lookups L]\n");
+	fprintf(stderr, "usage: policy_scale [--entries N] [--lookups L] [--packages P <= N]\n");
 	return 2;
 }
