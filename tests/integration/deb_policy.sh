@@ -4,7 +4,8 @@
 # conffile, a symlink, a setuid file, a name that is not UTF-8), a flat repository made with
 # apt-ftparchive and signed with a key made here (gpg --batch). Checked: every digest against
 # `dpkg-deb -x` and sha256sum; links and directories left out; conffiles marked; a tampered .deb,
-# Packages or Release refused with a clear error and no policy written; selections by name, by a
+# Packages or Release (or a Release past its Valid-Until) refused with a clear error and no
+# policy written; selections by name, by a
 # `dpkg --get-selections` file and all; a modified binary named with its package and versions;
 # and the digests of two real Debian packages (apt-get download: said, not passed, when it cannot).
 # The upgrade against a running verifier is tests/integration/deb_upgrade.sh.
@@ -140,12 +141,19 @@ tamper "Packages.gz changed after signing" \
 tamper "Release changed after signing (InRelease)" \
 	"sed -i 's/^Date: .*/Date: Thu, 01 Jan 2099 00:00:00 UTC/' InRelease" "gpgv refused the signature"
 tamper "InRelease removed, Release unsigned" "rm InRelease" "has no signature"
+tamper "a signed Release past its Valid-Until (a replayed archive)" \
+	"printf 'Valid-Until: Wed, 01 Jan 2020 00:00:00 UTC\n' >>Release && rm InRelease && gpg --batch --local-user archive@example.org --clearsign -o InRelease Release 2>/dev/null" \
+	"the signed Release expired"
 tamper "Release + Release.gpg with Release changed" \
 	"rm InRelease && gpg --batch --local-user archive@example.org -abs -o Release.gpg Release 2>/dev/null && sed -i 's/^Date: .*/Date: x/' Release" \
 	"gpgv refused the signature"
 t=$W/detached && cp -a "$W/r1" "$t" && rm "$t/InRelease" &&
 	gpg --batch --local-user archive@example.org -abs -o "$t/Release.gpg" "$t/Release" 2>/dev/null
 check "Release + Release.gpg (a detached signature) is accepted" gen_repo "$t" --package foo --out "$W/det.json"
+t=$W/valid && cp -a "$W/r1" "$t" && rm "$t/InRelease" &&
+	printf 'Valid-Until: %s\n' "$(LC_ALL=C date -u -d '+7 days' '+%a, %d %b %Y %H:%M:%S UTC')" >>"$t/Release" &&
+	gpg --batch --local-user archive@example.org --clearsign -o "$t/InRelease" "$t/Release" 2>/dev/null
+check "a Release valid for 7 more days is accepted" gen_repo "$t" --package foo --out "$W/valid.json"
 
 # --- 3. what a violation says ---------------------------------------------------------------------
 mkdir -p "$W/r2" && cp "$W/repo/"*.deb "$W/r2/" && sign_repo "$W/r2"

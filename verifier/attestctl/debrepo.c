@@ -16,6 +16,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <archive.h>
@@ -205,6 +206,34 @@ static int release_verified(const char *base, const char *keyring, struct dynbuf
 		seterr(err + strlen(err), errlen - strlen(err), " (%s with %s)", path, sig);
 out:
 	dynbuf_release(&text);
+	return rc;
+}
+
+/*
+ * A signed Release that says until when it is valid (Valid-Until, as Debian's do) is refused
+ * after that, as apt refuses it: else whoever serves the mirror could replay an old signed
+ * archive forever (no new versions, retired ones kept). RFC 2822 dates in UTC, as apt writes them.
+ */
+static int release_current(const char *rel, size_t len, const char *base, char *err,
+			   size_t errlen)
+{
+	char *v = deb822_field(rel, len, "Valid-Until");
+	struct tm tm = {0};
+	const char *end;
+	time_t until;
+	int rc = 0;
+
+	if (!v)
+		return 0;
+	end = strptime(v, "%a, %d %b %Y %H:%M:%S", &tm);
+	if (!end || (strcmp(end, " UTC") && strcmp(end, " GMT") && strcmp(end, " +0000") && *end)) {
+		seterr(err, errlen, "%s: the signed Release's Valid-Until \"%.64s\" is not a date in UTC", base, v);
+		rc = -EINVAL;
+	} else if ((until = timegm(&tm)) < time(NULL)) {
+		seterr(err, errlen, "%s: the signed Release expired (Valid-Until %s): the mirror is stale or replays an old archive", base, v);
+		rc = -ESTALE;
+	}
+	free(v);
 	return rc;
 }
 
@@ -455,6 +484,10 @@ int deb_repo_read(const char *dir, const char *dist, const char *keyring,
 	}
 	snprintf(base, sizeof(base), dist ? "%s/dists/%s" : "%s", dir, dist);
 	rc = release_verified(base, key, &rel, err, errlen);
+	if (rc)
+		goto out;
+	rc = -EINVAL;
+	rc = release_current(rel.buf, rel.len, base, err, errlen);
 	if (rc)
 		goto out;
 	rc = -EINVAL;
