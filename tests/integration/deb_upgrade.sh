@@ -59,6 +59,7 @@ v0=$(version_of)
 
 # --- the archive moves to foo 1.1-1 ------------------------------------------------------------
 rm "$W/repo/foo_1.0-1_amd64.deb" && cp "$W/debs/foo_1.1-1_amd64.deb" "$W/repo/" && sign_repo
+ctl policy get default >"$W/before.json"
 ctl policy update default --apt-repo "$W/repo" --keyring "$W/archive.gpg" >"$W/upd.txt" 2>&1
 check_eq "policy update: 1.1-1 added, 1.0-1 kept for its grace period" \
 	"policy default: 1 package versions added, 1 kept, 1 no longer in the archive (kept 7 days), 0 retired, 0 back in the archive" \
@@ -66,6 +67,9 @@ check_eq "policy update: 1.1-1 added, 1.0-1 kept for its grace period" \
 check_eq "a new version of the policy, through the history" "$((v0 + 1))" "$(version_of)"
 check_eq "the new version holds foo 1.0-1 (missing since now) and 1.1-1" "1.0-1:true 1.1-1:false" \
 	"$(op /v1/policies/default | jq -r '[.packages[] | select(.package == "foo") | "\(.version):\(has("missing_since"))"] | sort | join(" ")')"
+ctl policy diff "$W/before.json" @default >"$W/diff.txt"
+check_eq "policy diff shows what the update changed, package by package" \
+	"~package foo 1.0-1 amd64|+package foo 1.1-1 amd64 (1 files)" "$(paste -sd '|' "$W/diff.txt")"
 trusted "machine a upgrades to foo 1.1-1: trusted" a --append "/usr/bin/foo:$F11"
 trusted "machine b has not upgraded yet (1.0-1 in its grace period): trusted" b --append "/usr/bin/foo:$F10"
 check_eq "nothing to review: no violation at all" "0" "$(op /v1/violations | jq '.violations | length')"

@@ -8,7 +8,8 @@
  * or @NAME on the verifier, and prints one line per change: `+ PATH ALG:HEX`, `- PATH ALG:HEX`
  * (digests and digests_hex), `+excludes RE`, `-excludes RE`, the same for digest_only, keys (a
  * trusted signing key added or dropped is a change a reviewer must see), require_signatures and
- * ignored_keyrings, and changed settings (keyrings among them). put sends key files the policy
+ * ignored_keyrings, package versions (`+package NAME VERSION ARCH`, `-package`, `~package`
+ * for one whose files or marks changed), and changed settings (keyrings among them). put sends key files the policy
  * names inline (policy_file.h) and prints the verifier's import warnings on stderr (what a
  * Keylime policy asks for that is not enforced as Keylime would). Exit 0 (diff: 0 same, 1
  * different), 1 the verifier refused, 2 usage, I/O or transport error. Common options as in
@@ -115,11 +116,56 @@ static unsigned diff_list(json_t *a, json_t *b, const char *key, char sign)
 	return n;
 }
 
+/* "name version arch" -> version object, for the versions of a's packages list. */
+static json_t *package_index(json_t *a)
+{
+	json_t *idx = json_object(), *v;
+	size_t i;
+
+	json_array_foreach(json_object_get(a, "packages"), i, v) {
+		char key[800];
+
+		snprintf(key, sizeof(key), "%s %s %s", json_string_value(json_object_get(v, "package")),
+			 json_string_value(json_object_get(v, "version")),
+			 json_string_value(json_object_get(v, "architecture")));
+		json_object_set(idx, key, v);
+	}
+	return idx;
+}
+
+/*
+ * Package versions: `-package NAME VERSION ARCH` (dropped), `+package ...` (added, with its file
+ * count) and `~package ...` (same version, other files or marks: missing_since among them).
+ */
+static unsigned diff_packages(json_t *a, json_t *b)
+{
+	json_t *ia = package_index(a), *ib = package_index(b), *v;
+	const char *key;
+	unsigned n = 0;
+
+	json_object_foreach(ia, key, v) {
+		json_t *w = json_object_get(ib, key);
+
+		if (!w)
+			printf("-package %s\n", key), n++;
+		else if (!json_equal(v, w))
+			printf("~package %s\n", key), n++;
+	}
+	json_object_foreach(ib, key, v)
+		if (!json_object_get(ia, key))
+			printf("+package %s (%zu files)\n", key,
+			       json_object_size(json_object_get(v, "files")) +
+				       json_object_size(json_object_get(v, "files_hex"))), n++;
+	json_decref(ia);
+	json_decref(ib);
+	return n;
+}
+
 static int policy_diff(const struct online_opts *o, const char *old_src, const char *new_src)
 {
 	/* keyrings and boot are compared whole, like a setting: a change to either is rare and small. */
 	static const char *settings[] = {"violations", "boot_aggregate", "version",
-					 "reboot_clears_open_violations", "keyrings", "boot"};
+					 "reboot_clears_open_violations", "keyrings", "boot", "conffiles"};
 	static const char *lists[] = {"excludes", "digest_only", "keys", "require_signatures",
 				      "ignored_keyrings"};
 	json_t *a = load_policy(o, old_src), *b = a ? load_policy(o, new_src) : NULL;
@@ -133,6 +179,7 @@ static int policy_diff(const struct online_opts *o, const char *old_src, const c
 	n += diff_digests(b, a, '+', "digests");
 	n += diff_digests(a, b, '-', "digests_hex");
 	n += diff_digests(b, a, '+', "digests_hex");
+	n += diff_packages(a, b);
 	for (size_t i = 0; i < sizeof(lists) / sizeof(lists[0]); i++) {
 		n += diff_list(a, b, lists[i], '-');
 		n += diff_list(b, a, lists[i], '+');
