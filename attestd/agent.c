@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -413,6 +414,41 @@ static bool forgotten(struct agent *a, int ret, const struct client_error *err)
  * for when `given` is NULL; on success *v holds the verdict. *refused: the verifier refused
  * `given`'s nonce (PROTO_ACTION_NEW_CHALLENGE in proto/errors.h).
  */
+/*
+ * The passport (--ear-file): the EAR of the verdict just received, replacing the last one
+ * atomically (a reader sees the old one or the new one, never a mix). Readable by all: it is a
+ * signed statement meant to be shown, no secret. A verdict without one (an older verifier, or
+ * one that restarted between the commit and the signature) leaves the file as it was: its
+ * "exp" says until when it stands.
+ */
+static void write_ear(struct agent *a, const char *ear)
+{
+	size_t n;
+	char *text;
+	int ret;
+
+	if (!ear) {
+		log_warn("the verifier sent no attestation result (EAR) with the verdict (an older"
+			 " verifier?); \"%s\" keeps the last one", a->cfg->ear_file);
+		return;
+	}
+	n = strlen(ear);
+	text = malloc(n + 2);
+	if (!text)
+		return;
+	memcpy(text, ear, n);
+	text[n] = '\n';
+	text[n + 1] = '\0';
+	ret = file_write_atomic(a->cfg->ear_file, text, n + 1, 0644);
+	/* Whatever the umask (the unit's is 0077): local services read it. */
+	if (ret == 0 && chmod(a->cfg->ear_file, 0644) < 0)
+		ret = -errno;
+	if (ret < 0)
+		log_error("cannot write the attestation result to \"%s\": %s", a->cfg->ear_file,
+			  strerror(-ret));
+	free(text);
+}
+
 static int round_once(struct agent *a, const struct challenge *given, struct verdict_response *v,
 		      enum step_fail *why, bool *refused)
 {
@@ -420,6 +456,7 @@ static int round_once(struct agent *a, const struct challenge *given, struct ver
 	struct evidence ev;
 	struct imalist_chunk chunk = { 0 };
 	struct client_error err;
+	char *ear = NULL;
 	int ret = 0;
 
 	memset(&ev, 0, sizeof(ev));
@@ -472,6 +509,7 @@ static int round_once(struct agent *a, const struct challenge *given, struct ver
 	ev.nonce_len = ch.nonce_len;
 	/* How long until the next round: the verifier calls the agent stale after a few. */
 	ev.interval = a->cfg->interval;
+	ev.want_ear = a->cfg->ear_file != NULL;
 	attach_boot_log(a, &ch, &ev);
 	ev.log_offset = offset;
 	ev.log = chunk.data;
@@ -484,7 +522,9 @@ static int round_once(struct agent *a, const struct challenge *given, struct ver
 	else
 		log_info("sent no new entries log_offset=%llu", (unsigned long long)offset);
 	keep_last_evidence(a, &ev);
-	ret = client_evidence(a->client, a->cfg->agent_id, &ev, v, &err);
+	ret = client_evidence(a->client, a->cfg->agent_id, &ev, v, ev.want_ear ? &ear : NULL, &err);
+	if (ret == 0 && ev.want_ear)
+		write_ear(a, ear);
 	if (ret == 0 && (boot_now[0] || read_small_file("/proc/sys/kernel/random/boot_id", boot_now,
 							 sizeof(boot_now)) == 0) &&
 	    strcmp(boot_now, a->boot_id) != 0) {
@@ -504,6 +544,7 @@ static int round_once(struct agent *a, const struct challenge *given, struct ver
 	}
 out:
 	free(chunk.data);
+	free(ear);
 	evidence_release(&ev);
 	OPENSSL_cleanse(&ch, sizeof(ch));
 	return ret;

@@ -192,7 +192,7 @@ int client_challenge(struct client *c, const char *agent_id, struct challenge *o
 }
 
 int client_evidence(struct client *c, const char *agent_id, const struct evidence *ev,
-		    struct verdict_response *out, struct client_error *err)
+		    struct verdict_response *out, char **ear, struct client_error *err)
 {
 	char path[LIMIT_AGENT_ID + 32];
 	char *json, *body = NULL;
@@ -201,6 +201,8 @@ int client_evidence(struct client *c, const char *agent_id, const struct evidenc
 	int ret;
 
 	memset(out, 0, sizeof(*out));
+	if (ear)
+		*ear = NULL;
 	snprintf(path, sizeof(path), "/v1/agents/%s/evidence", agent_id);
 	json = evidence_encode(ev);
 	if (!json)
@@ -211,6 +213,8 @@ int client_evidence(struct client *c, const char *agent_id, const struct evidenc
 		return ret;
 	if (verdict_response_parse(body, len, out, &why) < 0)
 		ret = bad_answer("evidence", why, err);
+	else if (ear)
+		*ear = verdict_response_ear(body, len);
 	free(body);
 	return ret;
 }

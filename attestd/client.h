@@ -38,7 +38,8 @@ int client_activate(struct client *c, const char *agent_id, const struct activat
 		    struct client_error *err);
 int client_challenge(struct client *c, const char *agent_id, struct challenge *out,
 		     struct client_error *err);
+/* ear: when not NULL, gets the verdict's "ear" (caller frees; NULL when the verifier sent none). */
 int client_evidence(struct client *c, const char *agent_id, const struct evidence *ev,
-		    struct verdict_response *out, struct client_error *err);
+		    struct verdict_response *out, char **ear, struct client_error *err);
 
 #endif

@@ -31,6 +31,7 @@ static const struct opt_def defs[] = {
 	  NULL },
 	{ "cmdline", OPT_STRING, OFF(cmdline), "PATH", ATTESTD_DEFAULT_CMDLINE, 0, 0, NULL },
 	{ "state-dir", OPT_STRING, OFF(state_dir), "DIR", NULL, 0, 0, NULL },
+	{ "ear-file", OPT_STRING, OFF(ear_file), "PATH", NULL, 0, 0, NULL },
 	{ "interval", OPT_UINT, OFF(interval), "SECONDS", STR(ATTESTD_DEFAULT_INTERVAL), 1,
 	  ATTESTD_MAX_INTERVAL, NULL },
 	{ "watch", OPT_UINT, OFF(watch), "SECONDS", STR(ATTESTD_DEFAULT_WATCH), 0,

@@ -47,6 +47,7 @@ struct attestd_config {
 	char *event_log; /* "none": never send one */
 	char *cmdline;
 	char *state_dir; /* --state-dir, else $STATE_DIRECTORY (systemd), else the default */
+	char *ear_file;  /* where the EAR of the latest verdict is written; NULL: not asked for */
 	unsigned interval; /* seconds between rounds, 1..ATTESTD_MAX_INTERVAL */
 	unsigned watch;    /* seconds between looks for new measurements; 0: never */
 	unsigned round_gap; /* seconds from one round's start before new entries bring one forward */

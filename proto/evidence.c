@@ -7,6 +7,7 @@
  * newer agent can add fields without breaking an older verifier.
  */
 #include "proto/evidence.h"
+#include "proto/ear.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -526,19 +527,24 @@ static int boot_parse(json_t *root, struct evidence *out, const char **why)
 	return 0;
 }
 
-/* The optional interval of an evidence (see evidence.h). */
+/* The optional interval and want_ear of an evidence (see evidence.h). */
 static int interval_parse(json_t *root, struct evidence *out, const char **why)
 {
 	json_t *v = json_object_get(root, "interval");
+	json_t *w = json_object_get(root, "want_ear");
 
-	if (!v)
-		return 0;
-	if (!json_is_integer(v) || json_integer_value(v) < 1 ||
-	    json_integer_value(v) > LIMIT_AGENT_INTERVAL) {
+	if (v && (!json_is_integer(v) || json_integer_value(v) < 1 ||
+		  json_integer_value(v) > LIMIT_AGENT_INTERVAL)) {
 		*why = "interval must be an integer of 1-" LIMIT_STR(LIMIT_AGENT_INTERVAL) " seconds";
 		return -EINVAL;
 	}
-	out->interval = (uint32_t)json_integer_value(v);
+	if (v)
+		out->interval = (uint32_t)json_integer_value(v);
+	if (w && !json_is_boolean(w)) {
+		*why = "want_ear must be true or false";
+		return -EINVAL;
+	}
+	out->want_ear = json_is_true(w);
 	return 0;
 }
 
@@ -589,6 +595,8 @@ char *evidence_encode(const struct evidence *ev)
 		goto fail;
 	if (root && ev->interval &&
 	    json_object_set_new(root, "interval", json_integer(ev->interval)))
+		goto fail;
+	if (root && ev->want_ear && json_object_set_new(root, "want_ear", json_true()))
 		goto fail;
 	return dump_and_free(root);
 fail:
@@ -701,7 +709,22 @@ char *verdict_response_encode(const struct verdict_response *v)
 		json_decref(root);
 		root = NULL;
 	}
+	if (root && v->ear && json_object_set_new(root, "ear", json_string(v->ear))) {
+		json_decref(root);
+		root = NULL;
+	}
 	return dump_and_free(root);
+}
+
+char *verdict_response_ear(const char *json, size_t len)
+{
+	const char *why;
+	json_t *root = load_object(json, len, &why);
+	const char *ear = json_string_value(json_object_get(root, "ear"));
+	char *copy = ear && strlen(ear) <= EAR_TOKEN_MAX ? strdup(ear) : NULL;
+
+	json_decref(root);
+	return copy;
 }
 
 char *error_encode(const char *code, const char *message)

@@ -21,11 +21,12 @@
  *      "pcrs": {"sha1": {"0": HEX, ..., "10": HEX}, "sha256": {...}},
  *      "log_offset": N, "log": B64(binary IMA entries from entry N on),
  *      "boot_log": B64(the firmware's TCG event log), "boot_cmdline": TEXT,  (both optional)
- *      "interval": SECONDS}                                                  (optional)
+ *      "interval": SECONDS, "want_ear": true}                                (both optional)
  *   200                                  verdict_response
  *     {"verdict": "trusted"|"untrusted", "verdict_id": N, "next_offset": N,
  *      "reasons": [{"code": "not_in_allowlist", "detail": "/usr/bin/x sha256:ab..", "entry": 42}],
- *      "next_challenge": challenge}                                     (optional)
+ *      "next_challenge": challenge,                                     (optional)
+ *      "ear": JWT}                                            (optional: asked with want_ear)
  *   errors (any status >= 400)           {"error": {"code": "bad_request", "message": "..."}}
  *
  * One exchange per round: a verdict carries "next_challenge", the challenge of the agent's
@@ -56,6 +57,12 @@
  * The verifier stores it with the round it came with, so only evidence whose quote checked
  * sets it (the challenge request carries none: anyone may ask for a challenge), and an agent
  * silent for several intervals is stale. An agent that sends none gets the verifier's default.
+ *
+ * The passport (want_ear): an agent that presents its attestation result to local services
+ * asks for it with "want_ear": true, and the verdict carries "ear", the verifier's signed EAR of
+ * this very verdict (proto/ear.h; verifier(8), ATTESTATION RESULTS). Only then: a signature per
+ * round costs the verifier time nobody asked for. An older verifier ignores the field and
+ * sends none; the agent then keeps the file it has (and says so).
  *
  * Parsers: the input is untrusted. They check every type and size (limits.h), reject unknown
  * values, and on failure return -EINVAL with *why pointing to a static string naming the field.
@@ -142,6 +149,7 @@ struct evidence {
 	size_t boot_log_len;
 	char *boot_cmdline; /* NULL: not sent */
 	uint32_t interval;  /* seconds to the agent's next round; 0: not sent */
+	bool want_ear;      /* the verdict should carry the signed EAR ("want_ear": true) */
 };
 int evidence_parse(const char *json, size_t len, struct evidence *out, const char **why);
 char *evidence_encode(const struct evidence *ev);
@@ -167,7 +175,12 @@ struct verdict_response {
 	 */
 	bool has_next_challenge;
 	struct challenge next_challenge;
+	/* The EAR of this verdict (encode only: borrowed, NULL for none; the parser leaves it
+	 * NULL: verdict_response_ear() reads it). */
+	const char *ear;
 };
+/* The "ear" of a verdict_response's JSON as a new string (caller frees); NULL when absent. */
+char *verdict_response_ear(const char *json, size_t len);
 int verdict_response_parse(const char *json, size_t len, struct verdict_response *out, const char **why);
 char *verdict_response_encode(const struct verdict_response *v);
 

@@ -82,6 +82,7 @@ check_eq "a result needs a token" 401 \
 
 # --- trusted -----------------------------------------------------------------------------------
 agent a || { finish; exit 1; }
+check_eq "a verdict carries no EAR unless the evidence asked (want_ear)" false "$(jq 'has("ear")' <<<"$R_BODY")"
 check_eq "a trusted agent: 200" 200 "$(ear a "$W/a1.jwt")"
 out=$("$CTL" ear verify "$W/a1.jwt" --jwks "$W/jwks0")
 check_eq "attestctl ear verify accepts it" 0 $?

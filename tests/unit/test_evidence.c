@@ -240,6 +240,51 @@ static void test_interval(void)
 	expect_evidence_refused(buf, "an interval that is not a number");
 }
 
+/* The passport: "want_ear" (a boolean) asks for the verdict's "ear", which only then comes. */
+static void test_want_ear(void)
+{
+	struct evidence in, out;
+	struct verdict_response v, vout;
+	const char *why = NULL;
+	char *json, *ear, buf[1024];
+	static const char head[] =
+		"{\"nonce\":\"00112233445566778899aabbccddeeff\",\"attest\":\"AAAA\",\"signature\":\"AAAA\","
+		"\"pcrs\":{\"sha1\":{\"10\":\"0000000000000000000000000000000000000000\"}},\"log_offset\":0,\"log\":\"\"";
+
+	fill_evidence(&in);
+	json = evidence_encode(&in);
+	CHECK(json && !strstr(json, "want_ear") && evidence_parse(json, strlen(json), &out, &why) == 0 &&
+		      !out.want_ear,
+	      "not asked: not sent, not parsed");
+	evidence_release(&out);
+	free(json);
+	in.want_ear = true;
+	json = evidence_encode(&in);
+	CHECK(json && evidence_parse(json, strlen(json), &out, &why) == 0 && out.want_ear,
+	      "asked: survives");
+	evidence_release(&out);
+	free(json);
+	snprintf(buf, sizeof(buf), "%s,\"want_ear\":\"yes\"}", head);
+	expect_evidence_refused(buf, "want_ear that is not a boolean");
+	memset(&v, 0, sizeof(v));
+	v.trusted = true;
+	v.verdict_id = 7;
+	json = verdict_response_encode(&v);
+	ear = json ? verdict_response_ear(json, strlen(json)) : NULL;
+	CHECK(json && !strstr(json, "\"ear\"") && !ear, "a verdict without an EAR has no \"ear\"");
+	free(ear);
+	free(json);
+	v.ear = "aGVhZA.Y2xhaW1z.c2ln";
+	json = verdict_response_encode(&v);
+	ear = json ? verdict_response_ear(json, strlen(json)) : NULL;
+	CHECK(ear && !strcmp(ear, v.ear), "the EAR is carried and read back");
+	CHECK(json && verdict_response_parse(json, strlen(json), &vout, &why) == 0 && !vout.ear &&
+		      vout.verdict_id == 7,
+	      "the parser of the verdict takes the rest, and borrows nothing");
+	free(ear);
+	free(json);
+}
+
 static void test_enroll_and_challenge(void)
 {
 	uint8_t ek[] = {0, 3, 1, 2, 3}, cert[] = {0x30, 0x82}, ak[] = {0, 2, 9, 9};
@@ -429,6 +474,7 @@ int main(void)
 	CASE(test_evidence_rejects);
 	CASE(test_boot_fields);
 	CASE(test_interval);
+	CASE(test_want_ear);
 	CASE(test_enroll_and_challenge);
 	CASE(test_verdict_and_error);
 	CASE(test_network_text);

@@ -8,6 +8,7 @@
  * is `nonce_reused` even if the evidence itself is then judged untrusted.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -19,6 +20,7 @@
 #include "verifier/service/agents.h"
 #include "verifier/http/handlers.h"
 #include "verifier/service/round.h"
+#include "verifier/service/ear.h"
 
 void handle_enroll(const struct http_request *req, struct http_response *resp)
 {
@@ -293,6 +295,7 @@ void handle_evidence(const struct http_request *req, struct http_response *resp)
 	struct timespec t0;
 	const char *why = NULL;
 	enum round_status st;
+	char *ear = NULL;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	memset(&ev, 0, sizeof(ev));
@@ -310,7 +313,16 @@ void handle_evidence(const struct http_request *req, struct http_response *resp)
 			APP_COUNT(app, attest_refused);
 		goto out;
 	}
+	/* The passport (proto/evidence.h): the EAR of this verdict, when the agent asks for it. */
+	if (ev.want_ear && app->ear_results) {
+		int64_t retry;
+
+		if (ear_token(app, req->arg[0], v.verdict_id, NULL, (int64_t)time(NULL), &ear,
+			      &retry) == EAR_OK)
+			v.ear = ear;
+	}
 	http_reply_json(resp, 200, verdict_response_encode(&v));
+	free(ear);
 	if (v.has_next_challenge)
 		APP_COUNT(app, challenges_given);
 	if (v.trusted)

@@ -56,7 +56,7 @@ void handle_agent_ear(const struct http_request *req, struct http_response *resp
 		ear_forget(app->ear_results, req->arg[0]);
 		return;
 	}
-	switch (ear_token(app, req->arg[0], nonce, now, &token, &retry)) {
+	switch (ear_token(app, req->arg[0], 0, nonce, now, &token, &retry)) {
 	case EAR_OK:
 		reply_json_value(resp, 200, json_pack("{s:s, s:s}", "agent_id", req->arg[0], "ear",
 						      token));

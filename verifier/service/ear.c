@@ -251,8 +251,8 @@ static enum ear_answer sign(struct app *app, const char *agent, const struct res
 	return EAR_OK;
 }
 
-enum ear_answer ear_token(struct app *app, const char *agent, const char *nonce, int64_t now,
-			  char **token, int64_t *retry_after)
+enum ear_answer ear_token(struct app *app, const char *agent, int64_t verdict_id,
+			  const char *nonce, int64_t now, char **token, int64_t *retry_after)
 {
 	struct ear_results *r = app->ear_results;
 	enum ear_answer ans = EAR_NO_RESULT;
@@ -271,7 +271,8 @@ enum ear_answer ear_token(struct app *app, const char *agent, const char *nonce,
 	}
 	if (!nonce) {
 		res = rec->latest;
-		ans = res.valid ? EAR_OK : EAR_NO_RESULT;
+		ans = res.valid && (verdict_id <= 0 || res.verdict_id == verdict_id) ? EAR_OK
+										       : EAR_NO_RESULT;
 		goto unlock;
 	}
 	expire_nonces(rec, now);

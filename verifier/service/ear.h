@@ -76,11 +76,12 @@ enum ear_answer {
 	EAR_FAILED,        /* signing or memory */
 };
 /*
- * The signed EAR of agent's latest result (nonce NULL), or of the result of a round whose
- * challenge carried `nonce` (a valid ear_nonce_valid() text). *token is the caller's to free.
- * *retry_after gets the seconds to wait on EAR_PENDING.
+ * The signed EAR of agent's latest result (nonce NULL; with verdict_id > 0 only if the latest
+ * is that verdict, else EAR_NO_RESULT), or of the result of a round whose challenge carried
+ * `nonce` (a valid ear_nonce_valid() text). *token is the caller's to free. *retry_after gets
+ * the seconds to wait on EAR_PENDING.
  */
-enum ear_answer ear_token(struct app *app, const char *agent, const char *nonce, int64_t now,
-			  char **token, int64_t *retry_after);
+enum ear_answer ear_token(struct app *app, const char *agent, int64_t verdict_id,
+			  const char *nonce, int64_t now, char **token, int64_t *retry_after);
 
 #endif

@@ -140,7 +140,7 @@ static int post(struct webhooks *w, struct target *t, const struct claimed *c, c
 	 * retry while the result may have moved on. It carries its own signature.
 	 */
 	if (c->agent[0] && w->app->ear_results && w->app->ear_keys &&
-	    ear_token(w->app, c->agent, NULL, now, &ear, &retry) == EAR_OK &&
+	    ear_token(w->app, c->agent, 0, NULL, now, &ear, &retry) == EAR_OK &&
 	    asprintf(&h_ear, "X-Attest-EAR: %s", ear) > 0)
 		headers[4] = h_ear;
 	dynbuf_init(&resp, RESPONSE_MAX);
