@@ -103,6 +103,7 @@ enum proto_action {
 	X(ALREADY_RESET, 409, "already_reset", true, PROTO_ACTION_GIVE_UP)                          \
 	/* Attestation results for relying parties (GET /v1/agents/{id}/ear) */                     \
 	X(AGENT_INACTIVE, 409, "agent_inactive", true, PROTO_ACTION_GIVE_UP)                        \
+	/* no round of the agent judged by this verifier since it started: its next round makes one */\
 	X(NO_RESULT, 404, "no_result", true, PROTO_ACTION_RETRY)                                    \
 	X(TOO_MANY_NONCES, 429, "too_many_nonces", true, PROTO_ACTION_RETRY)                        \
 	X(BACKUP_FAILED, 503, "backup_failed", false, PROTO_ACTION_RETRY)                           \
