@@ -1,0 +1,1449 @@
+/*
+ * The store's rules over an SQL driver (store_sql.h, store_driver.h): what each operation of
+ * store_backend.h reads and writes, in which transaction, written once for every database.
+ *
+ * A decision that reads before it writes (enroll, activate, a new policy version) runs in one
+ * write transaction, serialized against every other such decision (store_driver.h's locks);
+ * a round is a compare-and-swap on its agent's boot-state version, so rounds need no lock.
+ * Rounds come in batches from store.c's group commit: one transaction for the batch (the
+ * commit's flush, not the SQL, is what a round costs), a savepoint for each round so that a
+ * failing round is rolled back alone. Events for the webhooks are written in the transaction
+ * of the change they report.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/log.h"
+#include "verifier/store/store_sql.h"
+
+struct sql_store {
+	struct store_backend base; /* first: store.c holds a pointer to it */
+	const struct store_driver_ops *drv;
+	struct store_driver *d;
+	int64_t nonces_pruned; /* when spent challenges were last pruned (atomic) */
+};
+
+/* One connection held for one operation. */
+struct db {
+	struct sql_store *st;
+	const struct store_driver_ops *o;
+	struct store_conn *c;
+};
+
+/* A parameter list: P(SV_TEXT(id), SV_INT(now)) is the array and its length. */
+#define P(...)                                                                             \
+	(const struct store_value[]){ __VA_ARGS__ },                                       \
+		(unsigned)(sizeof((const struct store_value[]){ __VA_ARGS__ }) /           \
+			   sizeof(struct store_value))
+
+static struct sql_store *ss(struct store_backend *b)
+{
+	return (struct sql_store *)b;
+}
+
+static int db_get(struct store_backend *b, struct db *db)
+{
+	db->st = ss(b);
+	db->o = db->st->drv;
+	db->c = NULL;
+	return db->o->acquire(db->st->d, &db->c);
+}
+
+static void db_put(struct db *db)
+{
+	db->o->rollback(db->c); /* a no-op after a commit */
+	db->o->release(db->st->d, db->c);
+}
+
+/* Runs statement id to its end; 0 or -EIO. changes() says what it changed. */
+static int exec(struct db *db, enum store_stmt id, const struct store_value *p, unsigned n)
+{
+	int ret = db->o->query(db->c, id, p, n);
+
+	while (!ret && (ret = db->o->step(db->c)) == 1)
+		ret = 0;
+	db->o->reset(db->c);
+	return ret < 0 ? ret : 0;
+}
+
+/*
+ * Runs statement id and moves to its first row: 1 with the row (read it, then done()), 0 no
+ * row, -EIO. The statement is over when it returns anything but 1.
+ */
+static int first(struct db *db, enum store_stmt id, const struct store_value *p, unsigned n)
+{
+	int ret = db->o->query(db->c, id, p, n);
+
+	if (!ret)
+		ret = db->o->step(db->c);
+	if (ret != 1)
+		db->o->reset(db->c);
+	return ret;
+}
+
+static int next_row(struct db *db)
+{
+	return db->o->step(db->c);
+}
+
+static void done(struct db *db)
+{
+	db->o->reset(db->c);
+}
+
+static uint64_t changes(struct db *db)
+{
+	return db->o->changes(db->c);
+}
+
+static int64_t col_int(struct db *db, unsigned col)
+{
+	return db->o->col_int(db->c, col);
+}
+
+static const char *col_text(struct db *db, unsigned col)
+{
+	return db->o->col_text(db->c, col, NULL);
+}
+
+static const void *col_blob(struct db *db, unsigned col, size_t *len)
+{
+	return db->o->col_blob(db->c, col, len);
+}
+
+static void text_copy(struct db *db, unsigned col, char *out, size_t cap)
+{
+	snprintf(out, cap, "%s", col_text(db, col));
+}
+
+/* A copy of a BLOB column; no bytes: *out NULL. */
+static int blob_copy(struct db *db, unsigned col, uint8_t **out, size_t *len)
+{
+	const void *p = col_blob(db, col, len);
+
+	*out = NULL;
+	if (!p || !*len) {
+		*len = 0;
+		return 0;
+	}
+	*out = malloc(*len);
+	if (!*out)
+		return -ENOMEM;
+	memcpy(*out, p, *len);
+	return 0;
+}
+
+/* A copy of column col, NUL-terminated; a NULL column: *out NULL. */
+static int column_dup(struct db *db, unsigned col, void **out, size_t *len)
+{
+	size_t n = 0;
+	const char *p = db->o->col_null(db->c, col) ? NULL : db->o->col_text(db->c, col, &n);
+
+	*out = NULL;
+	if (len)
+		*len = 0;
+	if (!p)
+		return 0;
+	*out = malloc(n + 1);
+	if (!*out)
+		return -ENOMEM;
+	memcpy(*out, p, n);
+	((char *)*out)[n] = '\0';
+	if (len)
+		*len = n;
+	return 0;
+}
+
+static bool events_on(const struct sql_store *st)
+{
+	return st->base.targets && st->base.targets->n;
+}
+
+/* Open, close, backup ----------------------------------------------------------------- */
+
+int store_sql_open(const struct store_driver_ops *drv, const struct store_ops *ops,
+		   const char *location, struct store_backend **out)
+{
+	struct sql_store *st;
+	int ret;
+
+	*out = NULL;
+	st = calloc(1, sizeof(*st));
+	if (!st)
+		return -ENOMEM;
+	st->base.ops = ops;
+	st->drv = drv;
+	if ((ret = drv->open(location, &st->d))) {
+		free(st);
+		return ret;
+	}
+	*out = &st->base;
+	return 0;
+}
+
+void store_sql_close(struct store_backend *b)
+{
+	struct sql_store *st = ss(b);
+
+	st->drv->close(st->d);
+	free(st);
+}
+
+int store_sql_backup(struct store_backend *b, int *fd, uint64_t *size)
+{
+	return ss(b)->drv->backup(ss(b)->d, fd, size);
+}
+
+/* History and webhook events; inside the caller's transaction. --------------------------- */
+
+static int history_add(struct db *db, const char *agent, int64_t now, const char *event,
+		       const char *actor, const char *detail)
+{
+	return exec(db, STMT_HISTORY_ADD,
+		    P(SV_TEXT(agent), SV_INT(now), SV_TEXT(event), SV_TEXT(actor),
+		      SV_TEXT(detail ? detail : "")));
+}
+
+/* Writes event e into the outbox: one row per webhook target (store_event_rows()). */
+static int raise_event(struct db *db, const struct store_event *e)
+{
+	struct store_event_rows rows;
+	int ret = store_event_rows(&db->st->base, e, &rows);
+
+	for (size_t i = 0; !ret && i < rows.ntargets; i++)
+		ret = exec(db, STMT_OUTBOX_ADD,
+			   P(SV_TEXT(rows.id), SV_TEXT(rows.targets[i]),
+			     SV_TEXT(store_event_type_str(e->type)), SV_TEXT(e->agent),
+			     SV_INT(e->time), SV_TEXT(rows.body)));
+	store_event_rows_release(&rows);
+	return ret;
+}
+
+/* Agents ------------------------------------------------------------------------------- */
+
+static void agent_summary_row(struct db *db, struct store_agent *a)
+{
+	const char *state = col_text(db, 1);
+	const void *p;
+	size_t n;
+
+	text_copy(db, 0, a->id, sizeof(a->id));
+	a->state = !strcmp(state, "active")    ? AGENT_ACTIVE
+		   : !strcmp(state, "retired") ? AGENT_RETIRED
+					       : AGENT_PENDING;
+	p = col_blob(db, 2, &n);
+	a->ak_name_len = 0;
+	if (p && n > 0 && n <= sizeof(a->ak_name)) {
+		memcpy(a->ak_name, p, n);
+		a->ak_name_len = n;
+	}
+	p = col_blob(db, 3, &n);
+	memset(a->cred_digest, 0, sizeof(a->cred_digest));
+	if (p && n == STORE_CRED_DIGEST_LEN)
+		memcpy(a->cred_digest, p, STORE_CRED_DIGEST_LEN);
+	text_copy(db, 4, a->policy, sizeof(a->policy));
+	a->created_at = col_int(db, 5);
+	a->activated_at = col_int(db, 6);
+	a->boot_number = (uint64_t)col_int(db, 7);
+	a->next_entry = (uint64_t)col_int(db, 8);
+	a->last_verdict_at = col_int(db, 9);
+	a->last_trusted = (int)col_int(db, 10);
+	a->open_violations = (uint64_t)col_int(db, 11);
+	a->retired_at = col_int(db, 12);
+	a->reset_at = col_int(db, 13);
+	a->interval = (uint32_t)col_int(db, 14);
+	a->stale_event_for = col_int(db, 15);
+	store_judged_versions_parse(col_text(db, 16), &a->judged);
+	a->amendment_version = col_int(db, 17);
+	a->policy_version = col_int(db, 18);
+}
+
+static int agent_read(struct db *db, const char *id, struct store_agent *out)
+{
+	int ret;
+
+	memset(out, 0, sizeof(*out));
+	ret = first(db, STMT_AGENT_GET, P(SV_TEXT(id)));
+	if (ret <= 0)
+		return ret ? ret : -ENOENT;
+	agent_summary_row(db, out);
+	if ((ret = blob_copy(db, STORE_AGENT_SUMMARY_NCOLS, &out->ek_pub, &out->ek_pub_len)) ||
+	    (ret = blob_copy(db, STORE_AGENT_SUMMARY_NCOLS + 1, &out->ek_cert,
+			     &out->ek_cert_len)) ||
+	    (ret = blob_copy(db, STORE_AGENT_SUMMARY_NCOLS + 2, &out->ak_pub, &out->ak_pub_len)))
+		store_agent_release(out);
+	done(db);
+	return ret;
+}
+
+int store_sql_agent_get(struct store_backend *b, const char *id, struct store_agent *out)
+{
+	struct db db;
+	int ret;
+
+	memset(out, 0, sizeof(*out));
+	if ((ret = db_get(b, &db)))
+		return ret;
+	ret = agent_read(&db, id, out);
+	db_put(&db);
+	return ret;
+}
+
+/* Deletes expired pending enrollments, then counts what the enrollment rule needs. */
+static int enroll_facts(struct db *db, const struct store_agent *a, int64_t now,
+			const struct store_enroll_limits *lim, struct store_enroll_facts *f)
+{
+	uint64_t expired;
+	int ret;
+
+	memset(f, 0, sizeof(*f));
+	if ((ret = exec(db, STMT_PENDING_EXPIRE, P(SV_INT(now - lim->pending_ttl)))))
+		return ret;
+	expired = changes(db);
+	if (expired > 0)
+		log_info("store: %" PRIu64 " pending enrollments older than %lld s expired", expired,
+			 (long long)lim->pending_ttl);
+	ret = first(db, STMT_ENROLL_FACTS, P(SV_BLOB(a->ek_pub, a->ek_pub_len), SV_TEXT(a->id)));
+	if (ret == 0)
+		ret = -EIO; /* the statement always has its row */
+	if (ret < 0)
+		return ret;
+	f->ek_active_elsewhere = col_int(db, 0) != 0;
+	f->ek_pending_elsewhere = (uint64_t)col_int(db, 1);
+	f->pending = (uint64_t)col_int(db, 2);
+	done(db);
+	return 0;
+}
+
+/* A boot_state column (a blob) decoded; -EINVAL (logged) if it does not. */
+static int boot_state_column(struct db *db, unsigned col, const char *agent,
+			     struct boot_state *out)
+{
+	size_t n;
+	const uint8_t *p = col_blob(db, col, &n);
+
+	if (boot_state_decode(p, n, out)) {
+		log_error("store: boot state of agent \"%s\" does not decode: %zu bytes,"
+			  " version %d; expected %u bytes, version %u",
+			  agent, n, p && n > 0 ? p[0] : -1, BOOT_STATE_ENCODED_LEN,
+			  BOOT_STATE_VERSION);
+		memset(out, 0, sizeof(*out));
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/*
+ * After a reset agent enrolled with new keys: its boot session starts over (the next round is
+ * a first one; boot numbers go on from the last, so its violations stay apart), the event log
+ * of the old machine goes, the history says so. The caller holds the transaction.
+ */
+static int enroll_replaced(struct db *db, const char *id, int64_t now)
+{
+	uint8_t blob[BOOT_STATE_ENCODED_LEN];
+	struct boot_state bs;
+	int ret, had;
+
+	memset(&bs, 0, sizeof(bs));
+	had = first(db, STMT_BOOT_GET, P(SV_TEXT(id)));
+	if (had < 0)
+		return had;
+	if (had) {
+		ret = boot_state_column(db, 0, id, &bs);
+		done(db);
+		if (ret)
+			return ret;
+		uint64_t boot_number = bs.boot_number;
+
+		memset(&bs, 0, sizeof(bs));
+		bs.boot_number = boot_number; /* started = false: the next round is a first one */
+		boot_state_encode(&bs, blob);
+		if ((ret = exec(db, STMT_BOOT_RESTART,
+				P(SV_TEXT(id), SV_BLOB(blob, sizeof(blob)), SV_INT(now)))))
+			return ret;
+	}
+	if ((ret = exec(db, STMT_BOOT_LOG_DELETE, P(SV_TEXT(id)))))
+		return ret;
+	return history_add(db, id, now, "re-enrolled", "agent",
+			   "new EK and AK after a reset; pending activation");
+}
+
+/* Writes the agent row of an enrollment the rule allowed. */
+static int enroll_write(struct db *db, const struct store_agent *a, int64_t now,
+			enum store_enroll_result result)
+{
+	const struct store_value id = SV_TEXT(a->id), ek_cert = SV_BLOB(a->ek_cert, a->ek_cert_len),
+				 ak_pub = SV_BLOB(a->ak_pub, a->ak_pub_len),
+				 ak_name = SV_BLOB(a->ak_name, a->ak_name_len),
+				 cred = SV_BLOB(a->cred_digest, STORE_CRED_DIGEST_LEN),
+				 ek_pub = SV_BLOB(a->ek_pub, a->ek_pub_len), at = SV_INT(now);
+	int ret;
+
+	switch (result) {
+	case STORE_ENROLL_NEW:
+		ret = exec(db, STMT_AGENT_INSERT,
+			   P(id, ek_cert, ak_pub, ak_name, cred, ek_pub, SV_TEXT(a->policy), at));
+		return ret ? ret : history_add(db, a->id, now, "enrolled", "agent",
+					       "pending activation");
+	case STORE_ENROLL_REPLACED:
+		ret = exec(db, STMT_AGENT_REPLACE, P(id, ek_cert, ak_pub, ak_name, cred, ek_pub, at));
+		return ret ? ret : enroll_replaced(db, a->id, now);
+	default: /* STORE_ENROLL_REFRESHED */
+		return exec(db, STMT_AGENT_REFRESH, P(id, ek_cert, ak_pub, ak_name, cred, at));
+	}
+}
+
+int store_sql_agent_enroll(struct store_backend *b, const struct store_agent *a, int64_t now,
+			   const struct store_enroll_limits *lim,
+			   enum store_enroll_result *result)
+{
+	struct store_enroll_facts facts;
+	struct store_agent cur;
+	struct db db;
+	int ret;
+	bool exists;
+
+	*result = STORE_ENROLL_CONFLICT;
+	if ((ret = db_get(b, &db)))
+		return ret;
+	if ((ret = db.o->begin(db.c, STORE_LOCK_ENROLL)) ||
+	    (ret = enroll_facts(&db, a, now, lim, &facts)))
+		goto out;
+	ret = agent_read(&db, a->id, &cur);
+	if (ret && ret != -ENOENT)
+		goto out;
+	exists = ret == 0;
+	*result = store_enroll_decide(exists ? &cur : NULL, a, &facts, lim);
+	if (exists)
+		store_agent_release(&cur);
+	ret = 0;
+	if (*result == STORE_ENROLL_NEW || *result == STORE_ENROLL_REFRESHED ||
+	    *result == STORE_ENROLL_REPLACED)
+		ret = enroll_write(&db, a, now, *result);
+	/*
+	 * Refused: only the expiry is kept (it would happen at the next enrollment). Refreshed:
+	 * the old credential dies with the update; a pending activation with it now fails.
+	 */
+	if (!ret)
+		ret = db.o->commit(db.c);
+out:
+	if (ret)
+		*result = STORE_ENROLL_CONFLICT;
+	db_put(&db);
+	return ret;
+}
+
+/* Why a pending agent may not become active now: 0 if it may. */
+static int activate_check(struct db *db, const char *id,
+			  const uint8_t digest[STORE_CRED_DIGEST_LEN], int64_t now,
+			  const struct store_enroll_limits *lim)
+{
+	const void *cred;
+	size_t n;
+	int ret = first(db, STMT_ACTIVATE_FACTS, P(SV_TEXT(id)));
+
+	if (ret <= 0)
+		return ret ? ret : -ESTALE; /* unknown (or expired and deleted since) */
+	cred = col_blob(db, 1, &n);
+	if (strcmp(col_text(db, 0), "pending") != 0 || !cred || n != STORE_CRED_DIGEST_LEN ||
+	    memcmp(cred, digest, STORE_CRED_DIGEST_LEN) != 0)
+		ret = -ESTALE;
+	else if (col_int(db, 2) <= now - lim->pending_ttl)
+		ret = -ETIMEDOUT;
+	else if (col_int(db, 3))
+		ret = -EEXIST;
+	else
+		ret = 0;
+	done(db);
+	return ret;
+}
+
+/* The history row and the agent.enrolled event of an activation, in its transaction. */
+static int activated(struct db *db, const char *id, int64_t now)
+{
+	struct store_agent a;
+	struct store_event e;
+	int ret = history_add(db, id, now, "activated", "agent", "its AK is trusted");
+
+	if (ret || !events_on(db->st))
+		return ret;
+	if ((ret = agent_read(db, id, &a)))
+		return ret;
+	memset(&e, 0, sizeof(e));
+	e.type = STORE_EVENT_ENROLLED;
+	e.agent = id;
+	e.time = now;
+	e.ak_name = a.ak_name;
+	e.ak_name_len = a.ak_name_len;
+	ret = raise_event(db, &e);
+	store_agent_release(&a);
+	return ret;
+}
+
+int store_sql_agent_activate(struct store_backend *b, const char *id,
+			     const uint8_t digest[STORE_CRED_DIGEST_LEN], int64_t now,
+			     const struct store_enroll_limits *lim)
+{
+	struct db db;
+	int ret;
+
+	if ((ret = db_get(b, &db)))
+		return ret;
+	/* One transaction: two pending ids of one EK activated at once cannot both win. */
+	if ((ret = db.o->begin(db.c, STORE_LOCK_ENROLL)) ||
+	    (ret = activate_check(&db, id, digest, now, lim)) ||
+	    (ret = exec(&db, STMT_AGENT_ACTIVATE,
+			P(SV_TEXT(id), SV_BLOB(digest, STORE_CRED_DIGEST_LEN), SV_INT(now)))))
+		goto out;
+	if (changes(&db) != 1)
+		ret = -ESTALE;
+	else if (!(ret = activated(&db, id, now)))
+		ret = db.o->commit(db.c);
+out:
+	db_put(&db);
+	return ret;
+}
+
+int store_sql_agent_set_policy(struct store_backend *b, const char *id, const char *policy)
+{
+	struct db db;
+	int ret;
+
+	if ((ret = db_get(b, &db)))
+		return ret;
+	ret = exec(&db, STMT_AGENT_SET_POLICY, P(SV_TEXT(id), SV_TEXT(policy)));
+	if (!ret && changes(&db) != 1)
+		ret = -ENOENT;
+	db_put(&db);
+	return ret;
+}
+
+int store_sql_agents_list(struct store_backend *b, store_agent_cb cb, void *arg)
+{
+	struct store_agent a;
+	struct db db;
+	int ret, row;
+
+	if ((ret = db_get(b, &db)))
+		return ret;
+	for (row = first(&db, STMT_AGENTS_LIST, NULL, 0); row == 1; row = next_row(&db)) {
+		memset(&a, 0, sizeof(a));
+		agent_summary_row(&db, &a);
+		a.last_reasons_json = col_text(&db, STORE_AGENT_SUMMARY_NCOLS);
+		if ((ret = cb(arg, &a)))
+			break;
+	}
+	if (!ret && row < 0)
+		ret = row;
+	done(&db);
+	db_put(&db);
+	return ret;
+}
+
+/* Boot state and rounds ------------------------------------------------------------------ */
+
+int store_sql_boot_get(struct store_backend *b, const char *agent, struct boot_state *out,
+		       uint64_t *version)
+{
+	struct db db;
+	int ret;
+
+	memset(out, 0, sizeof(*out));
+	*version = 0;
+	if ((ret = db_get(b, &db)))
+		return ret;
+	ret = first(&db, STMT_BOOT_GET, P(SV_TEXT(agent)));
+	if (ret == 1) { /* else no evidence yet: started = false */
+		if (!(ret = boot_state_column(&db, 0, agent, out)))
+			*version = (uint64_t)col_int(&db, 1);
+		done(&db);
+	}
+	db_put(&db);
+	return ret;
+}
+
+int store_sql_round_context(struct store_backend *b, const char *agent,
+			    const char *default_policy, const char *amendment,
+			    struct store_round_ctx *out)
+{
+	const void *p;
+	struct db db;
+	size_t n;
+	int ret;
+
+	memset(out, 0, sizeof(*out));
+	if ((ret = db_get(b, &db)))
+		return ret;
+	ret = first(&db, STMT_ROUND_CONTEXT,
+		    P(SV_TEXT(agent), SV_TEXT(default_policy), SV_TEXT(amendment)));
+	if (ret <= 0) {
+		ret = ret ? ret : -ENOENT;
+		goto out_put;
+	}
+	ret = 0;
+	out->state = agent_state_of(col_text(&db, 0));
+	text_copy(&db, 1, out->policy, sizeof(out->policy));
+	p = col_blob(&db, 2, &n);
+	if (p && n > 0 && n <= sizeof(out->ak_name)) {
+		memcpy(out->ak_name, p, n);
+		out->ak_name_len = n;
+	}
+	if (!db.o->col_null(db.c, 3)) {
+		if ((ret = boot_state_column(&db, 3, agent, &out->boot)))
+			goto out;
+		out->version = (uint64_t)col_int(&db, 4);
+	}
+	out->open_violations = (uint64_t)col_int(&db, 5);
+	out->open_violations_in_boot = (uint64_t)col_int(&db, 6);
+	p = col_blob(&db, 7, &n);
+	if (p && n == 32) {
+		out->has_boot_log = true;
+		memcpy(out->boot_log_sha256, p, 32);
+	}
+	out->policy_version = col_int(&db, 8);
+	out->amendment_version = col_int(&db, 9);
+out:
+	done(&db);
+out_put:
+	db_put(&db);
+	if (ret)
+		memset(&out->boot, 0, sizeof(out->boot));
+	return ret;
+}
+
+int store_sql_boot_log_get(struct store_backend *b, const char *agent, struct store_boot_log *out)
+{
+	const void *p;
+	void *dup;
+	struct db db;
+	size_t n;
+	int ret;
+
+	memset(out, 0, sizeof(*out));
+	if ((ret = db_get(b, &db)))
+		return ret;
+	ret = first(&db, STMT_BOOT_LOG_GET, P(SV_TEXT(agent)));
+	if (ret <= 0) {
+		ret = ret ? ret : -ENOENT;
+		goto out_put;
+	}
+	ret = 0;
+	p = col_blob(&db, 1, &n);
+	if (!p || n != 32) {
+		log_error("store: the boot log of agent \"%s\" has no sha256", agent);
+		ret = -EINVAL;
+		goto out;
+	}
+	memcpy(out->sha256, p, 32);
+	p = col_blob(&db, 4, &n);
+	if (p && n == 32)
+		memcpy(out->judged_key, p, 32);
+	out->judged_boot = (uint64_t)col_int(&db, 3);
+	out->received_at = col_int(&db, 6);
+	if ((ret = column_dup(&db, 0, &dup, &out->log_len)) == 0) {
+		out->log = dup;
+		if ((ret = column_dup(&db, 2, &dup, NULL)) == 0) {
+			out->cmdline = dup;
+			if ((ret = column_dup(&db, 5, &dup, NULL)) == 0)
+				out->summary = dup;
+		}
+	}
+	if (!ret && !out->log)
+		ret = -EINVAL;
+out:
+	done(&db);
+out_put:
+	db_put(&db);
+	if (ret)
+		store_boot_log_release(out);
+	return ret;
+}
+
+/*
+ * One violation of a round (store.h, store_round_commit()): a new open row, a recurrence after
+ * a decision (a new open row naming the decided one), more of an open one, or entries sent
+ * again, which change nothing. Inside the round's savepoint.
+ */
+static int round_violation(struct db *db, const struct store_round *r,
+			   const struct store_round_violation *v)
+{
+	size_t plen = v->path_len || !v->path ? v->path_len : strlen(v->path);
+	uint64_t count = v->count ? v->count : 1;
+	uint64_t last = v->last_entry > v->entry ? v->last_entry : v->entry;
+	uint64_t boot = r->next->boot_number;
+	/* A path is bound as the bytes it is (a BLOB): it need not be UTF-8. */
+	const struct store_value path = SV_BLOB(v->path, plen);
+	int64_t newest = 0, recurs, vid;
+	bool open = false, resent = false;
+	int ret;
+
+	ret = first(db, STMT_VIOLATION_NEWEST,
+		    P(SV_TEXT(r->agent), SV_TEXT(v->reason), path, SV_TEXT(v->digest)));
+	if (ret < 0)
+		return ret;
+	if (ret == 1) {
+		int state = violation_state_from_str(col_text(db, 1));
+
+		newest = col_int(db, 0);
+		open = state == VIOLATION_OPEN;
+		/*
+		 * The same boot, nothing past the entry already counted: a resent tail (or a boot
+		 * judged again). Not for an approved row: approval taught a policy or amendment
+		 * to allow this, so it comes back only because that was withdrawn (a rollback).
+		 */
+		resent = (uint64_t)col_int(db, 2) == boot && last <= (uint64_t)col_int(db, 3) &&
+			 state != VIOLATION_APPROVED;
+		done(db);
+	}
+	if (resent)
+		return 0;
+	if (open)
+		return exec(db, STMT_VIOLATION_AGAIN,
+			    P(SV_INT(newest), SV_INT(boot), SV_INT(last), SV_INT(r->now),
+			      SV_INT(count)));
+	recurs = newest; /* 0: the first time; else it recurs after an operator's decision */
+	ret = first(db, STMT_VIOLATION_INSERT,
+		    P(SV_TEXT(r->agent), SV_TEXT(v->reason), path, SV_TEXT(v->digest),
+		      SV_INT(boot), SV_INT(last),
+		      SV_TEXT(v->template_name ? v->template_name : ""), SV_INT(r->now),
+		      SV_INT(count), recurs ? SV_INT(recurs) : SV_NULL));
+	if (ret == 0)
+		ret = -EIO; /* RETURNING always has its row */
+	if (ret < 0)
+		return ret;
+	vid = col_int(db, 0);
+	done(db);
+	if (!events_on(db->st))
+		return 0;
+	struct store_event e = {
+		.type = STORE_EVENT_VIOLATION, .agent = r->agent, .time = r->now,
+		.violation_id = vid, .reason = v->reason, .path = v->path, .path_len = plen,
+		.digest = v->digest, .entry = last, .count = count, .recurs = recurs,
+		.boot_number = boot,
+	};
+	return raise_event(db, &e);
+}
+
+static int boot_log_write(struct db *db, const struct store_round *r)
+{
+	const struct store_boot_log *bl = r->boot_log;
+
+	return exec(db, STMT_BOOT_LOG_PUT,
+		    P(SV_TEXT(r->agent), SV_BLOB(bl->log ? (const void *)bl->log : "", bl->log_len),
+		      SV_BLOB(bl->sha256, 32), SV_TEXT(bl->cmdline), SV_INT(bl->judged_boot),
+		      SV_BLOB(bl->judged_key, 32), SV_TEXT(bl->summary), SV_INT(bl->received_at),
+		      SV_INT(r->now)));
+}
+
+/* Whether agent id is still active (a failed compare-and-swap: a newer round, or not). */
+static bool still_active(struct db *db, const char *id)
+{
+	bool active = false;
+
+	if (first(db, STMT_AGENT_STATE, P(SV_TEXT(id))) == 1) {
+		active = !strcmp(col_text(db, 0), "active");
+		done(db);
+	}
+	return active;
+}
+
+/* agent.untrusted is raised when an agent turns so: its last verdict was trusted, or none. */
+static int turns_untrusted(struct db *db, const char *agent, bool *turned)
+{
+	int ret = first(db, STMT_LAST_TRUSTED, P(SV_TEXT(agent)));
+
+	*turned = ret == 0;
+	if (ret == 1) {
+		*turned = col_int(db, 0) != 0;
+		done(db);
+	}
+	return ret < 0 ? ret : 0;
+}
+
+/* The challenge spent and the boot state's compare-and-swap; nothing else of the round. */
+static int round_claim(struct db *db, const struct store_round *r)
+{
+	uint8_t blob[BOOT_STATE_ENCODED_LEN];
+	const struct boot_state *n = r->next;
+	int ret;
+
+	if (r->nonce_len) {
+		ret = exec(db, STMT_NONCE_SPEND,
+			   P(SV_BLOB(r->nonce, r->nonce_len), SV_TEXT(r->agent),
+			     SV_INT(r->nonce_expires)));
+		if (ret || changes(db) != 1)
+			return ret ? ret : -EALREADY;
+	}
+	boot_state_encode(n, blob);
+	/* Compare-and-swap: only over the version this round read, else nothing is written. */
+	if (r->prev_version)
+		ret = exec(db, STMT_BOOT_UPDATE,
+			   P(SV_TEXT(r->agent), SV_BLOB(blob, sizeof(blob)), SV_INT(n->reset_count),
+			     SV_INT(n->restart_count), SV_INT(n->boot_number),
+			     SV_INT(n->next_entry), SV_INT(r->now), SV_INT(r->prev_version)));
+	else
+		ret = exec(db, STMT_BOOT_INSERT,
+			   P(SV_TEXT(r->agent), SV_BLOB(blob, sizeof(blob)), SV_INT(n->reset_count),
+			     SV_INT(n->restart_count), SV_INT(n->boot_number),
+			     SV_INT(n->next_entry), SV_INT(r->now)));
+	if (!ret && changes(db) != 1)
+		ret = still_active(db, r->agent) ? -ESTALE : -EKEYREVOKED;
+	return ret;
+}
+
+/* Writes one round inside the caller's savepoint. */
+static int round_write(struct db *db, const struct store_round *r, int64_t *verdict_id)
+{
+	bool known = r->judged && r->judged->known; /* what judged it, named by the verdict */
+	bool turned = false;
+	int ret;
+
+	if ((ret = round_claim(db, r)))
+		return ret;
+	if (r->boot_log && (ret = boot_log_write(db, r)))
+		return ret;
+	if (r->interval &&
+	    (ret = exec(db, STMT_AGENT_INTERVAL, P(SV_TEXT(r->agent), SV_INT(r->interval)))))
+		return ret;
+	if (!r->trusted && events_on(db->st) && (ret = turns_untrusted(db, r->agent, &turned)))
+		return ret;
+	ret = first(db, STMT_VERDICT_INSERT,
+		    P(SV_TEXT(r->agent), SV_INT(r->next->boot_number), SV_INT(r->now),
+		      SV_INT(r->trusted ? 1 : 0), SV_TEXT(r->reasons_json ? r->reasons_json : "[]"),
+		      SV_INT(r->next_offset), SV_TEXT(known ? r->judged->policy : ""),
+		      SV_INT(known ? r->judged->policy_version : 0),
+		      SV_INT(known ? r->judged->amendment_version : 0)));
+	if (ret == 0)
+		ret = -EIO; /* RETURNING always has its row */
+	if (ret < 0)
+		return ret;
+	*verdict_id = col_int(db, 0);
+	done(db);
+	ret = 0;
+	if (turned) {
+		struct store_event e = {
+			.type = STORE_EVENT_UNTRUSTED, .agent = r->agent, .time = r->now,
+			.verdict_id = *verdict_id, .boot_number = r->next->boot_number,
+			.reasons_json = r->reasons_json,
+		};
+
+		if ((ret = raise_event(db, &e)))
+			return ret;
+	}
+	for (size_t i = 0; i < r->nviolations && !ret; i++)
+		ret = round_violation(db, r, &r->violations[i]);
+	return ret;
+}
+
+/* A spent challenge is refused as expired once past its expiry: forget it then. */
+static void nonces_prune(struct db *db, int64_t now)
+{
+	int64_t last = __atomic_load_n(&db->st->nonces_pruned, __ATOMIC_RELAXED);
+
+	if (now - last < STORE_NONCES_PRUNE_EVERY)
+		return;
+	__atomic_store_n(&db->st->nonces_pruned, now, __ATOMIC_RELAXED);
+	if (exec(db, STMT_NONCES_PRUNE, P(SV_INT(now - STORE_NONCES_KEEP))))
+		log_warn("store: spent challenges not pruned; the next batch tries again");
+}
+
+/* store_backend.h: one transaction for the batch, a savepoint per round. */
+void store_sql_commit_rounds(struct store_backend *b, struct store_pending_round *batch)
+{
+	struct store_pending_round *w;
+	struct db db;
+	int ret = db_get(b, &db);
+	bool got = !ret;
+
+	if (!ret)
+		ret = db.o->begin(db.c, STORE_LOCK_NONE);
+	for (w = batch; w; w = w->next) {
+		if (ret) {
+			w->ret = ret;
+			continue;
+		}
+		if ((w->ret = db.o->savepoint(db.c)))
+			continue;
+		w->ret = round_write(&db, w->r, &w->verdict_id);
+		if (w->ret)
+			db.o->savepoint_rollback(db.c);
+		db.o->savepoint_release(db.c);
+	}
+	if (!ret && batch)
+		nonces_prune(&db, batch->r->now);
+	if (!ret)
+		ret = db.o->commit(db.c);
+	if (ret)
+		for (w = batch; w; w = w->next)
+			w->ret = w->ret ? w->ret : ret;
+	if (got)
+		db_put(&db);
+}
+
+int store_sql_verdicts_list(struct store_backend *b, const char *agent, unsigned limit,
+			    store_verdict_cb cb, void *arg)
+{
+	struct store_verdict v;
+	struct db db;
+	int ret, row;
+
+	if ((ret = db_get(b, &db)))
+		return ret;
+	for (row = first(&db, STMT_VERDICTS_LIST, P(SV_TEXT(agent), SV_INT(limit))); row == 1;
+	     row = next_row(&db)) {
+		memset(&v, 0, sizeof(v));
+		v.id = col_int(&db, 0);
+		text_copy(&db, 1, v.agent, sizeof(v.agent));
+		v.boot_number = (uint64_t)col_int(&db, 2);
+		v.time = col_int(&db, 3);
+		v.trusted = col_int(&db, 4) != 0;
+		v.reasons_json = col_text(&db, 5);
+		v.next_offset = (uint64_t)col_int(&db, 6);
+		text_copy(&db, 7, v.judged.policy, sizeof(v.judged.policy));
+		v.judged.known = v.judged.policy[0] != '\0';
+		v.judged.policy_version = col_int(&db, 8);
+		v.judged.amendment_version = col_int(&db, 9);
+		if ((ret = cb(arg, &v)))
+			break;
+	}
+	if (!ret && row < 0)
+		ret = row;
+	done(&db);
+	db_put(&db);
+	return ret;
+}
+
+/* Violations ----------------------------------------------------------------------------- */
+
+/* Reads a row selected with the violation columns; the strings live until the next step. */
+static void violation_from_row(struct db *db, struct store_violation *v)
+{
+	int vs;
+
+	memset(v, 0, sizeof(*v));
+	v->id = col_int(db, 0);
+	v->agent = col_text(db, 1);
+	v->boot_number = (uint64_t)col_int(db, 2);
+	v->entry = (uint64_t)col_int(db, 3);
+	/* A BLOB read as text: its bytes, unchanged, with a NUL after them. */
+	v->path = db->o->col_text(db->c, 4, &v->path_len);
+	v->digest = col_text(db, 5);
+	v->template_name = col_text(db, 6);
+	v->reason = col_text(db, 7);
+	v->first_seen = col_int(db, 8);
+	v->last_seen = col_int(db, 9);
+	v->count = (uint64_t)col_int(db, 10);
+	vs = violation_state_from_str(col_text(db, 11));
+	v->state = vs < 0 ? VIOLATION_OPEN : (enum violation_state)vs;
+	v->recurs = col_int(db, 12);
+	v->decided_at = col_int(db, 13);
+	v->decision = col_text(db, 14);
+}
+
+int store_sql_violation_get(struct store_backend *b, int64_t id, store_violation_cb cb,
+			    void *arg)
+{
+	struct store_violation v;
+	struct db db;
+	int ret;
+
+	if ((ret = db_get(b, &db)))
+		return ret;
+	ret = first(&db, STMT_VIOLATION_GET, P(SV_INT(id)));
+	if (ret == 1) {
+		violation_from_row(&db, &v);
+		ret = cb(arg, &v);
+		done(&db);
+	} else if (ret == 0) {
+		ret = -ENOENT;
+	}
+	db_put(&db);
+	return ret;
+}
+
+/* A statement of one row of counts, read into out[0..n). */
+static int counts_of(struct store_backend *b, enum store_stmt id, const struct store_value *p,
+		     unsigned np, uint64_t *out, unsigned n)
+{
+	struct db db;
+	int ret;
+
+	for (unsigned i = 0; i < n; i++)
+		out[i] = 0;
+	if ((ret = db_get(b, &db)))
+		return ret;
+	ret = first(&db, id, p, np);
+	if (ret == 1) {
+		for (unsigned i = 0; i < n; i++)
+			out[i] = (uint64_t)col_int(&db, i);
+		done(&db);
+		ret = 0;
+	} else if (ret == 0) {
+		ret = -EIO; /* a count always has its row */
+	}
+	db_put(&db);
+	return ret;
+}
+
+int store_sql_violations_open_count(struct store_backend *b, const char *agent,
+				    uint64_t boot_number, uint64_t *total, uint64_t *in_boot)
+{
+	uint64_t c[2];
+	int ret = counts_of(b, STMT_VIOLATIONS_OPEN_COUNT, P(SV_TEXT(agent), SV_INT(boot_number)),
+			    c, 2);
+
+	*total = c[0];
+	*in_boot = c[1];
+	return ret;
+}
+
+int store_sql_violations_list(struct store_backend *b, int state, const char *agent,
+			      unsigned limit, store_violation_cb cb, void *arg)
+{
+	struct store_violation v;
+	struct db db;
+	int ret, row;
+
+	if ((ret = db_get(b, &db)))
+		return ret;
+	for (row = first(&db, STMT_VIOLATIONS_LIST,
+			 P(SV_TEXT(state >= 0 ? violation_state_str((enum violation_state)state)
+					      : NULL),
+			   SV_TEXT(agent), SV_INT(limit)));
+	     row == 1; row = next_row(&db)) {
+		violation_from_row(&db, &v);
+		if ((ret = cb(arg, &v)))
+			break;
+	}
+	if (!ret && row < 0)
+		ret = row;
+	done(&db);
+	db_put(&db);
+	return ret;
+}
+
+int store_sql_violation_decide(struct store_backend *b, int64_t id, enum violation_state state,
+			       int64_t now, const char *decision)
+{
+	struct db db;
+	int ret;
+
+	if ((ret = db_get(b, &db)))
+		return ret;
+	ret = exec(&db, STMT_VIOLATION_DECIDE,
+		   P(SV_INT(id), SV_TEXT(violation_state_str(state)), SV_INT(now),
+		     SV_TEXT(decision)));
+	if (!ret && changes(&db) != 1) {
+		/* Not open: decided already, or no such violation. */
+		ret = first(&db, STMT_VIOLATION_GET, P(SV_INT(id)));
+		if (ret == 1)
+			done(&db);
+		ret = ret == 1 ? -EALREADY : ret == 0 ? -ENOENT : ret;
+	}
+	db_put(&db);
+	return ret;
+}
+
+/* Policies ------------------------------------------------------------------------------- */
+
+int store_sql_policy_put(struct store_backend *b, const char *name, int64_t expected,
+			 const char *json, const char *actor, int64_t now, int64_t *version)
+{
+	struct db db;
+	int64_t cur = 0;
+	bool same = false;
+	int ret, row;
+
+	if ((ret = db_get(b, &db)))
+		return ret;
+	if ((ret = db.o->begin(db.c, STORE_LOCK_POLICY)))
+		goto out;
+	row = first(&db, STMT_POLICY_NEWEST, P(SV_TEXT(name)));
+	if (row < 0) {
+		ret = row;
+		goto out;
+	}
+	if (row == 1) {
+		cur = col_int(&db, 0);
+		same = !strcmp(col_text(&db, 1), json);
+		done(&db);
+	}
+	if (expected != STORE_POLICY_ANY && cur != expected) {
+		*version = cur;
+		ret = -ESTALE; /* written since the caller read it */
+		goto out;
+	}
+	if (same) {
+		*version = cur;
+		goto out; /* unchanged: no new version */
+	}
+	if ((ret = exec(&db, STMT_POLICY_INSERT,
+			P(SV_TEXT(name), SV_INT(cur + 1), SV_TEXT(json), SV_TEXT(actor),
+			  SV_INT(now)))))
+		goto out;
+	if (!(ret = db.o->commit(db.c)))
+		*version = cur + 1;
+out:
+	db_put(&db);
+	return ret;
+}
+
+int store_sql_policy_version(struct store_backend *b, const char *name, int64_t *version)
+{
+	struct db db;
+	int ret;
+
+	*version = 0;
+	if ((ret = db_get(b, &db)))
+		return ret;
+	ret = first(&db, STMT_POLICY_VERSION, P(SV_TEXT(name)));
+	if (ret == 1) {
+		if (db.o->col_null(db.c, 0))
+			ret = -ENOENT;
+		else
+			*version = col_int(&db, 0), ret = 0;
+		done(&db);
+	} else if (ret == 0) {
+		ret = -EIO;
+	}
+	db_put(&db);
+	return ret;
+}
+
+int store_sql_policy_get(struct store_backend *b, const char *name, char **json,
+			 int64_t *version)
+{
+	struct db db;
+	int ret;
+
+	*json = NULL;
+	if ((ret = db_get(b, &db)))
+		return ret;
+	ret = first(&db, STMT_POLICY_NEWEST, P(SV_TEXT(name)));
+	if (ret == 1) {
+		*version = col_int(&db, 0);
+		*json = strdup(col_text(&db, 1));
+		ret = *json ? 0 : -ENOMEM;
+		done(&db);
+	} else if (ret == 0) {
+		ret = -ENOENT;
+	}
+	db_put(&db);
+	return ret;
+}
+
+int store_sql_policy_get_version(struct store_backend *b, const char *name, int64_t version,
+				 char **json)
+{
+	struct db db;
+	int ret;
+
+	*json = NULL;
+	if ((ret = db_get(b, &db)))
+		return ret;
+	ret = first(&db, STMT_POLICY_GET_VERSION, P(SV_TEXT(name), SV_INT(version)));
+	if (ret == 1) {
+		ret = (*json = strdup(col_text(&db, 0))) ? 0 : -ENOMEM;
+		done(&db);
+	} else if (ret == 0) {
+		ret = -ENOENT;
+	}
+	db_put(&db);
+	return ret;
+}
+
+int store_sql_policy_versions(struct store_backend *b, const char *name,
+			      store_policy_version_cb cb, void *arg)
+{
+	struct store_policy_version v;
+	struct db db;
+	int ret, row;
+
+	if ((ret = db_get(b, &db)))
+		return ret;
+	for (row = first(&db, STMT_POLICY_VERSIONS, P(SV_TEXT(name))); row == 1;
+	     row = next_row(&db)) {
+		v.version = col_int(&db, 0);
+		v.actor = col_text(&db, 1);
+		v.time = col_int(&db, 2);
+		v.bytes = (uint64_t)col_int(&db, 3);
+		if ((ret = cb(arg, &v)))
+			break;
+	}
+	if (!ret && row < 0)
+		ret = row;
+	done(&db);
+	db_put(&db);
+	return ret;
+}
+
+int store_sql_policy_agents(struct store_backend *b, const char *name, uint64_t *count)
+{
+	return counts_of(b, STMT_POLICY_AGENTS, P(SV_TEXT(name)), count, 1);
+}
+
+/* Metrics -------------------------------------------------------------------------------- */
+
+int store_sql_counts(struct store_backend *b, struct store_counts *out)
+{
+	uint64_t c[6];
+	int ret = counts_of(b, STMT_COUNTS, NULL, 0, c, 6);
+
+	memset(out, 0, sizeof(*out));
+	if (ret)
+		return ret;
+	out->agents_pending = c[0];
+	out->agents_active = c[1];
+	out->violations_open = c[2];
+	out->verdicts_trusted = c[3];
+	out->verdicts_untrusted = c[4];
+	out->agents_retired = c[5];
+	return 0;
+}
+
+/* Lifecycle, liveness, webhook outbox ---------------------------------------------------- */
+
+/* Everything stored for agent id; the caller holds the transaction. */
+static int purge(struct db *db, const char *id)
+{
+	char amendment[STORE_AMENDMENT_NAME_MAX + 1];
+	static const enum store_stmt steps[] = {
+		STMT_PURGE_BOOT_STATE, STMT_PURGE_BOOT_LOG, STMT_PURGE_VERDICTS,
+		STMT_PURGE_VIOLATIONS, STMT_PURGE_AMENDMENT, STMT_PURGE_HISTORY, STMT_PURGE_AGENT,
+	};
+	int ret = 0;
+
+	store_amendment_name(id, amendment);
+	for (size_t i = 0; !ret && i < sizeof(steps) / sizeof(steps[0]); i++)
+		ret = exec(db, steps[i],
+			   P(SV_TEXT(steps[i] == STMT_PURGE_AMENDMENT ? amendment : id)));
+	return ret;
+}
+
+/* Raises e and commits; the caller's transaction holds the change e reports. */
+static int raise_and_commit(struct db *db, const struct store_event *e)
+{
+	int ret = raise_event(db, e);
+
+	return ret ? ret : db->o->commit(db->c);
+}
+
+/* After an UPDATE of agent id that changed nothing: -EALREADY if it exists, else -ENOENT. */
+static int unchanged_agent(struct db *db, const char *id)
+{
+	int ret = first(db, STMT_AGENT_STATE, P(SV_TEXT(id)));
+
+	if (ret == 1)
+		done(db);
+	return ret == 1 ? -EALREADY : ret == 0 ? -ENOENT : ret;
+}
+
+int store_sql_agent_retire(struct store_backend *b, const char *id, int64_t now,
+			   const char *actor, bool purge_all)
+{
+	struct store_agent a;
+	struct db db;
+	int ret;
+
+	if ((ret = db_get(b, &db)))
+		return ret;
+	if ((ret = db.o->begin(db.c, STORE_LOCK_NONE)) || (ret = agent_read(&db, id, &a)))
+		goto out;
+	store_agent_release(&a);
+	if (purge_all) {
+		ret = purge(&db, id);
+	} else {
+		ret = exec(&db, STMT_AGENT_RETIRE, P(SV_TEXT(id), SV_INT(now)));
+		if (!ret && changes(&db) != 1)
+			ret = -EALREADY;
+		if (!ret)
+			ret = history_add(&db, id, now, "retired", actor,
+					  "evidence refused; its EK may enroll under another id");
+	}
+	if (!ret)
+		ret = raise_and_commit(&db, &(struct store_event){ .type = STORE_EVENT_RETIRED,
+				.agent = id, .time = now, .actor = actor, .purged = purge_all });
+out:
+	db_put(&db);
+	return ret;
+}
+
+int store_sql_agent_reset(struct store_backend *b, const char *id, int64_t now,
+			  const char *actor)
+{
+	struct db db;
+	int ret;
+
+	if ((ret = db_get(b, &db)))
+		return ret;
+	if ((ret = db.o->begin(db.c, STORE_LOCK_NONE)) ||
+	    (ret = exec(&db, STMT_AGENT_RESET, P(SV_TEXT(id), SV_INT(now)))))
+		goto out;
+	if (changes(&db) != 1)
+		ret = unchanged_agent(&db, id);
+	if (!ret)
+		ret = history_add(&db, id, now, "reset", actor,
+				  "its next enrollment may bring a new EK and AK");
+	if (!ret)
+		ret = raise_and_commit(&db, &(struct store_event){ .type = STORE_EVENT_RESET,
+				.agent = id, .time = now, .actor = actor });
+out:
+	db_put(&db);
+	return ret;
+}
+
+int store_sql_agent_history(struct store_backend *b, const char *id, unsigned limit,
+			    store_agent_event_cb cb, void *arg)
+{
+	struct store_agent_event e;
+	struct db db;
+	int ret, row;
+
+	if ((ret = db_get(b, &db)))
+		return ret;
+	for (row = first(&db, STMT_HISTORY_LIST, P(SV_TEXT(id), SV_INT(limit))); row == 1;
+	     row = next_row(&db)) {
+		e.id = col_int(&db, 0);
+		e.time = col_int(&db, 1);
+		e.event = col_text(&db, 2);
+		e.actor = col_text(&db, 3);
+		e.detail = col_text(&db, 4);
+		if ((ret = cb(arg, &e)))
+			break;
+	}
+	if (!ret && row < 0)
+		ret = row;
+	done(&db);
+	db_put(&db);
+	return ret;
+}
+
+int store_sql_agent_mark_stale(struct store_backend *b, const char *id, int64_t last_seen,
+			       uint32_t interval, int64_t stale_after, int64_t now)
+{
+	struct db db;
+	int ret;
+
+	if ((ret = db_get(b, &db)))
+		return ret;
+	if ((ret = db.o->begin(db.c, STORE_LOCK_NONE)) ||
+	    (ret = exec(&db, STMT_AGENT_MARK_STALE, P(SV_TEXT(id), SV_INT(last_seen)))))
+		goto out;
+	if (changes(&db) != 1)
+		ret = unchanged_agent(&db, id);
+	if (!ret)
+		ret = raise_and_commit(&db, &(struct store_event){ .type = STORE_EVENT_STALE,
+				.agent = id, .time = now, .last_seen = last_seen,
+				.interval = interval, .stale_after = stale_after });
+out:
+	db_put(&db);
+	return ret;
+}
+
+/* A claimed row, copied: the cursor's strings die with the next step. */
+struct claimed {
+	struct store_outbox_row r;
+	char *strings;
+};
+
+static int claimed_copy(struct db *db, struct claimed *out)
+{
+	const char *f[5] = { col_text(db, 1), col_text(db, 2), col_text(db, 3), col_text(db, 4),
+			     col_text(db, 6) };
+	size_t len[5], total = 0;
+	char *p;
+
+	for (int i = 0; i < 5; i++)
+		total += (len[i] = strlen(f[i]) + 1);
+	p = out->strings = malloc(total);
+	if (!p)
+		return -ENOMEM;
+	for (int i = 0; i < 5; i++) {
+		memcpy(p, f[i], len[i]);
+		f[i] = p;
+		p += len[i];
+	}
+	out->r = (struct store_outbox_row){
+		.id = col_int(db, 0), .event_id = f[0], .target = f[1], .type = f[2],
+		.agent = f[3], .created_at = col_int(db, 5), .body = f[4],
+		.attempts = (uint32_t)col_int(db, 7),
+	};
+	return 0;
+}
+
+int store_sql_outbox_claim(struct store_backend *b, const char *target, int64_t now,
+			   int64_t lease, unsigned limit, store_outbox_cb cb, void *arg)
+{
+	struct claimed *rows = NULL;
+	struct db db;
+	size_t n = 0;
+	int ret, row;
+
+	if (limit == 0)
+		return 0;
+	rows = calloc(limit, sizeof(*rows));
+	if (!rows)
+		return -ENOMEM;
+	if ((ret = db_get(b, &db)))
+		goto out_free;
+	if ((ret = db.o->begin(db.c, STORE_LOCK_NONE)))
+		goto out_put;
+	for (row = first(&db, STMT_OUTBOX_DUE, P(SV_TEXT(target), SV_INT(now), SV_INT(limit)));
+	     row == 1 && n < limit; row = next_row(&db)) {
+		if ((ret = claimed_copy(&db, &rows[n])))
+			break;
+		n++;
+	}
+	if (!ret && row < 0)
+		ret = row;
+	done(&db);
+	for (size_t i = 0; !ret && i < n; i++)
+		ret = exec(&db, STMT_OUTBOX_CLAIM, P(SV_INT(rows[i].r.id), SV_INT(now + lease)));
+	if (!ret)
+		ret = db.o->commit(db.c);
+out_put:
+	db_put(&db);
+	/* Outside the connection: the caller delivers them (HTTP) from its callback. */
+	for (size_t i = 0; !ret && i < n; i++)
+		ret = cb(arg, &rows[i].r);
+out_free:
+	for (size_t i = 0; i < n; i++)
+		free(rows[i].strings);
+	free(rows);
+	return ret;
+}
+
+/* One statement on outbox row `row` (?1) that must change it: -ENOENT if it is gone. */
+static int outbox_update(struct store_backend *b, enum store_stmt id,
+			 const struct store_value *p, unsigned n)
+{
+	struct db db;
+	int ret;
+
+	if ((ret = db_get(b, &db)))
+		return ret;
+	ret = exec(&db, id, p, n);
+	if (!ret && changes(&db) != 1)
+		ret = -ENOENT;
+	db_put(&db);
+	return ret;
+}
+
+int store_sql_outbox_delivered(struct store_backend *b, int64_t row)
+{
+	return outbox_update(b, STMT_OUTBOX_DELETE, P(SV_INT(row)));
+}
+
+int store_sql_outbox_retry(struct store_backend *b, int64_t row, int64_t next_at,
+			   const char *error)
+{
+	return outbox_update(b, STMT_OUTBOX_RETRY, P(SV_INT(row), SV_INT(next_at), SV_TEXT(error)));
+}
+
+int store_sql_outbox_pending(struct store_backend *b, const char *target, uint64_t *count)
+{
+	return counts_of(b, STMT_OUTBOX_PENDING, P(SV_TEXT(target)), count, 1);
+}

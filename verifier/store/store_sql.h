@@ -1,0 +1,107 @@
+/*
+ * store_sql: the store's rules over an SQL driver (store_driver.h). Every operation of
+ * store_backend.h is written here once; a backend is a driver plus the store_ops that
+ * STORE_SQL_OPS() makes for it:
+ *
+ *   static int open_x(const char *location, struct store_backend **out)
+ *   {
+ *           return store_sql_open(&x_driver, &store_x_ops, location, out);
+ *   }
+ *   const struct store_ops store_x_ops = STORE_SQL_OPS("x", open_x, x_backup_check);
+ */
+#ifndef VERIFIER_STORE_SQL_H
+#define VERIFIER_STORE_SQL_H
+
+#include "verifier/store/store_backend.h"
+#include "verifier/store/store_driver.h"
+
+/* Opens the driver at location (the URI after "SCHEME:"); ops is the backend's store_ops. */
+int store_sql_open(const struct store_driver_ops *drv, const struct store_ops *ops,
+		   const char *location, struct store_backend **out);
+
+void store_sql_close(struct store_backend *b);
+int store_sql_agent_enroll(struct store_backend *b, const struct store_agent *a, int64_t now,
+			   const struct store_enroll_limits *lim,
+			   enum store_enroll_result *result);
+int store_sql_agent_get(struct store_backend *b, const char *id, struct store_agent *out);
+int store_sql_agent_activate(struct store_backend *b, const char *id,
+			     const uint8_t digest[STORE_CRED_DIGEST_LEN], int64_t now,
+			     const struct store_enroll_limits *lim);
+int store_sql_agent_set_policy(struct store_backend *b, const char *id, const char *policy);
+int store_sql_agents_list(struct store_backend *b, store_agent_cb cb, void *arg);
+int store_sql_boot_get(struct store_backend *b, const char *agent, struct boot_state *out,
+		       uint64_t *version);
+int store_sql_boot_log_get(struct store_backend *b, const char *agent,
+			   struct store_boot_log *out);
+int store_sql_round_context(struct store_backend *b, const char *agent,
+			    const char *default_policy, const char *amendment,
+			    struct store_round_ctx *out);
+void store_sql_commit_rounds(struct store_backend *b, struct store_pending_round *batch);
+int store_sql_verdicts_list(struct store_backend *b, const char *agent, unsigned limit,
+			    store_verdict_cb cb, void *arg);
+int store_sql_violations_list(struct store_backend *b, int state, const char *agent,
+			      unsigned limit, store_violation_cb cb, void *arg);
+int store_sql_violation_get(struct store_backend *b, int64_t id, store_violation_cb cb,
+			    void *arg);
+int store_sql_violations_open_count(struct store_backend *b, const char *agent,
+				    uint64_t boot_number, uint64_t *total, uint64_t *in_boot);
+int store_sql_violation_decide(struct store_backend *b, int64_t id, enum violation_state state,
+			       int64_t now, const char *decision);
+int store_sql_policy_put(struct store_backend *b, const char *name, int64_t expected,
+			 const char *json, const char *actor, int64_t now, int64_t *version);
+int store_sql_policy_version(struct store_backend *b, const char *name, int64_t *version);
+int store_sql_policy_get(struct store_backend *b, const char *name, char **json,
+			 int64_t *version);
+int store_sql_policy_get_version(struct store_backend *b, const char *name, int64_t version,
+				 char **json);
+int store_sql_policy_versions(struct store_backend *b, const char *name,
+			      store_policy_version_cb cb, void *arg);
+int store_sql_policy_agents(struct store_backend *b, const char *name, uint64_t *count);
+int store_sql_counts(struct store_backend *b, struct store_counts *out);
+int store_sql_agent_retire(struct store_backend *b, const char *id, int64_t now,
+			   const char *actor, bool purge);
+int store_sql_agent_reset(struct store_backend *b, const char *id, int64_t now,
+			  const char *actor);
+int store_sql_agent_history(struct store_backend *b, const char *id, unsigned limit,
+			    store_agent_event_cb cb, void *arg);
+int store_sql_agent_mark_stale(struct store_backend *b, const char *id, int64_t last_seen,
+			       uint32_t interval, int64_t stale_after, int64_t now);
+int store_sql_outbox_claim(struct store_backend *b, const char *target, int64_t now,
+			   int64_t lease, unsigned limit, store_outbox_cb cb, void *arg);
+int store_sql_outbox_delivered(struct store_backend *b, int64_t row);
+int store_sql_outbox_retry(struct store_backend *b, int64_t row, int64_t next_at,
+			   const char *error);
+int store_sql_outbox_pending(struct store_backend *b, const char *target, uint64_t *count);
+int store_sql_backup(struct store_backend *b, int *fd, uint64_t *size);
+
+#define STORE_SQL_OPS(scheme_, open_, backup_check_)                                     \
+	{                                                                                  \
+		.scheme = (scheme_), .open = (open_), .close = store_sql_close,            \
+		.agent_enroll = store_sql_agent_enroll, .agent_get = store_sql_agent_get,  \
+		.agent_activate = store_sql_agent_activate,                                \
+		.agent_set_policy = store_sql_agent_set_policy,                            \
+		.agents_list = store_sql_agents_list, .boot_get = store_sql_boot_get,      \
+		.boot_log_get = store_sql_boot_log_get,                                    \
+		.round_context = store_sql_round_context,                                  \
+		.commit_rounds = store_sql_commit_rounds,                                  \
+		.verdicts_list = store_sql_verdicts_list,                                  \
+		.violations_list = store_sql_violations_list,                              \
+		.violation_get = store_sql_violation_get,                                  \
+		.violations_open_count = store_sql_violations_open_count,                  \
+		.violation_decide = store_sql_violation_decide,                            \
+		.policy_put = store_sql_policy_put, .policy_version = store_sql_policy_version, \
+		.policy_get = store_sql_policy_get,                                        \
+		.policy_get_version = store_sql_policy_get_version,                        \
+		.policy_versions = store_sql_policy_versions,                              \
+		.policy_agents = store_sql_policy_agents, .counts = store_sql_counts,      \
+		.agent_retire = store_sql_agent_retire, .agent_reset = store_sql_agent_reset, \
+		.agent_history = store_sql_agent_history,                                  \
+		.agent_mark_stale = store_sql_agent_mark_stale,                            \
+		.outbox_claim = store_sql_outbox_claim,                                    \
+		.outbox_delivered = store_sql_outbox_delivered,                            \
+		.outbox_retry = store_sql_outbox_retry,                                    \
+		.outbox_pending = store_sql_outbox_pending, .backup = store_sql_backup,    \
+		.backup_check = (backup_check_),                                           \
+	}
+
+#endif

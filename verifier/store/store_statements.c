@@ -1,0 +1,235 @@
+/*
+ * The store's statements (store_statements.h), in one table for every driver.
+ *
+ * Where PostgreSQL's text is given beside the portable one, the dialects differ: SQLite's
+ * two-argument max() is PostgreSQL's GREATEST(), a text's length in bytes is spelled two ways,
+ * and a PostgreSQL outbox claim skips the rows another verifier is claiming (FOR UPDATE SKIP
+ * LOCKED; SQLite has one writer). A parameter tested with IS NULL is cast once, so that a
+ * server that types parameters when it prepares knows it is text.
+ */
+#include <stddef.h>
+
+#include "verifier/store/store_statements.h"
+
+#define AGENT_SUMMARY_COLS                                                                  \
+	"a.id, a.state, a.ak_name, a.cred_digest, a.policy, a.created_at, a.activated_at,"    \
+	" COALESCE(b.boot_number, 0), COALESCE(b.next_entry, 0),"                              \
+	" COALESCE((SELECT time FROM verdicts v WHERE v.agent = a.id ORDER BY id DESC LIMIT 1), 0)," \
+	" COALESCE((SELECT trusted FROM verdicts v WHERE v.agent = a.id ORDER BY id DESC LIMIT 1), -1)," \
+	" (SELECT COUNT(*) FROM violations x WHERE x.agent = a.id AND x.state = 'open'),"     \
+	" a.retired_at, a.reset_at, a.round_interval, a.stale_event_for,"                   \
+	" COALESCE((SELECT v.policy || ' ' || v.policy_version || ' ' || v.amendment_version"  \
+	"  FROM verdicts v WHERE v.agent = a.id ORDER BY id DESC LIMIT 1), ''),"               \
+	" COALESCE((SELECT max(version) FROM policies WHERE name = 'agent/' || a.id), 0),"     \
+	" COALESCE((SELECT max(version) FROM policies WHERE name = a.policy), 0)"
+
+/* The fleet list's last column: the reasons of each agent's last verdict, in the same query. */
+#define LAST_REASONS_COL                                                                    \
+	"COALESCE((SELECT reasons FROM verdicts v WHERE v.agent = a.id ORDER BY id DESC LIMIT 1), '[]')"
+
+#define VIOLATION_COLUMNS                                                                  \
+	"id, agent, boot_number, entry, path, digest, template, reason, first_seen, last_seen," \
+	" count, state, COALESCE(recurs, 0), decided_at, decision"
+
+#define OUTBOX_DUE_SQL                                                                     \
+	"SELECT id, event_id, target, type, agent, created_at, body, attempts"                 \
+	" FROM webhook_outbox WHERE target = ?1 AND next_attempt_at <= ?2"                     \
+	" ORDER BY id LIMIT ?3"
+
+#define MARK_STALE_SQL(greatest)                                                           \
+	"UPDATE agents SET stale_event_for = ?2 WHERE id = ?1 AND state = 'active'"            \
+	" AND stale_event_for <> ?2 AND " greatest "(activated_at, COALESCE((SELECT time FROM" \
+	" verdicts v WHERE v.agent = ?1 ORDER BY v.id DESC LIMIT 1), 0)) = ?2"
+
+/* STMT(what, sql) or STMT(what, sql, pg): one entry of the table. */
+#define STMT_(what_, sql_, pg_, ...) { .what = (what_), .sql = (sql_), .pg = (pg_) }
+#define STMT(...) STMT_(__VA_ARGS__, NULL, 0)
+
+const struct store_statement store_statements[STMT_COUNT] = {
+	[STMT_AGENT_GET] = STMT("agent lookup",
+		"SELECT " AGENT_SUMMARY_COLS ", a.ek_pub, a.ek_cert, a.ak_pub"
+		" FROM agents a LEFT JOIN boot_state b ON b.agent = a.id WHERE a.id = ?1"),
+	/* A re-enrollment restarts the pending enrollment's time to live. */
+	[STMT_AGENT_REFRESH] = STMT("agent enroll",
+		"UPDATE agents SET ek_cert = ?2, ak_pub = ?3, ak_name = ?4,"
+		" cred_digest = ?5, enrolled_at = ?6, reset_at = 0 WHERE id = ?1 AND state = 'pending'"),
+	[STMT_AGENT_INSERT] = STMT("agent enroll",
+		"INSERT INTO agents(id, ek_cert, ak_pub, ak_name, cred_digest, ek_pub,"
+		" policy, state, created_at, enrolled_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7,"
+		" 'pending', ?8, ?8)"),
+	/* A reset agent's next enrollment: new keys, pending again, its history kept. */
+	[STMT_AGENT_REPLACE] = STMT("agent enroll",
+		"UPDATE agents SET ek_cert = ?2, ak_pub = ?3, ak_name = ?4, cred_digest = ?5,"
+		" ek_pub = ?6, state = 'pending', enrolled_at = ?7, activated_at = 0,"
+		" retired_at = 0, reset_at = 0, stale_event_for = 0 WHERE id = ?1"),
+	[STMT_AGENT_ACTIVATE] = STMT("agent activate",
+		"UPDATE agents SET state = 'active', activated_at = ?3"
+		" WHERE id = ?1 AND state = 'pending' AND cred_digest = ?2"),
+	[STMT_ACTIVATE_FACTS] = STMT("agent activate",
+		"SELECT a.state, a.cred_digest, a.enrolled_at, EXISTS(SELECT 1 FROM agents o"
+		" WHERE o.ek_pub = a.ek_pub AND o.state = 'active' AND o.id <> a.id)"
+		" FROM agents a WHERE a.id = ?1"),
+	/* Only pending agents: they have no boot state, verdicts or violations to lose. */
+	[STMT_PENDING_EXPIRE] = STMT("expiry of pending enrollments",
+		"DELETE FROM agents WHERE state = 'pending' AND enrolled_at <= ?1"),
+	[STMT_ENROLL_FACTS] = STMT("enrollment facts",
+		"SELECT EXISTS(SELECT 1 FROM agents WHERE ek_pub = ?1 AND state = 'active'"
+		" AND id <> ?2),"
+		" (SELECT COUNT(*) FROM agents WHERE ek_pub = ?1 AND state = 'pending' AND id <> ?2),"
+		" (SELECT COUNT(*) FROM agents WHERE state = 'pending')"),
+	[STMT_AGENT_SET_POLICY] = STMT("agent policy", "UPDATE agents SET policy = ?2 WHERE id = ?1"),
+	[STMT_AGENTS_LIST] = STMT("agents list",
+		"SELECT " AGENT_SUMMARY_COLS ", " LAST_REASONS_COL
+		" FROM agents a LEFT JOIN boot_state b ON b.agent = a.id ORDER BY a.id"),
+	[STMT_AGENT_STATE] = STMT("agent state", "SELECT state FROM agents WHERE id = ?1"),
+	[STMT_AGENT_INTERVAL] = STMT("agent interval",
+		"UPDATE agents SET round_interval = ?2 WHERE id = ?1 AND round_interval <> ?2"),
+	[STMT_AGENT_RETIRE] = STMT("agent retire",
+		"UPDATE agents SET state = 'retired', retired_at = ?2, reset_at = 0"
+		" WHERE id = ?1 AND state <> 'retired'"),
+	[STMT_AGENT_RESET] = STMT("agent reset",
+		"UPDATE agents SET reset_at = ?2 WHERE id = ?1 AND reset_at = 0"),
+	/* Once per silence: the last-seen time the caller computed is still the agent's. */
+	[STMT_AGENT_MARK_STALE] = STMT("agent stale", MARK_STALE_SQL("max"),
+		MARK_STALE_SQL("GREATEST")),
+	[STMT_BOOT_GET] = STMT("boot state lookup",
+		"SELECT state, version FROM boot_state WHERE agent = ?1"),
+	/*
+	 * The compare-and-swap of store_round_commit(): version 0 is "no row yet". Only for an
+	 * agent still active: one retired (or re-enrolled) while its round was judged writes none.
+	 */
+	[STMT_BOOT_INSERT] = STMT("boot state write",
+		"INSERT INTO boot_state(agent, state, reset_count, restart_count,"
+		" boot_number, next_entry, updated_at, version)"
+		" SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, 1"
+		" WHERE EXISTS(SELECT 1 FROM agents WHERE id = ?1 AND state = 'active')"
+		" ON CONFLICT(agent) DO NOTHING"),
+	[STMT_BOOT_UPDATE] = STMT("boot state write",
+		"UPDATE boot_state SET state = ?2, reset_count = ?3, restart_count = ?4,"
+		" boot_number = ?5, next_entry = ?6, updated_at = ?7, version = version + 1"
+		" WHERE agent = ?1 AND version = ?8"
+		" AND EXISTS(SELECT 1 FROM agents WHERE id = ?1 AND state = 'active')"),
+	/* A new TPM or AK: its boot session starts over, the boot numbers go on. */
+	[STMT_BOOT_RESTART] = STMT("boot state restart",
+		"UPDATE boot_state SET state = ?2, reset_count = 0, restart_count = 0, next_entry = 0,"
+		" updated_at = ?3, version = version + 1 WHERE agent = ?1"),
+	[STMT_BOOT_LOG_GET] = STMT("boot log lookup",
+		"SELECT log, sha256, cmdline, judged_boot, judged_key, summary, received_at"
+		" FROM boot_logs WHERE agent = ?1"),
+	[STMT_BOOT_LOG_PUT] = STMT("boot log write",
+		"INSERT INTO boot_logs(agent, log, sha256, cmdline, judged_boot, judged_key, summary,"
+		" received_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"
+		" ON CONFLICT(agent) DO UPDATE SET"
+		" log = excluded.log, sha256 = excluded.sha256, cmdline = excluded.cmdline,"
+		" judged_boot = excluded.judged_boot, judged_key = excluded.judged_key,"
+		" summary = excluded.summary, received_at = excluded.received_at,"
+		" updated_at = excluded.updated_at"),
+	[STMT_BOOT_LOG_DELETE] = STMT("boot log delete", "DELETE FROM boot_logs WHERE agent = ?1"),
+	/* store_round_context(): everything a round reads, in one statement. */
+	[STMT_ROUND_CONTEXT] = STMT("round context",
+		"SELECT a.state, a.policy, a.ak_name, b.state, COALESCE(b.version, 0),"
+		" (SELECT COUNT(*) FROM violations x WHERE x.agent = a.id AND x.state = 'open'),"
+		" (SELECT COUNT(*) FROM violations x WHERE x.agent = a.id AND x.state = 'open'"
+		"  AND x.boot_number = COALESCE(b.boot_number, 0)),"
+		" l.sha256,"
+		" COALESCE((SELECT max(version) FROM policies"
+		"  WHERE name = CASE a.policy WHEN '' THEN ?2 ELSE a.policy END), 0),"
+		" COALESCE((SELECT max(version) FROM policies WHERE name = ?3), 0)"
+		" FROM agents a LEFT JOIN boot_state b ON b.agent = a.id"
+		" LEFT JOIN boot_logs l ON l.agent = a.id WHERE a.id = ?1"),
+	/* Single use of a challenge across verifiers (store.h, struct store_round). */
+	[STMT_NONCE_SPEND] = STMT("challenge spend",
+		"INSERT INTO spent_nonces(nonce, agent, expires_at) VALUES (?1, ?2, ?3)"
+		" ON CONFLICT(nonce) DO NOTHING"),
+	[STMT_NONCES_PRUNE] = STMT("spent challenges prune",
+		"DELETE FROM spent_nonces WHERE expires_at < ?1"),
+	[STMT_VERDICT_INSERT] = STMT("verdict write",
+		"INSERT INTO verdicts(agent, boot_number, time, trusted, reasons,"
+		" next_offset, policy, policy_version, amendment_version)"
+		" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) RETURNING id"),
+	[STMT_VERDICTS_LIST] = STMT("verdicts list",
+		"SELECT id, agent, boot_number, time, trusted, reasons, next_offset,"
+		" policy, policy_version, amendment_version"
+		" FROM verdicts WHERE agent = ?1 ORDER BY id DESC LIMIT ?2"),
+	[STMT_LAST_TRUSTED] = STMT("last verdict",
+		"SELECT trusted FROM verdicts WHERE agent = ?1 ORDER BY id DESC LIMIT 1"),
+	/*
+	 * A violation's newest row decides what a new occurrence does (store_sql.c): there is
+	 * at most one open row per (agent, reason, path, digest) and it is always the newest.
+	 */
+	[STMT_VIOLATION_NEWEST] = STMT("violation lookup",
+		"SELECT id, state, boot_number, entry FROM violations"
+		" WHERE agent = ?1 AND reason = ?2 AND path = ?3 AND digest = ?4"
+		" ORDER BY id DESC LIMIT 1"),
+	[STMT_VIOLATION_INSERT] = STMT("violation write",
+		"INSERT INTO violations(agent, reason, path, digest, boot_number, entry, template,"
+		" first_seen, last_seen, count, recurs)"
+		" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?8, ?9, ?10) RETURNING id"),
+	[STMT_VIOLATION_AGAIN] = STMT("violation update",
+		"UPDATE violations SET boot_number = ?2, entry = ?3, last_seen = ?4,"
+		" count = count + ?5 WHERE id = ?1"),
+	[STMT_VIOLATION_GET] = STMT("violation get",
+		"SELECT " VIOLATION_COLUMNS " FROM violations WHERE id = ?1"),
+	[STMT_VIOLATIONS_OPEN_COUNT] = STMT("open violations",
+		"SELECT COUNT(*), COUNT(CASE WHEN boot_number = ?2 THEN 1 END) FROM violations"
+		" WHERE agent = ?1 AND state = 'open'"),
+	[STMT_VIOLATIONS_LIST] = STMT("violations list",
+		"SELECT " VIOLATION_COLUMNS " FROM violations"
+		" WHERE (CAST(?1 AS TEXT) IS NULL OR state = ?1)"
+		" AND (CAST(?2 AS TEXT) IS NULL OR agent = ?2)"
+		" ORDER BY last_seen DESC, id DESC LIMIT ?3"),
+	[STMT_VIOLATION_DECIDE] = STMT("violation decision",
+		"UPDATE violations SET state = ?2, decided_at = ?3, decision = ?4"
+		" WHERE id = ?1 AND state = 'open'"),
+	[STMT_POLICY_NEWEST] = STMT("policy lookup",
+		"SELECT version, json FROM policies WHERE name = ?1"
+		" ORDER BY version DESC LIMIT 1"),
+	[STMT_POLICY_INSERT] = STMT("policy write",
+		"INSERT INTO policies(name, version, json, actor, time)"
+		" VALUES (?1, ?2, ?3, ?4, ?5)"),
+	[STMT_POLICY_VERSION] = STMT("policy version",
+		"SELECT max(version) FROM policies WHERE name = ?1"),
+	[STMT_POLICY_GET_VERSION] = STMT("policy version lookup",
+		"SELECT json FROM policies WHERE name = ?1 AND version = ?2"),
+	[STMT_POLICY_VERSIONS] = STMT("policy versions",
+		"SELECT version, actor, time, length(CAST(json AS BLOB)) FROM policies"
+		" WHERE name = ?1 ORDER BY version DESC",
+		"SELECT version, actor, time, octet_length(json) FROM policies"
+		" WHERE name = ?1 ORDER BY version DESC"),
+	[STMT_POLICY_AGENTS] = STMT("policy agents", "SELECT COUNT(*) FROM agents WHERE policy = ?1"),
+	[STMT_COUNTS] = STMT("counts",
+		"SELECT (SELECT COUNT(*) FROM agents WHERE state = 'pending'),"
+		" (SELECT COUNT(*) FROM agents WHERE state = 'active'),"
+		" (SELECT COUNT(*) FROM violations WHERE state = 'open'),"
+		" (SELECT COUNT(*) FROM verdicts WHERE trusted = 1),"
+		" (SELECT COUNT(*) FROM verdicts WHERE trusted = 0),"
+		" (SELECT COUNT(*) FROM agents WHERE state = 'retired')"),
+	[STMT_HISTORY_ADD] = STMT("agent history write",
+		"INSERT INTO agent_history(agent, time, event, actor, detail)"
+		" VALUES (?1, ?2, ?3, ?4, ?5)"),
+	[STMT_HISTORY_LIST] = STMT("agent history",
+		"SELECT id, time, event, actor, detail FROM agent_history WHERE agent = ?1"
+		" ORDER BY id DESC LIMIT ?2"),
+	[STMT_OUTBOX_ADD] = STMT("webhook outbox write",
+		"INSERT INTO webhook_outbox(event_id, target, type, agent, created_at, body,"
+		" next_attempt_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?5)"),
+	/* The rows due, oldest first; locked (skipping those another verifier claims) on a server. */
+	[STMT_OUTBOX_DUE] = STMT("webhook outbox read", OUTBOX_DUE_SQL,
+		OUTBOX_DUE_SQL " FOR UPDATE SKIP LOCKED"),
+	[STMT_OUTBOX_CLAIM] = STMT("webhook outbox claim",
+		"UPDATE webhook_outbox SET next_attempt_at = ?2 WHERE id = ?1"),
+	[STMT_OUTBOX_DELETE] = STMT("webhook outbox delete", "DELETE FROM webhook_outbox WHERE id = ?1"),
+	[STMT_OUTBOX_RETRY] = STMT("webhook outbox retry",
+		"UPDATE webhook_outbox SET attempts = attempts + 1, next_attempt_at = ?2,"
+		" last_error = ?3 WHERE id = ?1"),
+	[STMT_OUTBOX_PENDING] = STMT("webhook outbox count",
+		"SELECT COUNT(*) FROM webhook_outbox WHERE (CAST(?1 AS TEXT) IS NULL OR target = ?1)"),
+	/* An agent purged: everything stored of it (store_agent_retire()). */
+	[STMT_PURGE_BOOT_STATE] = STMT("purge", "DELETE FROM boot_state WHERE agent = ?1"),
+	[STMT_PURGE_BOOT_LOG] = STMT("purge", "DELETE FROM boot_logs WHERE agent = ?1"),
+	[STMT_PURGE_VERDICTS] = STMT("purge", "DELETE FROM verdicts WHERE agent = ?1"),
+	[STMT_PURGE_VIOLATIONS] = STMT("purge", "DELETE FROM violations WHERE agent = ?1"),
+	[STMT_PURGE_AMENDMENT] = STMT("purge", "DELETE FROM policies WHERE name = ?1"),
+	[STMT_PURGE_HISTORY] = STMT("purge", "DELETE FROM agent_history WHERE agent = ?1"),
+	[STMT_PURGE_AGENT] = STMT("purge", "DELETE FROM agents WHERE id = ?1"),
+};

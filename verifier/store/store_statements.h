@@ -1,0 +1,88 @@
+/*
+ * store_statements: every statement the store runs, by name (store_sql.c runs them through a
+ * driver, store_driver.h).
+ *
+ * One table, in portable SQL: parameters are ?1, ?2 ... (a driver of another placeholder
+ * syntax rewrites them when it prepares), and a statement is written once for every dialect
+ * unless the dialects truly differ; then `sql` is the portable form and the other dialect's
+ * text sits beside it. Every driver prepares all of them when it opens.
+ */
+#ifndef VERIFIER_STORE_STATEMENTS_H
+#define VERIFIER_STORE_STATEMENTS_H
+
+enum store_stmt {
+	STMT_AGENT_GET,
+	STMT_AGENT_REFRESH,
+	STMT_AGENT_INSERT,
+	STMT_AGENT_REPLACE,
+	STMT_AGENT_ACTIVATE,
+	STMT_ACTIVATE_FACTS,
+	STMT_PENDING_EXPIRE,
+	STMT_ENROLL_FACTS,
+	STMT_AGENT_SET_POLICY,
+	STMT_AGENTS_LIST,
+	STMT_AGENT_STATE,
+	STMT_AGENT_INTERVAL,
+	STMT_AGENT_RETIRE,
+	STMT_AGENT_RESET,
+	STMT_AGENT_MARK_STALE,
+	STMT_BOOT_GET,
+	STMT_BOOT_INSERT,
+	STMT_BOOT_UPDATE,
+	STMT_BOOT_RESTART,
+	STMT_BOOT_LOG_GET,
+	STMT_BOOT_LOG_PUT,
+	STMT_BOOT_LOG_DELETE,
+	STMT_ROUND_CONTEXT,
+	STMT_NONCE_SPEND,
+	STMT_NONCES_PRUNE,
+	STMT_VERDICT_INSERT,
+	STMT_VERDICTS_LIST,
+	STMT_LAST_TRUSTED,
+	STMT_VIOLATION_NEWEST,
+	STMT_VIOLATION_INSERT,
+	STMT_VIOLATION_AGAIN,
+	STMT_VIOLATION_GET,
+	STMT_VIOLATIONS_OPEN_COUNT,
+	STMT_VIOLATIONS_LIST,
+	STMT_VIOLATION_DECIDE,
+	STMT_POLICY_NEWEST,
+	STMT_POLICY_INSERT,
+	STMT_POLICY_VERSION,
+	STMT_POLICY_GET_VERSION,
+	STMT_POLICY_VERSIONS,
+	STMT_POLICY_AGENTS,
+	STMT_COUNTS,
+	STMT_HISTORY_ADD,
+	STMT_HISTORY_LIST,
+	STMT_OUTBOX_ADD,
+	STMT_OUTBOX_DUE,
+	STMT_OUTBOX_CLAIM,
+	STMT_OUTBOX_DELETE,
+	STMT_OUTBOX_RETRY,
+	STMT_OUTBOX_PENDING,
+	STMT_PURGE_BOOT_STATE,
+	STMT_PURGE_BOOT_LOG,
+	STMT_PURGE_VERDICTS,
+	STMT_PURGE_VIOLATIONS,
+	STMT_PURGE_AMENDMENT,
+	STMT_PURGE_HISTORY,
+	STMT_PURGE_AGENT,
+	STMT_COUNT /* the number of statements */
+};
+
+/*
+ * The columns of an agent's summary (STMT_AGENT_GET, STMT_AGENTS_LIST select it first); what
+ * a query selects after them follows.
+ */
+#define STORE_AGENT_SUMMARY_NCOLS 19
+
+struct store_statement {
+	const char *what; /* for messages: "agent lookup failed" */
+	const char *sql;  /* portable SQL */
+	const char *pg;   /* PostgreSQL's text where it differs, else NULL */
+};
+
+extern const struct store_statement store_statements[STMT_COUNT];
+
+#endif
