@@ -54,8 +54,8 @@ static inline struct store_value store_value_text(const char *s)
 
 /* Which decisions a write transaction is serialized against (see above). */
 enum store_lock {
-	STORE_LOCK_NONE,   /* rounds, lifecycle: compare-and-swap or single rows decide */
-	STORE_LOCK_ENROLL, /* enrollment and activation: EK uniqueness is read, then written */
+	STORE_LOCK_NONE,   /* rounds, liveness, outbox: compare-and-swap or single rows decide */
+	STORE_LOCK_ENROLL, /* enroll, activate, retire, reset: EK uniqueness is read, then written */
 	STORE_LOCK_POLICY, /* a new policy version: the newest is read, then the next written */
 };
 

@@ -850,26 +850,58 @@ static void nonces_prune(struct db *db, int64_t now)
 		log_warn("store: spent challenges not pruned; the next batch tries again");
 }
 
-/* store_backend.h: one transaction for the batch, a savepoint per round. */
+/* The rounds of a batch in the order they are written: by agent id, else as queued. */
+struct batch_slot {
+	struct store_pending_round *w;
+	size_t queued;
+};
+
+static int slot_cmp(const void *a, const void *b)
+{
+	const struct batch_slot *x = a, *y = b;
+	int c = strcmp(x->w->r->agent, y->w->r->agent);
+
+	return c ? c : x->queued < y->queued ? -1 : 1;
+}
+
+/*
+ * store_backend.h: one transaction for the batch, a savepoint per round. Rounds are written
+ * ordered by agent id, so that two verifiers' batches on one database lock boot states in the
+ * same order and never deadlock; two rounds of one agent keep their queue order (the second
+ * finds the first's version). A spent challenge names its agent, so that order covers it too.
+ */
 void store_sql_commit_rounds(struct store_backend *b, struct store_pending_round *batch)
 {
 	struct store_pending_round *w;
+	struct batch_slot *slots;
+	size_t n = 0;
 	struct db db;
-	int ret = db_get(b, &db);
-	bool got = !ret;
+	int ret;
+	bool got = false;
 
-	if (!ret)
+	for (w = batch; w; w = w->next, n++)
+		w->ret = 0;
+	slots = calloc(n ? n : 1, sizeof(*slots));
+	n = 0;
+	for (w = batch; slots && w; w = w->next, n++)
+		slots[n] = (struct batch_slot){ w, n };
+	if (!slots)
+		ret = -ENOMEM;
+	else if (!(ret = db_get(b, &db)))
+		got = true;
+	if (!ret) {
+		qsort(slots, n, sizeof(*slots), slot_cmp);
 		ret = db.o->begin(db.c, STORE_LOCK_NONE);
-	for (w = batch; w; w = w->next) {
-		if (ret) {
-			w->ret = ret;
-			continue;
-		}
+	}
+	for (size_t i = 0; !ret && i < n; i++) {
+		w = slots[i].w;
 		if ((w->ret = db.o->savepoint(db.c)))
 			continue;
 		w->ret = round_write(&db, w->r, &w->verdict_id);
-		if (w->ret)
+		if (w->ret) {
+			w->verdict_id = 0;
 			db.o->savepoint_rollback(db.c);
+		}
 		db.o->savepoint_release(db.c);
 	}
 	if (!ret && batch)
@@ -881,6 +913,7 @@ void store_sql_commit_rounds(struct store_backend *b, struct store_pending_round
 			w->ret = w->ret ? w->ret : ret;
 	if (got)
 		db_put(&db);
+	free(slots);
 }
 
 int store_sql_verdicts_list(struct store_backend *b, const char *agent, unsigned limit,
@@ -1250,7 +1283,8 @@ int store_sql_agent_retire(struct store_backend *b, const char *id, int64_t now,
 
 	if ((ret = db_get(b, &db)))
 		return ret;
-	if ((ret = db.o->begin(db.c, STORE_LOCK_NONE)) || (ret = agent_read(&db, id, &a)))
+	/* Under the enrollment lock: a retired agent's EK may enroll under another id. */
+	if ((ret = db.o->begin(db.c, STORE_LOCK_ENROLL)) || (ret = agent_read(&db, id, &a)))
 		goto out;
 	store_agent_release(&a);
 	if (purge_all) {
@@ -1279,7 +1313,8 @@ int store_sql_agent_reset(struct store_backend *b, const char *id, int64_t now,
 
 	if ((ret = db_get(b, &db)))
 		return ret;
-	if ((ret = db.o->begin(db.c, STORE_LOCK_NONE)) ||
+	/* Under the enrollment lock: a reset decides what the agent's next enrollment may do. */
+	if ((ret = db.o->begin(db.c, STORE_LOCK_ENROLL)) ||
 	    (ret = exec(&db, STMT_AGENT_RESET, P(SV_TEXT(id), SV_INT(now)))))
 		goto out;
 	if (changes(&db) != 1)

@@ -3,8 +3,9 @@
  *
  * Where PostgreSQL's text is given beside the portable one, the dialects differ: SQLite's
  * two-argument max() is PostgreSQL's GREATEST(), a text's length in bytes is spelled two ways,
- * and a PostgreSQL outbox claim skips the rows another verifier is claiming (FOR UPDATE SKIP
- * LOCKED; SQLite has one writer). A parameter tested with IS NULL is cast once, so that a
+ * PostgreSQL finds a path through the index on its sha256, types parameters only from where
+ * they stand (a SELECT list needs casts), and a PostgreSQL outbox claim skips the rows another
+ * verifier is claiming (FOR UPDATE SKIP LOCKED; SQLite has one writer). A parameter tested with IS NULL is cast once, so that a
  * server that types parameters when it prepares knows it is text.
  */
 #include <stddef.h>
@@ -40,6 +41,23 @@
 	"UPDATE agents SET stale_event_for = ?2 WHERE id = ?1 AND state = 'active'"            \
 	" AND stale_event_for <> ?2 AND " greatest "(activated_at, COALESCE((SELECT time FROM" \
 	" verdicts v WHERE v.agent = ?1 ORDER BY v.id DESC LIMIT 1), 0)) = ?2"
+
+/*
+ * SELECT ?1, ?2 ... names no column a server could type the parameters by: PostgreSQL's are
+ * cast.
+ */
+#define BOOT_INSERT_SQL(values)                                                            \
+	"INSERT INTO boot_state(agent, state, reset_count, restart_count,"                     \
+	" boot_number, next_entry, updated_at, version)"                                       \
+	" SELECT " values ", 1"                                                                \
+	" WHERE EXISTS(SELECT 1 FROM agents WHERE id = ?1 AND state = 'active')"               \
+	" ON CONFLICT(agent) DO NOTHING"
+
+/* PostgreSQL indexes a path by its sha256 (a B-tree entry is shorter than a path may be). */
+#define VIOLATION_NEWEST_SQL(path_index)                                                   \
+	"SELECT id, state, boot_number, entry FROM violations"                                 \
+	" WHERE agent = ?1 AND reason = ?2" path_index " AND path = ?3 AND digest = ?4"         \
+	" ORDER BY id DESC LIMIT 1"
 
 /* STMT(what, sql) or STMT(what, sql, pg): one entry of the table. */
 #define STMT_(what_, sql_, pg_, ...) { .what = (what_), .sql = (sql_), .pg = (pg_) }
@@ -98,12 +116,9 @@ const struct store_statement store_statements[STMT_COUNT] = {
 	 * The compare-and-swap of store_round_commit(): version 0 is "no row yet". Only for an
 	 * agent still active: one retired (or re-enrolled) while its round was judged writes none.
 	 */
-	[STMT_BOOT_INSERT] = STMT("boot state write",
-		"INSERT INTO boot_state(agent, state, reset_count, restart_count,"
-		" boot_number, next_entry, updated_at, version)"
-		" SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, 1"
-		" WHERE EXISTS(SELECT 1 FROM agents WHERE id = ?1 AND state = 'active')"
-		" ON CONFLICT(agent) DO NOTHING"),
+	[STMT_BOOT_INSERT] = STMT("boot state write", BOOT_INSERT_SQL("?1, ?2, ?3, ?4, ?5, ?6, ?7"),
+		BOOT_INSERT_SQL("?1::text, ?2::bytea, ?3::bigint, ?4::bigint, ?5::bigint,"
+				" ?6::bigint, ?7::bigint")),
 	[STMT_BOOT_UPDATE] = STMT("boot state write",
 		"UPDATE boot_state SET state = ?2, reset_count = ?3, restart_count = ?4,"
 		" boot_number = ?5, next_entry = ?6, updated_at = ?7, version = version + 1"
@@ -157,10 +172,8 @@ const struct store_statement store_statements[STMT_COUNT] = {
 	 * A violation's newest row decides what a new occurrence does (store_sql.c): there is
 	 * at most one open row per (agent, reason, path, digest) and it is always the newest.
 	 */
-	[STMT_VIOLATION_NEWEST] = STMT("violation lookup",
-		"SELECT id, state, boot_number, entry FROM violations"
-		" WHERE agent = ?1 AND reason = ?2 AND path = ?3 AND digest = ?4"
-		" ORDER BY id DESC LIMIT 1"),
+	[STMT_VIOLATION_NEWEST] = STMT("violation lookup", VIOLATION_NEWEST_SQL(""),
+		VIOLATION_NEWEST_SQL(" AND sha256(path) = sha256(?3)")),
 	[STMT_VIOLATION_INSERT] = STMT("violation write",
 		"INSERT INTO violations(agent, reason, path, digest, boot_number, entry, template,"
 		" first_seen, last_seen, count, recurs)"
