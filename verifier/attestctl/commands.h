@@ -41,6 +41,10 @@ int cmd_dismiss(int argc, char **argv);
 int cmd_amendment(int argc, char **argv);
 /* cmd_ear.c: attestation results (EARs): verify one offline, get one, the keys, rotate */
 int cmd_ear(int argc, char **argv);
+
+/* cmd_store.c: a store copied to another backend, offline */
+int cmd_store(int argc, char **argv);
+
 /* cmd_backup.c: a copy of a running verifier's store */
 int cmd_backup(int argc, char **argv);
 

@@ -35,6 +35,7 @@ static const struct command {
 	{"amendment", cmd_amendment, "amendment AGENT | amendment history AGENT | amendment rollback AGENT VERSION [--verifier URL] [--ca FILE] [--token-file FILE] [--token-name NAME]"},
 	{"ear", cmd_ear, "ear verify FILE --jwks JWKS [--nonce N] [--max-age SECONDS] [--json] | ear get AGENT [--nonce N] [--wait SECONDS] [--out FILE] | ear jwks [--out FILE] | ear rotate"},
 	{"backup", cmd_backup, "backup FILE [--verifier URL] [--ca FILE] [--token-file FILE] [--token-name NAME]"},
+	{"store", cmd_store, "store copy FROM-URI TO-URI"},
 };
 
 static int run(int argc, char **argv);

@@ -18,6 +18,7 @@
 #include "proto/encoding.h"
 #include "proto/text.h"
 #include "verifier/store/store_backend.h"
+#include "verifier/store/store_sql.h"
 
 #define STORE_SCHEME_MAX 16u
 
@@ -418,6 +419,18 @@ int store_backup_check(const char *uri, int64_t *version)
 
 	*version = 0;
 	return ops ? ops->backup_check(location, version) : -EINVAL;
+}
+
+int store_copy(const char *from_uri, const char *to_uri)
+{
+	struct store *from = NULL, *to = NULL;
+	int ret;
+
+	if (!(ret = store_open(from_uri, &from)) && !(ret = store_open(to_uri, &to)))
+		ret = store_sql_copy(from->be, to->be);
+	store_close(to);
+	store_close(from);
+	return ret;
 }
 
 /* Lifecycle, liveness, webhook outbox (issue 16) ---------------------------------------- */

@@ -504,4 +504,15 @@ int store_backup(struct store *st, int *fd, uint64_t *size);
  */
 int store_backup_check(const char *uri, int64_t *version);
 
+/*
+ * Copies the whole store at from_uri into the store at to_uri (created, or brought to this
+ * build's schema, as store_open() does): agents with their keys and history, boot states and
+ * logs, verdicts, violations with their decisions, every version of every policy and amendment,
+ * spent challenges, webhook events not yet delivered; ids are kept. Offline: no verifier uses
+ * either store meanwhile. One transaction on the target: on failure it is left as it was.
+ * 0; -ENOTEMPTY (logged) if the target holds anything; -EINVAL a bad URI; what store_open()
+ * returns; -EIO (logged).
+ */
+int store_copy(const char *from_uri, const char *to_uri);
+
 #endif

@@ -5,7 +5,9 @@
  * scheme and calls open() with the rest of the URI; every other store.h function is
  * store.c's: it calls the op of the same name with the backend handle (same arguments, same
  * returns and contracts as in store.h). A backend serializes the calls on its handle itself
- * and may be called from any thread.
+ * and may be called from any thread. Every backend of this build is the same ops, store_sql.c
+ * (the rules, written once), over an SQL driver (store_driver.h): SQLite's and PostgreSQL's
+ * files are drivers; another database is one more driver.
  *
  * Each backend embeds `struct store_backend` as the first member of its own state and
  * returns a pointer to it from open(); close() frees it (NULL is never passed). Every op that
@@ -113,7 +115,7 @@ struct store_ops {
 
 	int (*counts)(struct store_backend *b, struct store_counts *out);
 
-	/* Issue 16: lifecycle, liveness, the webhook outbox. */
+	/* Lifecycle, liveness, the webhook outbox. */
 	int (*agent_retire)(struct store_backend *b, const char *id, int64_t now, const char *actor,
 			    bool purge);
 	int (*agent_reset)(struct store_backend *b, const char *id, int64_t now, const char *actor);

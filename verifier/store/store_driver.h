@@ -83,6 +83,12 @@ struct store_driver_ops {
 	/* Starts statement id with n parameters; 0 or -EIO. The values are read until reset(). */
 	int (*query)(struct store_conn *c, enum store_stmt id, const struct store_value *p,
 		     unsigned n);
+	/*
+	 * query() of SQL outside the table (written as the table's are), prepared for this use
+	 * alone: store_sql.c's copy names its tables and columns at run time.
+	 */
+	int (*query_sql)(struct store_conn *c, const char *sql, const struct store_value *p,
+			 unsigned n);
 	/* 1 a row, 0 no more rows, -EIO. */
 	int (*step)(struct store_conn *c);
 	void (*reset)(struct store_conn *c);
@@ -95,6 +101,12 @@ struct store_driver_ops {
 	/* Text, or a BLOB's bytes as they are, NUL-terminated; *len (if asked) its bytes. */
 	const char *(*col_text)(struct store_conn *c, unsigned col, size_t *len);
 	const void *(*col_blob)(struct store_conn *c, unsigned col, size_t *len);
+
+	/*
+	 * Optional: after rows were copied into `table` with their ids, the ids the database
+	 * generates next follow them (SQLite's AUTOINCREMENT does so by itself: NULL).
+	 */
+	int (*identity_follow)(struct store_conn *c, const char *table);
 
 	/* store.h's store_backup() and store_backup_check(), on this database. */
 	int (*backup)(struct store_driver *d, int *fd, uint64_t *size);

@@ -264,7 +264,7 @@ static int run(struct store_conn *pc, enum store_stmt id, const char *sql, int n
 	for (int attempt = 0;; attempt++) {
 		if (!pc->c)
 			return -EIO;
-		r = sql ? PQexecParams(pc->c, sql, 0, NULL, NULL, NULL, NULL, 1)
+		r = sql ? PQexecParams(pc->c, sql, n, NULL, val, len, fmt, 1)
 			: PQexecPrepared(pc->c, name, n, val, len, fmt, 1);
 		s = PQresultStatus(r);
 		if (s == PGRES_TUPLES_OK || s == PGRES_COMMAND_OK)
@@ -329,37 +329,76 @@ static int pg_savepoint_rollback(struct store_conn *pc)
 	return run_sql(pc, "ROLLBACK TO round");
 }
 
-static int pg_query(struct store_conn *pc, enum store_stmt id, const struct store_value *p,
-		    unsigned n)
-{
+/* Parameters as libpq takes them: numbers as text, bytes as binary, text as text. */
+struct pg_params {
 	const char *val[PG_MAX_PARAMS];
 	int len[PG_MAX_PARAMS], fmt[PG_MAX_PARAMS];
 	char num[PG_MAX_PARAMS][24];
+};
 
+static int pg_params(const struct store_value *p, unsigned n, struct pg_params *out)
+{
 	if (n > PG_MAX_PARAMS)
 		return -E2BIG;
 	for (unsigned i = 0; i < n; i++) {
-		len[i] = 0;
-		fmt[i] = 0;
+		out->len[i] = 0;
+		out->fmt[i] = 0;
 		switch (p[i].type) {
 		case STORE_V_NULL:
-			val[i] = NULL;
+			out->val[i] = NULL;
 			break;
 		case STORE_V_INT:
-			snprintf(num[i], sizeof(num[i]), "%" PRId64, p[i].i);
-			val[i] = num[i];
+			snprintf(out->num[i], sizeof(out->num[i]), "%" PRId64, p[i].i);
+			out->val[i] = out->num[i];
 			break;
 		case STORE_V_TEXT:
-			val[i] = p[i].p;
+			out->val[i] = p[i].p;
 			break;
 		case STORE_V_BLOB: /* no pointer is NULL; no bytes an empty value */
-			val[i] = p[i].p ? (p[i].len ? p[i].p : "") : NULL;
-			len[i] = (int)p[i].len;
-			fmt[i] = 1;
+			out->val[i] = p[i].p ? (p[i].len ? p[i].p : "") : NULL;
+			out->len[i] = (int)p[i].len;
+			out->fmt[i] = 1;
 			break;
 		}
 	}
-	return run(pc, id, NULL, (int)n, val, len, fmt);
+	return 0;
+}
+
+static int pg_query(struct store_conn *pc, enum store_stmt id, const struct store_value *p,
+		    unsigned n)
+{
+	struct pg_params pp;
+	int ret = pg_params(p, n, &pp);
+
+	return ret ? ret : run(pc, id, NULL, (int)n, pp.val, pp.len, pp.fmt);
+}
+
+static int pg_query_sql(struct store_conn *pc, const char *sql, const struct store_value *p,
+			unsigned n)
+{
+	char text[PG_SQL_MAX];
+	struct pg_params pp;
+	int ret;
+
+	if (strlen(sql) >= sizeof(text))
+		return -E2BIG;
+	for (size_t i = 0; (text[i] = sql[i] == '?' ? '$' : sql[i]) != '\0'; i++)
+		;
+	if ((ret = pg_params(p, n, &pp)))
+		return ret;
+	return run(pc, STMT_COUNT, text, (int)n, pp.val, pp.len, pp.fmt);
+}
+
+/* After rows were copied with their ids: the table's identity goes on after the largest. */
+static int pg_identity_follow(struct store_conn *pc, const char *table)
+{
+	char sql[256];
+
+	if ((size_t)snprintf(sql, sizeof(sql),
+			     "SELECT setval(pg_get_serial_sequence('%s', 'id'),"
+			     " COALESCE(max(id), 0) + 1, false) FROM %s", table, table) >= sizeof(sql))
+		return -E2BIG;
+	return run_sql(pc, sql);
 }
 
 static int pg_step(struct store_conn *pc)
@@ -508,6 +547,7 @@ static const struct store_driver_ops pg_driver = {
 	.savepoint_release = pg_savepoint_release,
 	.savepoint_rollback = pg_savepoint_rollback,
 	.query = pg_query,
+	.query_sql = pg_query_sql,
 	.step = pg_step,
 	.reset = pg_reset,
 	.changes = pg_changes,
@@ -515,6 +555,7 @@ static const struct store_driver_ops pg_driver = {
 	.col_int = pg_col_int,
 	.col_text = pg_col_text,
 	.col_blob = pg_col_blob,
+	.identity_follow = pg_identity_follow,
 	.backup = pg_backup,
 	.backup_check = pg_backup_check,
 };

@@ -1482,3 +1482,160 @@ int store_sql_outbox_pending(struct store_backend *b, const char *target, uint64
 {
 	return counts_of(b, STMT_OUTBOX_PENDING, P(SV_TEXT(target)), count, 1);
 }
+
+/* Copy --------------------------------------------------------------------------------------- */
+
+/*
+ * Every table of the schema, in an order that puts an agent before what refers to it, with its
+ * columns and what each is: I a number, T text, B bytes. A migration that adds a table or a
+ * column adds it here (tests/unit/test_store_copy.c compares this list with the schema).
+ */
+static const struct copy_table {
+	const char *name;
+	const char *columns;
+	const char *types;
+	bool identity; /* its id is generated: the next one follows the copied ids */
+} copy_tables[] = {
+	{ "agents",
+	  "id, ek_pub, ek_cert, ak_pub, ak_name, state, cred_digest, policy, created_at,"
+	  " activated_at, enrolled_at, retired_at, reset_at, round_interval, stale_event_for",
+	  "TBBBBTBTIIIIIII", false },
+	{ "boot_state",
+	  "agent, state, reset_count, restart_count, boot_number, next_entry, updated_at, version",
+	  "TBIIIIII", false },
+	{ "boot_logs",
+	  "agent, log, sha256, cmdline, judged_boot, judged_key, summary, received_at, updated_at",
+	  "TBBTIBTII", false },
+	{ "verdicts",
+	  "id, agent, boot_number, time, trusted, reasons, next_offset, policy, policy_version,"
+	  " amendment_version",
+	  "ITIIITITII", true },
+	{ "violations",
+	  "id, agent, boot_number, entry, path, digest, template, reason, first_seen, last_seen,"
+	  " count, state, recurs, decided_at, decision",
+	  "ITIIBTTTIIITIIT", true },
+	{ "policies", "name, version, json, actor, time", "TITTI", false },
+	{ "agent_history", "id, agent, time, event, actor, detail", "ITITTT", true },
+	{ "webhook_outbox",
+	  "id, event_id, target, type, agent, created_at, body, attempts, next_attempt_at,"
+	  " last_error",
+	  "ITTTTITIIT", true },
+	{ "spent_nonces", "nonce, agent, expires_at", "BTI", false },
+};
+
+#define COPY_SQL_MAX 1024
+#define COPY_MAX_COLUMNS 16
+
+const char *store_sql_copy_table(size_t i, unsigned *ncolumns)
+{
+	if (i >= sizeof(copy_tables) / sizeof(copy_tables[0]))
+		return NULL;
+	*ncolumns = (unsigned)strlen(copy_tables[i].types);
+	return copy_tables[i].name;
+}
+
+/* -ENOTEMPTY (logged) if any table of the target has a row. */
+static int copy_target_empty(struct db *to)
+{
+	char sql[COPY_SQL_MAX];
+	int ret = 0;
+
+	for (size_t t = 0; !ret && t < sizeof(copy_tables) / sizeof(copy_tables[0]); t++) {
+		snprintf(sql, sizeof(sql), "SELECT 1 FROM %s LIMIT 1", copy_tables[t].name);
+		ret = to->o->query_sql(to->c, sql, NULL, 0);
+		if (!ret)
+			ret = to->o->step(to->c);
+		done(to);
+		if (ret == 1) {
+			log_error("store: copy: the target store has %s already: copy only into an"
+				  " empty store", copy_tables[t].name);
+			ret = -ENOTEMPTY;
+		}
+	}
+	return ret;
+}
+
+/* The value of column col of the source's row, as the target's column type t wants it. */
+static struct store_value copy_value(struct db *from, unsigned col, char t)
+{
+	size_t n;
+	const void *p;
+
+	if (from->o->col_null(from->c, col))
+		return SV_NULL;
+	if (t == 'I')
+		return SV_INT(col_int(from, col));
+	if (t == 'T')
+		return SV_TEXT(col_text(from, col));
+	p = from->o->col_text(from->c, col, &n); /* bytes: a BLOB read as they are */
+	return SV_BLOB(p, n);
+}
+
+static int copy_table(struct db *from, struct db *to, const struct copy_table *t, uint64_t *rows)
+{
+	struct store_value v[COPY_MAX_COLUMNS];
+	char sel[COPY_SQL_MAX], ins[COPY_SQL_MAX];
+	unsigned n = (unsigned)strlen(t->types);
+	size_t len;
+	int ret, row;
+
+	if (n > COPY_MAX_COLUMNS)
+		return -E2BIG;
+	snprintf(sel, sizeof(sel), "SELECT %s FROM %s ORDER BY 1", t->columns, t->name);
+	len = (size_t)snprintf(ins, sizeof(ins), "INSERT INTO %s(%s) VALUES (", t->name, t->columns);
+	for (unsigned i = 0; i < n && len < sizeof(ins); i++)
+		len += (size_t)snprintf(ins + len, sizeof(ins) - len, "%s?%u", i ? ", " : "", i + 1);
+	if (len + 2 > sizeof(ins))
+		return -E2BIG;
+	memcpy(ins + len, ")", 2);
+	*rows = 0;
+	ret = from->o->query_sql(from->c, sel, NULL, 0);
+	for (row = ret ? ret : next_row(from); row == 1; row = next_row(from)) {
+		for (unsigned i = 0; i < n; i++)
+			v[i] = copy_value(from, i, t->types[i]);
+		ret = to->o->query_sql(to->c, ins, v, n);
+		while (!ret && (ret = to->o->step(to->c)) == 1)
+			ret = 0;
+		done(to);
+		if (ret < 0)
+			break;
+		(*rows)++;
+	}
+	if (!ret && row < 0)
+		ret = row;
+	done(from);
+	if (!ret && t->identity && to->o->identity_follow)
+		ret = to->o->identity_follow(to->c, t->name);
+	return ret;
+}
+
+int store_sql_copy(struct store_backend *from_b, struct store_backend *to_b)
+{
+	struct db from, to;
+	uint64_t rows;
+	int ret;
+
+	if ((ret = db_get(from_b, &from)))
+		return ret;
+	if ((ret = db_get(to_b, &to))) {
+		db_put(&from);
+		return ret;
+	}
+	/* One transaction on each side: the source read as of one moment, the target all or nothing. */
+	if ((ret = from.o->begin(from.c, STORE_LOCK_NONE)) ||
+	    (ret = to.o->begin(to.c, STORE_LOCK_ENROLL)) || (ret = copy_target_empty(&to)))
+		goto out;
+	for (size_t t = 0; !ret && t < sizeof(copy_tables) / sizeof(copy_tables[0]); t++) {
+		if (!(ret = copy_table(&from, &to, &copy_tables[t], &rows)))
+			log_info("store: copy: %s: %" PRIu64 " rows", copy_tables[t].name, rows);
+		else
+			log_error("store: copy: table %s not copied; the target is left as it was",
+				  copy_tables[t].name);
+	}
+	if (!ret)
+		ret = to.o->commit(to.c);
+out:
+	db_put(&to);
+	db_put(&from);
+	return ret;
+}

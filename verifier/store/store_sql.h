@@ -74,6 +74,18 @@ int store_sql_outbox_retry(struct store_backend *b, int64_t row, int64_t next_at
 int store_sql_outbox_pending(struct store_backend *b, const char *target, uint64_t *count);
 int store_sql_backup(struct store_backend *b, int *fd, uint64_t *size);
 
+/*
+ * store.h's store_copy() between two open stores of this file: every table, in one
+ * transaction on each side. 0; -ENOTEMPTY (logged) if the target has a row in any table.
+ */
+int store_sql_copy(struct store_backend *from, struct store_backend *to);
+
+/*
+ * The name of table i of what store_sql_copy() copies and the number of its columns it copies;
+ * NULL past the last (for the tests).
+ */
+const char *store_sql_copy_table(size_t i, unsigned *ncolumns);
+
 #define STORE_SQL_OPS(scheme_, open_, backup_check_)                                     \
 	{                                                                                  \
 		.scheme = (scheme_), .open = (open_), .close = store_sql_close,            \

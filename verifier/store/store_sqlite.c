@@ -40,7 +40,8 @@ struct store_driver {
 	sqlite3_stmt *stmt[STMT_COUNT];
 	sqlite3_stmt *tx[TX_COUNT];
 	sqlite3_stmt *cur;    /* the statement running, or NULL */
-	enum store_stmt cur_id;
+	const char *cur_what; /* its name in messages */
+	bool cur_own;         /* prepared for this use alone (query_sql()): finalized after it */
 };
 
 static struct store_driver *drv_of(struct store_conn *c)
@@ -156,9 +157,14 @@ static void sq_reset(struct store_conn *c)
 
 	if (!d->cur)
 		return;
-	sqlite3_reset(d->cur);
-	sqlite3_clear_bindings(d->cur);
+	if (d->cur_own) {
+		sqlite3_finalize(d->cur);
+	} else {
+		sqlite3_reset(d->cur);
+		sqlite3_clear_bindings(d->cur);
+	}
 	d->cur = NULL;
+	d->cur_own = false;
 }
 
 static void sq_rollback(struct store_conn *c)
@@ -202,16 +208,11 @@ static int sq_savepoint_rollback(struct store_conn *c)
 	return tx_run(drv_of(c), TX_ROLLBACK_TO);
 }
 
-static int sq_query(struct store_conn *c, enum store_stmt id, const struct store_value *p,
-		    unsigned n)
+/* Binds p to s (?1 is p[0]); 0 or an SQLite code. */
+static int bind_all(sqlite3_stmt *s, const struct store_value *p, unsigned n)
 {
-	struct store_driver *d = drv_of(c);
-	sqlite3_stmt *s = d->stmt[id];
 	int rc = SQLITE_OK;
 
-	sq_reset(c);
-	d->cur = s;
-	d->cur_id = id;
 	for (unsigned i = 0; rc == SQLITE_OK && i < n; i++) {
 		int col = (int)i + 1;
 
@@ -230,7 +231,38 @@ static int sq_query(struct store_conn *c, enum store_stmt id, const struct store
 			break;
 		}
 	}
-	return rc == SQLITE_OK ? 0 : db_fail(d, rc, store_statements[id].what);
+	return rc;
+}
+
+static int sq_query(struct store_conn *c, enum store_stmt id, const struct store_value *p,
+		    unsigned n)
+{
+	struct store_driver *d = drv_of(c);
+	int rc;
+
+	sq_reset(c);
+	d->cur = d->stmt[id];
+	d->cur_what = store_statements[id].what;
+	rc = bind_all(d->cur, p, n);
+	return rc == SQLITE_OK ? 0 : db_fail(d, rc, d->cur_what);
+}
+
+static int sq_query_sql(struct store_conn *c, const char *sql, const struct store_value *p,
+			unsigned n)
+{
+	struct store_driver *d = drv_of(c);
+	sqlite3_stmt *s = NULL;
+	int rc;
+
+	sq_reset(c);
+	rc = sqlite3_prepare_v2(d->db, sql, -1, &s, NULL);
+	if (rc != SQLITE_OK)
+		return db_fail(d, rc, sql);
+	d->cur = s;
+	d->cur_what = sql;
+	d->cur_own = true;
+	rc = bind_all(s, p, n);
+	return rc == SQLITE_OK ? 0 : db_fail(d, rc, sql);
 }
 
 static int sq_step(struct store_conn *c)
@@ -238,8 +270,7 @@ static int sq_step(struct store_conn *c)
 	struct store_driver *d = drv_of(c);
 	int rc = sqlite3_step(d->cur);
 
-	return rc == SQLITE_ROW ? 1 : rc == SQLITE_DONE ? 0
-				: db_fail(d, rc, store_statements[d->cur_id].what);
+	return rc == SQLITE_ROW ? 1 : rc == SQLITE_DONE ? 0 : db_fail(d, rc, d->cur_what);
 }
 
 static uint64_t sq_changes(struct store_conn *c)
@@ -302,6 +333,7 @@ static const struct store_driver_ops sqlite_driver = {
 	.savepoint_release = sq_savepoint_release,
 	.savepoint_rollback = sq_savepoint_rollback,
 	.query = sq_query,
+	.query_sql = sq_query_sql,
 	.step = sq_step,
 	.reset = sq_reset,
 	.changes = sq_changes,
