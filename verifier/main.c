@@ -323,6 +323,7 @@ int main(int argc, char **argv)
 
 		if (webhooks_start(&app, &wc, &hooks))
 			goto out;
+		app.webhooks = hooks;
 	}
 	app.nonces = nonces_new();
 	app.agents = agentcache_new();

@@ -43,11 +43,22 @@ grow() {
 	[[ -z $APID ]] || kill -CONT "$APID"
 }
 
+# A webhook receiver: the report's last step is the operator's event.
+head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$W/secret"
+RPORT=$(free_port) || { fail "no free port"; finish; exit 1; }
+python3 "$TOP/verifier/examples/webhook_receiver.py" --secret-file "$W/secret" \
+	--listen "127.0.0.1:$RPORT" --out "$W/events.jsonl" 2>"$W/recv.log" >/dev/null &
+track_pid $!
+check "webhook receiver listens" wait_for_port "$RPORT" 10
+
 head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$W/token"
 check "verifier starts" start_verifier "$W/verifier" --ek-ca "$W/ek-ca.pem" \
-	--policy "$W/policy.json" --operator-token-file "$W/token" || { finish; exit 1; }
+	--policy "$W/policy.json" --operator-token-file "$W/token" \
+	--webhook "http://127.0.0.1:$RPORT/hook" --webhook-secret-file "$W/secret" || { finish; exit 1; }
 op() { curl -sS --cacert "$CA" -H "Authorization: Bearer $(cat "$W/token")" "$URL$1"; }
 verdicts() { op "/v1/agents/$1/verdicts" | jq '(.verdicts // []) | length'; }
+hooked() { jq -r --arg a "$1" 'select(.type == "agent.untrusted" and .agent_id == $a) | .type' \
+	"$W/events.jsonl" 2>/dev/null | wc -l; }
 untrusted() { op "/v1/agents/$1/verdicts" | jq '[(.verdicts // [])[] | select(.verdict == "untrusted")] | length'; }
 # wait_count FN AGENT N SECONDS: until FN AGENT reaches N; prints the seconds it took.
 wait_count() {
@@ -69,9 +80,13 @@ start_agent host-1 "$W/a1" --ima-list "$W/a1/ima" --interval 60 --watch 1 --roun
 check "host-1 enrolled and trusted" wait_count verdicts host-1 1 60 >/dev/null
 sleep 3.5 # past --round-gap since the first round began
 grow "$W/a1" 41
+t0=$EPOCHREALTIME
 took=$(wait_count untrusted host-1 1 20)
 check "an entry the policy does not list is reported within 20 s, not at the 60 s interval (${took:-never} s)" \
 	test -n "$took"
+check "and its agent.untrusted event reached the receiver" wait_count hooked host-1 1 20 >/dev/null
+echo "# detected in ${took:-never} s, the webhook delivered $(awk -v a="$t0" -v b="$EPOCHREALTIME" \
+	'BEGIN { printf "%.2f", b - a }') s after the list grew (at most 0.1 s late: polled)"
 check "attestd said why it did not wait" grep -q 'new measurements since the last round; sending a round now' "$ALOG"
 check_eq "reported as not in the allowlist" "not_in_allowlist" \
 	"$(op /v1/agents/host-1/verdicts | jq -r '[.verdicts[] | select(.verdict == "untrusted")][0].reasons[0].code')"

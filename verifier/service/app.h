@@ -23,6 +23,7 @@ struct cluster;
 struct ear_keys;
 struct ear_results;
 struct tokens;
+struct webhooks;
 
 struct app {
 	struct store *store;
@@ -51,6 +52,8 @@ struct app {
 	/* --metrics-agents public: /metrics names every agent without a token (the fleet's
 	 * inventory); by default only to a request with a token of any role. */
 	bool metrics_agents_public;
+	struct webhooks *webhooks;  /* the delivery thread (webhooks.h); NULL without --webhook.
+				     * Set before the server starts. */
 	/*
 	 * Tests only (NULL otherwise): called by round_evidence() after a round is judged and
 	 * before it commits, to run another round of the agent in between deterministically.

@@ -20,6 +20,7 @@
 #include "verifier/store/cluster.h"
 #include "verifier/policy/policy.h"
 #include "verifier/service/judges.h"
+#include "verifier/service/webhooks.h"
 
 #define CHALLENGE_NONCE_BYTES 32u
 #define CHALLENGE_PCR_MASK 0x7ffu /* PCR 0-10: boot_aggregate inputs (0-9) and IMA (10) */
@@ -352,6 +353,9 @@ static enum round_status commit(struct app *app, const char *id, int64_t now,
 	}
 	res->verdict.verdict_id = verdict_id;
 	st = ROUND_OK;
+	/* Only an untrusted round raises events (store_round_commit()): they leave now. */
+	if (!round.trusted)
+		webhooks_kick(app->webhooks);
 out:
 	free(viol);
 	free(reasons);

@@ -49,6 +49,7 @@ struct webhooks {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	bool stop;
+	bool kicked; /* webhooks_kick() since the thread last looked at the outbox */
 };
 
 int webhook_sign(const uint8_t *secret, size_t secret_len, int64_t timestamp, const char *body,
@@ -277,6 +278,7 @@ static void *run(void *arg)
 
 	pthread_mutex_lock(&w->mu);
 	while (!w->stop) {
+		w->kicked = false;
 		pthread_mutex_unlock(&w->mu);
 		scan_stale(w);
 		for (size_t i = 0; i < w->n; i++)
@@ -285,7 +287,8 @@ static void *run(void *arg)
 		/* Rows are due by the second (the outbox keeps whole seconds). */
 		clock_gettime(CLOCK_REALTIME, &until);
 		until.tv_sec += 1;
-		while (!w->stop && pthread_cond_timedwait(&w->cv, &w->mu, &until) != ETIMEDOUT)
+		while (!w->stop && !w->kicked &&
+		       pthread_cond_timedwait(&w->cv, &w->mu, &until) != ETIMEDOUT)
 			;
 	}
 	pthread_mutex_unlock(&w->mu);
@@ -381,6 +384,18 @@ int webhooks_start(struct app *app, const struct webhooks_config *cfg, struct we
 fail:
 	webhooks_stop(w);
 	return ret;
+}
+
+void webhooks_kick(struct webhooks *w)
+{
+	if (!w || !w->started)
+		return;
+	pthread_mutex_lock(&w->mu);
+	if (!w->kicked) {
+		w->kicked = true;
+		pthread_cond_signal(&w->cv);
+	}
+	pthread_mutex_unlock(&w->mu);
 }
 
 void webhooks_stop(struct webhooks *w)

@@ -44,6 +44,13 @@ struct webhooks_config {
  * -EINVAL / -ENOMEM / -errno of the secret file (logged). n == 0: nothing to do, *out NULL.
  */
 int webhooks_start(struct app *app, const struct webhooks_config *cfg, struct webhooks **out);
+/*
+ * Wakes the thread to deliver now: a round that committed an event calls it, so that the
+ * event leaves within the round's time instead of at the thread's next second. Kicks made
+ * while the thread works are one look at the outbox, not one each. NULL-safe; thread-safe.
+ */
+void webhooks_kick(struct webhooks *w);
+
 /* Stops the thread (a delivery in flight ends first, within its timeout); NULL-safe. */
 void webhooks_stop(struct webhooks *w);
 
