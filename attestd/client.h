@@ -1,5 +1,5 @@
 /*
- * HTTPS calls to the verifier (DESIGN.md section 5, wire format in proto/evidence.h), on the
+ * HTTPS calls to the verifier (docs/design.md, Protocol; wire format in proto/evidence.h), on the
  * shared libcurl client (common/http_client.h).
  *
  * One handle is reused so the TLS connection stays up between rounds. TLS 1.2 or newer, peer and

@@ -23,7 +23,7 @@
 #define ATTESTD_DEFAULT_CONFIG ATTEST_SYSCONFDIR "/attest/attestd.conf"
 #define ATTESTD_DEFAULT_TCTI "device:/dev/tpmrm0"
 #define ATTESTD_DEFAULT_IMA_LIST "/sys/kernel/security/ima/binary_runtime_measurements"
-/* The firmware's TCG event log and the kernel command line it measured (issue 13). */
+/* The firmware's TCG event log and the kernel command line it measured. */
 #define ATTESTD_DEFAULT_EVENT_LOG "/sys/kernel/security/tpm0/binary_bios_measurements"
 #define ATTESTD_DEFAULT_CMDLINE "/proc/cmdline"
 #define ATTESTD_DEFAULT_STATE_DIR "/var/lib/attestd"

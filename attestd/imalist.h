@@ -50,7 +50,7 @@ void imalist_free(struct imalist *l);
 int imalist_read(struct imalist *l, uint64_t from, size_t max_bytes, struct imalist_chunk *out);
 
 /*
- * Before enrolling (issue 16): the list at `path` is readable, not a directory, and in the
+ * Before enrolling: the list at `path` is readable, not a directory, and in the
  * binary format (its first record frames as one). 0, or -errno with a message naming the fix
  * in why: -EISDIR a directory, -EPROTO the ASCII list (ascii_runtime_measurements) or another
  * text file, -EBADMSG not a list, else open/read's error. An empty list is fine.

@@ -1,6 +1,6 @@
 /*
  * TPM2_MakeCredential in software, so the verifier can bind an AK to an EK without a TPM
- * (TPM 2.0 Part 1, 24 "Credential Protection"; formats.md 3.2). The agent gets the secret back
+ * (TPM 2.0 Part 1, 24 "Credential Protection"; docs/design.md, Credential activation). The agent gets the secret back
  * only through TPM2_ActivateCredential on the TPM that holds both the EK and a key with that name.
  *
  * Outputs are marshalled TPM structures in caller-owned fixed buffers, exactly the bytes

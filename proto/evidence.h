@@ -1,5 +1,5 @@
 /*
- * JSON codecs for the agent <-> verifier protocol (DESIGN.md section 5), on jansson.
+ * JSON codecs for the agent <-> verifier protocol (docs/design.md, Protocol), on jansson.
  *
  * Wire format (binary fields base64, digests and nonces lowercase hex):
  *
@@ -44,7 +44,7 @@
  * trusted verdict proves"); an honest agent now quotes up to one interval after the issue
  * instead of just after asking. An older agent ignores the field; an older verifier sends none.
  *
- * The boot log (issue 13): "boot_log" is /sys/kernel/security/tpm0/binary_bios_measurements
+ * The boot log: "boot_log" is /sys/kernel/security/tpm0/binary_bios_measurements
  * whole (at most LIMIT_EVENTLOG_BYTES) and "boot_cmdline" the kernel's /proc/cmdline without its
  * newline (at most LIMIT_CMDLINE bytes, no NUL); an agent sends them together. The verifier
  * keeps the last log an agent sent and checks it against every later quote; its challenge
@@ -53,7 +53,7 @@
  * after the verifier lost it, and whenever the firmware appended to it. An older verifier
  * ignores both fields; an older agent sends neither (a boot policy then finds no log).
  *
- * The interval (issue 16): the seconds attestd waits between rounds (1-LIMIT_AGENT_INTERVAL).
+ * The interval: the seconds attestd waits between rounds (1-LIMIT_AGENT_INTERVAL).
  * The verifier stores it with the round it came with, so only evidence whose quote checked
  * sets it (the challenge request carries none: anyone may ask for a challenge), and an agent
  * silent for several intervals is stale. An agent that sends none gets the verifier's default.

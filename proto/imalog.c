@@ -1,5 +1,5 @@
 /*
- * IMA binary measurement list cursor. Layout and hashing rules: formats.md section 1
+ * IMA binary measurement list cursor. Layout and hashing rules: docs/design.md, IMA measurement list
  * (linux:security/integrity/ima/ima_fs.c ima_measurements_show, ima_crypto.c).
  * Template digests use alg_digest3() (OpenSSL's low-level SHA functions; proto/alg.c says why).
  */
@@ -337,7 +337,7 @@ static int parse_fields(struct ima_entry *e, const enum field_id *fields, unsign
 				break;
 			m = parse_digest_ng(e, f, flen, fields[n - 1] == F_D_NGV2);
 			if (m) {
-				/* Violation digests changed shape across kernels (formats.md 1.4). */
+				/* Violation digests changed shape across kernels (docs/design.md, Violations). */
 				e->digest = NULL;
 				e->digest_len = 0;
 				e->digest_alg = 0;

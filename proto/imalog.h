@@ -3,7 +3,7 @@
  *
  * Input is the content of /sys/kernel/security/ima/binary_runtime_measurements (or any slice of
  * it that starts at an entry boundary: the agent sends entries from index N on). Every u32 is
- * little-endian (x86; see formats.md 1.1). Per entry the cursor checks each length against what
+ * little-endian (x86; see docs/design.md, IMA measurement list). Per entry the cursor checks each length against what
  * remains and against proto/limits.h, decodes the template fields, and verifies the SHA-1
  * template hash against the template data; a violation entry (template hash of 20 zero bytes)
  * is not hashed. The first error stops the cursor; it reports the entry index, the byte offset

@@ -1,7 +1,7 @@
 /*
  * PCR 10 replay of an IMA measurement list, per bank, one entry at a time.
  *
- * Rule per bank (formats.md 1.3/1.4): PCR = H_bank(PCR || d) from all zeros, where d is
+ * Rule per bank (docs/design.md, Template hash and replay; Violations): PCR = H_bank(PCR || d) from all zeros, where d is
  *   - the (verified) SHA-1 template hash for the sha1 bank,
  *   - H_bank(template data) for the other banks (6.1 lists carry only SHA-1; recompute),
  *   - 0xff x digest size in every bank for a violation entry (its data is never hashed).
@@ -75,7 +75,7 @@ uint32_t replay_bank_of_alg(uint16_t alg);
 
 /*
  * boot_aggregate for bank alg from the PCR values in pcrs: H(PCR0 || ... || PCR7) for sha1,
- * H(PCR0 || ... || PCR9) for the other banks (formats.md 1.5). out gets the digest size of
+ * H(PCR0 || ... || PCR9) for the other banks (docs/design.md, boot_aggregate). out gets the digest size of
  * alg (*outlen set). Returns 0, -EINVAL if the bank is unknown or PCR 0-7/0-9 is missing from
  * pcrs, -ENOMEM on an OpenSSL failure.
  */

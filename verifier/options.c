@@ -43,14 +43,14 @@ static const struct opt_def defs[] = {
 	/* Agents behind one NAT address share these. */
 	{ "client-connections", OPT_UINT, OFF(client_connections), "N", "64", 1, LIMIT_CONNECTIONS,
 	  NULL },
-	/* Liveness (issue 16): an agent that reported no interval is expected this often. */
+	/* Liveness: an agent that reported no interval is expected this often. */
 	{ "default-interval", OPT_UINT, OFF(default_interval), "SECONDS", "10", 1,
 	  LIMIT_AGENT_INTERVAL, NULL },
 	{ "stale-intervals", OPT_UINT, OFF(stale_intervals), "N", "3", 1, 1000, NULL },
 	/* Per-agent series of /metrics name the fleet: behind a token unless opened on purpose. */
 	{ "metrics-agents", OPT_CHOICE, OFF(metrics_agents), "token|public", "token", 0, 0,
 	  metrics_agents_choices },
-	/* Webhooks (issue 16; webhooks.h). */
+	/* Webhooks (webhooks.h). */
 	{ "webhook", OPT_LIST, OFF(webhook), "URL", NULL, 0, 16, NULL },
 	{ "webhook-secret-file", OPT_STRING, OFF(webhook_secret_file), "FILE", NULL, 0, 0, NULL },
 	{ "webhook-ca", OPT_STRING, OFF(webhook_ca), "FILE", NULL, 0, 0, NULL },

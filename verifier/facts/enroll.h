@@ -1,6 +1,6 @@
 /*
  * enroll: the checks that decide whether a TPM may enroll, and the credential that binds its
- * AK to its EK (DESIGN.md section 5, formats.md 3.2 and 4).
+ * AK to its EK (docs/design.md, Protocol and Credential activation).
  *
  * enroll_check() accepts an enroll_request only if
  *   - ek_pub is a TPM2B_PUBLIC of a proper EK (a template of the TCG EK Credential Profile,
@@ -55,7 +55,7 @@ enum enroll_status {
 struct enroll_result {
 	struct credential cred;                 /* goes to the agent */
 	uint8_t secret_digest[ENROLL_DIGEST_LEN]; /* SHA-256(secret), stored */
-	uint8_t ak_name[TPMKEY_NAME_MAX];
+	uint8_t ak_name[LIMIT_TPM_NAME];
 	size_t ak_name_len;
 	size_t ek_cert_len;                     /* req->ek_cert without its NV fill */
 	char why[160];                          /* reason for a refusal, for the error message */

@@ -33,7 +33,7 @@ struct metrics {
 void metrics_observe_latency(struct metrics *m, double seconds);
 
 /*
- * What the agents' rows say (issue 16): how many active agents are stale, and one sample per
+ * What the agents' rows say: how many active agents are stale, and one sample per
  * agent with a verdict, "attest_agent_last_verdict_timestamp_seconds{agent="ID"} T\n" lines
  * (metrics_agent_sample() writes them; agent ids need no escaping: their alphabet has no quote
  * or backslash).

@@ -86,7 +86,7 @@ enum reason_kind {
 	  "a file the policy does not list ran: approve to allow it for this agent (or its policy)") \
 	X(DIGEST_MISMATCH, "digest_mismatch", REASON_KIND_LEARNABLE,                                \
 	  "a listed file ran with another content: approve to allow this digest")                   \
-	/* File signatures and keyrings (issue 14; verifier/decision/judge.c decides) */                     \
+	/* File signatures and keyrings (verifier/decision/judge.c decides) */                     \
 	X(BAD_FILE_SIGNATURE, "bad_file_signature", REASON_KIND_VIOLATION,                          \
 	  "a file's signature is malformed or does not match its content: modified after signing?") \
 	X(UNKNOWN_SIGNING_KEY, "unknown_signing_key", REASON_KIND_VIOLATION,                        \
@@ -100,7 +100,7 @@ enum reason_kind {
 	  "violations await an operator's review (from any boot): approve or dismiss them")         \
 	X(MORE_REASONS, "more_reasons", REASON_KIND_VERDICT,                                        \
 	  "more reasons than a verdict lists; the violations list has every entry")                 \
-	/* Issue 12: a flood cannot hide an entry; a PCR 10 that never followed the list */         \
+	/* A flood cannot hide an entry; a PCR 10 that never followed the list */                  \
 	X(VIOLATIONS_UNRECORDED, "violations_unrecorded", REASON_KIND_VIOLATION,                    \
 	  "more distinct files broke the policy in one round than are stored one by one: "          \
 	  "their count is stored; look at the machine")                                             \

@@ -1,5 +1,5 @@
 /*
- * Agent-facing calls as HTTP: enroll, activate, challenges, evidence (DESIGN.md section 5).
+ * Agent-facing calls as HTTP: enroll, activate, challenges, evidence (docs/design.md, Protocol).
  * Enrollment and activation are agents.c's services, challenges and evidence round.c's; these
  * handlers only translate.
  *

@@ -91,7 +91,7 @@ static json_t *agent_json(const struct app *app, const struct store_agent *a, in
 		      (json_int_t)a->last_verdict_at, "open_violations",
 		      (json_int_t)a->open_violations);
 	if (o) {
-		/* Lifecycle (issue 16): when it was retired, and whether its next enrollment may
+		/* Lifecycle: when it was retired, and whether its next enrollment may
 		 * bring another EK and AK (an operator reset it). */
 		json_object_set_new(o, "retired_at", json_integer(a->retired_at));
 		json_object_set_new(o, "reset_at", json_integer(a->reset_at));

@@ -1,5 +1,5 @@
 /*
- * An agent's lifecycle as HTTP (issue 16): DELETE /v1/agents/ID retires it (?purge=1 deletes
+ * An agent's lifecycle as HTTP: DELETE /v1/agents/ID retires it (?purge=1 deletes
  * it and everything stored for it), POST /v1/agents/ID/reset lets its next enrollment bring a
  * new EK and AK, GET /v1/agents/ID/history lists what happened to it. The decisions and their
  * webhook events are the store's (store_agent_retire(), store_agent_reset()); these handlers

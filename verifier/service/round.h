@@ -12,7 +12,7 @@
  * attest_evaluate() (which decides), and the commit of the boot state, the verdict and the
  * violations in one transaction. A verdict is returned only once it is durable.
  *
- * Several verifiers on one store (DESIGN.md 7b): everything above is read from the store each
+ * Several verifiers on one store (docs/design.md, Deployment shapes): everything above is read from the store each
  * round, so a change made through another verifier (a policy, an amendment, the agent's policy
  * assignment, the agent itself) is used from the next round on; caches here are keyed by what
  * the store names (policy versions, the AK's name). With a cluster key (app->cluster) a
