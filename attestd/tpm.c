@@ -547,7 +547,7 @@ int tpm_ak_name(struct tpm *t, uint8_t *name, size_t *name_len)
 	rc = Esys_TR_GetName(t->ctx, t->ak, &n);
 	if (rc != TSS2_RC_SUCCESS)
 		return rc_fail("getname of the ak", rc);
-	if (n->size > TPM_NAME_MAX) {
+	if (n->size > LIMIT_TPM_NAME) {
 		Esys_Free(n);
 		return -EIO;
 	}

@@ -26,11 +26,11 @@
 #include <stdint.h>
 
 #include "attestd/config.h"
+#include "proto/limits.h"
 #include "proto/pcrs.h"
 
 #define TPM_EK_PERSISTENT_HANDLE 0x81010001u
 #define TPM_EK_CERT_NV_INDEX 0x01C00002u
-#define TPM_NAME_MAX 68u /* TPM2B_NAME: u16 alg + digest up to 64 */
 
 struct tpm;
 
@@ -54,7 +54,7 @@ int tpm_ak_load_or_create(struct tpm *t, const char *state_dir, enum attestd_ak_
 			  bool *created);
 /* The AK's marshalled TPM2B_PUBLIC. */
 int tpm_ak_public(struct tpm *t, uint8_t **out, size_t *out_len);
-/* The AK's name (nameAlg u16 big-endian || digest) into name[TPM_NAME_MAX]. */
+/* The AK's name (nameAlg u16 big-endian || digest) into name[LIMIT_TPM_NAME]. */
 int tpm_ak_name(struct tpm *t, uint8_t *name, size_t *name_len);
 
 /*

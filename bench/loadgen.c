@@ -94,7 +94,7 @@ struct agent {
 	EVP_PKEY *ak;
 	uint8_t ak_pub[LIMIT_TPM2B_PUBLIC];
 	size_t ak_pub_len;
-	uint8_t ak_name[TPMKEY_NAME_MAX];
+	uint8_t ak_name[LIMIT_TPM_NAME];
 	size_t ak_name_len;
 	struct pcr_set pcrs;
 	struct replay_state pcr10;

@@ -126,7 +126,7 @@ int credential_wrap(TPMI_ALG_HASH name_alg, uint16_t sym_bits, const uint8_t *se
 				   sym_bits == 256 ? EVP_aes_256_cfb128() : NULL;
 
 	if (!md || !cipher || !seed || seed_len == 0 || !ak_name || ak_name_len < 2 ||
-	    ak_name_len > TPMKEY_NAME_MAX || !secret || secret_len == 0 || secret_len > dsize)
+	    ak_name_len > LIMIT_TPM_NAME || !secret || secret_len == 0 || secret_len > dsize)
 		return -EINVAL;
 	memset(out->blob, 0, sizeof(out->blob));
 	/* TPMS_ID_OBJECT = TPM2B_DIGEST integrityHMAC || encIdentity (no size of its own). */

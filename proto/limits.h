@@ -16,6 +16,15 @@
 
 /* Digests */
 #define LIMIT_DIGEST 64 /* largest digest of any algorithm (sha512; see proto/alg) */
+#define LIMIT_ALG_NAME 16u /* longest algorithm name in text ("sha512"; an IMA d-ng prefix) */
+/* A digest as text, "alg:hex": a policy's, a verdict's, a boot finding's */
+#define LIMIT_DIGEST_TEXT (LIMIT_ALG_NAME + 1 + 2 * LIMIT_DIGEST)
+/* The same when the algorithm's name came from an IMA list and is escaped text (proto/text.h:
+ * \xNN at worst for each of its bytes) */
+#define LIMIT_DIGEST_TEXT_ESCAPED (4 * LIMIT_ALG_NAME + 1 + 2 * LIMIT_DIGEST)
+
+/* TPM objects */
+#define LIMIT_TPM_NAME (2u + LIMIT_DIGEST) /* a key's name: nameAlg (u16) || its digest */
 
 /* IMA measurement list */
 #define LIMIT_IMA_TEMPLATE_NAME 32u        /* longest template name accepted ("ima-modsig" is 10) */
@@ -59,7 +68,7 @@
 #define LIMIT_LIST_ROWS 10000u                  /* the largest ?limit= of a list call */
 #define LIMIT_CONNECTIONS 1000u                 /* the verifier's open connections */
 /*
- * What one client may hold (verifier/http/http_guard.h; issue 15). Connections per client address
+ * What one client may hold (verifier/http/http_guard.h). Connections per client address
  * (--client-connections changes it: agents behind one NAT address share it). Absolute
  * deadlines, not idle timeouts: a request's headers within LIMIT_HEADER_SECONDS of the accept
  * or of the previous request's end; a body, or an answer, within LIMIT_TRANSFER_SECONDS plus
@@ -110,7 +119,7 @@
 #define LIMIT_POLICY_EXCLUDE_QUANTIFIERS 16u
 
 /*
- * Growable buffers (issue 11, item 6): caps for buffers that had none. A policy entry (a path
+ * Growable buffers: the cap of each. A policy entry (a path
  * or a digest_only digest) takes at least 40 bytes of JSON (a SHA-1 digest in hex), so no
  * policy within LIMIT_POLICY_BYTES reaches LIMIT_POLICY_ENTRIES; excludes are run one after
  * another on every unknown path, and real policies have tens of them.
@@ -119,7 +128,7 @@
 #define LIMIT_POLICY_EXCLUDES 4096u
 
 /*
- * File signatures (issue 14): the keys a policy trusts and what else its signature section
+ * File signatures: the keys a policy trusts and what else its signature section
  * holds. A key is checked once per signed entry that names its id, so neither the count nor an
  * RSA key's size may grow without bound.
  */

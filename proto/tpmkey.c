@@ -70,7 +70,7 @@ int tpmkey_marshal_public(const TPMT_PUBLIC *pub, uint8_t *buf, size_t cap, size
 	return 0;
 }
 
-int tpmkey_name(const TPMT_PUBLIC *pub, uint8_t name[TPMKEY_NAME_MAX], size_t *name_len)
+int tpmkey_name(const TPMT_PUBLIC *pub, uint8_t name[LIMIT_TPM_NAME], size_t *name_len)
 {
 	uint8_t buf[sizeof(TPMT_PUBLIC)];
 	size_t off = 0;

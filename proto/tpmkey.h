@@ -21,9 +21,6 @@
 
 #include "proto/limits.h"
 
-/* nameAlg (2) + the largest digest we support (SHA-512, 64). */
-#define TPMKEY_NAME_MAX (2u + LIMIT_DIGEST)
-
 /*
  * Parses a marshalled TPM2B_PUBLIC (u16 size || TPMT_PUBLIC, as `tpm2_createak -u` writes it).
  * 0, or -EINVAL if malformed, not exactly len bytes, or not in canonical form.
@@ -35,9 +32,9 @@ int tpmkey_marshal_public(const TPMT_PUBLIC *pub, uint8_t *buf, size_t cap, size
 
 /*
  * Object name: u16be nameAlg || H_nameAlg(marshalled TPMT_PUBLIC). Writes at most
- * TPMKEY_NAME_MAX bytes. 0, or -EINVAL for an unsupported nameAlg.
+ * LIMIT_TPM_NAME bytes. 0, or -EINVAL for an unsupported nameAlg.
  */
-int tpmkey_name(const TPMT_PUBLIC *pub, uint8_t name[TPMKEY_NAME_MAX], size_t *name_len);
+int tpmkey_name(const TPMT_PUBLIC *pub, uint8_t name[LIMIT_TPM_NAME], size_t *name_len);
 
 /* RSA (2048..4096 bits) or ECC (NIST P-256/384/521) public key; NULL if unsupported. */
 EVP_PKEY *tpmkey_to_evp(const TPMT_PUBLIC *pub);

@@ -23,7 +23,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	TPMT_PUBLIC pub;
-	uint8_t name[TPMKEY_NAME_MAX], again[sizeof(TPM2B_PUBLIC)];
+	uint8_t name[LIMIT_TPM_NAME], again[sizeof(TPM2B_PUBLIC)];
 	size_t nl = 0, al = 0;
 	struct credential c;
 	EVP_PKEY *k;

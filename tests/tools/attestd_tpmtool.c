@@ -41,8 +41,8 @@ static int cmd_enroll(struct tpm *t, const char *state, const char *out, const c
 {
 	uint8_t *ekpub = NULL, *cert = NULL, *akpub = NULL;
 	size_t ekpub_len, cert_len, akpub_len, name_len;
-	uint8_t name[TPM_NAME_MAX];
-	char hex[2 * TPM_NAME_MAX + 2];
+	uint8_t name[LIMIT_TPM_NAME];
+	char hex[2 * LIMIT_TPM_NAME + 2];
 	bool created;
 	int ret;
 

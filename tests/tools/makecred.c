@@ -71,7 +71,7 @@ static int parse(const char *path)
 
 int main(int argc, char **argv)
 {
-	uint8_t ekb[MAX_FILE], akb[MAX_FILE], sec[128], name[TPMKEY_NAME_MAX];
+	uint8_t ekb[MAX_FILE], akb[MAX_FILE], sec[128], name[LIMIT_TPM_NAME];
 	TPMT_PUBLIC ek, ak;
 	struct credential c;
 	size_t name_len = 0;

@@ -668,7 +668,7 @@ static int cmd_enroll(const char *dir, const struct enroll_opts *o)
 	struct enroll_response eresp;
 	struct activate_request act;
 	uint8_t ekpub[LIMIT_TPM2B_PUBLIC], akpub[LIMIT_TPM2B_PUBLIC];
-	uint8_t name[TPMKEY_NAME_MAX];
+	uint8_t name[LIMIT_TPM_NAME];
 	size_t ekpub_len = 0, akpub_len = 0, name_len = 0, secret_len = 0;
 	uint32_t attrs = 0;
 	TPMT_PUBLIC akt;

@@ -39,7 +39,7 @@ int main(void)
 	EVP_PKEY *ak_ec = EVP_PKEY_Q_keygen(NULL, NULL, "EC", "P-256");
 	EVP_PKEY *ca_key = NULL;
 	X509 *ca = NULL;
-	uint8_t buf[LIMIT_TPM2B_PUBLIC], name[TPMKEY_NAME_MAX], secret[32], got[64];
+	uint8_t buf[LIMIT_TPM2B_PUBLIC], name[LIMIT_TPM_NAME], secret[32], got[64];
 	size_t len = 0, name_len = 0, got_len = 0;
 	TPMT_PUBLIC ek_pub, ak_pub;
 

@@ -26,7 +26,7 @@ static void test_ak(const char *stem)
 	char pn[64], nn[64];
 	struct blob p, n;
 	TPMT_PUBLIC pub, mod;
-	uint8_t name[TPMKEY_NAME_MAX], again[sizeof(TPM2B_PUBLIC)];
+	uint8_t name[LIMIT_TPM_NAME], again[sizeof(TPM2B_PUBLIC)];
 	size_t name_len = 0, alen = 0;
 	EVP_PKEY *k;
 	int bad = 0;
@@ -98,7 +98,7 @@ static void test_ak(const char *stem)
 	/* bit flips: rejected, or a different key with a different name; never a crash */
 	bad = 0;
 	for (size_t i = 0; i < p.n * 8; i++) {
-		uint8_t nm[TPMKEY_NAME_MAX];
+		uint8_t nm[LIMIT_TPM_NAME];
 		size_t nl = 0;
 		p.p[i / 8] ^= (uint8_t)(1u << (i % 8));
 		if (tpmkey_parse_public(p.p, p.n, &mod) == 0) {

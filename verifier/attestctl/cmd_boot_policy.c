@@ -138,7 +138,7 @@ struct learn {
 static json_t *event_digest(const struct eventlog_event *e)
 {
 	const struct eventlog_digest *d = &e->digest[0];
-	char buf[16 + 2 * LIMIT_DIGEST + 2];
+	char buf[LIMIT_DIGEST_TEXT + 1];
 	size_t nl;
 
 	for (unsigned i = 0; i < e->ndigests; i++)

@@ -91,7 +91,7 @@ static void format_digest(char *out, size_t cap, const struct ima_entry *e)
  */
 static void violation_detail(char *out, size_t cap, const struct attest_violation *v)
 {
-	char tail[ATTEST_DIGEST_TEXT_MAX + 48];
+	char tail[LIMIT_DIGEST_TEXT_ESCAPED + 48];
 	int n = v->count > 1 ? snprintf(tail, sizeof(tail), " %s (%llu entries)", v->digest,
 					(unsigned long long)v->count)
 			     : snprintf(tail, sizeof(tail), " %s", v->digest);
@@ -108,7 +108,7 @@ static void violation_detail(char *out, size_t cap, const struct attest_violatio
  */
 static void record_violation(struct eval *ev, const struct ima_entry *e, enum reason reason)
 {
-	char digest[ATTEST_DIGEST_TEXT_MAX + 1];
+	char digest[LIMIT_DIGEST_TEXT_ESCAPED + 1];
 	char template_name[LIMIT_IMA_TEMPLATE_NAME + 1];
 	struct attest_violation *v;
 	bool fresh;

@@ -75,7 +75,7 @@ static void digest_text(const struct eventlog_event *e, char *out, size_t cap)
 static void add_event(struct check *c, enum reason reason, const struct eventlog_event *e,
 		      const char *category, const char *verdict)
 {
-	char desc[DESC_MAX], digest[BOOT_DIGEST_TEXT_MAX + 1];
+	char desc[DESC_MAX], digest[LIMIT_DIGEST_TEXT + 1];
 	struct boot_finding *f;
 
 	eventlog_describe(e, desc, sizeof(desc));
@@ -556,7 +556,7 @@ static json_t *summary(const struct check *c, const char *status, const struct p
 	bool uefi = false, verified, clean;
 	const char *secure = "unknown";
 	struct pcr7 p7;
-	char crtm[128] = "", text[DESC_MAX], digest[BOOT_DIGEST_TEXT_MAX + 1];
+	char crtm[128] = "", text[DESC_MAX], digest[LIMIT_DIGEST_TEXT + 1];
 	json_t *o = json_pack("{s:s, s:I}", "status", status, "events", (json_int_t)log->nevents);
 
 	for (size_t i = 0; o && i < log->nevents; i++) {

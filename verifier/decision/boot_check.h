@@ -38,8 +38,6 @@
 #include "verifier/policy/boot_policy.h"
 #include "verifier/facts/reasons.h"
 
-#define BOOT_DIGEST_TEXT_MAX (16 + 1 + 2 * LIMIT_DIGEST) /* "sha512:" + hex */
-
 /* What the verifier knows of the boot this round. */
 struct boot_input {
 	const uint8_t *log;  /* the evidence's event log, else the stored one; NULL: none */
@@ -55,7 +53,7 @@ struct boot_finding {
 	int64_t event;                          /* its index in the log, -1 if none */
 	char detail[LIMIT_VERDICT_DETAIL];      /* the reason's words: PCR, event, digest, rule */
 	char subject[LIMIT_CMDLINE + 1];        /* stored as the violation's path */
-	char digest[BOOT_DIGEST_TEXT_MAX + 1];  /* "sha256:hex", or "" */
+	char digest[LIMIT_DIGEST_TEXT + 1];  /* "sha256:hex", or "" */
 	const char *category;                   /* BOOT_CAT_*: stored as its template name */
 };
 

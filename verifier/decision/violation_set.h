@@ -24,9 +24,6 @@
 #include "proto/limits.h"
 #include "verifier/facts/reasons.h"
 
-/* "alg:hex": an algorithm name of up to 16 bytes, each escaped as \xNN at worst, and a digest. */
-#define ATTEST_DIGEST_TEXT_MAX (4 * 16 + 1 + 2 * LIMIT_DIGEST)
-
 struct attest_violation {
 	uint64_t entry;         /* the first of the round's entries it stands for */
 	uint64_t last_entry;    /* the last of them */
@@ -34,7 +31,7 @@ struct attest_violation {
 	enum reason reason;     /* one whose kind is not REASON_KIND_VERDICT */
 	const char *path;       /* raw bytes, path_len of them, NUL after them */
 	size_t path_len;
-	char digest[ATTEST_DIGEST_TEXT_MAX + 1]; /* "sha256:hex"; an odd algorithm name escaped */
+	char digest[LIMIT_DIGEST_TEXT_ESCAPED + 1]; /* "sha256:hex"; an odd algorithm name escaped */
 	char template_name[LIMIT_IMA_TEMPLATE_NAME + 1]; /* display text */
 	int reason_slot;        /* the verdict reason naming it, or -1 (attest.c's) */
 };

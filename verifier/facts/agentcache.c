@@ -20,7 +20,7 @@ struct ac_entry {
 	struct ac_entry *next;
 	uint64_t hash;
 	EVP_PKEY *ak;
-	uint8_t name[AGENTCACHE_NAME_MAX];
+	uint8_t name[LIMIT_TPM_NAME];
 	size_t name_len;
 	char id[]; /* NUL-terminated */
 };
@@ -178,7 +178,7 @@ void agentcache_put(struct agentcache *c, uint64_t generation, const char *id, E
 	size_t len = strlen(id);
 	struct ac_entry *e, **pp;
 
-	if (len > LIMIT_AGENT_ID || ak_name_len > AGENTCACHE_NAME_MAX)
+	if (len > LIMIT_AGENT_ID || ak_name_len > LIMIT_TPM_NAME)
 		return;
 	e = calloc(1, sizeof(*e) + len + 1);
 	if (!e)

@@ -36,9 +36,6 @@ void agentcache_free(struct agentcache *c);
 /* The generation to pass to agentcache_put(): read it before reading the store. */
 uint64_t agentcache_generation(struct agentcache *c);
 
-/* AK names are at most this long (a nameAlg and a SHA-512 digest). */
-#define AGENTCACHE_NAME_MAX 66u
-
 /*
  * true and *ak (a new reference) if `id` is cached with the AK named ak_name (ak_name NULL:
  * whatever its name, for callers that need only to know it is an active agent).

@@ -1782,7 +1782,7 @@ char *policy_digest_text(const char *alg_name, const uint8_t *digest, size_t len
 
 static json_t *digest_json(int ai, const uint8_t *d)
 {
-	char buf[POLICY_DIGEST_TEXT_MAX + 1];
+	char buf[LIMIT_DIGEST_TEXT + 1];
 
 	return json_string(policy_digest_text(algs[ai].name, d, algs[ai].size, buf, sizeof(buf)));
 }

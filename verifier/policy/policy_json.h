@@ -36,11 +36,10 @@ struct policy;
 json_t *policy_json_path_digests(const struct policy *p, const char *path, size_t path_len);
 
 /*
- * "alg:hex" into out[cap] (cut to fit; POLICY_DIGEST_TEXT_MAX + 1 holds any policy algorithm's):
+ * "alg:hex" into out[cap] (cut to fit; LIMIT_DIGEST_TEXT + 1 holds any policy algorithm's):
  * alg_name, ':', the lowercase hex of the len bytes of digest (none when digest is NULL or len
  * is past LIMIT_DIGEST). Returns out.
  */
-#define POLICY_DIGEST_TEXT_MAX (16 + 1 + 2 * LIMIT_DIGEST)
 char *policy_digest_text(const char *alg_name, const uint8_t *digest, size_t len, char *out,
 			 size_t cap);
 

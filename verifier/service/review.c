@@ -44,7 +44,7 @@ struct violation_copy {
 	char agent[LIMIT_AGENT_ID + 1];
 	char path[LIMIT_IMA_PATH + 1]; /* raw bytes */
 	size_t path_len;
-	char digest[ATTEST_DIGEST_TEXT_MAX + 1];
+	char digest[LIMIT_DIGEST_TEXT_ESCAPED + 1];
 	char reason[32];
 	char template_name[LIMIT_IMA_TEMPLATE_NAME + 1]; /* a boot finding's BOOT_CAT_* */
 	enum violation_state state;

@@ -63,7 +63,7 @@ struct review_result {
 	char reason[32];
 	char path[TEXT_ESCAPED_MAX(LIMIT_IMA_PATH)]; /* display text (proto/text.h) */
 	bool path_escaped;
-	char digest[ATTEST_DIGEST_TEXT_MAX + 1];
+	char digest[LIMIT_DIGEST_TEXT_ESCAPED + 1];
 	char policy[LIMIT_POLICY_NAME + 1]; /* the policy the agent is assigned */
 	bool into_policy;                   /* approval added the file to `policy` ... */
 	int64_t policy_version;             /* ... which is now this version */

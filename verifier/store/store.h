@@ -57,7 +57,7 @@ struct store_agent {
 	size_t ek_cert_len;
 	uint8_t *ak_pub;   /* marshalled TPM2B_PUBLIC */
 	size_t ak_pub_len;
-	uint8_t ak_name[66];
+	uint8_t ak_name[LIMIT_TPM_NAME];
 	size_t ak_name_len;
 	uint8_t cred_digest[STORE_CRED_DIGEST_LEN];
 	char policy[LIMIT_POLICY_NAME + 1]; /* "" = the default policy */
@@ -207,7 +207,7 @@ void store_boot_log_release(struct store_boot_log *b);
 struct store_round_ctx {
 	enum agent_state state;
 	char policy[LIMIT_POLICY_NAME + 1]; /* as stored: "" = the default */
-	uint8_t ak_name[66];
+	uint8_t ak_name[LIMIT_TPM_NAME];
 	size_t ak_name_len;
 	struct boot_state boot;
 	uint64_t version;
