@@ -433,7 +433,7 @@ int store_copy(const char *from_uri, const char *to_uri)
 	return ret;
 }
 
-/* Lifecycle, liveness, webhook outbox (issue 16) ---------------------------------------- */
+/* Lifecycle, liveness, webhook outbox --------------------------------------------------- */
 
 int store_agent_retire(struct store *st, const char *id, int64_t now, const char *actor,
 		       bool purge)

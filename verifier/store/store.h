@@ -378,7 +378,7 @@ int store_policy_agents(struct store *st, const char *name, uint64_t *count);
 #define STORE_AMENDMENT_NAME_MAX (6 + LIMIT_AGENT_ID)
 void store_amendment_name(const char *agent, char out[STORE_AMENDMENT_NAME_MAX + 1]);
 
-/* Lifecycle (issue 16) -------------------------------------------------------------------- */
+/* Lifecycle ------------------------------------------------------------------------------- */
 
 /*
  * Retires agent `id` for `actor` (a token name): its evidence is refused from now on, its EK
@@ -412,7 +412,7 @@ typedef int (*store_agent_event_cb)(void *arg, const struct store_agent_event *e
 int store_agent_history(struct store *st, const char *id, unsigned limit,
 			store_agent_event_cb cb, void *arg);
 
-/* Liveness (issue 16) --------------------------------------------------------------------- */
+/* Liveness -------------------------------------------------------------------------------- */
 
 /*
  * An active agent whose last valid evidence (a committed verdict, or its activation) is older
@@ -437,7 +437,7 @@ bool store_agent_stale(const struct store_agent *a, const struct store_liveness 
 int store_agent_mark_stale(struct store *st, const char *id, int64_t last_seen,
 			   uint32_t interval, int64_t stale_after, int64_t now);
 
-/* Webhook outbox (issue 16) --------------------------------------------------------------- */
+/* Webhook outbox -------------------------------------------------------------------------- */
 
 /*
  * The webhook URLs events are written for, one outbox row per event and URL, in the

@@ -157,7 +157,7 @@ enum store_enroll_result store_enroll_decide(const struct store_agent *cur,
 					     const struct store_enroll_limits *lim);
 
 /*
- * Events for the webhooks (issue 16). A backend raises one inside the transaction of the change
+ * Events for the webhooks. A backend raises one inside the transaction of the change
  * it reports (store.h says which call raises which) and writes the rows store_event_rows()
  * gives: one per webhook target, each with the event's id and body, due at once. No target, no
  * row (and nothing rendered).

@@ -215,7 +215,7 @@ out:
 }
 
 /*
- * Issue 15 (abuse resistance): agents.enrolled_at starts a pending enrollment's time to live
+ * Abuse resistance: agents.enrolled_at starts a pending enrollment's time to live
  * (created_at stays the first enrollment); an index finds the agents of one EK (one TPM, one
  * agent) and the pending ones by age; boot_state.version is the compare-and-swap of
  * store_round_commit() (rows that exist are version 1). Active agents that already share an
@@ -321,7 +321,7 @@ out:
 }
 
 /*
- * 4 (issue 12, trust that holds under review): violations keep raw path bytes (a BLOB), one
+ * 4 (trust that holds under review): violations keep raw path bytes (a BLOB), one
  * open row per (agent, reason, path, digest) instead of one row per file whatever its state,
  * so a file that recurs after an operator's decision opens a new row; that row names the
  * decided one (`recurs`), and a decision says when and what it did.
@@ -354,7 +354,7 @@ static int m4_violations_reviewed(sqlite3 *db)
 }
 
 /*
- * 5 (issue 13, measured boot): the firmware event log each agent sent last, with what the
+ * 5 (measured boot): the firmware event log each agent sent last, with what the
  * last judgement by a boot policy covered and the boot summary operators see.
  */
 static int m5_boot_logs(sqlite3 *db)
@@ -367,7 +367,7 @@ static int m5_boot_logs(sqlite3 *db)
 }
 
 /*
- * 6 (issue 16, operators): an agent can be retired ('retired', when) and reset (its next
+ * 6 (operators): an agent can be retired ('retired', when) and reset (its next
  * enrollment may bring a new EK and AK); it keeps the interval its attestd reports and the
  * last-seen time its agent.stale event was raised for. Its lifecycle is a history of its own,
  * begun here from what the old rows say. Webhook events wait in an outbox, one row per event
@@ -414,7 +414,7 @@ static int m6_operators(sqlite3 *db)
 }
 
 /*
- * 7 (issue 18, several verifiers on one database): the challenges that rounds answered, so
+ * 7 (several verifiers on one database): the challenges that rounds answered, so
  * that a challenge one verifier issued is accepted once in the whole fleet (verifier/
  * cluster.h); a row is kept until a while after its challenge expired.
  */
@@ -446,11 +446,11 @@ static const struct migration {
 	{ "the first tables", m1_tables },
 	{ "boot state in a versioned encoding", m2_boot_state_encoded },
 	{ "pending enrollments by age and EK, boot state versions", m3_enrollment_limits_round_cas },
-	{ "violations with raw paths, reopened when they recur (issue 12)", m4_violations_reviewed },
-	{ "firmware event logs (issue 13)", m5_boot_logs },
-	{ "retired and reset agents, their history and intervals, a webhook outbox (issue 16)",
+	{ "violations with raw paths, reopened when they recur", m4_violations_reviewed },
+	{ "firmware event logs", m5_boot_logs },
+	{ "retired and reset agents, their history and intervals, a webhook outbox",
 	  m6_operators },
-	{ "spent challenges of several verifiers (issue 18)", m7_spent_nonces },
+	{ "spent challenges of several verifiers", m7_spent_nonces },
 	{ "the policy and amendment versions that judged each verdict", m8_verdict_versions },
 };
 
