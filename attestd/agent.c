@@ -17,6 +17,7 @@
 #include <openssl/rand.h>
 
 #include "attestd/client.h"
+#include "attestd/ekfile.h"
 #include "attestd/imalist.h"
 #include "attestd/tpm.h"
 #include "attestd/watch.h"
@@ -33,6 +34,7 @@ struct agent {
 	const struct attestd_config *cfg;
 	volatile sig_atomic_t *stop;
 	struct tpm *tpm;
+	struct ekfile ek_file; /* --ek-cert, read once; ek_file.cert NULL: none given */
 	struct client *client;
 	struct imalist *list;
 	struct list_watch *watch;
@@ -215,11 +217,25 @@ static int agent_setup(struct agent *a)
 		if (!a->watch)
 			return -ENOMEM;
 	}
+	if (a->cfg->ek_cert && !a->ek_file.cert) {
+		ret = ekfile_read(a->cfg->ek_cert, &a->ek_file);
+		if (ret < 0)
+			return ret;
+	}
 	if (a->tpm)
 		return 0;
 	a->tpm = tpm_open(a->cfg->tcti);
 	if (!a->tpm)
 		return -EIO;
+	ret = tpm_ek_choose(a->tpm,
+			    strcasecmp(a->cfg->ek_profile, "auto") == 0
+				    ? NULL
+				    : tpmkey_ek_profile_by_id(a->cfg->ek_profile),
+			    a->ek_file.key);
+	if (ret < 0) {
+		tpm_reset(a);
+		return ret;
+	}
 	ret = tpm_ak_load_or_create(a->tpm, a->cfg->state_dir, a->cfg->ak_alg, &created);
 	if (ret < 0) {
 		tpm_reset(a);
@@ -245,6 +261,45 @@ static void __attribute__((format(printf, 1, 2))) notify_status(const char *fmt,
 	(void)sdnotify(msg);
 }
 
+/*
+ * The EK certificate and the intermediates sent with it: the --ek-cert file's, else the
+ * TPM's NV; the chain is the file's intermediates, then those the TPM keeps in NV.
+ */
+static int agent_ek_cert(struct agent *a, struct enroll_request *req)
+{
+	struct dynbuf chain;
+	unsigned n = a->ek_file.nchain;
+	int ret;
+
+	if (a->ek_file.cert) {
+		req->ek_cert = malloc(a->ek_file.cert_len);
+		if (!req->ek_cert)
+			return -ENOMEM;
+		memcpy(req->ek_cert, a->ek_file.cert, a->ek_file.cert_len);
+		req->ek_cert_len = a->ek_file.cert_len;
+	} else {
+		ret = tpm_ek_cert(a->tpm, &req->ek_cert, &req->ek_cert_len);
+		if (ret < 0)
+			return ret;
+	}
+	dynbuf_init(&chain, LIMIT_EK_CHAIN);
+	ret = dynbuf_add(&chain, a->ek_file.chain.buf, a->ek_file.chain.len);
+	if (ret == 0)
+		ret = tpm_ek_chain(a->tpm, &chain, &n);
+	if (ret == 0 && chain.len) {
+		req->ek_chain = malloc(chain.len);
+		if (!req->ek_chain) {
+			ret = -ENOMEM;
+		} else {
+			memcpy(req->ek_chain, chain.buf, chain.len);
+			req->ek_chain_len = chain.len;
+			log_debug("sending %u intermediate certificates with the ek certificate", n);
+		}
+	}
+	dynbuf_release(&chain);
+	return ret;
+}
+
 static int agent_enroll(struct agent *a, enum step_fail *why)
 {
 	struct enroll_request req;
@@ -257,12 +312,13 @@ static int agent_enroll(struct agent *a, enum step_fail *why)
 	memset(&act, 0, sizeof(act));
 	snprintf(req.agent_id, sizeof(req.agent_id), "%s", a->cfg->agent_id);
 	if ((ret = tpm_ek_public(a->tpm, &req.ek_pub, &req.ek_pub_len)) < 0 ||
-	    (ret = tpm_ek_cert(a->tpm, &req.ek_cert, &req.ek_cert_len)) < 0 ||
+	    (ret = agent_ek_cert(a, &req)) < 0 ||
 	    (ret = tpm_ak_public(a->tpm, &req.ak_pub, &req.ak_pub_len)) < 0) {
 		if (ret == -ENOENT)
-			log_error("the tpm has no ek certificate at nv 0x01c00002; the verifier "
-				  "needs one to trust the ek");
-		tpm_reset(a);
+			log_error("the tpm has no ek certificate at the profile's nv index; the "
+				  "verifier needs one to trust the ek: give it with --ek-cert FILE");
+		if (ret != -EINVAL && ret != -EFBIG)
+			tpm_reset(a);
 		goto out;
 	}
 	ret = client_enroll(a->client, &req, &resp, &err);
@@ -304,6 +360,7 @@ out:
 	free(req.ek_pub);
 	free(req.ek_cert);
 	free(req.ak_pub);
+	free(req.ek_chain);
 	enroll_response_release(&resp);
 	return ret;
 }
@@ -606,6 +663,7 @@ static int agent_step(struct agent *a, struct verdict_response *v, enum step_fai
 static void agent_release(struct agent *a)
 {
 	tpm_close(a->tpm);
+	ekfile_release(&a->ek_file);
 	client_free(a->client);
 	imalist_free(a->list);
 	list_watch_free(a->watch);

@@ -5,11 +5,13 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "common/log.h"
 #include "common/options.h"
 #include "proto/evidence.h"
+#include "proto/tpmkey.h"
 
 #define OFF(f) offsetof(struct attestd_config, f)
 #define STR_(x) #x
@@ -39,6 +41,8 @@ static const struct opt_def defs[] = {
 	{ "round-gap", OPT_UINT, OFF(round_gap), "SECONDS", STR(ATTESTD_DEFAULT_ROUND_GAP), 1,
 	  ATTESTD_MAX_INTERVAL, NULL },
 	{ "ak-alg", OPT_CHOICE, OFF(ak_alg), "rsa|ecc", "rsa", 0, 0, ak_algs },
+	{ "ek-profile", OPT_STRING, OFF(ek_profile), "auto|L-1|L-2|H-1|...", "auto", 0, 0, NULL },
+	{ "ek-cert", OPT_STRING, OFF(ek_cert), "FILE", NULL, 0, 0, NULL },
 	{ "once", OPT_BOOL, OFF(once), NULL, NULL, 0, 0, NULL },
 	{ "foreground", OPT_BOOL, OFF(foreground), NULL, NULL, 0, 0, NULL },
 	{ "debug", OPT_BOOL, OFF(debug), NULL, NULL, 0, 0, NULL },
@@ -111,6 +115,21 @@ int config_parse(struct attestd_config *cfg, int argc, char *const argv[])
 		cfg->tcti = strdup(env && env[0] ? env : ATTESTD_DEFAULT_TCTI);
 		if (!cfg->tcti)
 			return -ENOMEM;
+	}
+
+	if (strcasecmp(cfg->ek_profile, "auto") != 0 && !tpmkey_ek_profile_by_id(cfg->ek_profile)) {
+		size_t nprof;
+		const struct tpmkey_ek_profile *ps = tpmkey_ek_profiles(&nprof);
+		char ids[128] = "auto";
+
+		for (size_t i = 0; i < nprof; i++) {
+			size_t used = strlen(ids);
+
+			snprintf(ids + used, sizeof(ids) - used, ", %.*s",
+				 (int)strcspn(ps[i].name, " "), ps[i].name);
+		}
+		log_error("unknown --ek-profile '%s'; one of: %s", cfg->ek_profile, ids);
+		return -EINVAL;
 	}
 
 	if (!cfg->agent_id) {

@@ -52,6 +52,8 @@ struct attestd_config {
 	unsigned watch;    /* seconds between looks for new measurements; 0: never */
 	unsigned round_gap; /* seconds from one round's start before new entries bring one forward */
 	enum attestd_ak_alg ak_alg;
+	char *ek_profile; /* "auto", or an EK Credential Profile id ("L-1", "H-3"; tpmkey.h) */
+	char *ek_cert;    /* the EK certificate as a file (ekfile.h); NULL: from the TPM's NV */
 	bool once;
 	bool foreground;
 	bool debug;

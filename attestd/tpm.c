@@ -29,6 +29,7 @@
 struct tpm {
 	TSS2_TCTI_CONTEXT *tcti;
 	ESYS_CONTEXT *ctx;
+	const struct tpmkey_ek_profile *ek_profile; /* the EK's template; NULL: not chosen yet */
 	ESYS_TR ek;
 	bool ek_transient; /* created here: flush on close; else a persistent handle: close */
 	ESYS_TR ak;
@@ -89,52 +90,110 @@ void tpm_close(struct tpm *t)
 	free(t);
 }
 
-/*
- * The persistent EK is used when it is an RSA EK that tpmkey_check_ek() accepts, i.e. the
- * standard template the verifier checks against; any other key there is not the one the EK
- * certificate was made for.
- */
-static bool ek_public_is_standard(const TPMT_PUBLIC *p)
+/* True if the NV index exists (an error other than "no such index" is logged). */
+static bool nv_index_exists(struct tpm *t, uint32_t index)
 {
-	return p->type == TPM2_ALG_RSA && tpmkey_check_ek(p) == TPMKEY_OK;
+	ESYS_TR nv = ESYS_TR_NONE;
+	TSS2_RC rc;
+
+	rc = Esys_TR_FromTPMPublic(t->ctx, index, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE, &nv);
+	if (rc != TSS2_RC_SUCCESS)
+		return false;
+	Esys_TR_Close(t->ctx, &nv);
+	return true;
+}
+
+int tpm_ek_choose(struct tpm *t, const struct tpmkey_ek_profile *want,
+		  const EVP_PKEY *cert_key)
+{
+	const struct tpmkey_ek_profile *ps;
+	size_t n;
+
+	if (t->ek_profile)
+		return 0;
+	if (want) {
+		t->ek_profile = want;
+	} else if (cert_key) {
+		t->ek_profile = tpmkey_ek_profile_for_key(cert_key);
+		if (!t->ek_profile) {
+			log_error("the --ek-cert certificate's key is of no ek profile attestd "
+				  "knows (rsa 2048/3072/4096, ecc p-256/p-384/p-521)");
+			return -EINVAL;
+		}
+	} else {
+		ps = tpmkey_ek_profiles(&n);
+		for (size_t i = 0; i < n && !t->ek_profile; i++)
+			if (nv_index_exists(t, ps[i].cert_nv_index))
+				t->ek_profile = &ps[i];
+		if (!t->ek_profile) {
+			log_error("the tpm holds no ek certificate at any nv index of the ek "
+				  "credential profile (0x%08x ...); give the certificate with "
+				  "--ek-cert FILE",
+				  ps[0].cert_nv_index);
+			return -ENOENT;
+		}
+	}
+	log_info("ek profile %s, certificate nv index 0x%08x", t->ek_profile->name,
+		 t->ek_profile->cert_nv_index);
+	return 0;
+}
+
+/* Where makers and tools persist EKs: the RSA EK's handle, and the usual one of an ECC EK. */
+static const uint32_t ek_persistent_handles[] = { 0x81010001u, 0x81010002u };
+
+/*
+ * A persistent key is used only when it is an EK of the chosen profile (its template, field
+ * for field): any other key there is not the one the EK certificate was made for.
+ */
+static bool ek_load_persistent(struct tpm *t)
+{
+	for (size_t i = 0; i < sizeof(ek_persistent_handles) / sizeof(ek_persistent_handles[0]);
+	     i++) {
+		TPM2B_PUBLIC *pub = NULL;
+		ESYS_TR h = ESYS_TR_NONE;
+		bool ours;
+		TSS2_RC rc;
+
+		rc = Esys_TR_FromTPMPublic(t->ctx, ek_persistent_handles[i], ESYS_TR_NONE,
+					   ESYS_TR_NONE, ESYS_TR_NONE, &h);
+		if (rc != TSS2_RC_SUCCESS)
+			continue;
+		rc = Esys_ReadPublic(t->ctx, h, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE, &pub,
+				     NULL, NULL);
+		ours = rc == TSS2_RC_SUCCESS &&
+		       tpmkey_ek_profile_of(&pub->publicArea) == t->ek_profile;
+		Esys_Free(pub);
+		if (ours) {
+			t->ek = h;
+			t->ek_transient = false;
+			log_debug("using the ek at persistent handle 0x%x",
+				  ek_persistent_handles[i]);
+			return true;
+		}
+		Esys_TR_Close(t->ctx, &h);
+	}
+	return false;
 }
 
 int tpm_ek_load(struct tpm *t)
 {
-	TPM2B_PUBLIC tmpl;
+	TPM2B_PUBLIC tmpl = { 0 };
 	TPM2B_SENSITIVE_CREATE sens = { 0 };
 	TPM2B_DATA outside = { 0 };
 	TPML_PCR_SELECTION creation_pcr = { 0 };
-	TPM2B_PUBLIC *pub = NULL;
 	ESYS_TR h = ESYS_TR_NONE;
 	TSS2_RC rc;
+	int ret;
 
 	if (t->ek != ESYS_TR_NONE)
 		return 0;
-	rc = Esys_TR_FromTPMPublic(t->ctx, TPM_EK_PERSISTENT_HANDLE, ESYS_TR_NONE, ESYS_TR_NONE,
-				   ESYS_TR_NONE, &h);
-	if (rc == TSS2_RC_SUCCESS) {
-		rc = Esys_ReadPublic(t->ctx, h, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE, &pub,
-				     NULL, NULL);
-		if (rc == TSS2_RC_SUCCESS && ek_public_is_standard(&pub->publicArea)) {
-			Esys_Free(pub);
-			t->ek = h;
-			t->ek_transient = false;
-			log_debug("using the ek at persistent handle 0x%x",
-				  TPM_EK_PERSISTENT_HANDLE);
-			return 0;
-		}
-		if (rc != TSS2_RC_SUCCESS)
-			rc_fail("readpublic of the persistent ek", rc);
-		else
-			log_warn("persistent handle 0x%x is not a standard rsa ek; creating one",
-				 TPM_EK_PERSISTENT_HANDLE);
-		Esys_Free(pub);
-		Esys_TR_Close(t->ctx, &h);
-	}
-
+	ret = tpm_ek_choose(t, NULL, NULL);
+	if (ret < 0)
+		return ret;
+	if (ek_load_persistent(t))
+		return 0;
 	/* Same template, same endorsement seed: the same key the certificate was made for. */
-	tpmkey_ek_template(&tmpl, TPMKEY_RSA2048);
+	tmpl.publicArea = t->ek_profile->tmpl;
 	rc = Esys_CreatePrimary(t->ctx, ESYS_TR_RH_ENDORSEMENT, ESYS_TR_PASSWORD, ESYS_TR_NONE,
 				ESYS_TR_NONE, &sens, &tmpl, &outside, &creation_pcr, &h, NULL,
 				NULL, NULL, NULL);
@@ -142,7 +201,7 @@ int tpm_ek_load(struct tpm *t)
 		return rc_fail("createprimary of the ek", rc);
 	t->ek = h;
 	t->ek_transient = true;
-	log_debug("created a transient ek from the standard template");
+	log_debug("created a transient ek from template %s", t->ek_profile->name);
 	return 0;
 }
 
@@ -201,32 +260,40 @@ static uint32_t nv_buffer_max(struct tpm *t)
 	return v;
 }
 
-int tpm_ek_cert(struct tpm *t, uint8_t **out, size_t *out_len)
+/*
+ * Reads NV index `index` whole into a new buffer (*out, *out_len): -ENOENT if it is not
+ * defined, -EINVAL if it is empty or larger than cap. `what` names it in logs.
+ */
+static int nv_read_all(struct tpm *t, uint32_t index, size_t cap, const char *what,
+		       uint8_t **out, size_t *out_len)
 {
 	TPM2B_NV_PUBLIC *nvpub = NULL;
 	ESYS_TR nv = ESYS_TR_NONE, auth;
 	uint8_t *buf = NULL;
 	uint16_t size, off = 0;
 	uint32_t chunk;
+	char msg[96];
 	TSS2_RC rc;
 	int ret;
 
-	rc = Esys_TR_FromTPMPublic(t->ctx, TPM_EK_CERT_NV_INDEX, ESYS_TR_NONE, ESYS_TR_NONE,
-				   ESYS_TR_NONE, &nv);
+	rc = Esys_TR_FromTPMPublic(t->ctx, index, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE, &nv);
 	if (rc != TSS2_RC_SUCCESS) {
-		ret = rc_fail("lookup of the ek certificate nv index 0x01c00002", rc);
+		snprintf(msg, sizeof(msg), "lookup of the %s nv index 0x%08x", what, index);
+		ret = rc_fail(msg, rc);
 		nv = ESYS_TR_NONE;
 		goto out;
 	}
 	rc = Esys_NV_ReadPublic(t->ctx, nv, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE, &nvpub,
 				NULL);
 	if (rc != TSS2_RC_SUCCESS) {
-		ret = rc_fail("nv_readpublic of the ek certificate", rc);
+		snprintf(msg, sizeof(msg), "nv_readpublic of the %s", what);
+		ret = rc_fail(msg, rc);
 		goto out;
 	}
 	size = nvpub->nvPublic.dataSize;
-	if (size == 0 || size > LIMIT_EK_CERT) {
-		log_error("ek certificate nv index has a bad size: %u", size);
+	if (size == 0 || size > cap) {
+		log_error("%s nv index 0x%08x has a bad size: %u (at most %zu)", what, index, size,
+			  cap);
 		ret = -EINVAL;
 		goto out;
 	}
@@ -246,7 +313,8 @@ int tpm_ek_cert(struct tpm *t, uint8_t **out, size_t *out_len)
 		rc = Esys_NV_Read(t->ctx, auth, nv, ESYS_TR_PASSWORD, ESYS_TR_NONE, ESYS_TR_NONE,
 				  n, off, &data);
 		if (rc != TSS2_RC_SUCCESS) {
-			ret = rc_fail("nv_read of the ek certificate", rc);
+			snprintf(msg, sizeof(msg), "nv_read of the %s", what);
+			ret = rc_fail(msg, rc);
 			goto out;
 		}
 		if (data->size != n) {
@@ -259,15 +327,8 @@ int tpm_ek_cert(struct tpm *t, uint8_t **out, size_t *out_len)
 		off = (uint16_t)(off + n);
 		Esys_Free(data);
 	}
-	/*
-	 * The index may be larger than the certificate (STMicro fills the rest with 0xFF): send
-	 * the certificate alone. Bytes that are neither a certificate nor fill go as they are, for
-	 * the verifier to refuse with its reason.
-	 */
-	*out_len = size;
-	if (ekcert_trim(buf, size, out_len) == 0 && *out_len < size)
-		log_debug("ek certificate: %zu bytes in an nv index of %u", *out_len, size);
 	*out = buf;
+	*out_len = size;
 	buf = NULL;
 	ret = 0;
 out:
@@ -278,15 +339,84 @@ out:
 	return ret;
 }
 
-/* A policy session satisfying the EK's authPolicy; the caller flushes it. */
+int tpm_ek_cert(struct tpm *t, uint8_t **out, size_t *out_len)
+{
+	size_t size;
+	int ret;
+
+	ret = tpm_ek_choose(t, NULL, NULL);
+	if (ret < 0)
+		return ret;
+	ret = nv_read_all(t, t->ek_profile->cert_nv_index, LIMIT_EK_CERT, "ek certificate", out,
+			  &size);
+	if (ret < 0)
+		return ret;
+	/*
+	 * The index may be larger than the certificate (STMicro fills the rest with 0xFF): send
+	 * the certificate alone. Bytes that are neither a certificate nor fill go as they are, for
+	 * the verifier to refuse with its reason.
+	 */
+	*out_len = size;
+	if (ekcert_trim(*out, size, out_len) == 0 && *out_len < size)
+		log_debug("ek certificate: %zu bytes in an nv index of %zu", *out_len, size);
+	return 0;
+}
+
+int tpm_ek_chain(struct tpm *t, struct dynbuf *chain, unsigned *ncerts)
+{
+	for (uint32_t index = TPM_EK_CHAIN_NV_FIRST; index <= TPM_EK_CHAIN_NV_LAST; index++) {
+		uint8_t *buf = NULL;
+		size_t len = 0, off = 0, cert_len;
+		int ret, more;
+
+		if (!nv_index_exists(t, index))
+			return 0; /* the chain's indices are consecutive: the first gap ends it */
+		ret = nv_read_all(t, index, LIMIT_EK_CHAIN, "ek certificate chain", &buf, &len);
+		if (ret < 0)
+			return ret;
+		while ((more = ekcert_next(buf, len, &off, &cert_len)) == 0) {
+			if (*ncerts >= LIMIT_EK_CHAIN_CERTS ||
+			    dynbuf_add(chain, buf + off - cert_len, cert_len) < 0) {
+				log_error("the ek certificate chain in nv is longer than %u "
+					  "certificates or %u bytes",
+					  LIMIT_EK_CHAIN_CERTS, LIMIT_EK_CHAIN);
+				free(buf);
+				return -EFBIG;
+			}
+			(*ncerts)++;
+		}
+		free(buf);
+		if (more < 0) {
+			log_error("nv index 0x%08x holds bytes that are not der certificates",
+				  index);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+/*
+ * A policy session satisfying the EK's authPolicy, in the EK's nameAlg, as the EK Credential
+ * Profile prescribes: PolicySecret(TPM_RH_ENDORSEMENT) (PolicyA, the low range's policy), then
+ * for the high range's PolicyB = PolicyOR(PolicyA, PolicyC) the PolicyOR over both branches.
+ * The caller flushes it.
+ */
 static int ek_session(struct tpm *t, ESYS_TR *session)
 {
 	TPMT_SYM_DEF sym = { .algorithm = TPM2_ALG_NULL };
+	TPM2B_DIGEST branches[2];
+	TPML_DIGEST list = { 0 };
 	TSS2_RC rc;
+	int n;
 
+	n = tpmkey_ek_policy_branches(t->ek_profile, branches);
+	if (n < 0) {
+		log_error("no policy session for ek profile %s", t->ek_profile->name);
+		return -EINVAL;
+	}
 	rc = Esys_StartAuthSession(t->ctx, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE,
-				   ESYS_TR_NONE, NULL, TPM2_SE_POLICY, &sym, TPM2_ALG_SHA256,
-				   session);
+				   ESYS_TR_NONE, NULL, TPM2_SE_POLICY, &sym,
+				   t->ek_profile->tmpl.nameAlg, session);
 	if (rc != TSS2_RC_SUCCESS)
 		return rc_fail("startauthsession for the ek", rc);
 	rc = Esys_PolicySecret(t->ctx, ESYS_TR_RH_ENDORSEMENT, *session, ESYS_TR_PASSWORD,
@@ -295,6 +425,17 @@ static int ek_session(struct tpm *t, ESYS_TR *session)
 		Esys_FlushContext(t->ctx, *session);
 		*session = ESYS_TR_NONE;
 		return rc_fail("policysecret(endorsement) for the ek", rc);
+	}
+	if (n == 0)
+		return 0;
+	list.count = (UINT32)n;
+	for (int i = 0; i < n; i++)
+		list.digests[i] = branches[i];
+	rc = Esys_PolicyOR(t->ctx, *session, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE, &list);
+	if (rc != TSS2_RC_SUCCESS) {
+		Esys_FlushContext(t->ctx, *session);
+		*session = ESYS_TR_NONE;
+		return rc_fail("policyor(policya, policyc) for the high-range ek", rc);
 	}
 	return 0;
 }

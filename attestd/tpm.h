@@ -2,11 +2,15 @@
  * Everything attestd asks of the TPM, through tpm2-tss ESYS. No other file talks to the TPM.
  *
  * Keys:
- *  - EK: the RSA-2048 endorsement key at the persistent handle 0x81010001 when that holds a
- *    key with the standard EK template's shape (tpmkey_ek_template(), the one the verifier
- *    checks against); otherwise a transient one made by CreatePrimary from that template (the
- *    TPM derives the same key from the endorsement seed every time).
- *    Its certificate is read from NV index 0x01C00002.
+ *  - EK: the endorsement key of one template of the TCG EK Credential Profile, a row of
+ *    tpmkey_ek_profiles() (the table the verifier checks against), chosen by tpm_ek_choose():
+ *    by name, by the key of a certificate given as a file, or the first row whose certificate
+ *    NV index exists. The key at persistent handle 0x81010001 or 0x81010002 when it is an EK
+ *    of that template; otherwise a transient one made by CreatePrimary from the template (the
+ *    TPM derives the same key from the endorsement seed every time). Its certificate is read
+ *    from the row's NV index, the intermediates between it and the maker's CA from NV
+ *    0x01C00100 and up. The EK is used through policy sessions in its nameAlg that satisfy its
+ *    authPolicy (PolicySecret(endorsement), and PolicyOR for the high range).
  *  - AK: a restricted signing key created under the EK (so quotes carry clear resetCount /
  *    restartCount) from tpmkey_ak_template(), RSA-2048 RSASSA-SHA256 or P-256 ECDSA-SHA256.
  *    Its public and private blobs
@@ -29,8 +33,14 @@
 #include "proto/limits.h"
 #include "proto/pcrs.h"
 
-#define TPM_EK_PERSISTENT_HANDLE 0x81010001u
-#define TPM_EK_CERT_NV_INDEX 0x01C00002u
+#include <openssl/evp.h>
+
+#include "proto/dynbuf.h"
+#include "proto/tpmkey.h"
+
+/* The EK Credential Profile's range for the EK certificate chain, first index first. */
+#define TPM_EK_CHAIN_NV_FIRST 0x01C00100u
+#define TPM_EK_CHAIN_NV_LAST 0x01C001FFu
 
 struct tpm;
 
@@ -38,12 +48,28 @@ struct tpm;
 struct tpm *tpm_open(const char *tcti);
 void tpm_close(struct tpm *t);
 
-/* Finds or creates the EK (see above). Called implicitly by everything that needs it. */
+/*
+ * Chooses the EK's template once (later calls change nothing): want if not NULL; else the
+ * first profile of cert_key's type and size if cert_key is not NULL (-EINVAL if none); else
+ * the first profile whose certificate NV index exists (-ENOENT if none does).
+ */
+int tpm_ek_choose(struct tpm *t, const struct tpmkey_ek_profile *want,
+		  const EVP_PKEY *cert_key);
+/* Finds or creates the EK (see above; chooses automatically if tpm_ek_choose() was not called). */
 int tpm_ek_load(struct tpm *t);
 /* The EK's marshalled TPM2B_PUBLIC. */
 int tpm_ek_public(struct tpm *t, uint8_t **out, size_t *out_len);
-/* The EK certificate (DER) from NV 0x01C00002; -ENOENT if the index is not defined. */
+/*
+ * The EK certificate (DER, without the fill after it) from the profile's NV index; -ENOENT if
+ * the index is not defined.
+ */
 int tpm_ek_cert(struct tpm *t, uint8_t **out, size_t *out_len);
+/*
+ * Appends to chain the certificates (DER, fill dropped) of NV 0x01C00100, 0x01C00101, ... up
+ * to the first index not defined, and counts them in *ncerts: 0; -EFBIG past
+ * LIMIT_EK_CHAIN_CERTS certificates or chain's cap, -EINVAL for bytes that are no certificates.
+ */
+int tpm_ek_chain(struct tpm *t, struct dynbuf *chain, unsigned *ncerts);
 
 /*
  * Loads the AK from state_dir/ak.{pub,priv}, or creates one of type alg and saves it there

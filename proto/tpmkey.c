@@ -3,10 +3,13 @@
 
 #include <errno.h>
 #include <string.h>
+#include <strings.h>
 
 #include <openssl/bn.h>
 #include <openssl/core_names.h>
 #include <openssl/crypto.h>
+#include <openssl/ec.h>
+#include <openssl/objects.h>
 #include <openssl/param_build.h>
 #include <tss2/tss2_mu.h>
 
@@ -361,6 +364,121 @@ const struct tpmkey_ek_profile *tpmkey_ek_profiles(size_t *n)
 {
 	*n = sizeof(ek_profiles) / sizeof(ek_profiles[0]);
 	return ek_profiles;
+}
+
+const struct tpmkey_ek_profile *tpmkey_ek_profile_by_id(const char *id)
+{
+	size_t n = strlen(id);
+
+	for (size_t i = 0; i < sizeof(ek_profiles) / sizeof(ek_profiles[0]); i++) {
+		const char *name = ek_profiles[i].name;
+
+		if (n && strncasecmp(name, id, n) == 0 && name[n] == ' ')
+			return &ek_profiles[i];
+	}
+	return NULL;
+}
+
+const struct tpmkey_ek_profile *tpmkey_ek_profile_for_key(const EVP_PKEY *pkey)
+{
+	char group[32];
+	size_t glen = 0;
+	bool rsa;
+
+	if (!pkey)
+		return NULL;
+	rsa = EVP_PKEY_is_a(pkey, "RSA");
+	if (!rsa && (!EVP_PKEY_is_a(pkey, "EC") ||
+		     !EVP_PKEY_get_group_name(pkey, group, sizeof(group), &glen)))
+		return NULL;
+	for (size_t i = 0; i < sizeof(ek_profiles) / sizeof(ek_profiles[0]); i++) {
+		const TPMT_PUBLIC *t = &ek_profiles[i].tmpl;
+		size_t clen;
+		const char *curve;
+		int nid;
+
+		if (rsa) {
+			if (t->type == TPM2_ALG_RSA &&
+			    EVP_PKEY_get_bits(pkey) == (int)t->parameters.rsaDetail.keyBits)
+				return &ek_profiles[i];
+			continue;
+		}
+		if (t->type != TPM2_ALG_ECC)
+			continue;
+		curve = curve_name(t->parameters.eccDetail.curveID, &clen);
+		nid = curve ? EC_curve_nist2nid(curve) : NID_undef;
+		if (nid != NID_undef && OBJ_txt2nid(group) == nid)
+			return &ek_profiles[i];
+	}
+	return NULL;
+}
+
+/* PolicyC of the EK Credential Profile (PolicyAuthorizeNV of its fixed NV index), per hash. */
+static const TPM2B_DIGEST ek_policy_c_sha256 = {
+	.size = 32,
+	.buffer = { 0x37, 0x67, 0xe2, 0xed, 0xd4, 0x3f, 0xf4, 0x5a, 0x3a, 0x7e, 0x1e, 0xae,
+		    0xfc, 0xef, 0x78, 0x64, 0x3d, 0xca, 0x96, 0x46, 0x32, 0xe7, 0xaa, 0xd8,
+		    0x2c, 0x67, 0x3a, 0x30, 0xd8, 0x63, 0x3f, 0xde },
+};
+static const TPM2B_DIGEST ek_policy_c_sha384 = {
+	.size = 48,
+	.buffer = { 0xd6, 0x03, 0x2c, 0xe6, 0x1f, 0x2f, 0xb3, 0xc2, 0x40, 0xeb, 0x3c, 0xf6,
+		    0xa3, 0x32, 0x37, 0xef, 0x2b, 0x6a, 0x16, 0xf4, 0x29, 0x3c, 0x22, 0xb4,
+		    0x55, 0xe2, 0x61, 0xcf, 0xfd, 0x21, 0x7a, 0xd5, 0xb4, 0x94, 0x7c, 0x2d,
+		    0x73, 0xe6, 0x30, 0x05, 0xee, 0xd2, 0xdc, 0x2b, 0x35, 0x93, 0xd1, 0x65 },
+};
+static const TPM2B_DIGEST ek_policy_c_sha512 = {
+	.size = 64,
+	.buffer = { 0x58, 0x9e, 0xe1, 0xe1, 0x46, 0x54, 0x47, 0x16, 0xe8, 0xde, 0xaf, 0xe6,
+		    0xdb, 0x24, 0x7b, 0x01, 0xb8, 0x1e, 0x9f, 0x9c, 0x7d, 0xd1, 0x6b, 0x81,
+		    0x4a, 0xa1, 0x59, 0x13, 0x87, 0x49, 0x10, 0x5f, 0xba, 0x53, 0x88, 0xdd,
+		    0x1d, 0xea, 0x70, 0x2f, 0x35, 0x24, 0x0c, 0x18, 0x49, 0x33, 0x12, 0x1e,
+		    0x2c, 0x61, 0xb8, 0xf5, 0x0d, 0x3e, 0xf9, 0x13, 0x93, 0xa4, 0x9a, 0x38,
+		    0xc3, 0xf7, 0x3f, 0xc8 },
+};
+
+/*
+ * PolicyA in the hash md: PolicySecret(TPM_RH_ENDORSEMENT) from a zero digest, i.e.
+ * H(H(0...0 || TPM_CC_PolicySecret || name(TPM_RH_ENDORSEMENT)) || policyRef), the policyRef
+ * empty. Computed rather than listed: the sha256 value is EK_POLICY_SHA256 (a unit test
+ * checks that, and that PolicyOR(PolicyA, PolicyC) is each PolicyB of the table).
+ */
+static int ek_policy_a(const EVP_MD *md, TPM2B_DIGEST *out)
+{
+	static const uint8_t cc_and_name[8] = { 0x00, 0x00, 0x01, 0x51, 0x40, 0x00, 0x00, 0x0b };
+	uint8_t zero[EVP_MAX_MD_SIZE] = { 0 }, mid[EVP_MAX_MD_SIZE];
+	unsigned n = (unsigned)EVP_MD_get_size(md), len = 0;
+	EVP_MD_CTX *c = EVP_MD_CTX_new();
+	bool ok;
+
+	ok = c && EVP_DigestInit_ex(c, md, NULL) && EVP_DigestUpdate(c, zero, n) &&
+	     EVP_DigestUpdate(c, cc_and_name, sizeof(cc_and_name)) &&
+	     EVP_DigestFinal_ex(c, mid, &len) && EVP_Digest(mid, len, out->buffer, &len, md, NULL);
+	EVP_MD_CTX_free(c);
+	if (!ok || len > sizeof(out->buffer))
+		return -EINVAL;
+	out->size = (uint16_t)len;
+	return 0;
+}
+
+int tpmkey_ek_policy_branches(const struct tpmkey_ek_profile *p, TPM2B_DIGEST branches[2])
+{
+	const TPM2B_DIGEST *c;
+	const EVP_MD *md;
+
+	if (!(p->tmpl.objectAttributes & TPMA_OBJECT_USERWITHAUTH))
+		return 0; /* the low range: PolicyA alone */
+	switch (p->tmpl.nameAlg) {
+	case TPM2_ALG_SHA256: c = &ek_policy_c_sha256; break;
+	case TPM2_ALG_SHA384: c = &ek_policy_c_sha384; break;
+	case TPM2_ALG_SHA512: c = &ek_policy_c_sha512; break;
+	default: return -EINVAL;
+	}
+	md = md_for(p->tmpl.nameAlg, ALG_USE_KEY_NAME);
+	if (!md || ek_policy_a(md, &branches[0]) < 0)
+		return -EINVAL;
+	branches[1] = *c;
+	return 2;
 }
 
 static bool sym_is(const TPMT_SYM_DEF_OBJECT *s, const TPMT_SYM_DEF_OBJECT *want)

@@ -85,6 +85,22 @@ const struct tpmkey_ek_profile *tpmkey_ek_profiles(size_t *n);
 /* The profile pub is an EK of (tpmkey_check_ek() accepts it), or NULL. */
 const struct tpmkey_ek_profile *tpmkey_ek_profile_of(const TPMT_PUBLIC *pub);
 
+/* The profile named id ("L-1", "h-3": its name up to the space, any case), or NULL. */
+const struct tpmkey_ek_profile *tpmkey_ek_profile_by_id(const char *id);
+
+/* The first profile whose key has pkey's type and size (RSA) or curve (ECC), or NULL. */
+const struct tpmkey_ek_profile *tpmkey_ek_profile_for_key(const EVP_PKEY *pkey);
+
+/*
+ * What a policy session must do to satisfy the profile's authPolicy, after
+ * PolicySecret(TPM_RH_ENDORSEMENT) in a session of the template's nameAlg: the low range's
+ * policy is that PolicySecret alone (PolicyA): 0 branches. The high range's PolicyB is
+ * PolicyOR(PolicyA, PolicyC): 2 branches, PolicyA then PolicyC (PolicyAuthorizeNV, the EK
+ * Credential Profile's fixed digests) in the nameAlg, for TPM2_PolicyOR's list. The count, or
+ * -EINVAL for a nameAlg without them.
+ */
+int tpmkey_ek_policy_branches(const struct tpmkey_ek_profile *p, TPM2B_DIGEST branches[2]);
+
 /*
  * Key templates, written once: attestd creates its EK and AK from them, the checks above are
  * written against them, and the tests' software TPM builds its publics from them.

@@ -408,6 +408,84 @@ static void test_templates(void)
 	CHECK(a.publicArea.objectAttributes != b.publicArea.objectAttributes, "EK attributes differ");
 }
 
+/*
+ * The policy sessions attestd satisfies an EK's authPolicy with: PolicyA (computed) is the
+ * low range's policy, and PolicyOR(PolicyA, PolicyC) = H(0..0 || TPM_CC_PolicyOR || A || C)
+ * is each high-range row's PolicyB, so the PolicyC digests copied from the profile are right.
+ */
+static void test_ek_policy_branches(void)
+{
+	static const uint8_t cc_or[4] = { 0x00, 0x00, 0x01, 0x71 };
+	const struct tpmkey_ek_profile *ps, *l1 = tpmkey_ek_profile_by_id("L-1");
+	size_t n, high = 0;
+
+	ps = tpmkey_ek_profiles(&n);
+	for (size_t i = 0; i < n; i++) {
+		TPM2B_DIGEST br[2];
+		uint8_t zero[64] = { 0 }, d[64];
+		unsigned dlen = 0;
+		const EVP_MD *md;
+		EVP_MD_CTX *c;
+		int k = tpmkey_ek_policy_branches(&ps[i], br);
+
+		if (ps[i].name[0] == 'L') {
+			CHECK(k == 0, "%s: PolicySecret alone", ps[i].name);
+			continue;
+		}
+		CHECK(k == 2, "%s: two PolicyOR branches", ps[i].name);
+		if (k != 2)
+			continue;
+		high++;
+		md = ps[i].tmpl.nameAlg == TPM2_ALG_SHA256   ? EVP_sha256()
+		     : ps[i].tmpl.nameAlg == TPM2_ALG_SHA384 ? EVP_sha384()
+							     : EVP_sha512();
+		if (ps[i].tmpl.nameAlg == TPM2_ALG_SHA256)
+			CHECK(br[0].size == l1->tmpl.authPolicy.size &&
+				      !memcmp(br[0].buffer, l1->tmpl.authPolicy.buffer, br[0].size),
+			      "%s: PolicyA is the low range's policy", ps[i].name);
+		c = EVP_MD_CTX_new();
+		EVP_DigestInit_ex(c, md, NULL);
+		EVP_DigestUpdate(c, zero, (size_t)EVP_MD_get_size(md));
+		EVP_DigestUpdate(c, cc_or, sizeof(cc_or));
+		EVP_DigestUpdate(c, br[0].buffer, br[0].size);
+		EVP_DigestUpdate(c, br[1].buffer, br[1].size);
+		EVP_DigestFinal_ex(c, d, &dlen);
+		EVP_MD_CTX_free(c);
+		CHECK(dlen == ps[i].tmpl.authPolicy.size &&
+			      !memcmp(d, ps[i].tmpl.authPolicy.buffer, dlen),
+		      "%s: PolicyOR(PolicyA, PolicyC) is the template's PolicyB", ps[i].name);
+	}
+	CHECK(high == 6, "six high-range profiles (%zu)", high);
+}
+
+/* Operators name a profile by its id; a certificate's key picks the first of its shape. */
+static void test_ek_profile_lookup(void)
+{
+	struct blob c = load("ek_cert.der");
+	const uint8_t *q = c.p;
+	X509 *x = d2i_X509(NULL, &q, (long)c.n);
+	EVP_PKEY *p384 = EVP_EC_gen("P-384"), *p256 = EVP_EC_gen("P-256");
+	const struct tpmkey_ek_profile *p;
+
+	CHECK((p = tpmkey_ek_profile_by_id("L-2")) && p->cert_nv_index == 0x01c0000a, "L-2");
+	CHECK((p = tpmkey_ek_profile_by_id("h-3")) && p->cert_nv_index == 0x01c00016, "h-3");
+	CHECK(!tpmkey_ek_profile_by_id("H-5"), "H-5 (SM2) is not offered");
+	CHECK(!tpmkey_ek_profile_by_id("H"), "a prefix is no id");
+	CHECK(!tpmkey_ek_profile_by_id(""), "empty");
+	CHECK((p = tpmkey_ek_profile_for_key(x ? X509_get0_pubkey(x) : NULL)) &&
+		      p->cert_nv_index == 0x01c00002,
+	      "an RSA-2048 certificate: L-1");
+	CHECK((p = tpmkey_ek_profile_for_key(p256)) && p->cert_nv_index == 0x01c0000a,
+	      "a P-256 key: L-2");
+	CHECK((p = tpmkey_ek_profile_for_key(p384)) && p->cert_nv_index == 0x01c00016,
+	      "a P-384 key: H-3");
+	CHECK(!tpmkey_ek_profile_for_key(NULL), "no key");
+	X509_free(x);
+	EVP_PKEY_free(p256);
+	EVP_PKEY_free(p384);
+	free(c.p);
+}
+
 int main(void)
 {
 	CHECK_CASE("ak rsassa", test_ak("ak_rsassa"));
@@ -415,5 +493,7 @@ int main(void)
 	CHECK_CASE("ak ecdsa", test_ak("ak_ecdsa"));
 	CASE(test_ek);
 	CASE(test_templates);
+	CASE(test_ek_policy_branches);
+	CASE(test_ek_profile_lookup);
 	return check_finish();
 }
