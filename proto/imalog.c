@@ -221,6 +221,12 @@ static const char *parse_digest_ng(struct ima_entry *e, const uint8_t *p, uint32
 
 		if (!colon || colon == alg)
 			return "d-ngv2 field lacks the \"<type>:\" prefix";
+		if (colon - alg == 3 && memcmp(alg, "ima", 3) == 0)
+			e->digest_type = IMA_DIGEST_IMA;
+		else if (colon - alg == 6 && memcmp(alg, "verity", 6) == 0)
+			e->digest_type = IMA_DIGEST_VERITY;
+		else
+			e->digest_type = IMA_DIGEST_OTHER;
 		alglen -= (size_t)(colon + 1 - alg);
 		alg = colon + 1;
 	}

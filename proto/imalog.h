@@ -33,6 +33,17 @@ enum ima_template_kind {
 	IMA_TEMPLATE_UNKNOWN, /* unknown name: template data split into u32-length fields only */
 };
 
+/*
+ * What a file digest is a digest of. d-ngv2 names it ("ima:" or "verity:", kernel 5.19+);
+ * d-ng and d are always IMA's hash of the file. A digest is compared, and a signature checked,
+ * only against one of the same type: the fs-verity digest of a file is not its hash.
+ */
+enum ima_digest_type {
+	IMA_DIGEST_IMA = 0, /* IMA's hash of the file's content (d, d-ng, d-ngv2 "ima:") */
+	IMA_DIGEST_VERITY,  /* the file's fs-verity digest (d-ngv2 "verity:") */
+	IMA_DIGEST_OTHER,   /* a d-ngv2 type the kernel does not write: comparable to nothing */
+};
+
 /* One decoded entry; every pointer points into the buffer given to imalog_reset(). */
 struct ima_entry {
 	uint64_t index;       /* position in the whole list (first_index + entries before it) */
@@ -63,6 +74,7 @@ struct ima_entry {
 	const char *digest_alg_name;
 	uint32_t digest_alg_name_len;
 	uint16_t digest_alg;
+	enum ima_digest_type digest_type;
 	const uint8_t *digest;
 	uint32_t digest_len;
 

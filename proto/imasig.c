@@ -89,7 +89,8 @@ enum imasig_status imasig_parse(const uint8_t *buf, size_t len, struct imasig *o
 	switch (out->type) {
 	case IMASIG_TYPE_DIGSIG:
 		if (out->version == 3) {
-			set_why(why, "signature version 3 (over an ima_file_id) is not checked");
+			set_why(why, "signature version 3 is taken only for fs-verity (type 6), "
+				     "as the kernel does");
 			return IMASIG_UNSUPPORTED;
 		}
 		if (out->version != 2) {
@@ -101,8 +102,11 @@ enum imasig_status imasig_parse(const uint8_t *buf, size_t len, struct imasig *o
 		set_why(why, "an EVM portable signature signs metadata, not the file digest");
 		return IMASIG_UNSUPPORTED;
 	case IMASIG_TYPE_VERITY:
-		set_why(why, "an fs-verity signature (version 3) is not checked");
-		return IMASIG_UNSUPPORTED;
+		if (out->version != 3) {
+			set_why(why, "an fs-verity signature (type 6) that is not version 3");
+			return IMASIG_MALFORMED;
+		}
+		break;
 	default:
 		set_why(why, "not a signature (xattr type other than 3, 5 or 6)");
 		return IMASIG_MALFORMED;
@@ -425,13 +429,45 @@ out:
 	return ok;
 }
 
+const char *imasig_kind_mismatch(void)
+{
+	return "the signature signs another kind of digest than the entry's (fs-verity "
+	       "signatures, version 3, sign a verity: digest; version 2 ones IMA's file hash)";
+}
+
+/*
+ * What a version 3 signature signs: H(struct ima_file_id) = H(u8 type || u8 hash_algo ||
+ * digest), in the signature's hash (the kernel's calc_file_id_hash hashes the struct without
+ * the unused tail of its digest array). 0 and *out_len, or -EINVAL.
+ */
+static int file_id_hash(const struct imasig *sig, const struct alg *a, const uint8_t *digest,
+			size_t digest_len, uint8_t out[EVP_MAX_MD_SIZE], unsigned *out_len)
+{
+	const uint8_t head[2] = { sig->type, sig->hash_algo };
+	EVP_MD_CTX *c = EVP_MD_CTX_new();
+	bool ok;
+
+	ok = c && EVP_DigestInit_ex(c, alg_evp_md(a), NULL) &&
+	     EVP_DigestUpdate(c, head, sizeof(head)) && EVP_DigestUpdate(c, digest, digest_len) &&
+	     EVP_DigestFinal_ex(c, out, out_len);
+	EVP_MD_CTX_free(c);
+	return ok ? 0 : -EINVAL;
+}
+
 enum imasig_status imasig_verify(const struct imasig_keyset *ks, const struct imasig *sig,
-				 uint16_t digest_alg, const uint8_t *digest, size_t digest_len)
+				 enum ima_digest_type digest_type, uint16_t digest_alg,
+				 const uint8_t *digest, size_t digest_len)
 {
 	const struct alg *a = alg_for_use(sig->alg, ALG_USE_FILE_SIG);
+	bool verity = sig->type == IMASIG_TYPE_VERITY;
+	uint8_t signed_hash[EVP_MAX_MD_SIZE];
+	unsigned signed_len = 0;
 	bool known = false;
 
 	if (!a)
+		return IMASIG_UNSUPPORTED;
+	/* A v3 signature signs an fs-verity digest, a v2 one IMA's file hash: nothing else. */
+	if ((digest_type == IMA_DIGEST_VERITY) != verity || digest_type == IMA_DIGEST_OTHER)
 		return IMASIG_UNSUPPORTED;
 	for (size_t i = 0; ks && i < ks->n; i++) {
 		const struct key *k = key_at(ks, i);
@@ -442,22 +478,29 @@ enum imasig_status imasig_verify(const struct imasig_keyset *ks, const struct im
 		/* A digest of another algorithm than the signature's was not what the key signed. */
 		if (digest_alg != a->id || !digest || digest_len != a->size)
 			return IMASIG_INVALID;
-		if (verify_with(k->pkey, alg_evp_md(a), sig, digest, digest_len))
+		if (verity && !signed_len &&
+		    file_id_hash(sig, a, digest, digest_len, signed_hash, &signed_len) < 0)
+			return IMASIG_INVALID;
+		if (verity ? verify_with(k->pkey, alg_evp_md(a), sig, signed_hash, signed_len)
+			   : verify_with(k->pkey, alg_evp_md(a), sig, digest, digest_len))
 			return IMASIG_VALID;
 	}
 	return known ? IMASIG_INVALID : IMASIG_UNKNOWN_KEY;
 }
 
 enum imasig_status imasig_check(const struct imasig_keyset *ks, const uint8_t *field,
-				size_t field_len, uint16_t digest_alg, const uint8_t *digest,
-				size_t digest_len, struct imasig *out, const char **why)
+				size_t field_len, enum ima_digest_type digest_type,
+				uint16_t digest_alg, const uint8_t *digest, size_t digest_len,
+				struct imasig *out, const char **why)
 {
 	enum imasig_status s = imasig_parse(field, field_len, out, why);
 
 	if (s != IMASIG_VALID)
 		return s;
-	s = imasig_verify(ks, out, digest_alg, digest, digest_len);
-	if (s == IMASIG_INVALID)
+	s = imasig_verify(ks, out, digest_type, digest_alg, digest, digest_len);
+	if (s == IMASIG_UNSUPPORTED)
+		set_why(why, imasig_kind_mismatch());
+	else if (s == IMASIG_INVALID)
 		set_why(why, "does not verify with the key of its id over this digest");
 	else if (s == IMASIG_UNKNOWN_KEY)
 		set_why(why, "no trusted key has its key id");

@@ -25,9 +25,15 @@
  * For an X.509 certificate the kernel matches the id against the certificate's subject key
  * identifier instead, so a certificate with that extension takes its last 4 bytes.
  *
- * Version 3 (the signature over H(type | hash_algo | digest), used for fs-verity) is parsed
- * but not verified: IMASIG_UNSUPPORTED, like the EVM portable signature (type 5), which signs
- * the file's metadata and not its digest.
+ * Version 3 is what the kernel (5.19+) takes for fs-verity: type 6 (IMA_VERITY_DIGSIG), and
+ * what is signed is not the digest but H(struct ima_file_id), the hash (of hash_algo) of
+ * u8 6 || u8 hash_algo || the file's fs-verity digest (ima_appraise.c calc_file_id_hash;
+ * evmctl sign_hash --veritysig, ima-evm-utils 1.5, signs the same). Such an entry's digest is
+ * the fs-verity one (d-ngv2 "verity:"): a v3 signature is checked only over a verity digest,
+ * a v2 one only over IMA's file hash; the other pairings are IMASIG_UNSUPPORTED (the
+ * signature signs something the entry does not carry). Type 3 with version 3 is refused by
+ * the kernel and is IMASIG_UNSUPPORTED here, like the EVM portable signature (type 5), which
+ * signs the file's metadata and not its digest.
  *
  * Pure: keys come in as DER or PEM bytes; nothing here reads a file. A key set is built once
  * (imasig_keyset_add() is not thread-safe) and then shared: imasig_verify() only reads it and
@@ -42,6 +48,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "proto/imalog.h"
+
 #define IMASIG_TYPE_DIGSIG 0x03      /* EVM_IMA_XATTR_DIGSIG */
 #define IMASIG_TYPE_EVM_PORTABLE 0x05 /* EVM_XATTR_PORTABLE_DIGSIG */
 #define IMASIG_TYPE_VERITY 0x06      /* IMA_VERITY_DIGSIG */
@@ -53,7 +61,8 @@ enum imasig_status {
 	IMASIG_UNKNOWN_KEY, /* well formed, but no key of the set has its key id */
 	IMASIG_INVALID,     /* the key of its id did not sign this digest (or another hash) */
 	IMASIG_MALFORMED,   /* the field does not parse: too short, lengths disagree, version */
-	IMASIG_UNSUPPORTED, /* well formed, but nothing we can check (v3, EVM, md5, sha1, ...) */
+	IMASIG_UNSUPPORTED, /* well formed, but nothing we can check (EVM, md5, sha1, a v3 over a
+			     * file hash or a v2 over an fs-verity digest, ...) */
 };
 
 struct imasig {
@@ -105,18 +114,25 @@ bool imasig_keyset_get(const struct imasig_keyset *ks, size_t i, const uint8_t *
 int imasig_keyid_of(const uint8_t *data, size_t len, uint32_t *keyid);
 
 /*
- * Verifies a parsed signature over a file digest of algorithm digest_alg (a TPM2_ALG_ID, from
- * the entry's d-ng field). Keys of the set with the signature's id are tried in turn.
- * IMASIG_VALID, IMASIG_UNKNOWN_KEY, IMASIG_INVALID (also when the signature's hash is not
- * digest_alg or the digest length is not that hash's), or what imasig_parse() said.
+ * Verifies a parsed signature over a file digest of type digest_type and algorithm digest_alg
+ * (a TPM2_ALG_ID; both from the entry's d-ng / d-ngv2 field). Keys of the set with the
+ * signature's id are tried in turn. IMASIG_VALID, IMASIG_UNKNOWN_KEY, IMASIG_INVALID (also when
+ * the signature's hash is not digest_alg or the digest length is not that hash's),
+ * IMASIG_UNSUPPORTED when the signature's version is not the digest type's (above), or what
+ * imasig_parse() said.
  */
 enum imasig_status imasig_verify(const struct imasig_keyset *ks, const struct imasig *sig,
-				 uint16_t digest_alg, const uint8_t *digest, size_t digest_len);
+				 enum ima_digest_type digest_type, uint16_t digest_alg,
+				 const uint8_t *digest, size_t digest_len);
+
+/* Why imasig_verify() said IMASIG_UNSUPPORTED for a signature imasig_parse() accepted. */
+const char *imasig_kind_mismatch(void);
 
 /* imasig_parse() then imasig_verify(), for callers holding the raw field. */
 enum imasig_status imasig_check(const struct imasig_keyset *ks, const uint8_t *field,
-				size_t field_len, uint16_t digest_alg, const uint8_t *digest,
-				size_t digest_len, struct imasig *out, const char **why);
+				size_t field_len, enum ima_digest_type digest_type,
+				uint16_t digest_alg, const uint8_t *digest, size_t digest_len,
+				struct imasig *out, const char **why);
 
 /*
  * true when buf[0..len) is exactly one DER X.509 certificate or SubjectPublicKeyInfo of an RSA

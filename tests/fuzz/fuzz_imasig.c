@@ -54,8 +54,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		ks = keyset();
 	if (size >= 65) {
 		unsigned a = data[0] % 4;
+		enum ima_digest_type t = (data[0] & 4) ? IMA_DIGEST_VERITY : IMA_DIGEST_IMA;
 
-		st = imasig_check(ks, data + 65, size - 65, algs[a], data + 1, lens[a], &sig, &why);
+		st = imasig_check(ks, data + 65, size - 65, t, algs[a], data + 1, lens[a], &sig,
+				  &why);
 		if (st == IMASIG_VALID)
 			abort();
 		if ((st == IMASIG_MALFORMED || st == IMASIG_UNSUPPORTED) && !why)

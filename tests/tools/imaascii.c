@@ -6,8 +6,10 @@
  *
  * Lines: `PCR TEMPLATE_HASH TEMPLATE FIELD...` with single spaces (an empty last field, such
  * as the sig of an unsigned ima-sig entry, leaves a trailing space). Templates: ima-ng
- * (d-ng n-ng), ima-sig (d-ng n-ng sig), ima-buf (d-ng n-ng buf). d-ng is `alg:hex` and
- * becomes "alg:\0" + digest; n-ng the name and a NUL; sig and buf hex (formats.md 1.2, 1.6).
+ * (d-ng n-ng), ima-sig (d-ng n-ng sig), ima-buf (d-ng n-ng buf), and the d-ngv2 ones (kernel
+ * 5.19+) ima-ngv2 (d-ngv2 n-ng) and ima-sigv2 (d-ngv2 n-ng sig). d-ng is `alg:hex` and
+ * becomes "alg:\0" + digest, d-ngv2 `type:alg:hex` (type ima or verity) "type:alg:\0" +
+ * digest; n-ng the name and a NUL; sig and buf hex (formats.md 1.2, 1.6).
  *
  * The rebuilt template data must hash (SHA-1) to the line's template hash: that is the check
  * that the binary entry is the one the kernel wrote. --rehash writes the computed hash instead
@@ -54,15 +56,15 @@ static bool hex_field(size_t *off, const char *hex, size_t len)
 	return n >= 0 && field(off, tmp, (size_t)n);
 }
 
-/* d-ng: "alg:hex" -> "alg:\0" digest. */
+/* d-ng: "alg:hex" -> "alg:\0" digest; d-ngv2: "type:alg:hex" -> "type:alg:\0" digest. */
 static bool dng_field(size_t *off, const char *s, size_t len)
 {
 	static uint8_t tmp[64 + 80];
-	const char *colon = memchr(s, ':', len);
+	const char *colon = memrchr(s, ':', len);
 	size_t alen = colon ? (size_t)(colon - s) : 0;
 	ssize_t n;
 
-	if (!colon || alen > 16)
+	if (!colon || alen > 32)
 		return false;
 	memcpy(tmp, s, alen);
 	tmp[alen] = ':';
@@ -106,11 +108,13 @@ static int convert(char *line, size_t len, bool rehash, unsigned long lineno)
 		if (!field(&off, name, wl[4] + 1))
 			return 2;
 	}
-	if (wl[2] == 6 && !memcmp(w[2], "ima-ng", 6)) {
+	if ((wl[2] == 6 && !memcmp(w[2], "ima-ng", 6)) ||
+	    (wl[2] == 8 && !memcmp(w[2], "ima-ngv2", 8))) {
 		if (nw != 5)
 			return 2;
 	} else if ((wl[2] == 7 && !memcmp(w[2], "ima-sig", 7)) ||
-		   (wl[2] == 7 && !memcmp(w[2], "ima-buf", 7))) {
+		   (wl[2] == 7 && !memcmp(w[2], "ima-buf", 7)) ||
+		   (wl[2] == 9 && !memcmp(w[2], "ima-sigv2", 9))) {
 		if (nw != 6 || !hex_field(&off, w[5], wl[5]))
 			return 2;
 	} else {
@@ -155,7 +159,7 @@ int main(int argc, char **argv)
 			continue;
 		r = convert(line, len, rehash, lineno);
 		if (r == 2)
-			fprintf(stderr, "imaascii: line %lu: not an ima-ng, ima-sig or ima-buf entry\n", lineno);
+			fprintf(stderr, "imaascii: line %lu: not an ima-ng, ima-sig, ima-buf, ima-ngv2 or ima-sigv2 entry\n", lineno);
 		if (r > worst)
 			worst = r;
 	}

@@ -499,6 +499,38 @@ static void test_record_framing(void)
 	CHECK(imalog_record(NULL, 0, &rec, &msg) == 0 && rec.len == 28, "empty input needs a header");
 }
 
+/* d-ngv2 names what its digest is: "ima:" a file hash, "verity:" an fs-verity digest. */
+static void test_digest_types(struct imalog *log)
+{
+	static const struct { const char *prefix; enum ima_digest_type t; } cases[] = {
+		{"ima:sha256", IMA_DIGEST_IMA},
+		{"verity:sha256", IMA_DIGEST_VERITY},
+		{"other:sha256", IMA_DIGEST_OTHER},
+	};
+	struct list l;
+	uint8_t d[512], dg[80];
+	struct ima_entry e;
+	size_t n;
+
+	memset(&l, 0, sizeof(l));
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		n = field(d, 0, dg, dng(dg, cases[i].prefix, 0x5a, 32));
+		n = field(d, n, "/usr/bin/v", 11);
+		n = field(d, n, "\x06\x03\x04sig", 6);
+		add(&l, "ima-sigv2", d, n, NULL);
+	}
+	n = field(d, 0, dg, dng(dg, "sha256", 0x5a, 32));
+	n = field(d, n, "/usr/bin/v", 11);
+	add(&l, "ima-ng", d, n, NULL);
+	imalog_reset(log, l.b, l.len, 0);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		CHECK(imalog_next(log, &e, NULL) == 1 && e.digest_type == cases[i].t &&
+			      e.digest_alg == TPM2_ALG_SHA256 && e.digest_len == 32,
+		      "%s", cases[i].prefix);
+	CHECK(imalog_next(log, &e, NULL) == 1 && e.digest_type == IMA_DIGEST_IMA,
+	      "d-ng: IMA's file hash");
+}
+
 int main(void)
 {
 	struct imalog *log = imalog_new();
@@ -510,6 +542,7 @@ int main(void)
 	CHECK_CASE("bad entries", test_bad_entries(log));
 	CHECK_CASE("truncation and flips", test_truncation_and_flips(log));
 	CHECK_CASE("resume", test_resume(log));
+	CHECK_CASE("digest types", test_digest_types(log));
 	CASE(test_record_framing);
 	imalog_free(log);
 	imalog_free(NULL);

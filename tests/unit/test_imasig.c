@@ -35,7 +35,7 @@ static enum imasig_status check_vec(const struct imasig_keyset *ks, const char *
 	struct imasig sig;
 	const char *why = NULL;
 
-	return imasig_check(ks, s.b, s.n, alg, d.b, d.n, &sig, &why);
+	return imasig_check(ks, s.b, s.n, IMA_DIGEST_IMA, alg, d.b, d.n, &sig, &why);
 }
 
 static void test_header(void)
@@ -89,12 +89,15 @@ static void test_malformed(void)
 	t.b[1] = 1;
 	CHECK(imasig_parse(t.b, t.n, &sig, &why) == IMASIG_MALFORMED, "version 1");
 	t.b[1] = 3;
-	CHECK(imasig_parse(t.b, t.n, &sig, &why) == IMASIG_UNSUPPORTED, "version 3 is not checked");
+	CHECK(imasig_parse(t.b, t.n, &sig, &why) == IMASIG_UNSUPPORTED,
+	      "type 3 version 3: the kernel takes v3 for fs-verity only");
 	t = s;
 	t.b[0] = 5;
 	CHECK(imasig_parse(t.b, t.n, &sig, &why) == IMASIG_UNSUPPORTED, "EVM portable signature");
 	t.b[0] = 6;
-	CHECK(imasig_parse(t.b, t.n, &sig, &why) == IMASIG_UNSUPPORTED, "fs-verity signature");
+	CHECK(imasig_parse(t.b, t.n, &sig, &why) == IMASIG_MALFORMED, "fs-verity type, version 2");
+	t.b[1] = 3;
+	CHECK(imasig_parse(t.b, t.n, &sig, &why) == IMASIG_VALID, "fs-verity signature, version 3");
 	t = s;
 	t.b[2] = 1;
 	CHECK(imasig_parse(t.b, t.n, &sig, &why) == IMASIG_UNSUPPORTED, "md5");
@@ -175,15 +178,15 @@ static void test_verify_vectors(void)
 
 		for (size_t i = 9; i < s.n; i += 7) {
 			s.b[i] ^= 0x10;
-			if (imasig_check(ks, s.b, s.n, TPM2_ALG_SHA256, d.b, d.n, &sig, &why) !=
-			    IMASIG_INVALID)
+			if (imasig_check(ks, s.b, s.n, IMA_DIGEST_IMA, TPM2_ALG_SHA256, d.b, d.n,
+					 &sig, &why) != IMASIG_INVALID)
 				bad++;
 			s.b[i] ^= 0x10;
 		}
 		CHECK(bad == 0, "%d flipped signatures were not invalid", bad);
 		s.b[5] ^= 1; /* key id */
-		CHECK(imasig_check(ks, s.b, s.n, TPM2_ALG_SHA256, d.b, d.n, &sig, &why) ==
-			      IMASIG_UNKNOWN_KEY,
+		CHECK(imasig_check(ks, s.b, s.n, IMA_DIGEST_IMA, TPM2_ALG_SHA256, d.b, d.n, &sig,
+				   &why) == IMASIG_UNKNOWN_KEY,
 		      "another key id: unknown key");
 	}
 	imasig_keyset_free(ks);
@@ -201,11 +204,12 @@ static void test_keyid_override(void)
 				&why) == 0 &&
 		      id == other,
 	      "key filed under an id given");
-	CHECK(imasig_check(ks, s.b, s.n, TPM2_ALG_SHA256, d.b, d.n, &sig, &why) ==
+	CHECK(imasig_check(ks, s.b, s.n, IMA_DIGEST_IMA, TPM2_ALG_SHA256, d.b, d.n, &sig, &why) ==
 		      IMASIG_UNKNOWN_KEY,
 	      "its computed id no longer finds it");
 	s.b[3] = 0x11, s.b[4] = 0x22, s.b[5] = 0x33, s.b[6] = 0x44;
-	CHECK(imasig_check(ks, s.b, s.n, TPM2_ALG_SHA256, d.b, d.n, &sig, &why) == IMASIG_VALID,
+	CHECK(imasig_check(ks, s.b, s.n, IMA_DIGEST_IMA, TPM2_ALG_SHA256, d.b, d.n, &sig, &why) ==
+		      IMASIG_VALID,
 	      "the given id does");
 	imasig_keyset_free(ks);
 }
@@ -317,12 +321,12 @@ static void test_roundtrip(void)
 			CHECK(softtpm_ima_sign(keys[k], hs[h].name, digest, hs[h].len, field,
 					       sizeof(field), &flen) == 0,
 			      "signed with key %d %s", k, hs[h].name);
-			CHECK(imasig_check(ks, field, flen, hs[h].alg, digest, hs[h].len, &sig,
-					   &why) == IMASIG_VALID,
+			CHECK(imasig_check(ks, field, flen, IMA_DIGEST_IMA, hs[h].alg, digest,
+					   hs[h].len, &sig, &why) == IMASIG_VALID,
 			      "key %d %s verifies", k, hs[h].name);
 			digest[0] ^= 1;
-			CHECK(imasig_check(ks, field, flen, hs[h].alg, digest, hs[h].len, &sig,
-					   &why) == IMASIG_INVALID,
+			CHECK(imasig_check(ks, field, flen, IMA_DIGEST_IMA, hs[h].alg, digest,
+					   hs[h].len, &sig, &why) == IMASIG_INVALID,
 			      "key %d %s: another digest is invalid", k, hs[h].name);
 		}
 	}
@@ -346,9 +350,11 @@ static void *verify_many(void *arg)
 	const char *why;
 
 	for (int i = 0; i < 100; i++) {
-		if (imasig_check(sh->ks, s1.b, s1.n, TPM2_ALG_SHA256, d1.b, d1.n, &sig, &why) !=
+		if (imasig_check(sh->ks, s1.b, s1.n, IMA_DIGEST_IMA, TPM2_ALG_SHA256, d1.b, d1.n,
+				 &sig, &why) !=
 			    IMASIG_VALID ||
-		    imasig_check(sh->ks, s2.b, s2.n, TPM2_ALG_SHA256, d2.b, d2.n, &sig, &why) !=
+		    imasig_check(sh->ks, s2.b, s2.n, IMA_DIGEST_IMA, TPM2_ALG_SHA256, d2.b, d2.n,
+				 &sig, &why) !=
 			    IMASIG_VALID)
 			__atomic_add_fetch(&sh->bad, 1, __ATOMIC_RELAXED);
 	}
@@ -383,6 +389,89 @@ static void test_names(void)
 	CHECK(strcmp(imasig_status_name(IMASIG_UNSUPPORTED), "unsupported") == 0, "unsupported");
 }
 
+/*
+ * fs-verity (version 3) signatures as evmctl sign_hash --veritysig makes them: the v2 signature
+ * of H(u8 6 || u8 hash_algo || verity digest), its header then type 6, version 3. Only a
+ * verity: digest is checked with one, and only an IMA digest with a v2 signature.
+ */
+static void test_verity(void)
+{
+	static const struct { const char *name; uint16_t alg; size_t len; uint8_t kalg; } hs[] = {
+		{"sha256", TPM2_ALG_SHA256, 32, 4},
+		{"sha512", TPM2_ALG_SHA512, 64, 6},
+	};
+	EVP_PKEY *key = EVP_RSA_gen(2048), *other = EVP_PKEY_Q_keygen(NULL, NULL, "EC", "P-256");
+	struct imasig_keyset *ks = imasig_keyset_new();
+	unsigned char *der = NULL;
+	int n = key ? i2d_PUBKEY(key, &der) : -1;
+	const char *why = NULL;
+
+	CHECK(n > 0 && imasig_keyset_add(ks, der, (size_t)n, NULL, NULL, &why) == 0, "key added");
+	OPENSSL_free(der);
+	for (size_t h = 0; h < sizeof(hs) / sizeof(hs[0]); h++) {
+		const EVP_MD *md = EVP_get_digestbyname(hs[h].name);
+		uint8_t field[9 + 1024], v2[9 + 1024], digest[64], file_id[2 + 64], fid[64];
+		size_t flen = 0, v2len = 0;
+		unsigned fidlen = 0;
+		struct imasig sig;
+
+		for (size_t i = 0; i < hs[h].len; i++)
+			digest[i] = (uint8_t)(i * 5 + h);
+		file_id[0] = 6;
+		file_id[1] = hs[h].kalg;
+		memcpy(file_id + 2, digest, hs[h].len);
+		CHECK(EVP_Digest(file_id, 2 + hs[h].len, fid, &fidlen, md, NULL) == 1, "file id hash");
+		CHECK(softtpm_ima_sign(key, hs[h].name, fid, fidlen, field, sizeof(field), &flen) == 0,
+		      "%s: signed", hs[h].name);
+		field[0] = 6;
+		field[1] = 3;
+		CHECK(imasig_check(ks, field, flen, IMA_DIGEST_VERITY, hs[h].alg, digest, hs[h].len,
+				   &sig, &why) == IMASIG_VALID,
+		      "%s: a v3 signature over the verity digest verifies", hs[h].name);
+		CHECK(imasig_check(ks, field, flen, IMA_DIGEST_IMA, hs[h].alg, digest, hs[h].len,
+				   &sig, &why) == IMASIG_UNSUPPORTED &&
+			      why == imasig_kind_mismatch(),
+		      "%s: the same over an IMA digest: not what it signs", hs[h].name);
+		CHECK(imasig_check(ks, field, flen, IMA_DIGEST_OTHER, hs[h].alg, digest, hs[h].len,
+				   &sig, &why) == IMASIG_UNSUPPORTED,
+		      "%s: over a digest of an unknown type", hs[h].name);
+		digest[1] ^= 0x40;
+		CHECK(imasig_check(ks, field, flen, IMA_DIGEST_VERITY, hs[h].alg, digest, hs[h].len,
+				   &sig, &why) == IMASIG_INVALID,
+		      "%s: another verity digest is invalid", hs[h].name);
+		digest[1] ^= 0x40;
+		/* The file id hash itself signed as a v2 digest is not the v3 signature. */
+		CHECK(imasig_check(ks, field, flen, IMA_DIGEST_VERITY, hs[h].alg, fid, fidlen, &sig,
+				   &why) == IMASIG_INVALID,
+		      "%s: the signed hash given as the digest is invalid", hs[h].name);
+		/* A v2 signature of the verity digest: a v2 signs a file hash, not a verity digest. */
+		CHECK(softtpm_ima_sign(key, hs[h].name, digest, hs[h].len, v2, sizeof(v2), &v2len) ==
+			      0,
+		      "%s: v2 signed", hs[h].name);
+		CHECK(imasig_check(ks, v2, v2len, IMA_DIGEST_VERITY, hs[h].alg, digest, hs[h].len, &sig,
+				   &why) == IMASIG_UNSUPPORTED,
+		      "%s: a v2 signature over a verity digest is not checked", hs[h].name);
+		/* Another key under the same key id: invalid, never valid. */
+		{
+			struct imasig_keyset *ks2 = imasig_keyset_new();
+			uint32_t id = sig.keyid;
+
+			der = NULL;
+			n = other ? i2d_PUBKEY(other, &der) : -1;
+			CHECK(n > 0 && imasig_keyset_add(ks2, der, (size_t)n, &id, NULL, &why) == 0,
+			      "other key filed under the signature's id");
+			OPENSSL_free(der);
+			CHECK(imasig_check(ks2, field, flen, IMA_DIGEST_VERITY, hs[h].alg, digest,
+					   hs[h].len, &sig, &why) == IMASIG_INVALID,
+			      "%s: the wrong key is invalid", hs[h].name);
+			imasig_keyset_free(ks2);
+		}
+	}
+	EVP_PKEY_free(key);
+	EVP_PKEY_free(other);
+	imasig_keyset_free(ks);
+}
+
 int main(void)
 {
 	CASE(test_header);
@@ -392,6 +481,7 @@ int main(void)
 	CASE(test_keyid_override);
 	CASE(test_key_forms);
 	CASE(test_roundtrip);
+	CASE(test_verity);
 	CASE(test_threads);
 	CASE(test_names);
 	return check_finish();

@@ -57,6 +57,8 @@ static void print_entry(const struct ima_entry *e, const char *reason, const cha
 	putchar(' ');
 	if (e->digest && e->digest_len <= LIMIT_DIGEST) {
 		hex_encode(e->digest, e->digest_len, hex);
+		if (e->digest_type == IMA_DIGEST_VERITY)
+			fputs("verity:", stdout);
 		if (e->digest_alg_name)
 			put_text(e->digest_alg_name, e->digest_alg_name_len);
 		else

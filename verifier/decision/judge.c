@@ -47,7 +47,7 @@ bool judge_measurement(const struct policy *pol, const struct ima_entry *e,
 	}
 	if (!pol)
 		return true;
-	if (!e->path || !e->digest || !e->digest_alg)
+	if (!e->path || !e->digest || !e->digest_alg || e->digest_type == IMA_DIGEST_OTHER)
 		return refuse(j, REASON_UNJUDGEABLE_ENTRY, NULL);
 	if (e->buf && e->buf_len && imasig_is_key(e->buf, e->buf_len))
 		return judge_key(pol, e, j);
@@ -64,9 +64,9 @@ bool judge_measurement(const struct policy *pol, const struct ima_entry *e,
 	required = policy_keys_required(keys, e->path, e->path_len);
 	if (j->signed_entry) {
 		if (j->sig == IMASIG_VALID) {
-			j->sig = imasig_verify(policy_keys_keyset(keys), &sig, e->digest_alg, e->digest,
-					       e->digest_len);
-			j->why = NULL;
+			j->sig = imasig_verify(policy_keys_keyset(keys), &sig, e->digest_type,
+					       e->digest_alg, e->digest, e->digest_len);
+			j->why = j->sig == IMASIG_UNSUPPORTED ? imasig_kind_mismatch() : NULL;
 		}
 		switch (j->sig) {
 		case IMASIG_VALID:
