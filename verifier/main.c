@@ -38,6 +38,7 @@
 #include "verifier/http/tls.h"
 #include "verifier/http/tokens.h"
 #include "verifier/service/webhooks.h"
+#include "verifier/service/retention.h"
 
 
 /* Room for every connection allowed, with the store's and TLS's files: raise the soft limit. */
@@ -231,6 +232,7 @@ int main(int argc, char **argv)
 	struct http_server_config cfg;
 	struct http_server *srv = NULL;
 	struct webhooks *hooks = NULL;
+	struct retention *pruner = NULL;
 	char path[PATH_MAX];
 	sigset_t sigs;
 	uint16_t port = 0;
@@ -325,6 +327,18 @@ int main(int argc, char **argv)
 			goto out;
 		app.webhooks = hooks;
 	}
+	{
+		const struct retention_config rc = {
+			.verdicts_keep = o.verdicts_keep,
+			.counters_days = o.counters_days,
+			.interval = o.prune_interval,
+		};
+
+		if ((ret = retention_start(app.store, &rc, &pruner))) {
+			log_error("retention: cannot start its thread: error %d", ret);
+			goto out;
+		}
+	}
 	app.nonces = nonces_new();
 	app.agents = agentcache_new();
 	if (!app.nonces || !app.agents) {
@@ -387,6 +401,7 @@ int main(int argc, char **argv)
 	status = 0;
 out:
 	http_server_stop(srv);
+	retention_stop(pruner);
 	webhooks_stop(hooks);
 	policy_cache_release(&app.policies);
 	policy_cache_release(&app.amendments);

@@ -8,7 +8,8 @@
 
 #include "buildinfo.h" /* ATTEST_SYSCONFDIR */
 #include "proto/limits.h"
-#include "verifier/store/store.h" /* STORE_PENDING_TTL_DEFAULT */
+#include "verifier/service/retention.h" /* RETENTION_INTERVAL_DEFAULT */
+#include "verifier/store/store.h" /* STORE_PENDING_TTL_DEFAULT, retention defaults */
 
 #define OFF(f) offsetof(struct verifier_options, f)
 #define STR_(x) #x
@@ -47,6 +48,13 @@ static const struct opt_def defs[] = {
 	{ "default-interval", OPT_UINT, OFF(default_interval), "SECONDS", "10", 1,
 	  LIMIT_AGENT_INTERVAL, NULL },
 	{ "stale-intervals", OPT_UINT, OFF(stale_intervals), "N", "3", 1, 1000, NULL },
+	/* Retention (store.h, service/retention.h): 0 keeps everything. */
+	{ "verdicts-keep", OPT_UINT, OFF(verdicts_keep), "N", STR(STORE_VERDICTS_KEEP_DEFAULT), 0,
+	  10000000, NULL },
+	{ "counters-days", OPT_UINT, OFF(counters_days), "DAYS", STR(STORE_COUNTERS_DAYS_DEFAULT),
+	  0, 36500, NULL },
+	{ "prune-interval", OPT_UINT, OFF(prune_interval), "SECONDS",
+	  STR(RETENTION_INTERVAL_DEFAULT), 1, 86400, NULL },
 	/* Per-agent series of /metrics name the fleet: behind a token unless opened on purpose. */
 	{ "metrics-agents", OPT_CHOICE, OFF(metrics_agents), "token|public", "token", 0, 0,
 	  metrics_agents_choices },

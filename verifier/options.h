@@ -36,6 +36,9 @@ struct verifier_options {
 	unsigned client_connections; /* open connections per client address */
 	unsigned default_interval; /* seconds between rounds of an agent that reported none */
 	unsigned stale_intervals;  /* intervals without valid evidence that make an agent stale */
+	unsigned verdicts_keep;    /* per agent besides those that changed trust; 0: all */
+	unsigned counters_days;    /* age of the hourly counters kept; 0: all */
+	unsigned prune_interval;   /* seconds between retention passes */
 	int metrics_agents;        /* METRICS_AGENTS_TOKEN or _PUBLIC: who sees per-agent series */
 	struct opt_list webhook;    /* URLs events are POSTed to */
 	char *webhook_secret_file;  /* the HMAC key of their signatures */

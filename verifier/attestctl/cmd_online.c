@@ -1,7 +1,7 @@
 /*
  * attestctl subcommands that talk to a running verifier over HTTPS (operator API, bearer token):
  *
- *   agents | agent ID | verdicts ID [--limit N] | violations [--open|--state S] [--agent ID]
+ *   agents | agent ID | verdicts ID [--limit N] | counters ID [--limit N] | violations [--open|--state S] [--agent ID]
  *   approve VIOLATION_ID [--scope agent|policy] | dismiss VIOLATION_ID
  *
  * approve allows the file for the violation's agent only (its amendment) unless --scope policy
@@ -269,7 +269,7 @@ void online_usage(const char *cmd)
 		"usage: attestctl %s [--verifier URL] [--ca FILE] [--token-file FILE] [--token-name NAME]"
 		" [--json]%s\n",
 		cmd,
-		!strcmp(cmd, "agent") || !strcmp(cmd, "verdicts") ? " ID"
+		!strcmp(cmd, "agent") || !strcmp(cmd, "verdicts") || !strcmp(cmd, "counters") ? " ID"
 		: !strcmp(cmd, "violations") ? " [--open | --state open|approved|dismissed] [--agent ID]"
 		: !strcmp(cmd, "approve") ? " VIOLATION_ID [--scope agent|policy]"
 		: !strcmp(cmd, "dismiss") ? " VIOLATION_ID"
@@ -646,6 +646,35 @@ int cmd_agent(int argc, char **argv)
 								       : ", the verifier's default",
 	       t4);
 	print_boot(json_object_get(j, "boot"));
+	json_decref(j);
+	return 0;
+}
+
+int cmd_counters(int argc, char **argv)
+{
+	struct online_opts o;
+	const char *pos;
+	char path[300], t[32];
+	json_t *j = NULL, *h;
+	size_t i;
+	int ret;
+
+	if ((ret = online_parse_opts(argc, argv, &o, &pos)))
+		return ret;
+	if (!pos || !agent_id_valid(pos) || (o.limit && strspn(o.limit, "0123456789") != strlen(o.limit))) {
+		online_usage("counters");
+		return 2;
+	}
+	snprintf(path, sizeof(path), "/v1/agents/%s/counters%s%s", pos, o.limit ? "?limit=" : "",
+		 o.limit ? o.limit : "");
+	if ((ret = online_fetch(&o, HTTP_GET, path, NULL, &j)) || !j)
+		return ret;
+	printf("%-21s %8s %8s %9s\n", "HOUR", "ROUNDS", "TRUSTED", "UNTRUSTED");
+	json_array_foreach(json_object_get(j, "hours"), i, h) {
+		online_fmt_time(num(h, "hour"), t, sizeof(t));
+		printf("%-21s %8" JSON_INTEGER_FORMAT " %8" JSON_INTEGER_FORMAT " %9" JSON_INTEGER_FORMAT
+		       "\n", t, num(h, "rounds"), num(h, "trusted"), num(h, "untrusted"));
+	}
 	json_decref(j);
 	return 0;
 }

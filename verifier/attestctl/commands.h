@@ -35,6 +35,7 @@ int eventlog_load(const char *cmd, const char *path, struct dynbuf *buf, struct 
 int cmd_agents(int argc, char **argv);
 int cmd_agent(int argc, char **argv);
 int cmd_verdicts(int argc, char **argv);
+int cmd_counters(int argc, char **argv);
 int cmd_violations(int argc, char **argv);
 int cmd_approve(int argc, char **argv);
 int cmd_dismiss(int argc, char **argv);

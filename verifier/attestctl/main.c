@@ -28,6 +28,7 @@ static const struct command {
 	{"agents", cmd_agents, "agents [--verifier URL] [--ca FILE] [--token-file FILE] [--token-name NAME] [--json]"},
 	{"agent", cmd_agent, "agent ID | agent retire ID [--purge] | agent reset ID | agent history ID [--verifier URL] [--ca FILE] [--token-file FILE] [--token-name NAME] [--json]"},
 	{"verdicts", cmd_verdicts, "verdicts ID [--limit N] [--verifier URL] [--ca FILE] [--token-file FILE] [--token-name NAME] [--json]"},
+	{"counters", cmd_counters, "counters ID [--limit N] [--verifier URL] [--ca FILE] [--token-file FILE] [--token-name NAME] [--json]"},
 	{"violations", cmd_violations,
 	 "violations [--open | --state open|approved|dismissed] [--agent ID] [--verifier URL] [--ca FILE] [--token-file FILE] [--token-name NAME] [--json]"},
 	{"approve", cmd_approve, "approve VIOLATION_ID [--scope agent|policy] [--verifier URL] [--ca FILE] [--token-file FILE] [--token-name NAME]"},

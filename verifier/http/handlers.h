@@ -51,6 +51,7 @@ void handle_metrics(const struct http_request *req, struct http_response *resp);
 void handle_agents_list(const struct http_request *req, struct http_response *resp);
 void handle_agent_get(const struct http_request *req, struct http_response *resp);
 void handle_agent_verdicts(const struct http_request *req, struct http_response *resp);
+void handle_agent_counters(const struct http_request *req, struct http_response *resp);
 void handle_agent_set_policy(const struct http_request *req, struct http_response *resp);
 /* Violations and their review (handlers_violations.c). */
 void handle_violations_list(const struct http_request *req, struct http_response *resp);

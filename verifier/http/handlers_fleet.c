@@ -259,6 +259,43 @@ void handle_agent_verdicts(const struct http_request *req, struct http_response 
 	reply_json_value(resp, 200, json_pack("{s:s, s:o}", "agent_id", req->arg[0], "verdicts", arr));
 }
 
+static int counters_cb(void *arg, const struct store_counters *c)
+{
+	json_t *o = json_pack("{s:I, s:I, s:I, s:I}", "hour", (json_int_t)c->hour, "rounds",
+			      (json_int_t)c->rounds, "trusted", (json_int_t)c->trusted,
+			      "untrusted", (json_int_t)c->untrusted);
+
+	return o && json_array_append_new(arg, o) == 0 ? 0 : -ENOMEM;
+}
+
+/* The agent's hourly counters, newest hour first, at most ?limit= hours. */
+void handle_agent_counters(const struct http_request *req, struct http_response *resp)
+{
+	struct app *app = req->app;
+	struct store_agent a;
+	json_t *arr;
+	int ret;
+
+	if (!agent_id_valid(req->arg[0]) ||
+	    (ret = store_agent_get(app->store, req->arg[0], &a)) == -ENOENT) {
+		http_reply_error(resp, PROTO_ERR_UNKNOWN_AGENT, "no such agent");
+		return;
+	}
+	if (ret) {
+		http_reply_store_failure(resp);
+		return;
+	}
+	store_agent_release(&a);
+	arr = json_array();
+	if (!arr || store_counters_list(app->store, req->arg[0], 0, query_limit(req), counters_cb,
+					arr)) {
+		json_decref(arr);
+		http_reply_store_failure(resp);
+		return;
+	}
+	reply_json_value(resp, 200, json_pack("{s:s, s:o}", "agent_id", req->arg[0], "hours", arr));
+}
+
 void handle_agent_set_policy(const struct http_request *req, struct http_response *resp)
 {
 	struct app *app = req->app;

@@ -20,6 +20,7 @@ const struct http_route app_routes[] = {
 	{ "GET", "/v1/agents", LIMIT_SMALL_BODY, HTTP_TOKEN, "agents", handle_agents_list },
 	{ "GET", "/v1/agents/*", LIMIT_SMALL_BODY, HTTP_TOKEN, "agent", handle_agent_get },
 	{ "GET", "/v1/agents/*/verdicts", LIMIT_SMALL_BODY, HTTP_TOKEN, "verdicts", handle_agent_verdicts },
+	{ "GET", "/v1/agents/*/counters", LIMIT_SMALL_BODY, HTTP_TOKEN, "counters", handle_agent_counters },
 	/* Lifecycle (handlers_lifecycle.c): retire (?purge=1 deletes), reset, history. */
 	{ "DELETE", "/v1/agents/*", LIMIT_SMALL_BODY, HTTP_TOKEN, "agent_retire", handle_agent_retire },
 	{ "POST", "/v1/agents/*/reset", LIMIT_SMALL_BODY, HTTP_TOKEN, "agent_reset", handle_agent_reset },

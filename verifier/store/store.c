@@ -334,6 +334,29 @@ int store_verdicts_list(struct store *st, const char *agent, unsigned limit,
 	return st->be->ops->verdicts_list(st->be, agent, limit, cb, arg);
 }
 
+int store_verdicts_prune(struct store *st, const char *agent, unsigned keep, unsigned limit,
+			 uint64_t *deleted)
+{
+	return st->be->ops->verdicts_prune(st->be, agent, keep, limit, deleted);
+}
+
+int store_counters_prune(struct store *st, int64_t before, unsigned limit, uint64_t *deleted)
+{
+	return st->be->ops->counters_prune(st->be, before, limit, deleted);
+}
+
+int store_counters_list(struct store *st, const char *agent, int64_t since, unsigned limit,
+			store_counters_cb cb, void *arg)
+{
+	return st->be->ops->counters_list(st->be, agent, since, limit, cb, arg);
+}
+
+int store_agent_ids(struct store *st, const char *after, unsigned limit, store_agent_id_cb cb,
+		    void *arg)
+{
+	return st->be->ops->agent_ids(st->be, after, limit, cb, arg);
+}
+
 int store_violations_list(struct store *st, int state, const char *agent, unsigned limit,
 			  store_violation_cb cb, void *arg)
 {

@@ -284,6 +284,54 @@ typedef int (*store_verdict_cb)(void *arg, const struct store_verdict *v);
 int store_verdicts_list(struct store *st, const char *agent, unsigned limit,
 			store_verdict_cb cb, void *arg);
 
+/* Retention ------------------------------------------------------------------------------ */
+
+/*
+ * What history is kept (docs/design.md, "Retention"). Every verdict that changed its agent's
+ * trust or reasons from the verdict before it (and each agent's first) is kept for good, and
+ * so are violations, decisions, policy versions and lifecycle events; of the other verdicts,
+ * each agent's newest `verdicts_keep` (0: every verdict). Each round is also counted in its
+ * agent's hour (rounds, trusted, untrusted); hours older than `counters_age` seconds go (0:
+ * none). Pruning runs in the background in small transactions (service/retention.h).
+ */
+#define STORE_VERDICTS_KEEP_DEFAULT 360 /* an hour of rounds at a 10 s interval */
+#define STORE_COUNTERS_DAYS_DEFAULT 90
+#define STORE_HOUR 3600
+
+/* The first second of the hour holding `t`. */
+static inline int64_t store_hour_of(int64_t t)
+{
+	return t - ((t % STORE_HOUR) + STORE_HOUR) % STORE_HOUR;
+}
+
+/*
+ * Deletes, in one transaction, at most `limit` verdicts of agent `agent` that changed nothing
+ * and are older than its `keep` newest, oldest first; *deleted says how many (fewer than
+ * limit: none is left to prune). -EINVAL for keep or limit 0.
+ */
+int store_verdicts_prune(struct store *st, const char *agent, unsigned keep, unsigned limit,
+			 uint64_t *deleted);
+
+/* Deletes at most `limit` hourly counters of hours before `before`, oldest first. */
+int store_counters_prune(struct store *st, int64_t before, unsigned limit, uint64_t *deleted);
+
+struct store_counters {
+	int64_t hour; /* its first second */
+	uint64_t rounds;
+	uint64_t trusted;
+	uint64_t untrusted;
+};
+typedef int (*store_counters_cb)(void *arg, const struct store_counters *c);
+/* Agent `agent`'s hours from `since` on, newest first, at most limit. */
+int store_counters_list(struct store *st, const char *agent, int64_t since, unsigned limit,
+			store_counters_cb cb, void *arg);
+
+typedef int (*store_agent_id_cb)(void *arg, const char *id);
+/* At most `limit` agent ids after `after` ("" or NULL: from the first), in order: a cheap walk
+ * over the fleet a page at a time. */
+int store_agent_ids(struct store *st, const char *after, unsigned limit, store_agent_id_cb cb,
+		    void *arg);
+
 /* Violations ----------------------------------------------------------------------------- */
 
 enum violation_state {
@@ -384,7 +432,8 @@ void store_amendment_name(const char *agent, char out[STORE_AMENDMENT_NAME_MAX +
  * Retires agent `id` for `actor` (a token name): its evidence is refused from now on, its EK
  * may enroll under another id, its verdicts, violations and amendment stay; a row of its
  * history and the agent.retired event record it. With purge the agent and everything stored
- * for it (boot state, event log, verdicts, violations, amendment, history) is deleted instead,
+ * for it (boot state, event log, verdicts, hourly counters, violations, amendment, history) is
+ * deleted instead,
  * whatever its state, and the id is free; agent.retired says purged. -ENOENT unknown agent,
  * -EALREADY retired already (without purge: nothing changed).
  */
@@ -507,7 +556,8 @@ int store_backup_check(const char *uri, int64_t *version);
 /*
  * Copies the whole store at from_uri into the store at to_uri (created, or brought to this
  * build's schema, as store_open() does): agents with their keys and history, boot states and
- * logs, verdicts, violations with their decisions, every version of every policy and amendment,
+ * logs, verdicts and hourly counters, violations with their decisions, every version of every
+ * policy and amendment,
  * spent challenges, webhook events not yet delivered; ids are kept. Offline: no verifier uses
  * either store meanwhile. One transaction on the target: on failure it is left as it was.
  * 0; -ENOTEMPTY (logged) if the target holds anything; -EINVAL a bad URI; what store_open()

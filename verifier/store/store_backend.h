@@ -91,6 +91,15 @@ struct store_ops {
 	void (*commit_rounds)(struct store_backend *b, struct store_pending_round *batch);
 	int (*verdicts_list)(struct store_backend *b, const char *agent, unsigned limit,
 			     store_verdict_cb cb, void *arg);
+	/* Retention (store.h): one transaction each. */
+	int (*verdicts_prune)(struct store_backend *b, const char *agent, unsigned keep,
+			      unsigned limit, uint64_t *deleted);
+	int (*counters_prune)(struct store_backend *b, int64_t before, unsigned limit,
+			      uint64_t *deleted);
+	int (*counters_list)(struct store_backend *b, const char *agent, int64_t since,
+			     unsigned limit, store_counters_cb cb, void *arg);
+	int (*agent_ids)(struct store_backend *b, const char *after, unsigned limit,
+			 store_agent_id_cb cb, void *arg);
 
 	int (*violations_list)(struct store_backend *b, int state, const char *agent,
 			       unsigned limit, store_violation_cb cb, void *arg);

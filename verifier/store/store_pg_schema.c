@@ -185,6 +185,22 @@ static const char m8_verdict_versions[] =
 	"ALTER TABLE verdicts ADD COLUMN policy_version BIGINT NOT NULL DEFAULT 0;"
 	"ALTER TABLE verdicts ADD COLUMN amendment_version BIGINT NOT NULL DEFAULT 0;";
 
+/* 9: retention: verdicts that changed trust or reasons, hourly counters (store_sqlite_schema.c). */
+static const char m9_retention[] =
+	"ALTER TABLE verdicts ADD COLUMN changed BIGINT NOT NULL DEFAULT 1;"
+	"UPDATE verdicts SET changed = 0 WHERE id IN (SELECT id FROM (SELECT id, trusted,"
+	" reasons, LAG(trusted) OVER w AS prev_trusted, LAG(reasons) OVER w AS prev_reasons"
+	" FROM verdicts WINDOW w AS (PARTITION BY agent ORDER BY id)) x"
+	" WHERE prev_trusted = trusted AND prev_reasons = reasons);"
+	"CREATE TABLE verdict_hours("
+	" agent TEXT NOT NULL, hour BIGINT NOT NULL, rounds BIGINT NOT NULL,"
+	" trusted BIGINT NOT NULL, untrusted BIGINT NOT NULL, PRIMARY KEY(agent, hour));"
+	"CREATE INDEX verdict_hours_hour ON verdict_hours(hour);"
+	"INSERT INTO verdict_hours(agent, hour, rounds, trusted, untrusted)"
+	" SELECT agent, time - time % 3600, COUNT(*),"
+	" SUM(CASE WHEN trusted <> 0 THEN 1 ELSE 0 END), SUM(CASE WHEN trusted = 0 THEN 1 ELSE 0 END)"
+	" FROM verdicts GROUP BY agent, time - time % 3600;";
+
 static const struct migration {
 	const char *what;
 	const char *sql;
@@ -198,6 +214,7 @@ static const struct migration {
 	  m6_operators },
 	{ "spent challenges of several verifiers", m7_spent_nonces },
 	{ "the policy and amendment versions that judged each verdict", m8_verdict_versions },
+	{ "verdicts that changed trust marked, hourly counters of rounds", m9_retention },
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == STORE_PG_SCHEMA_VERSION,

@@ -750,14 +750,24 @@ static bool still_active(struct db *db, const char *id)
 	return active;
 }
 
-/* agent.untrusted is raised when an agent turns so: its last verdict was trusted, or none. */
-static int turns_untrusted(struct db *db, const char *agent, bool *turned)
+/*
+ * What this round's verdict changes against the agent's last one: *changed when it has none, or
+ * its trust or its reasons differ (such a verdict is never pruned); *turned when it turns
+ * untrusted (its last was trusted, or none: agent.untrusted is raised).
+ */
+static int verdict_changes(struct db *db, const struct store_round *r, bool *changed,
+			   bool *turned)
 {
-	int ret = first(db, STMT_LAST_TRUSTED, P(SV_TEXT(agent)));
+	const char *reasons = r->reasons_json ? r->reasons_json : "[]";
+	int ret = first(db, STMT_LAST_VERDICT, P(SV_TEXT(r->agent)));
 
-	*turned = ret == 0;
+	*changed = ret == 0;
+	*turned = ret == 0 && !r->trusted;
 	if (ret == 1) {
-		*turned = col_int(db, 0) != 0;
+		bool was_trusted = col_int(db, 0) != 0;
+
+		*changed = was_trusted != r->trusted || strcmp(col_text(db, 1), reasons) != 0;
+		*turned = was_trusted && !r->trusted;
 		done(db);
 	}
 	return ret < 0 ? ret : 0;
@@ -798,7 +808,7 @@ static int round_claim(struct db *db, const struct store_round *r)
 static int round_write(struct db *db, const struct store_round *r, int64_t *verdict_id)
 {
 	bool known = r->judged && r->judged->known; /* what judged it, named by the verdict */
-	bool turned = false;
+	bool turned = false, changed = false;
 	int ret;
 
 	if ((ret = round_claim(db, r)))
@@ -808,21 +818,26 @@ static int round_write(struct db *db, const struct store_round *r, int64_t *verd
 	if (r->interval &&
 	    (ret = exec(db, STMT_AGENT_INTERVAL, P(SV_TEXT(r->agent), SV_INT(r->interval)))))
 		return ret;
-	if (!r->trusted && events_on(db->st) && (ret = turns_untrusted(db, r->agent, &turned)))
+	if ((ret = verdict_changes(db, r, &changed, &turned)))
 		return ret;
+	turned = turned && events_on(db->st);
 	ret = first(db, STMT_VERDICT_INSERT,
 		    P(SV_TEXT(r->agent), SV_INT(r->next->boot_number), SV_INT(r->now),
 		      SV_INT(r->trusted ? 1 : 0), SV_TEXT(r->reasons_json ? r->reasons_json : "[]"),
 		      SV_INT(r->next_offset), SV_TEXT(known ? r->judged->policy : ""),
 		      SV_INT(known ? r->judged->policy_version : 0),
-		      SV_INT(known ? r->judged->amendment_version : 0)));
+		      SV_INT(known ? r->judged->amendment_version : 0), SV_INT(changed ? 1 : 0)));
 	if (ret == 0)
 		ret = -EIO; /* RETURNING always has its row */
 	if (ret < 0)
 		return ret;
 	*verdict_id = col_int(db, 0);
 	done(db);
-	ret = 0;
+	ret = exec(db, STMT_HOUR_ADD,
+		   P(SV_TEXT(r->agent), SV_INT(store_hour_of(r->now)), SV_INT(r->trusted ? 1 : 0),
+		     SV_INT(r->trusted ? 0 : 1)));
+	if (ret)
+		return ret;
 	if (turned) {
 		struct store_event e = {
 			.type = STORE_EVENT_UNTRUSTED, .agent = r->agent, .time = r->now,
@@ -942,6 +957,97 @@ int store_sql_verdicts_list(struct store_backend *b, const char *agent, unsigned
 		if ((ret = cb(arg, &v)))
 			break;
 	}
+	if (!ret && row < 0)
+		ret = row;
+	done(&db);
+	db_put(&db);
+	return ret;
+}
+
+/* Retention ------------------------------------------------------------------------------ */
+
+int store_sql_verdicts_prune(struct store_backend *b, const char *agent, unsigned keep,
+			     unsigned limit, uint64_t *deleted)
+{
+	struct db db;
+	int ret;
+
+	*deleted = 0;
+	if (!keep || !limit)
+		return -EINVAL;
+	if ((ret = db_get(b, &db)))
+		return ret;
+	if (!(ret = db.o->begin(db.c, STORE_LOCK_NONE)) &&
+	    !(ret = exec(&db, STMT_VERDICTS_PRUNE,
+			 P(SV_TEXT(agent), SV_INT(keep - 1), SV_INT(limit))))) {
+		*deleted = changes(&db);
+		ret = db.o->commit(db.c);
+	}
+	if (ret)
+		*deleted = 0;
+	db_put(&db);
+	return ret;
+}
+
+int store_sql_counters_prune(struct store_backend *b, int64_t before, unsigned limit,
+			     uint64_t *deleted)
+{
+	struct db db;
+	int ret;
+
+	*deleted = 0;
+	if (!limit)
+		return -EINVAL;
+	if ((ret = db_get(b, &db)))
+		return ret;
+	if (!(ret = db.o->begin(db.c, STORE_LOCK_NONE)) &&
+	    !(ret = exec(&db, STMT_HOURS_PRUNE, P(SV_INT(before), SV_INT(limit))))) {
+		*deleted = changes(&db);
+		ret = db.o->commit(db.c);
+	}
+	if (ret)
+		*deleted = 0;
+	db_put(&db);
+	return ret;
+}
+
+int store_sql_counters_list(struct store_backend *b, const char *agent, int64_t since,
+			    unsigned limit, store_counters_cb cb, void *arg)
+{
+	struct store_counters c;
+	struct db db;
+	int ret, row;
+
+	if ((ret = db_get(b, &db)))
+		return ret;
+	for (row = first(&db, STMT_HOURS_LIST, P(SV_TEXT(agent), SV_INT(since), SV_INT(limit)));
+	     row == 1; row = next_row(&db)) {
+		c.hour = col_int(&db, 0);
+		c.rounds = (uint64_t)col_int(&db, 1);
+		c.trusted = (uint64_t)col_int(&db, 2);
+		c.untrusted = (uint64_t)col_int(&db, 3);
+		if ((ret = cb(arg, &c)))
+			break;
+	}
+	if (!ret && row < 0)
+		ret = row;
+	done(&db);
+	db_put(&db);
+	return ret;
+}
+
+int store_sql_agent_ids(struct store_backend *b, const char *after, unsigned limit,
+			store_agent_id_cb cb, void *arg)
+{
+	struct db db;
+	int ret, row;
+
+	if ((ret = db_get(b, &db)))
+		return ret;
+	for (row = first(&db, STMT_AGENT_IDS, P(SV_TEXT(after ? after : ""), SV_INT(limit)));
+	     row == 1; row = next_row(&db))
+		if ((ret = cb(arg, col_text(&db, 0))))
+			break;
 	if (!ret && row < 0)
 		ret = row;
 	done(&db);
@@ -1244,7 +1350,7 @@ static int purge(struct db *db, const char *id)
 {
 	char amendment[STORE_AMENDMENT_NAME_MAX + 1];
 	static const enum store_stmt steps[] = {
-		STMT_PURGE_BOOT_STATE, STMT_PURGE_BOOT_LOG, STMT_PURGE_VERDICTS,
+		STMT_PURGE_BOOT_STATE, STMT_PURGE_BOOT_LOG, STMT_PURGE_VERDICTS, STMT_PURGE_HOURS,
 		STMT_PURGE_VIOLATIONS, STMT_PURGE_AMENDMENT, STMT_PURGE_HISTORY, STMT_PURGE_AGENT,
 	};
 	int ret = 0;
@@ -1508,8 +1614,9 @@ static const struct copy_table {
 	  "TBBTIBTII", false },
 	{ "verdicts",
 	  "id, agent, boot_number, time, trusted, reasons, next_offset, policy, policy_version,"
-	  " amendment_version",
-	  "ITIIITITII", true },
+	  " amendment_version, changed",
+	  "ITIIITITIII", true },
+	{ "verdict_hours", "agent, hour, rounds, trusted, untrusted", "TIIII", false },
 	{ "violations",
 	  "id, agent, boot_number, entry, path, digest, template, reason, first_seen, last_seen,"
 	  " count, state, recurs, decided_at, decision",

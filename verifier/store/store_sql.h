@@ -39,6 +39,14 @@ int store_sql_round_context(struct store_backend *b, const char *agent,
 void store_sql_commit_rounds(struct store_backend *b, struct store_pending_round *batch);
 int store_sql_verdicts_list(struct store_backend *b, const char *agent, unsigned limit,
 			    store_verdict_cb cb, void *arg);
+int store_sql_verdicts_prune(struct store_backend *b, const char *agent, unsigned keep,
+			     unsigned limit, uint64_t *deleted);
+int store_sql_counters_prune(struct store_backend *b, int64_t before, unsigned limit,
+			     uint64_t *deleted);
+int store_sql_counters_list(struct store_backend *b, const char *agent, int64_t since,
+			    unsigned limit, store_counters_cb cb, void *arg);
+int store_sql_agent_ids(struct store_backend *b, const char *after, unsigned limit,
+			store_agent_id_cb cb, void *arg);
 int store_sql_violations_list(struct store_backend *b, int state, const char *agent,
 			      unsigned limit, store_violation_cb cb, void *arg);
 int store_sql_violation_get(struct store_backend *b, int64_t id, store_violation_cb cb,
@@ -97,6 +105,9 @@ const char *store_sql_copy_table(size_t i, unsigned *ncolumns);
 		.round_context = store_sql_round_context,                                  \
 		.commit_rounds = store_sql_commit_rounds,                                  \
 		.verdicts_list = store_sql_verdicts_list,                                  \
+		.verdicts_prune = store_sql_verdicts_prune,                                \
+		.counters_prune = store_sql_counters_prune,                                \
+		.counters_list = store_sql_counters_list, .agent_ids = store_sql_agent_ids, \
 		.violations_list = store_sql_violations_list,                              \
 		.violation_get = store_sql_violation_get,                                  \
 		.violations_open_count = store_sql_violations_open_count,                  \

@@ -439,6 +439,30 @@ static int m8_verdict_versions(sqlite3 *db)
 		"ALTER TABLE verdicts ADD COLUMN amendment_version INTEGER NOT NULL DEFAULT 0;");
 }
 
+/*
+ * 9: retention. A verdict says whether it changed its agent's trust or reasons from the verdict
+ * before it (those are never pruned; the first of an agent did); rows from before are judged so
+ * here in id order. Per agent and hour, how many rounds were trusted and untrusted, begun from
+ * the verdicts stored.
+ */
+static int m9_retention(sqlite3 *db)
+{
+	return store_sqlite_exec(db,
+		"ALTER TABLE verdicts ADD COLUMN changed INTEGER NOT NULL DEFAULT 1;"
+		"UPDATE verdicts SET changed = 0 WHERE id IN (SELECT id FROM (SELECT id, trusted,"
+		" reasons, LAG(trusted) OVER w AS prev_trusted, LAG(reasons) OVER w AS prev_reasons"
+		" FROM verdicts WINDOW w AS (PARTITION BY agent ORDER BY id)) x"
+		" WHERE prev_trusted = trusted AND prev_reasons = reasons);"
+		"CREATE TABLE verdict_hours("
+		" agent TEXT NOT NULL, hour INTEGER NOT NULL, rounds INTEGER NOT NULL,"
+		" trusted INTEGER NOT NULL, untrusted INTEGER NOT NULL, PRIMARY KEY(agent, hour));"
+		"CREATE INDEX verdict_hours_hour ON verdict_hours(hour);"
+		"INSERT INTO verdict_hours(agent, hour, rounds, trusted, untrusted)"
+		" SELECT agent, time - time % 3600, COUNT(*),"
+		" SUM(CASE WHEN trusted <> 0 THEN 1 ELSE 0 END), SUM(CASE WHEN trusted = 0 THEN 1 ELSE 0 END)"
+		" FROM verdicts GROUP BY agent, time - time % 3600;");
+}
+
 static const struct migration {
 	const char *what;
 	int (*apply)(sqlite3 *db);
@@ -452,6 +476,7 @@ static const struct migration {
 	  m6_operators },
 	{ "spent challenges of several verifiers", m7_spent_nonces },
 	{ "the policy and amendment versions that judged each verdict", m8_verdict_versions },
+	{ "verdicts that changed trust marked, hourly counters of rounds", m9_retention },
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == STORE_SQLITE_SCHEMA_VERSION,

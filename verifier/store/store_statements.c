@@ -160,14 +160,37 @@ const struct store_statement store_statements[STMT_COUNT] = {
 		"DELETE FROM spent_nonces WHERE expires_at < ?1"),
 	[STMT_VERDICT_INSERT] = STMT("verdict write",
 		"INSERT INTO verdicts(agent, boot_number, time, trusted, reasons,"
-		" next_offset, policy, policy_version, amendment_version)"
-		" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) RETURNING id"),
+		" next_offset, policy, policy_version, amendment_version, changed)"
+		" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10) RETURNING id"),
 	[STMT_VERDICTS_LIST] = STMT("verdicts list",
 		"SELECT id, agent, boot_number, time, trusted, reasons, next_offset,"
 		" policy, policy_version, amendment_version"
 		" FROM verdicts WHERE agent = ?1 ORDER BY id DESC LIMIT ?2"),
-	[STMT_LAST_TRUSTED] = STMT("last verdict",
-		"SELECT trusted FROM verdicts WHERE agent = ?1 ORDER BY id DESC LIMIT 1"),
+	[STMT_LAST_VERDICT] = STMT("last verdict",
+		"SELECT trusted, reasons FROM verdicts WHERE agent = ?1 ORDER BY id DESC LIMIT 1"),
+	/* A round counted in its agent's hour (?2: the hour's first second). */
+	[STMT_HOUR_ADD] = STMT("hourly counters write",
+		"INSERT INTO verdict_hours(agent, hour, rounds, trusted, untrusted)"
+		" VALUES (?1, ?2, 1, ?3, ?4) ON CONFLICT(agent, hour) DO UPDATE SET"
+		" rounds = verdict_hours.rounds + 1,"
+		" trusted = verdict_hours.trusted + excluded.trusted,"
+		" untrusted = verdict_hours.untrusted + excluded.untrusted"),
+	/*
+	 * Retention: at most ?3 of agent ?1's verdicts older than its ?2 + 1 newest that changed
+	 * nothing (store.h, store_verdicts_prune()); the oldest first.
+	 */
+	[STMT_VERDICTS_PRUNE] = STMT("verdicts prune",
+		"DELETE FROM verdicts WHERE id IN (SELECT id FROM verdicts WHERE agent = ?1"
+		" AND changed = 0 AND id < (SELECT id FROM verdicts WHERE agent = ?1"
+		" ORDER BY id DESC LIMIT 1 OFFSET ?2) ORDER BY id LIMIT ?3)"),
+	[STMT_HOURS_PRUNE] = STMT("hourly counters prune",
+		"DELETE FROM verdict_hours WHERE (agent, hour) IN (SELECT agent, hour"
+		" FROM verdict_hours WHERE hour < ?1 ORDER BY hour LIMIT ?2)"),
+	[STMT_HOURS_LIST] = STMT("hourly counters",
+		"SELECT hour, rounds, trusted, untrusted FROM verdict_hours"
+		" WHERE agent = ?1 AND hour >= ?2 ORDER BY hour DESC LIMIT ?3"),
+	[STMT_AGENT_IDS] = STMT("agent ids",
+		"SELECT id FROM agents WHERE id > ?1 ORDER BY id LIMIT ?2"),
 	/*
 	 * A violation's newest row decides what a new occurrence does (store_sql.c): there is
 	 * at most one open row per (agent, reason, path, digest) and it is always the newest.
@@ -241,6 +264,7 @@ const struct store_statement store_statements[STMT_COUNT] = {
 	[STMT_PURGE_BOOT_STATE] = STMT("purge", "DELETE FROM boot_state WHERE agent = ?1"),
 	[STMT_PURGE_BOOT_LOG] = STMT("purge", "DELETE FROM boot_logs WHERE agent = ?1"),
 	[STMT_PURGE_VERDICTS] = STMT("purge", "DELETE FROM verdicts WHERE agent = ?1"),
+	[STMT_PURGE_HOURS] = STMT("purge", "DELETE FROM verdict_hours WHERE agent = ?1"),
 	[STMT_PURGE_VIOLATIONS] = STMT("purge", "DELETE FROM violations WHERE agent = ?1"),
 	[STMT_PURGE_AMENDMENT] = STMT("purge", "DELETE FROM policies WHERE name = ?1"),
 	[STMT_PURGE_HISTORY] = STMT("purge", "DELETE FROM agent_history WHERE agent = ?1"),
