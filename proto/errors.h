@@ -101,6 +101,7 @@ enum proto_action {
 	X(POLICY_CONFLICT, 409, "policy_conflict", true, PROTO_ACTION_GIVE_UP)                      \
 	X(ALREADY_RETIRED, 409, "already_retired", true, PROTO_ACTION_GIVE_UP)                      \
 	X(ALREADY_RESET, 409, "already_reset", true, PROTO_ACTION_GIVE_UP)                          \
+	X(POLICY_IN_USE, 409, "policy_in_use", true, PROTO_ACTION_GIVE_UP)                          \
 	/* Attestation results for relying parties (GET /v1/agents/{id}/ear) */                     \
 	X(AGENT_INACTIVE, 409, "agent_inactive", true, PROTO_ACTION_GIVE_UP)                        \
 	/* no round of the agent judged by this verifier since it started: its next round makes one */\

@@ -83,6 +83,7 @@ static void test_agents(struct store *st)
 	struct store_agent a, got;
 	enum store_enroll_result r;
 	uint8_t digest[32];
+	int64_t ver = 0;
 	int n = 0;
 
 	make_agent(&a, "web-01", 1, 1, 0xaa);
@@ -129,8 +130,17 @@ static void test_agents(struct store *st)
 	make_agent(&a, "db-01", 2, 2, 0x11);
 	CHECK(store_agent_enroll(st, &a, 106, &r) == 0 && r == STORE_ENROLL_NEW, "second agent");
 	CHECK(store_agents_list(st, count_cb, &n) == 0 && n == 2, "list two agents");
-	CHECK(store_agent_set_policy(st, "db-01", "strict") == 0, "set policy");
+	CHECK(store_agent_set_policy(st, "db-01", "strict") == -ENODATA &&
+		      store_agent_get(st, "db-01", &got) == 0 && !got.policy[0],
+	      "a policy that does not exist is not assigned");
+	store_agent_release(&got);
+	CHECK(store_policy_put(st, "strict", "{\"t\":1}", "test", 4, &ver) == 0 &&
+		      store_agent_set_policy(st, "db-01", "strict") == 0,
+	      "set policy");
 	CHECK(store_agent_set_policy(st, "ghost", "strict") == -ENOENT, "policy unknown agent");
+	CHECK(store_agent_set_policy(st, "db-01", "") == 0 &&
+		      store_agent_set_policy(st, "db-01", "strict") == 0,
+	      "the default needs no stored policy");
 }
 
 /* The fleet list's last reasons of each agent (store_agents_list() fills them). */
@@ -637,6 +647,127 @@ static void test_round_cas(struct store *st)
 }
 
 /* store_round_context(): the facts of the calls it stands for, in one. */
+/* "NAME:VERSION:AGENTS " per policy, appended to arg (256 bytes). */
+static int policies_cb(void *arg, const struct store_policy_summary *p)
+{
+	char *out = arg;
+	size_t n = strlen(out);
+
+	snprintf(out + n, 256 - n, "%s:%lld:%llu ", p->name, (long long)p->version,
+		 (unsigned long long)p->agents);
+	return 0;
+}
+
+/*
+ * The list of named policies, and deleting one no agent uses (after the other tests: it adds
+ * policies they do not expect). A policy written again after its deletion goes on from the
+ * version it had, so that no (name, version) ever names two texts.
+ */
+static void test_policies_list(struct store *st)
+{
+	char seen[256] = "";
+	char amendment[STORE_AMENDMENT_NAME_MAX + 1];
+	char *json = NULL;
+	int64_t v = 0;
+
+	store_amendment_name("web-01", amendment);
+	CHECK(store_policy_put(st, "spare", "{\"s\":1}", "test", 4, &v) == 0 &&
+		      store_policy_put(st, "spare", "{\"s\":2}", "test", 4, &v) == 0 && v == 2 &&
+		      store_policy_put(st, amendment, "{\"m\":1}", "test", 4, &v) == 0,
+	      "policy spare at version 2, and an amendment");
+	CHECK(store_policies_list(st, "default", policies_cb, seen) == 0 &&
+		      !strcmp(seen, "default:2:2 spare:2:0 strict:1:1 "),
+	      "the list: named policies only, newest versions, agents (%s)", seen);
+	CHECK(store_policy_delete(st, "strict", "test", 5) == -EBUSY, "a policy in use is not deleted");
+	CHECK(store_policy_delete(st, "nothing", "test", 5) == -ENOENT, "nor one that does not exist");
+	CHECK(store_policy_delete(st, amendment, "test", 5) == -ENOENT, "nor an amendment");
+	CHECK(store_policy_delete(st, "spare", "test", 5) == 0 &&
+		      store_policy_version(st, "spare", &v) == -ENOENT &&
+		      store_policy_get_version(st, "spare", 1, &json) == -ENOENT,
+	      "an unused one is, with its versions");
+	CHECK(store_policy_delete(st, "spare", "test", 5) == -ENOENT, "deleted once");
+	CHECK(store_agent_set_policy(st, "db-01", "spare") == -ENODATA,
+	      "a deleted policy is not assigned");
+	seen[0] = '\0';
+	CHECK(store_policies_list(st, "default", policies_cb, seen) == 0 &&
+		      !strcmp(seen, "default:2:2 strict:1:1 ") &&
+		      store_policy_version(st, amendment, &v) == 0,
+	      "the rest stays (%s)", seen);
+	CHECK(store_policy_put(st, "spare", "{\"s\":1}", "test", 6, &v) == 0 && v == 3 &&
+		      store_policy_get_version(st, "spare", 3, &json) == 0 &&
+		      !strcmp(json, "{\"s\":1}"),
+	      "written again, spare goes on at version 3 (%lld)", (long long)v);
+	free(json);
+	CHECK(store_policy_get_version(st, "spare", 1, &json) == -ENOENT && !json,
+	      "its old versions stay gone");
+}
+
+/* One side of the race below: an assignment or a deletion, started together. */
+struct policy_race {
+	struct store *st;
+	pthread_barrier_t *go;
+	bool assign;
+	int ret;
+};
+
+static void *policy_race_thread(void *arg)
+{
+	struct policy_race *r = arg;
+
+	pthread_barrier_wait(r->go);
+	r->ret = r->assign ? store_agent_set_policy(r->st, "db-01", "race")
+			   : store_policy_delete(r->st, "race", "test", 7);
+	return NULL;
+}
+
+/*
+ * An assignment to a policy and its deletion at the same moment: exactly one wins, and an
+ * agent never ends up assigned a policy that is gone (on a server database the two run on
+ * two connections; each is serialized with the other by the policy lock).
+ */
+#define POLICY_RACES 60
+static void test_policy_delete_race(struct store *st)
+{
+	pthread_barrier_t go;
+	struct policy_race r[2];
+	pthread_t t[2];
+	struct store_agent a;
+	int64_t v = 0;
+	int both = 0, neither = 0, dangling = 0, errors = 0;
+
+	pthread_barrier_init(&go, NULL, 2);
+	for (int i = 0; i < POLICY_RACES; i++) {
+		if (store_policy_put(st, "race", i % 2 ? "{\"r\":1}" : "{\"r\":2}", "test", 7, &v) ||
+		    store_agent_set_policy(st, "db-01", "strict")) {
+			errors++;
+			break;
+		}
+		for (int k = 0; k < 2; k++) {
+			r[k] = (struct policy_race){ .st = st, .go = &go, .assign = k == 0 };
+			pthread_create(&t[k], NULL, policy_race_thread, &r[k]);
+		}
+		for (int k = 0; k < 2; k++)
+			pthread_join(t[k], NULL);
+		if ((r[0].ret != 0 && r[0].ret != -ENODATA) || (r[1].ret != 0 && r[1].ret != -EBUSY))
+			errors++;
+		both += r[0].ret == 0 && r[1].ret == 0;
+		neither += r[0].ret != 0 && r[1].ret != 0;
+		if (store_agent_get(st, "db-01", &a) == 0) {
+			dangling += !strcmp(a.policy, "race") &&
+				    store_policy_version(st, "race", &v) == -ENOENT;
+			store_agent_release(&a);
+		}
+	}
+	pthread_barrier_destroy(&go);
+	CHECK(!errors && !both && !neither && !dangling,
+	      "%d races: one side wins each (both won %d, neither %d, an agent assigned a deleted"
+	      " policy %d, other answers %d)", POLICY_RACES, both, neither, dangling, errors);
+	CHECK(store_agent_set_policy(st, "db-01", "strict") == 0 &&
+		      (store_policy_delete(st, "race", "test", 8) == 0 ||
+		       store_policy_version(st, "race", &v) == -ENOENT),
+	      "db-01 back on strict, race gone");
+}
+
 static void test_round_context(struct store *st)
 {
 	struct store_round_ctx c;
@@ -668,9 +799,9 @@ static void test_round_context(struct store *st)
 		      c.amendment_version == 1,
 	      "then an amendment, version 1");
 	CHECK(store_round_context(st, "db-01", "default", &c) == 0 && c.state == AGENT_PENDING &&
-		      !strcmp(c.policy, "strict") && c.policy_version == 0 && c.version == 0 &&
+		      !strcmp(c.policy, "strict") && c.policy_version == 1 && c.version == 0 &&
 		      !c.boot.started && !c.has_boot_log,
-	      "db-01: pending, policy strict (not stored), no boot state, no log");
+	      "db-01: pending, policy strict (version 1), no boot state, no log");
 	CHECK(store_round_context(st, "web-01", "other", &c) == 0 && c.policy_version == 0,
 	      "the default policy's name is the caller's");
 }
@@ -1114,6 +1245,8 @@ int main(void)
 		CHECK_CASE("boot logs", test_boot_logs(st));
 		CHECK_CASE("policies", test_policies(st));
 		CHECK_CASE("round context", test_round_context(st));
+		CHECK_CASE("the list of policies, and deleting one", test_policies_list(st));
+		CHECK_CASE("a deletion and an assignment at once", test_policy_delete_race(st));
 		CHECK_CASE("failed round", test_failed_round(st));
 		CHECK_CASE("round compare-and-swap", test_round_cas(st));
 		CHECK_CASE("spent challenges", test_spent_nonces(st));

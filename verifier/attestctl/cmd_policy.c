@@ -1,10 +1,12 @@
 /*
- * attestctl policy get NAME [--version N] | put NAME FILE | assign AGENT NAME | diff OLD NEW
- *                  | history NAME | rollback NAME VERSION
+ * attestctl policy list | get NAME [--version N] | put NAME FILE | assign AGENT NAME
+ *                  | diff OLD NEW | history NAME | rollback NAME VERSION | delete NAME
  *
  * Named policies on a running verifier (every put is a new version; the verifier keeps the old
  * ones and who made them: `history` lists them, `get --version` reads one, `rollback` makes an
- * old version's text current again as a new version). diff compares two policies, each a file
+ * old version's text current again as a new version; `list` names every policy with its newest
+ * version and how many agents use it; `delete` removes a policy no agent uses, with its
+ * history). diff compares two policies, each a file
  * or @NAME on the verifier, and prints one line per change: `+ PATH ALG:HEX`, `- PATH ALG:HEX`
  * (digests and digests_hex), `+excludes RE`, `-excludes RE`, the same for digest_only, keys (a
  * trusted signing key added or dropped is a change a reviewer must see), require_signatures and
@@ -28,8 +30,8 @@
 #include "verifier/policy/policy_file.h"
 
 static const char usage_text[] =
-	"usage: attestctl policy get NAME [--version N] | put NAME FILE | assign AGENT NAME\n"
-	"                      | diff OLD NEW | history NAME | rollback NAME VERSION\n"
+	"usage: attestctl policy list | get NAME [--version N] | put NAME FILE | assign AGENT NAME\n"
+	"                      | diff OLD NEW | history NAME | rollback NAME VERSION | delete NAME\n"
 	"                      | update NAME --apt-repo DIR --keyring FILE [...] (policy update --help)\n"
 	"       (OLD and NEW are files or @NAME on the verifier)\n"
 	"       [--verifier URL] [--ca FILE] [--token-file FILE]\n";
@@ -255,6 +257,29 @@ int policy_rollback_to(const struct online_opts *o, const char *path, const char
 	return 0;
 }
 
+/* Every named policy: NAME VERSION AGENTS WRITTEN BY. */
+static int policy_list(struct online_opts *o)
+{
+	json_t *j = NULL, *p;
+	char t[32];
+	size_t i;
+	int ret;
+
+	if ((ret = online_fetch(o, HTTP_GET, "/v1/policies", NULL, &j)) || !j)
+		return ret;
+	printf("%-24s %7s %6s  %-21s %s\n", "POLICY", "VERSION", "AGENTS", "WRITTEN", "BY");
+	json_array_foreach(json_object_get(j, "policies"), i, p) {
+		online_fmt_time(json_integer_value(json_object_get(p, "time")), t, sizeof(t));
+		printf("%-24s %7" JSON_INTEGER_FORMAT " %6" JSON_INTEGER_FORMAT "  %-21s %s\n",
+		       json_string_value(json_object_get(p, "name")),
+		       json_integer_value(json_object_get(p, "version")),
+		       json_integer_value(json_object_get(p, "agents")), t,
+		       json_string_value(json_object_get(p, "actor")));
+	}
+	json_decref(j);
+	return 0;
+}
+
 int cmd_policy(int argc, char **argv)
 {
 	struct online_opts o;
@@ -266,6 +291,8 @@ int cmd_policy(int argc, char **argv)
 	if (argc > 1 && !strcmp(argv[1], "update"))
 		return cmd_policy_update(argc - 1, argv + 1);
 	ret = online_parse_words(argc, argv, &o, args, 3, &nargs);
+	if (!ret && nargs == 1 && !strcmp(args[0], "list"))
+		return policy_list(&o);
 	if (ret || nargs < 2 || nargs > 3) {
 		fputs(usage_text, stderr);
 		return 2;
@@ -330,6 +357,15 @@ int cmd_policy(int argc, char **argv)
 	}
 	if (!strcmp(verb, "diff") && nargs == 3)
 		return policy_diff(&o, args[1], args[2]);
+	if (!strcmp(verb, "delete") && nargs == 2) {
+		o.json = false;
+		snprintf(path, sizeof(path), "/v1/policies/%s", args[1]);
+		if ((ret = online_fetch(&o, HTTP_DELETE, path, NULL, &j)))
+			return ret;
+		printf("policy %s deleted with its history\n", args[1]);
+		json_decref(j);
+		return 0;
+	}
 	snprintf(what, sizeof(what), "policy %s", args[1]);
 	if (!strcmp(verb, "history") && nargs == 2) {
 		snprintf(path, sizeof(path), "/v1/policies/%s/versions", args[1]);

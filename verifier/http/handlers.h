@@ -59,6 +59,8 @@ void handle_violation_approve(const struct http_request *req, struct http_respon
 void handle_violation_dismiss(const struct http_request *req, struct http_response *resp);
 /* Policies (handlers_policies.c); the store's copy (handlers_backup.c). */
 void handle_policy_get(const struct http_request *req, struct http_response *resp);
+void handle_policies_list(const struct http_request *req, struct http_response *resp);
+void handle_policy_delete(const struct http_request *req, struct http_response *resp);
 void handle_policy_enforced(const struct http_request *req, struct http_response *resp);
 void handle_policy_put(const struct http_request *req, struct http_response *resp);
 void handle_backup(const struct http_request *req, struct http_response *resp);

@@ -302,29 +302,21 @@ void handle_agent_set_policy(const struct http_request *req, struct http_respons
 	json_error_t jerr;
 	json_t *body = json_loadb(req->body, req->body_len, JSON_REJECT_DUPLICATES, &jerr);
 	const char *name = body ? json_string_value(json_object_get(body, "policy")) : NULL;
-	char *json = NULL;
-	int64_t ver;
 	int ret;
 
 	if (!json_is_object(body) || !policy_name_valid(name)) {
 		http_reply_error(resp, PROTO_ERR_BAD_REQUEST, "want {\"policy\": NAME}");
 		goto out;
 	}
-	if (strcmp(name, POLICY_DEFAULT_NAME) != 0) {
-		ret = store_policy_get(app->store, name, &json, &ver);
-		if (ret == -ENOENT) {
-			http_reply_error(resp, PROTO_ERR_UNKNOWN_POLICY, "no policy \"%s\"", name);
-			goto out;
-		}
-		if (ret) {
-			http_reply_store_failure(resp);
-			goto out;
-		}
-	}
+	/* The store checks that the policy exists, serialized with its deletion. */
 	ret = agent_id_valid(req->arg[0])
 		      ? store_agent_set_policy(app->store, req->arg[0],
 					       strcmp(name, POLICY_DEFAULT_NAME) ? name : "")
 		      : -ENOENT;
+	if (ret == -ENODATA) {
+		http_reply_error(resp, PROTO_ERR_UNKNOWN_POLICY, "no policy \"%s\"", name);
+		goto out;
+	}
 	if (ret == -ENOENT) {
 		http_reply_error(resp, PROTO_ERR_UNKNOWN_AGENT, "no such agent");
 		goto out;
@@ -337,6 +329,5 @@ void handle_agent_set_policy(const struct http_request *req, struct http_respons
 	log_info("policy: agent \"%s\" now uses policy \"%s\"", req->arg[0], name);
 	reply_json_value(resp, 200, json_pack("{s:s, s:s}", "agent_id", req->arg[0], "policy", name));
 out:
-	free(json);
 	json_decref(body);
 }

@@ -1,6 +1,7 @@
 /*
- * Policies as HTTP: GET /v1/policies/{name} (the text stored), .../enforced (what the verifier
- * judges by) and PUT (a new version, checked before it is stored). Versions and rollbacks are
+ * Policies as HTTP: GET /v1/policies (every named policy), GET /v1/policies/{name} (the text
+ * stored), .../enforced (what the verifier judges by), PUT (a new version, checked before it
+ * is stored) and DELETE (an unused policy). Versions and rollbacks are
  * handlers_policy_history.c's.
  */
 #include <errno.h>
@@ -159,4 +160,66 @@ void handle_policy_put(const struct http_request *req, struct http_response *res
 	reply_json_value(resp, 200,
 			 json_pack("{s:s, s:I, s:o}", "name", req->arg[0], "version", (json_int_t)ver,
 				   "warnings", warnings));
+}
+
+static int policies_cb(void *arg, const struct store_policy_summary *p)
+{
+	json_t *o = json_pack("{s:s, s:I, s:I, s:s, s:I}", "name", p->name, "version",
+			      (json_int_t)p->version, "time", (json_int_t)p->time, "actor",
+			      p->actor, "agents", (json_int_t)p->agents);
+
+	return o && json_array_append_new(arg, o) == 0 ? 0 : -ENOMEM;
+}
+
+/* GET /v1/policies: every named policy, its newest version, who wrote it, how many agents use it. */
+void handle_policies_list(const struct http_request *req, struct http_response *resp)
+{
+	struct app *app = req->app;
+	json_t *arr = json_array();
+
+	if (!arr || store_policies_list(app->store, POLICY_DEFAULT_NAME, policies_cb, arr)) {
+		json_decref(arr);
+		http_reply_store_failure(resp);
+		return;
+	}
+	reply_json_value(resp, 200, json_pack("{s:o}", "policies", arr));
+}
+
+/*
+ * DELETE /v1/policies/{name}: a policy no agent is assigned, with its history. The default
+ * policy is never deleted (every agent that names none is judged by it).
+ */
+void handle_policy_delete(const struct http_request *req, struct http_response *resp)
+{
+	struct app *app = req->app;
+	int ret;
+
+	if (!policy_name_valid(req->arg[0])) {
+		http_reply_error(resp, PROTO_ERR_UNKNOWN_POLICY, "no such policy");
+		return;
+	}
+	if (!strcmp(req->arg[0], POLICY_DEFAULT_NAME)) {
+		http_reply_error(resp, PROTO_ERR_POLICY_IN_USE,
+				 "policy \"%s\" judges every agent that names no policy: it is never"
+				 " deleted", req->arg[0]);
+		return;
+	}
+	ret = store_policy_delete(app->store, req->arg[0], app_actor(req), (int64_t)time(NULL));
+	if (ret == -ENOENT) {
+		http_reply_error(resp, PROTO_ERR_UNKNOWN_POLICY, "no policy \"%s\"", req->arg[0]);
+		return;
+	}
+	if (ret == -EBUSY) {
+		http_reply_error(resp, PROTO_ERR_POLICY_IN_USE,
+				 "agents are assigned policy \"%s\": assign them another first"
+				 " (attestctl policy assign), nothing was deleted", req->arg[0]);
+		return;
+	}
+	if (ret) {
+		http_reply_store_failure(resp);
+		return;
+	}
+	policy_cache_invalidate(&app->policies, req->arg[0]);
+	log_info("policy \"%s\" deleted with its history by %s", req->arg[0], app_actor(req));
+	reply_json_value(resp, 200, json_pack("{s:s, s:b}", "policy", req->arg[0], "deleted", 1));
 }

@@ -33,7 +33,10 @@ const struct http_route app_routes[] = {
 	  handle_violation_approve },
 	{ "POST", "/v1/violations/*/dismiss", LIMIT_SMALL_BODY, HTTP_TOKEN, "dismiss",
 	  handle_violation_dismiss },
+	{ "GET", "/v1/policies", LIMIT_SMALL_BODY, HTTP_TOKEN, "policies", handle_policies_list },
 	{ "GET", "/v1/policies/*", LIMIT_SMALL_BODY, HTTP_TOKEN, "policy_get", handle_policy_get },
+	{ "DELETE", "/v1/policies/*", LIMIT_SMALL_BODY, HTTP_TOKEN, "policy_delete",
+	  handle_policy_delete },
 	/* Policies can be large (a whole distribution's digests). */
 	{ "PUT", "/v1/policies/*", LIMIT_REQUEST_BODY, HTTP_TOKEN, "policy_put", handle_policy_put },
 	{ "GET", "/v1/policies/*/enforced", LIMIT_SMALL_BODY, HTTP_TOKEN, "policy_enforced",

@@ -420,6 +420,20 @@ int store_policy_agents(struct store *st, const char *name, uint64_t *count)
 	return st->be->ops->policy_agents(st->be, name, count);
 }
 
+int store_policies_list(struct store *st, const char *default_policy,
+			store_policy_summary_cb cb, void *arg)
+{
+	return st->be->ops->policies_list(st->be, default_policy, cb, arg);
+}
+
+int store_policy_delete(struct store *st, const char *name, const char *actor, int64_t now)
+{
+	/* An amendment ("agent/ID", store_amendment_name()) goes only with its agent. */
+	if (strchr(name, '/'))
+		return -ENOENT;
+	return st->be->ops->policy_delete(st->be, name, actor, now);
+}
+
 void store_amendment_name(const char *agent, char out[STORE_AMENDMENT_NAME_MAX + 1])
 {
 	snprintf(out, STORE_AMENDMENT_NAME_MAX + 1, "agent/%s", agent);

@@ -146,7 +146,11 @@ int store_agent_get(struct store *st, const char *id, struct store_agent *out);
 int store_agent_activate(struct store *st, const char *id,
 			 const uint8_t digest[STORE_CRED_DIGEST_LEN], int64_t now);
 
-/* Assigns a policy by name ("" = default). -ENOENT unknown agent. */
+/*
+ * Assigns a policy by name ("" = default). -ENOENT unknown agent, -ENODATA no policy of that
+ * name (nothing changed). Serialized with store_policy_delete(): a policy is never deleted
+ * while an assignment to it commits.
+ */
 int store_agent_set_policy(struct store *st, const char *id, const char *policy);
 
 typedef int (*store_agent_cb)(void *arg, const struct store_agent *a);
@@ -417,6 +421,30 @@ int store_policy_versions(struct store *st, const char *name, store_policy_versi
 			  void *arg);
 /* How many agents are assigned policy `name`, spelt as agents store it ("" for the default). */
 int store_policy_agents(struct store *st, const char *name, uint64_t *count);
+
+/* One named policy (amendments are not listed): its newest version and who wrote it. */
+struct store_policy_summary {
+	const char *name;
+	int64_t version;
+	int64_t time;
+	const char *actor;
+	uint64_t agents; /* assigned it; for default_policy also the agents that name none */
+};
+typedef int (*store_policy_summary_cb)(void *arg, const struct store_policy_summary *p);
+/* Every named policy, by name. default_policy: the name agents that name none are judged by. */
+int store_policies_list(struct store *st, const char *default_policy,
+			store_policy_summary_cb cb, void *arg);
+
+/*
+ * Deletes policy `name` and every version of it, only while no agent is assigned it, in one
+ * transaction that an assignment (store_agent_set_policy()) cannot interleave with: -EBUSY if
+ * one is (nothing deleted), -ENOENT if there is no such policy (an amendment is none). The
+ * deletion is recorded (`actor`, `now`, its newest version): a policy written again under the
+ * name goes on from that version, so that a (name, version) never names two texts (the
+ * policy caches of every verifier, the versions a verdict names). The caller refuses the
+ * default policy (agents that name none use it).
+ */
+int store_policy_delete(struct store *st, const char *name, const char *actor, int64_t now);
 
 /*
  * An agent's amendment (the approvals an operator scoped to that one agent) is a policy of its

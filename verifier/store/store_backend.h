@@ -121,6 +121,10 @@ struct store_ops {
 	int (*policy_versions)(struct store_backend *b, const char *name,
 			       store_policy_version_cb cb, void *arg);
 	int (*policy_agents)(struct store_backend *b, const char *name, uint64_t *count);
+	int (*policies_list)(struct store_backend *b, const char *default_policy,
+			     store_policy_summary_cb cb, void *arg);
+	int (*policy_delete)(struct store_backend *b, const char *name, const char *actor,
+			     int64_t now);
 
 	int (*counts)(struct store_backend *b, struct store_counts *out);
 

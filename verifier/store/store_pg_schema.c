@@ -201,6 +201,12 @@ static const char m9_retention[] =
 	" SUM(CASE WHEN trusted <> 0 THEN 1 ELSE 0 END), SUM(CASE WHEN trusted = 0 THEN 1 ELSE 0 END)"
 	" FROM verdicts GROUP BY agent, time - time % 3600;";
 
+/* 10: deleted policies and their last versions (store_sqlite_schema.c). */
+static const char m10_policy_deletions[] =
+	"CREATE TABLE policy_deletions("
+	" name TEXT PRIMARY KEY, version BIGINT NOT NULL, actor TEXT NOT NULL,"
+	" time BIGINT NOT NULL);";
+
 static const struct migration {
 	const char *what;
 	const char *sql;
@@ -215,6 +221,7 @@ static const struct migration {
 	{ "spent challenges of several verifiers", m7_spent_nonces },
 	{ "the policy and amendment versions that judged each verdict", m8_verdict_versions },
 	{ "verdicts that changed trust marked, hourly counters of rounds", m9_retention },
+	{ "deleted policies and their last versions", m10_policy_deletions },
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == STORE_PG_SCHEMA_VERSION,

@@ -224,6 +224,8 @@ static int raise_event(struct db *db, const struct store_event *e)
 
 /* Agents ------------------------------------------------------------------------------- */
 
+static int unchanged_agent(struct db *db, const char *id);
+
 static void agent_summary_row(struct db *db, struct store_agent *a)
 {
 	const char *state = col_text(db, 1);
@@ -507,6 +509,11 @@ out:
 	return ret;
 }
 
+/*
+ * Under the policy lock: the policy it names exists when the assignment commits, and a
+ * deletion (store_sql_policy_delete()) that read "no agent uses it" has committed before or
+ * waits until after.
+ */
 int store_sql_agent_set_policy(struct store_backend *b, const char *id, const char *policy)
 {
 	struct db db;
@@ -514,9 +521,17 @@ int store_sql_agent_set_policy(struct store_backend *b, const char *id, const ch
 
 	if ((ret = db_get(b, &db)))
 		return ret;
-	ret = exec(&db, STMT_AGENT_SET_POLICY, P(SV_TEXT(id), SV_TEXT(policy)));
-	if (!ret && changes(&db) != 1)
-		ret = -ENOENT;
+	if ((ret = db.o->begin(db.c, STORE_LOCK_POLICY)) ||
+	    (ret = exec(&db, STMT_AGENT_SET_POLICY, P(SV_TEXT(id), SV_TEXT(policy)))))
+		goto out;
+	if (changes(&db) != 1) {
+		ret = unchanged_agent(&db, id);
+		if (ret == -EALREADY)
+			ret = -ENODATA; /* the agent exists: the policy does not */
+		goto out;
+	}
+	ret = db.o->commit(db.c);
+out:
 	db_put(&db);
 	return ret;
 }
@@ -1192,7 +1207,7 @@ int store_sql_policy_put(struct store_backend *b, const char *name, int64_t expe
 			 const char *json, const char *actor, int64_t now, int64_t *version)
 {
 	struct db db;
-	int64_t cur = 0;
+	int64_t cur = 0, next = 0;
 	bool same = false;
 	int ret, row;
 
@@ -1219,12 +1234,24 @@ int store_sql_policy_put(struct store_backend *b, const char *name, int64_t expe
 		*version = cur;
 		goto out; /* unchanged: no new version */
 	}
+	if (row == 0) { /* none: a deleted policy's versions go on */
+		row = first(&db, STMT_POLICY_DELETED_VERSION, P(SV_TEXT(name)));
+		if (row < 0) {
+			ret = row;
+			goto out;
+		}
+		if (row == 1) {
+			next = col_int(&db, 0);
+			done(&db);
+		}
+	}
+	next = (cur > next ? cur : next) + 1;
 	if ((ret = exec(&db, STMT_POLICY_INSERT,
-			P(SV_TEXT(name), SV_INT(cur + 1), SV_TEXT(json), SV_TEXT(actor),
+			P(SV_TEXT(name), SV_INT(next), SV_TEXT(json), SV_TEXT(actor),
 			  SV_INT(now)))))
 		goto out;
 	if (!(ret = db.o->commit(db.c)))
-		*version = cur + 1;
+		*version = next;
 out:
 	db_put(&db);
 	return ret;
@@ -1322,6 +1349,75 @@ int store_sql_policy_versions(struct store_backend *b, const char *name,
 int store_sql_policy_agents(struct store_backend *b, const char *name, uint64_t *count)
 {
 	return counts_of(b, STMT_POLICY_AGENTS, P(SV_TEXT(name)), count, 1);
+}
+
+int store_sql_policies_list(struct store_backend *b, const char *default_policy,
+			    store_policy_summary_cb cb, void *arg)
+{
+	struct store_policy_summary p;
+	struct db db;
+	int ret, row;
+
+	if ((ret = db_get(b, &db)))
+		return ret;
+	for (row = first(&db, STMT_POLICIES_LIST, P(SV_TEXT(default_policy))); row == 1;
+	     row = next_row(&db)) {
+		p.name = col_text(&db, 0);
+		p.version = col_int(&db, 1);
+		p.time = col_int(&db, 2);
+		p.actor = col_text(&db, 3);
+		p.agents = (uint64_t)col_int(&db, 4);
+		if ((ret = cb(arg, &p)))
+			break;
+	}
+	if (!ret && row < 0)
+		ret = row;
+	done(&db);
+	db_put(&db);
+	return ret;
+}
+
+/*
+ * Under the policy lock, which every assignment takes (store_sql_agent_set_policy()): "no
+ * agent uses it" still holds when the versions go. The deletion keeps the newest version
+ * number (STMT_POLICY_DELETION_RECORD) for store_sql_policy_put().
+ */
+int store_sql_policy_delete(struct store_backend *b, const char *name, const char *actor,
+			    int64_t now)
+{
+	struct db db;
+	int64_t newest;
+	int ret;
+
+	if ((ret = db_get(b, &db)))
+		return ret;
+	if ((ret = db.o->begin(db.c, STORE_LOCK_POLICY)))
+		goto out;
+	ret = first(&db, STMT_POLICY_VERSION, P(SV_TEXT(name)));
+	if (ret <= 0) {
+		ret = ret ? ret : -EIO; /* max() always has its row */
+		goto out;
+	}
+	ret = db.o->col_null(db.c, 0) ? -ENOENT : 0;
+	newest = col_int(&db, 0);
+	done(&db);
+	if (ret)
+		goto out;
+	ret = first(&db, STMT_POLICY_AGENTS, P(SV_TEXT(name)));
+	if (ret <= 0) {
+		ret = ret ? ret : -EIO;
+		goto out;
+	}
+	ret = col_int(&db, 0) > 0 ? -EBUSY : 0;
+	done(&db);
+	if (ret || (ret = exec(&db, STMT_POLICY_DELETE, P(SV_TEXT(name)))) ||
+	    (ret = exec(&db, STMT_POLICY_DELETION_RECORD,
+			P(SV_TEXT(name), SV_INT(newest), SV_TEXT(actor), SV_INT(now)))))
+		goto out;
+	ret = db.o->commit(db.c);
+out:
+	db_put(&db);
+	return ret;
 }
 
 /* Metrics -------------------------------------------------------------------------------- */
@@ -1628,6 +1724,7 @@ static const struct copy_table {
 	  " last_error",
 	  "ITTTTITIIT", true },
 	{ "spent_nonces", "nonce, agent, expires_at", "BTI", false },
+	{ "policy_deletions", "name, version, actor, time", "TITI", false },
 };
 
 #define COPY_SQL_MAX 1024

@@ -65,6 +65,10 @@ int store_sql_policy_get_version(struct store_backend *b, const char *name, int6
 int store_sql_policy_versions(struct store_backend *b, const char *name,
 			      store_policy_version_cb cb, void *arg);
 int store_sql_policy_agents(struct store_backend *b, const char *name, uint64_t *count);
+int store_sql_policies_list(struct store_backend *b, const char *default_policy,
+			    store_policy_summary_cb cb, void *arg);
+int store_sql_policy_delete(struct store_backend *b, const char *name, const char *actor,
+			    int64_t now);
 int store_sql_counts(struct store_backend *b, struct store_counts *out);
 int store_sql_agent_retire(struct store_backend *b, const char *id, int64_t now,
 			   const char *actor, bool purge);
@@ -116,7 +120,9 @@ const char *store_sql_copy_table(size_t i, unsigned *ncolumns);
 		.policy_get = store_sql_policy_get,                                        \
 		.policy_get_version = store_sql_policy_get_version,                        \
 		.policy_versions = store_sql_policy_versions,                              \
-		.policy_agents = store_sql_policy_agents, .counts = store_sql_counts,      \
+		.policy_agents = store_sql_policy_agents,                                  \
+		.policies_list = store_sql_policies_list,                                  \
+		.policy_delete = store_sql_policy_delete, .counts = store_sql_counts,      \
 		.agent_retire = store_sql_agent_retire, .agent_reset = store_sql_agent_reset, \
 		.agent_history = store_sql_agent_history,                                  \
 		.agent_mark_stale = store_sql_agent_mark_stale,                            \

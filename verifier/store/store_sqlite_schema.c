@@ -463,6 +463,18 @@ static int m9_retention(sqlite3 *db)
 		" FROM verdicts GROUP BY agent, time - time % 3600;");
 }
 
+/*
+ * 10: deleted policies, each with the newest version it had: a policy written again under the
+ * name goes on from there, so that a (name, version) never names two texts.
+ */
+static int m10_policy_deletions(sqlite3 *db)
+{
+	return store_sqlite_exec(db,
+		"CREATE TABLE policy_deletions("
+		" name TEXT PRIMARY KEY, version INTEGER NOT NULL, actor TEXT NOT NULL,"
+		" time INTEGER NOT NULL);");
+}
+
 static const struct migration {
 	const char *what;
 	int (*apply)(sqlite3 *db);
@@ -477,6 +489,7 @@ static const struct migration {
 	{ "spent challenges of several verifiers", m7_spent_nonces },
 	{ "the policy and amendment versions that judged each verdict", m8_verdict_versions },
 	{ "verdicts that changed trust marked, hourly counters of rounds", m9_retention },
+	{ "deleted policies and their last versions", m10_policy_deletions },
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == STORE_SQLITE_SCHEMA_VERSION,

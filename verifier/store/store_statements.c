@@ -95,7 +95,10 @@ const struct store_statement store_statements[STMT_COUNT] = {
 		" AND id <> ?2),"
 		" (SELECT COUNT(*) FROM agents WHERE ek_pub = ?1 AND state = 'pending' AND id <> ?2),"
 		" (SELECT COUNT(*) FROM agents WHERE state = 'pending')"),
-	[STMT_AGENT_SET_POLICY] = STMT("agent policy", "UPDATE agents SET policy = ?2 WHERE id = ?1"),
+	/* Only to a policy that exists ('' is the default): store_sql.c holds the policy lock. */
+	[STMT_AGENT_SET_POLICY] = STMT("agent policy",
+		"UPDATE agents SET policy = ?2 WHERE id = ?1"
+		" AND (?2 = '' OR EXISTS(SELECT 1 FROM policies WHERE name = ?2))"),
 	[STMT_AGENTS_LIST] = STMT("agents list",
 		"SELECT " AGENT_SUMMARY_COLS ", " LAST_REASONS_COL
 		" FROM agents a LEFT JOIN boot_state b ON b.agent = a.id ORDER BY a.id"),
@@ -233,6 +236,24 @@ const struct store_statement store_statements[STMT_COUNT] = {
 		"SELECT version, actor, time, octet_length(json) FROM policies"
 		" WHERE name = ?1 ORDER BY version DESC"),
 	[STMT_POLICY_AGENTS] = STMT("policy agents", "SELECT COUNT(*) FROM agents WHERE policy = ?1"),
+	/*
+	 * Named policies, each with its newest version: an amendment's name ("agent/ID") holds a
+	 * '/', which policy names never do. ?1 is the default policy's name (its agents name none).
+	 */
+	[STMT_POLICIES_LIST] = STMT("policies list",
+		"SELECT p.name, p.version, p.time, p.actor, (SELECT COUNT(*) FROM agents a"
+		"  WHERE a.policy = p.name OR (p.name = ?1 AND a.policy = ''))"
+		" FROM policies p WHERE p.name NOT LIKE 'agent/%'"
+		" AND p.version = (SELECT max(version) FROM policies q WHERE q.name = p.name)"
+		" ORDER BY p.name"),
+	[STMT_POLICY_DELETE] = STMT("policy delete", "DELETE FROM policies WHERE name = ?1"),
+	/* A deleted policy's newest version: one written again under its name goes on from it. */
+	[STMT_POLICY_DELETED_VERSION] = STMT("policy deletion lookup",
+		"SELECT version FROM policy_deletions WHERE name = ?1"),
+	[STMT_POLICY_DELETION_RECORD] = STMT("policy deletion write",
+		"INSERT INTO policy_deletions(name, version, actor, time) VALUES (?1, ?2, ?3, ?4)"
+		" ON CONFLICT(name) DO UPDATE SET version = excluded.version,"
+		" actor = excluded.actor, time = excluded.time"),
 	[STMT_COUNTS] = STMT("counts",
 		"SELECT (SELECT COUNT(*) FROM agents WHERE state = 'pending'),"
 		" (SELECT COUNT(*) FROM agents WHERE state = 'active'),"
