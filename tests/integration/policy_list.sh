@@ -5,7 +5,9 @@
 # agents use it (amendments are not policies of the list); DELETE /v1/policies/NAME and
 # `attestctl policy delete` remove an unused one with its history, and refuse one in use and the
 # default with a clear error, nothing changed. A policy written again after its deletion goes on
-# from the version it had (a (name, version) never names two texts).
+# from the version it had (a (name, version) never names two texts). Agents listed by the state
+# they are shown in and by policy (GET /v1/agents?state=S&policy=P, attestctl agents --state
+# --policy).
 set -uo pipefail
 source "$(dirname "$0")/../lib.sh"
 source "$(dirname "$0")/../attacks/lib.bash"
@@ -42,6 +44,16 @@ suite() {
 	ctl policy assign b measured >/dev/null
 	check_eq "$name: three policies by name, newest versions, agents using each" \
 		"default:1:1 measured:2:1 spare:1:0" "$(list)"
+	check_eq "$name: agents by policy: measured b, default a" "b|a" \
+		"$(op '/v1/agents?policy=measured' | jq -r '[.agents[].agent_id] | join(" ")')|$(op '/v1/agents?policy=default' | jq -r '[.agents[].agent_id] | join(" ")')"
+	check_eq "$name: agents by state: active a, rejudging b (its policy changed)" "a|b" \
+		"$(op '/v1/agents?state=active' | jq -r '[.agents[].agent_id] | join(" ")')|$(op '/v1/agents?state=rejudging&policy=measured' | jq -r '[.agents[].agent_id] | join(" ")')"
+	check_eq "$name: attestctl agents --state rejudging --policy measured" "b" \
+		"$(ctl agents --state rejudging --policy measured | awk 'NR > 1 { print $1 }' | paste -sd ' ')"
+	check_eq "$name: no agent in a state: an empty list" "0" \
+		"$(op '/v1/agents?state=retired' | jq '.agents | length')"
+	check_eq "$name: a state that is none: 400 bad_request" "400 bad_request" \
+		"$(code GET '/v1/agents?state=trusted')"
 	sa round "$W/a-a" --append "/usr/bin/tool:$(printf '77%.0s' {1..32})"
 	ctl approve "$(op '/v1/violations?agent=a&state=open' | jq -r '.violations[0].id')" >/dev/null
 	check_eq "$name: an agent's amendment is no policy of the list" \

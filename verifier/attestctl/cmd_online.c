@@ -1,7 +1,7 @@
 /*
  * attestctl subcommands that talk to a running verifier over HTTPS (operator API, bearer token):
  *
- *   agents | agent ID | verdicts ID [--limit N] | counters ID [--limit N] | violations [--open|--state S] [--agent ID]
+ *   agents [--state S] [--policy NAME] | agent ID | verdicts ID [--limit N] | counters ID [--limit N] | violations [--open|--state S] [--agent ID]
  *   approve VIOLATION_ID [--scope agent|policy] | dismiss VIOLATION_ID
  *
  * approve allows the file for the violation's agent only (its amendment) unless --scope policy
@@ -294,6 +294,7 @@ int online_parse_opts(int argc, char **argv, struct online_opts *o, const char *
 		{ "limit", required_argument, NULL, 'l' },
 		{ "scope", required_argument, NULL, 'S' },
 		{ "version", required_argument, NULL, 'V' },
+		{ "policy", required_argument, NULL, 'p' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -338,6 +339,7 @@ int online_parse_opts(int argc, char **argv, struct online_opts *o, const char *
 		case 'l': o->limit = optarg; break;
 		case 'S': o->scope = optarg; break;
 		case 'V': o->version = optarg; break;
+		case 'p': o->policy = optarg; break;
 		default: online_usage(argv[0]); return 2;
 		}
 	}
@@ -461,6 +463,7 @@ static void print_agent_row(json_t *a)
 int cmd_agents(int argc, char **argv)
 {
 	struct online_opts o;
+	char path[256];
 	const char *pos;
 	json_t *j = NULL, *arr, *a;
 	size_t i;
@@ -468,11 +471,15 @@ int cmd_agents(int argc, char **argv)
 
 	if ((ret = online_parse_opts(argc, argv, &o, &pos)))
 		return ret;
-	if (pos) {
+	/* The verifier checks the values (400 bad_request, with what it takes). */
+	if (pos || (o.state && !agent_id_valid(o.state)) || (o.policy && !agent_id_valid(o.policy))) {
 		online_usage("agents");
 		return 2;
 	}
-	if ((ret = online_fetch(&o, HTTP_GET, "/v1/agents", NULL, &j)) || !j)
+	snprintf(path, sizeof(path), "/v1/agents%s%s%s%s", o.state ? "?state=" : "",
+		 o.state ? o.state : "", o.policy ? (o.state ? "&policy=" : "?policy=") : "",
+		 o.policy ? o.policy : "");
+	if ((ret = online_fetch(&o, HTTP_GET, path, NULL, &j)) || !j)
 		return ret;
 	arr = json_object_get(j, "agents");
 	printf("%-24s %-8s %-12s %-10s %-21s %-21s %6s %8s %6s\n", "AGENT", "STATE", "POLICY",

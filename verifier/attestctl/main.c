@@ -25,7 +25,7 @@ static const struct command {
 	{"eventlog", cmd_eventlog, "eventlog [--replay] FILE"},
 	{"boot-policy", cmd_boot_policy,
 	 "boot-policy kernel [--qemu] [--hash ALG|all] BZIMAGE | learn LOG [--cmdline TEXT | --cmdline-file FILE] [--require WORD]... [--forbid WORD]... [--kernel-name NAME] [--policy POLICY] [--out FILE]"},
-	{"agents", cmd_agents, "agents [--verifier URL] [--ca FILE] [--token-file FILE] [--token-name NAME] [--json]"},
+	{"agents", cmd_agents, "agents [--state S] [--policy NAME] [--verifier URL] [--ca FILE] [--token-file FILE] [--token-name NAME] [--json]"},
 	{"agent", cmd_agent, "agent ID | agent retire ID [--purge] | agent reset ID | agent history ID [--verifier URL] [--ca FILE] [--token-file FILE] [--token-name NAME] [--json]"},
 	{"verdicts", cmd_verdicts, "verdicts ID [--limit N] [--verifier URL] [--ca FILE] [--token-file FILE] [--token-name NAME] [--json]"},
 	{"counters", cmd_counters, "counters ID [--limit N] [--verifier URL] [--ca FILE] [--token-file FILE] [--token-name NAME] [--json]"},

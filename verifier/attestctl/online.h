@@ -34,6 +34,7 @@ struct online_opts {
 	const char *limit;
 	const char *scope;   /* approve: "agent" or "policy" */
 	const char *version; /* policy get: a version number */
+	const char *policy;  /* agents: only those judged by this policy */
 	bool json;
 	bool purge;          /* agent retire: delete it and its history */
 };

@@ -150,22 +150,56 @@ struct agents_ctx {
 	json_t *arr;
 	int64_t now;
 	int64_t default_version;
+	const char *state;  /* only agents shown in this state (NULL: any) */
+	const char *policy; /* only agents judged by this policy, as shown (NULL: any) */
 };
+
+/* The states an agent is shown in (agent_json()), for ?state=. */
+static const char *const shown_states[] = { "pending", "active", "stale", "rejudging", "retired" };
+
+static bool shown_state_valid(const char *s)
+{
+	for (size_t i = 0; i < sizeof(shown_states) / sizeof(shown_states[0]); i++)
+		if (!strcmp(s, shown_states[i]))
+			return true;
+	return false;
+}
+
+static bool field_is(json_t *o, const char *key, const char *want)
+{
+	return !want || !strcmp(json_string_value(json_object_get(o, key)), want);
+}
 
 static int agents_cb(void *arg, const struct store_agent *a)
 {
 	struct agents_ctx *c = arg;
 	json_t *o = agent_json(c->app, a, c->now, c->default_version);
 
+	if (o && !(field_is(o, "state", c->state) && field_is(o, "policy", c->policy))) {
+		json_decref(o); /* filtered out by what it is shown as */
+		return 0;
+	}
 	return o && json_array_append_new(c->arr, o) == 0 ? 0 : -ENOMEM;
 }
 
+/* GET /v1/agents[?state=S][&policy=NAME]: the fleet, or the agents shown so. */
 void handle_agents_list(const struct http_request *req, struct http_response *resp)
 {
 	struct app *app = req->app;
-	json_t *arr = json_array();
-	struct agents_ctx c = { app, arr, (int64_t)time(NULL), 0 };
+	json_t *arr;
+	struct agents_ctx c = { app, NULL, (int64_t)time(NULL), 0, http_query(req, "state"),
+				http_query(req, "policy") };
 
+	if (c.state && !shown_state_valid(c.state)) {
+		http_reply_error(resp, PROTO_ERR_BAD_REQUEST, "state: one of pending, active, stale,"
+				 " rejudging, retired");
+		return;
+	}
+	if (c.policy && !policy_name_valid(c.policy)) {
+		http_reply_error(resp, PROTO_ERR_BAD_REQUEST, "policy: a policy name");
+		return;
+	}
+	c.arr = arr = json_array();
 	/* The store is not called from its own callbacks: the default's version first. */
 	if (!arr || judges_default_version(app, &c.default_version) ||
 	    store_agents_list(app->store, agents_cb, &c)) {
