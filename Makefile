@@ -43,6 +43,7 @@ PREFIX ?= /usr/local
 BINDIR ?= $(PREFIX)/bin
 SBINDIR ?= $(PREFIX)/sbin
 MANDIR ?= $(PREFIX)/share/man
+DOCDIR ?= $(PREFIX)/share/doc
 SYSCONFDIR ?= /etc
 UNITDIR ?= $(PREFIX)/lib/systemd/system
 DESTDIR ?=
@@ -133,6 +134,7 @@ $(COMMON_LIB): $(call obj,$(COMMON_SRC))
 
 # The web page is embedded with .incbin, which -MMD does not see.
 $(B)/obj/verifier/http/handlers_ui.o: $(wildcard verifier/http/ui/*)
+$(B)/obj/verifier/http/handlers_openapi.o: docs/openapi.json
 
 $(VERIFIER_LIB): $(call obj,$(VERIFIER_LIB_SRC))
 	@mkdir -p $(dir $@)
@@ -229,6 +231,7 @@ install-verifier: $(B)/verifier $(B)/attestctl man
 	$(UNIT_SED) verifier/attest-verifier.service.in >"$(DESTDIR)$(UNITDIR)/attest-verifier.service"
 	chmod 0644 "$(DESTDIR)$(UNITDIR)/attest-verifier.service"
 	$(call install_conf,$(B)/etc/verifier.conf,verifier.conf)
+	$(INSTALL) -D -m 0644 docs/openapi.json "$(DESTDIR)$(DOCDIR)/attest-verifier/openapi.json"
 
 install-attestd: $(B)/attestd man
 	$(INSTALL) -D -m 0755 $(B)/attestd "$(DESTDIR)$(SBINDIR)/attestd"
@@ -270,6 +273,7 @@ $(FUZZ_OBJ)/%.o: %.c | $(GEN)/buildinfo.h
 	$(Q)$(CLANG) $(FUZZ_LIB_FLAGS) -MMD -MP -c $< -o $@
 
 $(FUZZ_OBJ)/verifier/http/handlers_ui.o: $(wildcard verifier/http/ui/*)
+$(FUZZ_OBJ)/verifier/http/handlers_openapi.o: docs/openapi.json
 
 $(BUILD)/fuzz/libproto.a: $(call fuzz_obj,$(PROTO_SRC))
 $(BUILD)/fuzz/libverifier.a: $(call fuzz_obj,$(VERIFIER_LIB_SRC))

@@ -85,6 +85,8 @@ void handle_ear_rotate(const struct http_request *req, struct http_response *res
 
 /* The operator web page (handlers_ui.c): /ui/, /ui/app.js, /ui/style.css. */
 void handle_ui_index(const struct http_request *req, struct http_response *resp);
+/* handlers_openapi.c: docs/openapi.json, the description of every route. */
+void handle_openapi(const struct http_request *req, struct http_response *resp);
 void handle_ui_js(const struct http_request *req, struct http_response *resp);
 void handle_ui_css(const struct http_request *req, struct http_response *resp);
 

@@ -207,12 +207,49 @@ static enum MHD_Result send_response(struct http_server *srv, struct conn_state 
 		snprintf(secs, sizeof(secs), "%u", resp->retry_after);
 		MHD_add_response_header(r, MHD_HTTP_HEADER_RETRY_AFTER, secs);
 	}
+	if (cs->route && !http_route_declares(cs->route, resp->status))
+		log_error("http: %s %s answered %u, which its route does not declare (routes.c,"
+			  " docs/openapi.json)", cs->route->method, cs->route->pattern, resp->status);
 	ret = MHD_queue_response(cs->req.conn, resp->status, r);
 	MHD_destroy_response(r);
 	cs->replied = true;
 	if (srv->cfg.observe)
 		srv->cfg.observe(srv->cfg.app, cs->route, resp->status, since(&cs->t0));
 	return ret;
+}
+
+bool http_route_declares(const struct http_route *route, unsigned status)
+{
+	const char *p = route->answers;
+	bool writes = strcmp(route->method, "GET") != 0;
+
+	switch (status) {
+	case 400: case 413: case 500:
+		return true;
+	case 401:
+		if (route->access != HTTP_PUBLIC)
+			return true;
+		break;
+	case 403:
+		if (route->access == HTTP_OPERATOR || (route->access == HTTP_TOKEN && writes))
+			return true;
+		break;
+	case 411: case 503:
+		if (route->body_cap > LIMIT_SMALL_BODY)
+			return true;
+		break;
+	}
+	while (p && *p) {
+		char *end;
+		unsigned long n = strtoul(p, &end, 10);
+
+		if (end == p)
+			return false; /* a malformed column declares nothing past this point */
+		if (n == status)
+			return true;
+		p = end + strspn(end, " ");
+	}
+	return false;
 }
 
 static enum MHD_Result reply_error(struct http_server *srv, struct conn_state *cs,

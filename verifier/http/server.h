@@ -72,6 +72,12 @@ struct http_route {
 	enum http_access access; /* anything but HTTP_PUBLIC needs `authorize` to accept it */
 	const char *name;     /* label for metrics */
 	http_handler fn;
+	/*
+	 * The statuses the handler itself answers, e.g. "200 404 503". The server's own refusals
+	 * follow from the columns above (http_route_declares()); docs/openapi.json names their
+	 * union for each route, and a test holds the two equal.
+	 */
+	const char *answers;
 };
 
 struct http_server_config {
@@ -107,6 +113,15 @@ struct http_server;
 struct http_server *http_server_start(const struct http_server_config *cfg, uint16_t *port_out);
 /* Stops accepting, waits for running handlers, frees. NULL-safe. */
 void http_server_stop(struct http_server *srv);
+
+/*
+ * Whether a route may answer a status: one its handler answers (route->answers), or one the
+ * server answers before or around the handler (400 a bad path or length, 413 a body over the
+ * cap, 500 no answer; 401 without a known token, 403 a read-only token where it may not write;
+ * 411 and 503 for a large body without a length or over the budget). The server logs an
+ * answer outside this set as an error.
+ */
+bool http_route_declares(const struct http_route *route, unsigned status);
 /*
  * The certificate chain and key (PEM) that new TLS connections get from now on; connections
  * established before keep theirs. A pair that does not load, or whose key is not the

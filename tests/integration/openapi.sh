@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# Responses on the wire against docs/openapi.json: a verifier with one agent on swtpm, every GET
+# route and the operator's writes called, each answer's status, content type and JSON body
+# validated against the document (tests/tools/openapi_validate.py, python3-jsonschema); the
+# verifier serves the document at GET /v1/openapi.json byte for byte; the verifier never logs
+# an answer its route does not declare; and the validation refuses a body the document forbids.
+set -uo pipefail
+source "$(dirname "$0")/../lib.sh"
+
+IMAGEN=$B/tools/imagen
+ATTESTCTL=$B/attestctl
+VALIDATE=$TOP/tests/tools/openapi_validate.py
+DOC=$TOP/docs/openapi.json
+for t in swtpm swtpm_setup tpm2_pcrextend curl jq python3; do
+	command -v $t >/dev/null || { skip "$t not installed"; finish; exit; }
+done
+python3 -c 'import jsonschema' 2>/dev/null || { fail "python3-jsonschema missing (make deps)"; finish; exit 1; }
+for bin in "$IMAGEN" "$ATTESTCTL" "$B/attestd" "$B/verifier"; do
+	[[ -x $bin ]] || { fail "missing $bin (run make)"; finish; exit 1; }
+done
+
+W=$T_TMP
+swtpm_with_ek_ca "$W" || { finish; exit 1; }
+"$IMAGEN" --entries 40 --template ima-ng --hash sha256 --zero-boot-pcrs --seed 7 \
+	--out "$W/ima" --tpm2-extend-script "$W/ext" >/dev/null
+tpm2_pcrextend $(cat "$W/ext") >/dev/null
+"$ATTESTCTL" policy-learn "$W/ima" --out "$W/policy.json" 2>/dev/null
+head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$W/token"
+check "verifier starts" start_verifier "$W/verifier" --ek-ca "$W/ek-ca.pem" \
+	--policy "$W/policy.json" --operator-token-file "$W/token" || { finish; exit 1; }
+start_agent host-1 "$W/agent" --ima-list "$W/ima" --interval 1
+
+n=0
+# call METHOD PATH [TOKEN|-] [BODY]: the answer validated against the document.
+call() {
+	local method=$1 path=$2 auth=${3:-yes} body=${4:-} status ctype args=()
+	n=$((n + 1))
+	[[ $auth == yes ]] && args+=(-H "Authorization: Bearer $(cat "$W/token")")
+	[[ -n $body ]] && args+=(-H "Content-Type: application/json" --data-binary "$body")
+	status=$(curl -sS --cacert "$CA" -X "$method" "${args[@]}" -o "$W/body$n" \
+		-D "$W/head$n" -w '%{http_code}' "$URL$path")
+	ctype=$(sed -n 's/^[Cc]ontent-[Tt]ype: *//p' "$W/head$n" | tr -d '\r' | tail -n 1)
+	if why=$("$VALIDATE" "$DOC" "$method" "$path" "$status" "$ctype" "$W/body$n"); then
+		ok "$method $path: $status $ctype fits the document"
+	else
+		fail "$method $path: $why ($(head -c 300 "$W/body$n" | tr -d "\0"))"
+	fi
+}
+
+trusted() { curl -sS --cacert "$CA" -H "Authorization: Bearer $(cat "$W/token")" \
+	"$URL/v1/agents/host-1" | jq -e '.last_verdict == "trusted"' >/dev/null; }
+for ((i = 0; i < 300; i++)); do trusted && break; sleep 0.1; done
+check "agent host-1 trusted" trusted
+
+check "GET /v1/openapi.json serves docs/openapi.json byte for byte" \
+	cmp -s <(curl -sS --cacert "$CA" "$URL/v1/openapi.json") "$DOC"
+
+call GET /healthz no
+call GET /metrics no
+call GET /v1/jwks no
+call GET /v1/openapi.json no
+call GET /ui/ no
+call GET /v1/agents
+call GET /v1/agents no
+call GET /v1/agents/host-1
+call GET /v1/agents/nobody
+call GET /v1/agents/host-1/verdicts
+call GET /v1/agents/host-1/counters
+call GET /v1/agents/host-1/history
+call GET /v1/agents/host-1/amendment
+call GET /v1/agents/host-1/amendment/versions
+call GET /v1/agents/host-1/ear
+call GET /v1/violations
+call GET /v1/policies/default
+call GET /v1/policies/default/enforced
+call GET /v1/policies/default/versions
+call GET /v1/policies/default/versions/1
+call GET /v1/policies/nosuch
+call GET /v1/policies
+call DELETE /v1/policies/nosuch
+call PUT /v1/policies/second yes "$(cat "$W/policy.json")"
+call PUT /v1/agents/host-1/policy yes '{"policy":"second"}'
+call POST /v1/policies/second/rollback yes '{"version":1}'
+call POST /v1/violations/999/approve yes '{}'
+call POST /v1/ear/keys/rotate yes ''
+call POST /v1/agents yes '{"not":"an enrollment"}'
+call POST /v1/agents/host-1/challenges no '{}'
+call DELETE /v1/agents/host-1
+call POST /v1/agents/host-1/reset yes ''
+call GET /v1/backup
+
+check_fails "the verifier logged no answer its route does not declare" \
+	grep -F "which its route does not declare" "$VLOG"
+
+# The validation bites: an error body with a field the document forbids, a status it lacks.
+printf '{"error":{"code":"not_found","message":"x","extra":1}}' >"$W/forged"
+check_fails "a body with a field the document forbids is refused" \
+	"$VALIDATE" "$DOC" GET /v1/agents/x 404 application/json "$W/forged"
+printf '{"error":{"code":"not_found","message":"x"}}' >"$W/forged"
+check_fails "a status the document lacks is refused" \
+	"$VALIDATE" "$DOC" GET /v1/jwks 404 application/json "$W/forged"
+check_fails "a content type the document lacks is refused" \
+	"$VALIDATE" "$DOC" GET /v1/jwks 200 text/plain "$W/forged"
+finish
