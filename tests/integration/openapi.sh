@@ -23,7 +23,8 @@ W=$T_TMP
 swtpm_with_ek_ca "$W" || { finish; exit 1; }
 "$IMAGEN" --entries 40 --template ima-ng --hash sha256 --zero-boot-pcrs --seed 7 \
 	--out "$W/ima" --tpm2-extend-script "$W/ext" >/dev/null
-tpm2_pcrextend $(cat "$W/ext") >/dev/null
+mapfile -t ext <"$W/ext"
+tpm2_pcrextend "${ext[@]}" >/dev/null
 "$ATTESTCTL" policy-learn "$W/ima" --out "$W/policy.json" 2>/dev/null
 head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$W/token"
 check "verifier starts" start_verifier "$W/verifier" --ek-ca "$W/ek-ca.pem" \
