@@ -17,11 +17,12 @@
 /* Digests */
 #define LIMIT_DIGEST 64 /* largest digest of any algorithm (sha512; see proto/alg) */
 #define LIMIT_ALG_NAME 16u /* longest algorithm name in text ("sha512"; an IMA d-ng prefix) */
-/* A digest as text, "alg:hex": a policy's, a verdict's, a boot finding's */
-#define LIMIT_DIGEST_TEXT (LIMIT_ALG_NAME + 1 + 2 * LIMIT_DIGEST)
+#define LIMIT_DIGEST_TYPE 7u /* "verity:": an fs-verity digest's type, as text writes it */
+/* A digest as text, "[verity:]alg:hex": a policy's, a verdict's, a boot finding's */
+#define LIMIT_DIGEST_TEXT (LIMIT_DIGEST_TYPE + LIMIT_ALG_NAME + 1 + 2 * LIMIT_DIGEST)
 /* The same when the algorithm's name came from an IMA list and is escaped text (proto/text.h:
  * \xNN at worst for each of its bytes) */
-#define LIMIT_DIGEST_TEXT_ESCAPED (4 * LIMIT_ALG_NAME + 1 + 2 * LIMIT_DIGEST)
+#define LIMIT_DIGEST_TEXT_ESCAPED (LIMIT_DIGEST_TYPE + 4 * LIMIT_ALG_NAME + 1 + 2 * LIMIT_DIGEST)
 
 /* TPM objects */
 #define LIMIT_TPM_NAME (2u + LIMIT_DIGEST) /* a key's name: nameAlg (u16) || its digest */

@@ -103,6 +103,27 @@ check_eq "v2-on-verity: a v2 signature on a verity: digest" bad_file_signature \
 	"$(verdict v2-on-verity)"
 check "the refusal names the verity digest" grep -q "/verity/wrong-digest verity:sha256:" "$W/out"
 
+# The digest list types digests as the entries do: an ima-ngv2 entry's verity: digest is
+# allowed by "verity:sha256:..." and not by the same hex listed as a file hash.
+dv=$(d good-k1)
+hv=$(sha256sum <"$W/good-k1" | cut -c1-64)
+{
+	printf '10 %040d ima-ng sha256:%064d boot_aggregate\n' 0 0
+	printf '10 %040d ima-ngv2 verity:sha256:%s /verity/typed\n' 0 "$dv"
+	printf '10 %040d ima-ngv2 verity:sha256:%s /verity/untyped\n' 0 "$dv"
+	printf '10 %040d ima-ngv2 ima:sha256:%s /verity/hash\n' 0 "$hv"
+} | "$IMAASCII" --rehash >"$W/list2.bin" || fail "imaascii (ima-ngv2)"
+printf '{"version": 1, "digests": {"/verity/typed": ["verity:sha256:%s"], "/verity/untyped": ["sha256:%s"], "/verity/hash": ["ima:sha256:%s"]}}\n' \
+	"$dv" "$dv" "$hv" >"$W/policy2.json"
+"$ATTESTCTL" evaluate --policy "$W/policy2.json" --offset 1 "$W/list2.bin" >"$W/out2" 2>&1
+check_eq "digest list: the policy loads and one entry is refused (exit 1)" 1 $?
+verdict2() { awk -v p="/verity/$1" '$3 == p { print $5 }' "$W/out2"; }
+check_eq "digest list: listed as verity:sha256: allowed" "" "$(verdict2 typed)"
+check_eq "digest list: the same hex listed as a file hash (sha256:): refused" digest_mismatch \
+	"$(verdict2 untyped)"
+check_eq "digest list: the file's sha256sum as ima:sha256: allows its ima: digest" "" \
+	"$(verdict2 hash)"
+
 # openssl, independently: the good signature is k1's over H(ima_file_id), not over the digest.
 set -- ${line[good-k1]}
 sig=$2 dig=${1#verity:sha256:}

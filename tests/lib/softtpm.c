@@ -167,17 +167,16 @@ size_t softtpm_ima_ng_size(const char *alg, size_t digest_len, size_t path_len)
 	return 4 + 20 + 4 + 6 + 4 + (4 + strlen(alg) + 2 + digest_len) + (4 + path_len + 1);
 }
 
-/* ima-ng, or ima-sig when sig is not NULL (the sig field may be empty). */
-static ssize_t ima_record(uint8_t *out, size_t cap, const char *alg, const uint8_t *digest,
-			  size_t digest_len, const char *path, size_t path_len,
-			  const uint8_t *sig, size_t sig_len, bool violation)
+/* A record of template tname: ima-ng, or ima-sig(v2) with sig not NULL (the field may be empty). */
+static ssize_t ima_record(uint8_t *out, size_t cap, const char *tname, const char *alg,
+			  const uint8_t *digest, size_t digest_len, const char *path,
+			  size_t path_len, const uint8_t *sig, size_t sig_len, bool violation)
 {
-	const char *tname = sig ? "ima-sig" : "ima-ng";
 	size_t tlen = strlen(tname), alen = strlen(alg);
 	size_t need = softtpm_ima_ng_size(alg, digest_len, path_len) + (tlen - 6) +
 		      (sig ? 4 + sig_len : 0);
 
-	if (alen > 16 || memchr(path, '\0', path_len))
+	if (alen > 32 || memchr(path, '\0', path_len))
 		return -EINVAL;
 	if (need > cap || need > UINT32_MAX)
 		return -ENOSPC;
@@ -214,15 +213,24 @@ static ssize_t ima_record(uint8_t *out, size_t cap, const char *alg, const uint8
 ssize_t softtpm_ima_ng_entry(uint8_t *out, size_t cap, const char *alg, const uint8_t *digest,
 			     size_t digest_len, const char *path, size_t path_len, bool violation)
 {
-	return ima_record(out, cap, alg, digest, digest_len, path, path_len, NULL, 0, violation);
+	return ima_record(out, cap, "ima-ng", alg, digest, digest_len, path, path_len, NULL, 0,
+			  violation);
 }
 
 ssize_t softtpm_ima_sig_entry(uint8_t *out, size_t cap, const char *alg, const uint8_t *digest,
 			      size_t digest_len, const char *path, size_t path_len,
 			      const uint8_t *sig, size_t sig_len)
 {
-	return ima_record(out, cap, alg, digest, digest_len, path, path_len, sig ? sig : out,
-			  sig ? sig_len : 0, false);
+	return ima_record(out, cap, "ima-sig", alg, digest, digest_len, path, path_len,
+			  sig ? sig : out, sig ? sig_len : 0, false);
+}
+
+ssize_t softtpm_ima_sigv2_entry(uint8_t *out, size_t cap, const char *type_alg,
+				const uint8_t *digest, size_t digest_len, const char *path,
+				size_t path_len, const uint8_t *sig, size_t sig_len)
+{
+	return ima_record(out, cap, "ima-sigv2", type_alg, digest, digest_len, path, path_len,
+			  sig ? sig : out, sig ? sig_len : 0, false);
 }
 
 int softtpm_ima_sign(EVP_PKEY *key, const char *alg, const uint8_t *digest, size_t digest_len,

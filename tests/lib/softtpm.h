@@ -63,6 +63,10 @@ ssize_t softtpm_ima_ng_entry(uint8_t *out, size_t cap, const char *alg, const ui
 ssize_t softtpm_ima_sig_entry(uint8_t *out, size_t cap, const char *alg, const uint8_t *digest,
 			      size_t digest_len, const char *path, size_t path_len,
 			      const uint8_t *sig, size_t sig_len);
+/* The same as an ima-sigv2 record: d-ngv2 with type_alg "verity:sha256" or "ima:sha256". */
+ssize_t softtpm_ima_sigv2_entry(uint8_t *out, size_t cap, const char *type_alg,
+				const uint8_t *digest, size_t digest_len, const char *path,
+				size_t path_len, const uint8_t *sig, size_t sig_len);
 /*
  * What `evmctl ima_sign` writes to security.ima for a file of this digest: the v2 signature
  * header (type 3, version 2, alg's kernel hash number, the key's id) and key's signature over

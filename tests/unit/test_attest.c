@@ -1048,7 +1048,48 @@ int main(void)
 			      strcmp(r.res.violations[0].template_name, "ima-sig") == 0 &&
 			      r.res.next.next_entry == 3,
 		      "the same signature over changed content: bad_file_signature, recorded");
+		st = r.res.next;
 		attest_result_release(&r.res);
+		/*
+		 * fs-verity (ima-sigv2, d-ngv2 "verity:"): the version 3 signature over
+		 * H(06 || 04 || verity digest) admits the file; over another verity digest it is
+		 * bad_file_signature, and the violation names the digest typed, as a policy lists it.
+		 */
+		{
+			uint8_t fid[2 + 32], h[32], vfield[9 + 128];
+			size_t vlen = 0;
+			ssize_t n;
+
+			memset(d, 0x5c, sizeof(d));
+			fid[0] = 6, fid[1] = 4;
+			memcpy(fid + 2, d, 32);
+			SHA256(fid, sizeof(fid), h);
+			CHECK(softtpm_ima_sign(signer, "sha256", h, 32, vfield, sizeof(vfield),
+					       &vlen) == 0,
+			      "fs-verity signature made");
+			vfield[0] = 6, vfield[1] = 3;
+			n = softtpm_ima_sigv2_entry(m.list.buf + m.list.len,
+						    sizeof(m.list.buf) - m.list.len, "verity:sha256",
+						    d, 32, "/opt/verity", 11, vfield, vlen);
+			m.list.len += (size_t)(n > 0 ? n : 0);
+			m.list.entry_end[m.list.n++] = m.list.len;
+			d[0] ^= 1;
+			n = softtpm_ima_sigv2_entry(m.list.buf + m.list.len,
+						    sizeof(m.list.buf) - m.list.len, "verity:sha256",
+						    d, 32, "/opt/verity", 11, vfield, vlen);
+			m.list.len += (size_t)(n > 0 ? n : 0);
+			m.list.entry_end[m.list.n++] = m.list.len;
+			machine_extend(&m, 5);
+			CHECK(run_round(&m, &r, 3, 5, &st, signed_pol, NULL) == 0 &&
+				      !r.res.verdict.trusted && r.res.nviolations == 1 &&
+				      r.res.violations[0].reason == REASON_BAD_FILE_SIGNATURE &&
+				      r.res.violations[0].entry == 4 &&
+				      !strncmp(r.res.violations[0].digest, "verity:sha256:5d5c", 18),
+			      "fs-verity: entry 3 allowed by its v3 signature, entry 4 (another "
+			      "digest) refused and recorded as %s",
+			      r.res.nviolations ? r.res.violations[0].digest : "nothing");
+			attest_result_release(&r.res);
+		}
 		policy_free(signed_pol);
 		free(json);
 		free(b64);

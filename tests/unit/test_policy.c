@@ -605,6 +605,93 @@ static void test_path_digests(void)
 	policy_unref(p);
 }
 
+/*
+ * fs-verity digests are typed: "verity:alg:hex" matches only an entry's verity: digest, and
+ * "alg:hex" (or "ima:alg:hex") only IMA's file hash, in the path table and in digest_only;
+ * the type survives serialising; boot_aggregate's list takes no type.
+ */
+static enum policy_decision chk_typed(const struct policy *p, const char *path,
+				      enum ima_digest_type t, const char *hex)
+{
+	uint8_t d[64];
+	size_t n = unhex(hex, d);
+
+	return policy_check_typed(p, path, strlen(path), t, TPM2_ALG_SHA256, d, n);
+}
+
+static void test_verity_typed(void)
+{
+	static const char *json =
+		"{ \"version\": 1,\n"
+		"  \"digests\": {\n"
+		"    \"/usr/bin/v\": [\"verity:sha256:" A256 "\"],\n"
+		"    \"/usr/bin/i\": [\"ima:sha256:" B256 "\"],\n"
+		"    \"/usr/bin/both\": [\"sha256:" A256 "\", \"verity:sha256:" B256 "\"]\n"
+		"  },\n"
+		"  \"digest_only\": [\"verity:sha256:" A256 "\"]\n"
+		"}\n";
+	char err[256], *out = NULL, *again = NULL;
+	struct policy *p = load(json, err, sizeof(err)), *q = NULL;
+	uint8_t d[64];
+
+	CHECK(p != NULL, "typed digests load: %s", p ? "" : err);
+	if (!p)
+		return;
+	CHECK(chk_typed(p, "/usr/bin/v", IMA_DIGEST_VERITY, A256) == POLICY_ALLOWED,
+	      "a verity digest listed as verity:");
+	CHECK(chk_typed(p, "/usr/bin/v", IMA_DIGEST_IMA, A256) == POLICY_DIGEST_MISMATCH,
+	      "the same bytes as IMA's hash: not listed");
+	CHECK(chk(p, "/usr/bin/v", TPM2_ALG_SHA256, A256) == POLICY_DIGEST_MISMATCH,
+	      "policy_check() judges IMA's hash");
+	CHECK(chk_typed(p, "/usr/bin/i", IMA_DIGEST_IMA, B256) == POLICY_ALLOWED,
+	      "ima: is IMA's hash");
+	CHECK(chk_typed(p, "/usr/bin/i", IMA_DIGEST_VERITY, B256) == POLICY_DIGEST_MISMATCH,
+	      "an IMA hash does not allow that verity digest");
+	CHECK(chk_typed(p, "/usr/bin/both", IMA_DIGEST_IMA, A256) == POLICY_ALLOWED &&
+		      chk_typed(p, "/usr/bin/both", IMA_DIGEST_VERITY, B256) == POLICY_ALLOWED &&
+		      chk_typed(p, "/usr/bin/both", IMA_DIGEST_VERITY, A256) ==
+			      POLICY_DIGEST_MISMATCH,
+	      "one path, one digest of each type");
+	CHECK(chk_typed(p, "/usr/bin/v", IMA_DIGEST_OTHER, A256) == POLICY_DIGEST_MISMATCH,
+	      "a digest of another type matches nothing");
+	CHECK(chk_typed(p, "/unknown", IMA_DIGEST_VERITY, A256) == POLICY_ALLOWED &&
+		      chk_typed(p, "/unknown", IMA_DIGEST_IMA, A256) == POLICY_NOT_IN_ALLOWLIST,
+	      "digest_only is typed too");
+	out = policy_to_json(p);
+	CHECK(out && strstr(out, "\"verity:sha256:" A256 "\"") &&
+		      strstr(out, "\"sha256:" B256 "\"") && !strstr(out, "ima:"),
+	      "serialised with verity: (ima: is the default, not written)");
+	q = out ? load(out, err, sizeof(err)) : NULL;
+	again = q ? policy_to_json(q) : NULL;
+	CHECK(again && !strcmp(out, again), "and it reads back the same");
+	CHECK(q && chk_typed(q, "/usr/bin/v", IMA_DIGEST_VERITY, A256) == POLICY_ALLOWED &&
+		      chk_typed(q, "/usr/bin/v", IMA_DIGEST_IMA, A256) == POLICY_DIGEST_MISMATCH,
+	      "the reloaded policy keeps the types");
+	policy_unref(q);
+	q = policy_new();
+	unhex(A256, d);
+	CHECK(q && policy_add_file_digest(q, "/x", 2, IMA_DIGEST_VERITY, TPM2_ALG_SHA256, d, 32) ==
+			   0 &&
+		      chk_typed(q, "/x", IMA_DIGEST_VERITY, A256) == POLICY_ALLOWED &&
+		      chk_typed(q, "/x", IMA_DIGEST_IMA, A256) == POLICY_DIGEST_MISMATCH,
+	      "policy_add_file_digest() adds a verity digest");
+	CHECK(q && policy_add_file_digest(q, "/x", 2, IMA_DIGEST_OTHER, TPM2_ALG_SHA256, d, 32) ==
+			   -EINVAL,
+	      "no digest of another type");
+	policy_unref(q);
+	q = load("{\"version\": 1, \"boot_aggregate\": [\"verity:sha256:" A256 "\"]}", err,
+		 sizeof(err));
+	CHECK(!q, "boot_aggregate takes no verity digest: %s", err);
+	policy_unref(q);
+	q = load("{\"version\": 1, \"digests\": {\"/a\": [\"other:sha256:" A256 "\"]}}", err,
+		 sizeof(err));
+	CHECK(!q, "an unknown type is refused: %s", err);
+	policy_unref(q);
+	free(out);
+	free(again);
+	policy_unref(p);
+}
+
 int main(void)
 {
 	CASE(test_ours);
@@ -616,5 +703,6 @@ int main(void)
 	CASE(test_many);
 	CASE(test_threads);
 	CASE(test_path_digests);
+	CASE(test_verity_typed);
 	return check_finish();
 }

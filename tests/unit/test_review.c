@@ -611,6 +611,45 @@ int main(void)
 		      "for the policy: listed as one of its exact command lines (%s)", r.why);
 	}
 
+	CASE_BEGIN("an fs-verity digest is approved typed");
+	{
+		/* attest.c records an ima-sigv2 entry's verity digest as "verity:sha256:hex";
+		 * approving it must teach that, or the next round would find it again. */
+		static char hex[7 + 7 + 64 + 1];
+		uint8_t d[32];
+		struct store_round_violation v = { .entry = 30, .reason = "not_in_allowlist",
+						   .path = "/usr/bin/verity", .digest = hex,
+						   .template_name = "ima-sigv2" };
+		struct found open = { 0 };
+		struct policy *p = NULL;
+		int64_t id;
+
+		json = NULL;
+		memset(d, 0xab, sizeof(d));
+		snprintf(hex, sizeof(hex), "verity:sha256:");
+		hex_encode(d, 32, hex + 14);
+		CHECK(commit_round(app.store, &v, 1, 107) == 0, "a round with a verity digest");
+		store_violations_list(app.store, VIOLATION_OPEN, "web-01", 10, collect, &open);
+		id = open.n ? open.id[0] : 0;
+		for (int i = 1; i < open.n; i++)
+			if (open.id[i] > id)
+				id = open.id[i];
+		CHECK(review_decide(&app, id, VIOLATION_APPROVED, REVIEW_SCOPE_AGENT, "operator", &r) ==
+			      REVIEW_OK,
+		      "approved for web-01 (%s)", r.why);
+		if (store_policy_get(app.store, amend, &json, &version) == 0)
+			p = policy_load(json, strlen(json), path, sizeof(path));
+		CHECK(json && strstr(json, "\"verity:sha256:abab"), "the amendment lists it typed");
+		CHECK(p && policy_check_typed(p, "/usr/bin/verity", 15, IMA_DIGEST_VERITY,
+					      TPM2_ALG_SHA256, d, 32) == POLICY_ALLOWED &&
+			      policy_check_typed(p, "/usr/bin/verity", 15, IMA_DIGEST_IMA,
+						 TPM2_ALG_SHA256, d, 32) != POLICY_ALLOWED,
+		      "it allows the verity digest, not the same bytes as a file hash");
+		policy_free(p);
+		free(json);
+		json = NULL;
+	}
+
 	store_close(app.store);
 	policy_cache_release(&app.policies);
 	policy_cache_release(&app.amendments);

@@ -39,7 +39,8 @@ int cmd_policy_check(int argc, char **argv)
 	enum policy_decision d;
 	uint8_t digest[64];
 	char err[512], *path = NULL;
-	const char *colon;
+	const char *colon, *text;
+	enum ima_digest_type type = IMA_DIGEST_IMA;
 	size_t len = 0, dlen;
 	uint16_t alg;
 	ssize_t n;
@@ -88,12 +89,20 @@ int cmd_policy_check(int argc, char **argv)
 		rc = 0;
 		goto out;
 	}
-	colon = strchr(argv[3], ':');
-	alg = colon ? policy_alg_from_name(argv[3], (size_t)(colon - argv[3])) : 0;
+	/* A digest typed as d-ngv2 types it: "ima:" IMA's file hash (the default), "verity:". */
+	text = argv[3];
+	if (!strncmp(text, "ima:", 4)) {
+		text += 4;
+	} else if (!strncmp(text, "verity:", 7)) {
+		type = IMA_DIGEST_VERITY;
+		text += 7;
+	}
+	colon = strchr(text, ':');
+	alg = colon ? policy_alg_from_name(text, (size_t)(colon - text)) : 0;
 	dlen = policy_alg_digest_size(alg);
 	n = alg ? hex_decode(colon + 1, strlen(colon + 1), digest, sizeof(digest)) : -1;
 	if (!alg || n < 0 || (size_t)n != dlen) {
-		fprintf(stderr, "attestctl: \"%s\" is not ALG:HEX with ALG sha1, sha256, sha384 or sha512 and a digest of that size\n",
+		fprintf(stderr, "attestctl: \"%s\" is not [ima:|verity:]ALG:HEX with ALG sha1, sha256, sha384 or sha512 and a digest of that size\n",
 			argv[3]);
 		goto out;
 	}
@@ -103,7 +112,7 @@ int cmd_policy_check(int argc, char **argv)
 	for (char *c = path; *c; c++)
 		if (*c == ' ')
 			*c = '_';
-	d = policy_check(pol, path, strlen(path), alg, digest, dlen);
+	d = policy_check_typed(pol, path, strlen(path), type, alg, digest, dlen);
 	printf("%s\n", policy_decision_name(d));
 	{
 		char why[POLICY_EXPLANATION_MAX];

@@ -69,14 +69,20 @@ static int add_reason(struct eval *ev, enum reason code, int64_t entry, const ch
 	return (int)v->nreasons++;
 }
 
-/* The entry's digest as "alg:hex" (ima-ng's algorithm name escaped; ima's is sha1), or "". */
+/*
+ * The entry's digest as "alg:hex" (ima-ng's algorithm name escaped; ima's is sha1), an
+ * fs-verity digest as "verity:alg:hex" (what a policy lists it as, so approving teaches it
+ * typed), or "".
+ */
 static void format_digest(char *out, size_t cap, const struct ima_entry *e)
 {
-	char name[4 * 16 + 1];
+	char name[LIMIT_DIGEST_TYPE + 4 * 16 + 1];
 	size_t name_len = e->digest_alg_name_len < 16 ? e->digest_alg_name_len : 16;
+	size_t pre = e->digest_type == IMA_DIGEST_VERITY ? LIMIT_DIGEST_TYPE : 0;
 
 	if (e->digest_alg_name && name_len > 0) {
-		text_render(e->digest_alg_name, name_len, name, sizeof(name));
+		memcpy(name, "verity:", pre);
+		text_render(e->digest_alg_name, name_len, name + pre, sizeof(name) - pre);
 		text_trim_utf8_tail(policy_digest_text(name, e->digest, e->digest_len, out, cap));
 	} else if (e->digest) {
 		policy_digest_text("sha1", e->digest, e->digest_len, out, cap);
@@ -230,8 +236,8 @@ static bool amended(const struct eval *ev, const struct ima_entry *e)
 {
 	const struct policy *am = ev->req->amendment;
 
-	return am && policy_check(am, e->path, e->path_len, e->digest_alg, e->digest,
-				  e->digest_len) == POLICY_ALLOWED;
+	return am && policy_check_typed(am, e->path, e->path_len, e->digest_type, e->digest_alg,
+					e->digest, e->digest_len) == POLICY_ALLOWED;
 }
 
 /*

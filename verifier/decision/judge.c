@@ -88,7 +88,8 @@ bool judge_measurement(const struct policy *pol, const struct ima_entry *e,
 	} else if (required) {
 		return refuse(j, REASON_MISSING_FILE_SIGNATURE, "the policy requires this path signed");
 	}
-	switch (policy_check(pol, e->path, e->path_len, e->digest_alg, e->digest, e->digest_len)) {
+	switch (policy_check_typed(pol, e->path, e->path_len, e->digest_type, e->digest_alg,
+				   e->digest, e->digest_len)) {
 	case POLICY_ALLOWED:
 	case POLICY_EXCLUDED:
 		return true;

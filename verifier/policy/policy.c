@@ -53,6 +53,27 @@ static int alg_index(uint16_t id)
 	return a ? (int)(a - alg_table) : -1;
 }
 
+/*
+ * A stored file digest's first byte (a path's records, digest_only's keys): the index of its
+ * algorithm in alg_table, with DIG_VERITY set for an fs-verity digest ("verity:alg:hex"), so
+ * that a digest matches only one of its own type. boot_aggregate's list holds plain indices.
+ */
+#define DIG_VERITY 0x80
+_Static_assert(ALG_COUNT < DIG_VERITY, "an algorithm index leaves DIG_VERITY free");
+
+static const struct alg *dk_alg(int dk)
+{
+	return &algs[dk & ~DIG_VERITY];
+}
+
+/* The stored byte of a digest of this type and algorithm index, or -1 (IMA_DIGEST_OTHER). */
+static int dk_of(enum ima_digest_type type, int ai)
+{
+	if (ai < 0 || type == IMA_DIGEST_OTHER)
+		return -1;
+	return type == IMA_DIGEST_VERITY ? (ai | DIG_VERITY) : ai;
+}
+
 uint16_t policy_alg_from_name(const char *name, size_t len)
 {
 	const struct alg *a = alg_by_name_len(name, len);
@@ -338,7 +359,7 @@ static int records_find(const struct policy *p, const struct kentry *e, int ai, 
 	const uint8_t *r = arena_at(&p->digs, e->dig_off);
 
 	for (uint16_t n = 0; n < e->ndig; n++) {
-		size_t sz = algs[r[0]].size;
+		size_t sz = dk_alg(r[0])->size;
 
 		if (r[0] == ai && memcmp(r + 1, d, sz) == 0)
 			return n;
@@ -358,7 +379,7 @@ static size_t records_len(const struct policy *p, const struct kentry *e)
 	size_t len = 0;
 
 	for (uint16_t n = 0; n < e->ndig; n++)
-		len += 1 + algs[*arena_at(&p->digs, e->dig_off + len)].size;
+		len += 1 + dk_alg(*arena_at(&p->digs, e->dig_off + len))->size;
 	return len;
 }
 
@@ -370,7 +391,7 @@ static int entry_add_digest_nth(struct policy *p, uint32_t ei, int ai, const uin
 				uint16_t *nth)
 {
 	struct kentry *e = ktab_ent(&p->paths, ei);
-	size_t old = records_len(p, e), sz = algs[ai].size;
+	size_t old = records_len(p, e), sz = dk_alg(ai)->size;
 	int have = records_find(p, e, ai, d);
 	uint8_t *at;
 
@@ -417,11 +438,11 @@ static long path_entry(struct policy *p, const char *path, size_t len)
 static int donly_add(struct policy *p, int ai, const uint8_t *d)
 {
 	uint8_t key[1 + LIMIT_DIGEST];
-	size_t klen = 1 + algs[ai].size;
+	size_t klen = 1 + dk_alg(ai)->size;
 	long rc;
 
 	key[0] = (uint8_t)ai;
-	memcpy(key + 1, d, algs[ai].size);
+	memcpy(key + 1, d, dk_alg(ai)->size);
 	if (ktab_find(&p->donly, key, klen) >= 0)
 		return 0;
 	rc = ktab_insert(&p->donly, key, klen);
@@ -465,10 +486,17 @@ static const char *path_problem(const char *path, size_t len)
 int policy_add_digest_bytes(struct policy *p, const char *path, size_t path_len, uint16_t alg,
 			    const uint8_t *digest, size_t len)
 {
-	int ai = alg_index(alg);
+	return policy_add_file_digest(p, path, path_len, IMA_DIGEST_IMA, alg, digest, len);
+}
+
+int policy_add_file_digest(struct policy *p, const char *path, size_t path_len,
+			   enum ima_digest_type type, uint16_t alg, const uint8_t *digest,
+			   size_t len)
+{
+	int ai = dk_of(type, alg_index(alg));
 	long ei;
 
-	if (!p || !path || !digest || ai < 0 || len != algs[ai].size)
+	if (!p || !path || !digest || ai < 0 || len != dk_alg(ai)->size)
 		return -EINVAL;
 	if (policy_shared(p))
 		return -EBUSY;
@@ -615,8 +643,15 @@ static bool path_excluded(const struct policy *p, const char *path, size_t len)
 enum policy_decision policy_check(const struct policy *p, const char *path, size_t path_len,
 				  uint16_t alg, const uint8_t *digest, size_t digest_len)
 {
-	int ai = alg_index(alg);
-	bool okdig = ai >= 0 && digest && digest_len == algs[ai].size;
+	return policy_check_typed(p, path, path_len, IMA_DIGEST_IMA, alg, digest, digest_len);
+}
+
+enum policy_decision policy_check_typed(const struct policy *p, const char *path,
+					size_t path_len, enum ima_digest_type type, uint16_t alg,
+					const uint8_t *digest, size_t digest_len)
+{
+	int ai = dk_of(type, alg_index(alg));
+	bool okdig = ai >= 0 && digest && digest_len == dk_alg(ai)->size;
 	long ei;
 
 	if (!p || (!path && path_len))
@@ -880,6 +915,19 @@ const struct alg *policy_digest_parse(const char *s, size_t len, uint8_t *out, c
 	return a;
 }
 
+const struct alg *policy_file_digest_parse(const char *s, size_t len, uint8_t *out,
+					   enum ima_digest_type *type, const char **why)
+{
+	*type = IMA_DIGEST_IMA;
+	if (len > 4 && memcmp(s, "ima:", 4) == 0) {
+		s += 4, len -= 4;
+	} else if (len > 7 && memcmp(s, "verity:", 7) == 0) {
+		*type = IMA_DIGEST_VERITY;
+		s += 7, len -= 7;
+	}
+	return policy_digest_parse(s, len, out, why);
+}
+
 /* Parses "alg:hex" (ours: lowercase hex). Returns the alg index or -1 with *why set. */
 static int parse_alg_digest(const json_t *v, uint8_t *out, const char **why)
 {
@@ -891,6 +939,23 @@ static int parse_alg_digest(const json_t *v, uint8_t *out, const char **why)
 	}
 	a = policy_digest_parse(json_string_value(v), json_string_length(v), out, why);
 	return a ? (int)(a - alg_table) : -1;
+}
+
+/*
+ * A file digest: "alg:hex", "ima:alg:hex" or "verity:alg:hex". Returns its stored byte (an alg
+ * index, DIG_VERITY set for verity) or -1 with *why set.
+ */
+static int parse_file_digest(const json_t *v, uint8_t *out, const char **why)
+{
+	enum ima_digest_type type;
+	const struct alg *a;
+
+	if (!json_is_string(v)) {
+		*why = "not a string";
+		return -1;
+	}
+	a = policy_file_digest_parse(json_string_value(v), json_string_length(v), out, &type, why);
+	return a ? dk_of(type, (int)(a - alg_table)) : -1;
 }
 
 /* Keylime digests carry no algorithm: the hex length implies it (keylime ima.py does so). */
@@ -1026,7 +1091,8 @@ static int load_digests(struct policy *p, const json_t *digests, enum digests_fo
 		}
 		json_array_foreach(list, i, v) {
 			int ai = keylime ? parse_keylime_digest(v, d, &why)
-					 : parse_alg_digest(v, d, &why);
+				 : is_ba ? parse_alg_digest(v, d, &why)
+					 : parse_file_digest(v, d, &why);
 
 			if (ai < 0) {
 				seterr(err, errlen, "%s[\"%.200s\"][%zu]: %s", table, key, i, why);
@@ -1269,7 +1335,8 @@ static int load_digest_list(const json_t *list, const char *key, struct policy *
 	int rc;
 
 	json_array_foreach(list, i, v) {
-		int ai = parse_alg_digest(v, d, &why);
+		/* digest_only lists file digests, typed; boot_aggregate's are IMA's own. */
+		int ai = add == donly_add ? parse_file_digest(v, d, &why) : parse_alg_digest(v, d, &why);
 
 		if (ai < 0) {
 			seterr(err, errlen, "%s[%zu]: %s", key, i, why);
@@ -1361,7 +1428,7 @@ static int load_package_files(struct policy *p, const json_t *files, enum digest
 			goto out;
 		}
 		json_array_foreach(list, i, v) {
-			int ai = parse_alg_digest(v, d, &why);
+			int ai = parse_file_digest(v, d, &why);
 			uint16_t nth;
 
 			if (ai < 0) {
@@ -1782,9 +1849,11 @@ char *policy_digest_text(const char *alg_name, const uint8_t *digest, size_t len
 
 static json_t *digest_json(int ai, const uint8_t *d)
 {
-	char buf[LIMIT_DIGEST_TEXT + 1];
+	char buf[LIMIT_DIGEST_TEXT + 1], name[32];
+	const struct alg *a = dk_alg(ai);
 
-	return json_string(policy_digest_text(algs[ai].name, d, algs[ai].size, buf, sizeof(buf)));
+	snprintf(name, sizeof(name), "%s%s", (ai & DIG_VERITY) ? "verity:" : "", a->name);
+	return json_string(policy_digest_text(name, d, a->size, buf, sizeof(buf)));
 }
 
 json_t *policy_json_path_digests(const struct policy *p, const char *path, size_t path_len)
@@ -1807,7 +1876,7 @@ json_t *policy_json_path_digests(const struct policy *p, const char *path, size_
 			json_decref(list);
 			return NULL;
 		}
-		r += 1 + algs[r[0]].size;
+		r += 1 + dk_alg(r[0])->size;
 	}
 	return list;
 }
@@ -1818,7 +1887,7 @@ static size_t record_offset(const struct policy *p, const struct kentry *e, uint
 	size_t off = e->dig_off;
 
 	for (uint16_t n = 0; n < nth; n++)
-		off += 1 + algs[*arena_at(&p->digs, off)].size;
+		off += 1 + dk_alg(*arena_at(&p->digs, off))->size;
 	return off;
 }
 
@@ -2018,7 +2087,7 @@ char *policy_to_json(const struct policy *p)
 			if (!owned(own, (size_t)(r - arena_at(&p->digs, 0))) &&
 			    json_array_append_new(list, digest_json(r[0], r + 1)))
 				goto out;
-			r += 1 + algs[r[0]].size;
+			r += 1 + dk_alg(r[0])->size;
 		}
 	}
 	if (p->pkgs && json_object_set_new(root, "packages", packages_json(p)))

@@ -21,6 +21,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "proto/imalog.h" /* enum ima_digest_type */
+
 struct policy;
 struct policy_keys;
 
@@ -62,6 +64,15 @@ void policy_free(struct policy *p);
  */
 enum policy_decision policy_check(const struct policy *p, const char *path, size_t path_len,
 				  uint16_t alg, const uint8_t *digest, size_t digest_len);
+/*
+ * The same for a digest of a type: IMA's file hash (what policy_check() judges; listed as
+ * "alg:hex" or "ima:alg:hex") or an fs-verity digest (listed as "verity:alg:hex"). A digest
+ * matches only a listed one of its type: a file's fs-verity digest is not its hash.
+ * IMA_DIGEST_OTHER matches nothing.
+ */
+enum policy_decision policy_check_typed(const struct policy *p, const char *path,
+					size_t path_len, enum ima_digest_type type, uint16_t alg,
+					const uint8_t *digest, size_t digest_len);
 /*
  * true when path is not in the digests table and an exclude pattern matches it: policy_check()
  * would say EXCLUDED for any digest. An excluded path accepts anything, so verifier/decision/judge.c
@@ -128,6 +139,10 @@ int policy_boot_teach(struct policy *p, const char *category, const char *subjec
  */
 int policy_add_digest_bytes(struct policy *p, const char *path, size_t path_len, uint16_t alg,
 			    const uint8_t *digest, size_t len);
+/* The same for a digest of a type (policy_check_typed()); -EINVAL for IMA_DIGEST_OTHER. */
+int policy_add_file_digest(struct policy *p, const char *path, size_t path_len,
+			   enum ima_digest_type type, uint16_t alg, const uint8_t *digest,
+			   size_t len);
 /* The same for a NUL-terminated path. */
 int policy_add_digest(struct policy *p, const char *path, uint16_t alg, const uint8_t *digest,
 		      size_t len);
@@ -146,6 +161,12 @@ char *policy_to_json(const struct policy *p);
  */
 struct alg;
 const struct alg *policy_digest_parse(const char *s, size_t len, uint8_t *out, const char **why);
+/*
+ * A file digest as policies write it: "alg:hex", or typed "ima:alg:hex" (the same) or
+ * "verity:alg:hex" (an fs-verity digest); *type gets the type. As policy_digest_parse().
+ */
+const struct alg *policy_file_digest_parse(const char *s, size_t len, uint8_t *out,
+					   enum ima_digest_type *type, const char **why);
 
 /* Helpers shared with attestctl: "sha256" <-> TPM2_ALG_ID, digest size (0 if unknown). */
 uint16_t policy_alg_from_name(const char *name, size_t len);

@@ -221,8 +221,10 @@ static enum review_status teach_file(struct policy *p, const struct violation_co
 				     struct review_result *out)
 {
 	uint8_t digest[LIMIT_DIGEST];
+	enum ima_digest_type type;
 	const char *why;
-	const struct alg *alg = policy_digest_parse(vc->digest, strlen(vc->digest), digest, &why);
+	const struct alg *alg =
+		policy_file_digest_parse(vc->digest, strlen(vc->digest), digest, &type, &why);
 	int ret;
 
 	if (!alg || !vc->path_len) {
@@ -236,7 +238,7 @@ static enum review_status teach_file(struct policy *p, const struct violation_co
 	}
 	if (!p)
 		return REVIEW_OK;
-	ret = policy_add_digest_bytes(p, vc->path, vc->path_len, alg->id, digest, alg->size);
+	ret = policy_add_file_digest(p, vc->path, vc->path_len, type, alg->id, digest, alg->size);
 	if (ret) {
 		snprintf(out->why, sizeof(out->why), "a policy cannot hold \"%.200s\": %s", out->path,
 			 ret == -EINVAL ? "IMA never records such a path (space, NUL or too long)"
