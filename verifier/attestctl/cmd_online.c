@@ -3,6 +3,7 @@
  *
  *   agents [--state S] [--policy NAME] | agent ID | verdicts ID [--limit N] | counters ID [--limit N] | violations [--open|--state S] [--agent ID]
  *   approve VIOLATION_ID [--scope agent|policy] | dismiss VIOLATION_ID
+ *   approve|dismiss --path PATH --digest ALG:HEX [--agent ID | --policy NAME] [--yes]
  *
  * approve allows the file for the violation's agent only (its amendment) unless --scope policy
  * widens the policy the agent uses; it prints which, and the version it wrote.
@@ -271,8 +272,12 @@ void online_usage(const char *cmd)
 		cmd,
 		!strcmp(cmd, "agent") || !strcmp(cmd, "verdicts") || !strcmp(cmd, "counters") ? " ID"
 		: !strcmp(cmd, "violations") ? " [--open | --state open|approved|dismissed] [--agent ID]"
-		: !strcmp(cmd, "approve") ? " VIOLATION_ID [--scope agent|policy]"
-		: !strcmp(cmd, "dismiss") ? " VIOLATION_ID"
+		: !strcmp(cmd, "agents") ? " [--state S] [--policy NAME]"
+		: !strcmp(cmd, "approve") ? " VIOLATION_ID [--scope agent|policy]\n"
+					    "       | --path PATH --digest ALG:HEX"
+					    " [--agent ID | --policy NAME] [--yes]"
+		: !strcmp(cmd, "dismiss") ? " VIOLATION_ID\n       | --path PATH --digest ALG:HEX"
+					    " [--agent ID | --policy NAME] [--yes]"
 					  : "");
 }
 
@@ -295,6 +300,9 @@ int online_parse_opts(int argc, char **argv, struct online_opts *o, const char *
 		{ "scope", required_argument, NULL, 'S' },
 		{ "version", required_argument, NULL, 'V' },
 		{ "policy", required_argument, NULL, 'p' },
+		{ "path", required_argument, NULL, 'F' },
+		{ "digest", required_argument, NULL, 'D' },
+		{ "yes", no_argument, NULL, 'y' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -340,6 +348,9 @@ int online_parse_opts(int argc, char **argv, struct online_opts *o, const char *
 		case 'S': o->scope = optarg; break;
 		case 'V': o->version = optarg; break;
 		case 'p': o->policy = optarg; break;
+		case 'F': o->path = optarg; break;
+		case 'D': o->digest = optarg; break;
+		case 'y': o->yes = true; break;
 		default: online_usage(argv[0]); return 2;
 		}
 	}
@@ -801,6 +812,90 @@ static void print_decision(const char *id, json_t *j)
 	}
 }
 
+/* Whether agent id is in the "agents" array of a GET /v1/agents answer. */
+static bool agent_listed(json_t *agents, const char *id)
+{
+	json_t *a;
+	size_t i;
+
+	json_array_foreach(json_object_get(agents, "agents"), i, a)
+		if (!strcmp(str(a, "agent_id"), id))
+			return true;
+	return false;
+}
+
+/*
+ * approve|dismiss --path PATH --digest ALG:HEX [--agent ID | --policy NAME] [--yes]: every open
+ * violation of that file (on one agent, or on the agents a policy judges) is counted and listed;
+ * with --yes each is decided as `approve ID` (for its agent alone) or `dismiss ID` would, each
+ * in its own call, and the count of those
+ * decided and of those refused is printed. 0 all decided, 1 not asked to (no --yes) or one
+ * refused, 2 usage or an answer that lists too many.
+ */
+static int set_violations_of_file(struct online_opts *o, const char *action)
+{
+	char path[512], idtext[24];
+	json_t *vs = NULL, *agents = NULL, *v, *j;
+	size_t i, n = 0, done = 0, refused = 0;
+	int ret;
+
+	snprintf(path, sizeof(path), "/v1/violations?state=open&limit=%u%s%s", LIMIT_LIST_ROWS,
+		 o->agent ? "&agent=" : "", o->agent ? o->agent : "");
+	if ((ret = online_fetch(o, HTTP_GET, path, NULL, &vs)) || !vs)
+		return ret ? ret : 1;
+	if (json_array_size(json_object_get(vs, "violations")) >= LIMIT_LIST_ROWS) {
+		fprintf(stderr, "attestctl: %u open violations or more: narrow the set with --agent"
+				" (none was decided)\n", LIMIT_LIST_ROWS);
+		ret = 2;
+		goto out;
+	}
+	if (o->policy) {
+		snprintf(path, sizeof(path), "/v1/agents?policy=%s", o->policy);
+		if ((ret = online_fetch(o, HTTP_GET, path, NULL, &agents)) || !agents) {
+			ret = ret ? ret : 1;
+			goto out;
+		}
+	}
+	json_array_foreach(json_object_get(vs, "violations"), i, v) {
+		if (strcmp(str(v, "path"), o->path) || strcmp(str(v, "digest"), o->digest) ||
+		    (agents && !agent_listed(agents, str(v, "agent_id"))))
+			continue;
+		if (n++ == 0)
+			printf("%-6s %-24s %s\n", "ID", "AGENT", "REASON");
+		printf("%-6" JSON_INTEGER_FORMAT " %-24s %s\n", num(v, "id"), str(v, "agent_id"),
+		       str(v, "reason"));
+	}
+	printf("%zu open violations of %s %s%s%s\n", n, o->path, o->digest,
+	       o->policy ? " on agents of policy " : "", o->policy ? o->policy : "");
+	if (!n || !o->yes) {
+		if (n)
+			printf("nothing decided: run again with --yes to %s them\n", action);
+		ret = n ? 1 : 0;
+		goto out;
+	}
+	json_array_foreach(json_object_get(vs, "violations"), i, v) {
+		if (strcmp(str(v, "path"), o->path) || strcmp(str(v, "digest"), o->digest) ||
+		    (agents && !agent_listed(agents, str(v, "agent_id"))))
+			continue;
+		snprintf(idtext, sizeof(idtext), "%" JSON_INTEGER_FORMAT, num(v, "id"));
+		snprintf(path, sizeof(path), "/v1/violations/%s/%s", idtext, action);
+		j = NULL;
+		if (online_fetch(o, HTTP_POST, path, NULL, &j) || !j) {
+			refused++; /* online_fetch() said why */
+		} else {
+			print_decision(idtext, j);
+			done++;
+		}
+		json_decref(j);
+	}
+	printf("%zu of %zu decided (%s), %zu refused\n", done, n, action, refused);
+	ret = refused ? 1 : 0;
+out:
+	json_decref(vs);
+	json_decref(agents);
+	return ret;
+}
+
 static int set_violation(int argc, char **argv, const char *action)
 {
 	struct online_opts o;
@@ -812,6 +907,17 @@ static int set_violation(int argc, char **argv, const char *action)
 
 	if ((ret = online_parse_opts(argc, argv, &o, &pos)))
 		return ret;
+	if (o.path || o.digest) {
+		if (pos || !o.path || !o.digest || !o.path[0] || !o.digest[0] || o.json ||
+		    (o.agent && !agent_id_valid(o.agent)) || (o.policy && !agent_id_valid(o.policy)) ||
+		    (o.agent && o.policy) ||
+		    (o.scope && (strcmp(action, "approve") || strcmp(o.scope, "agent")))) {
+			/* Into a policy, one approval (approve ID --scope policy) serves them all. */
+			online_usage(action);
+			return 2;
+		}
+		return set_violations_of_file(&o, action);
+	}
 	if (!pos || !pos[0] || strspn(pos, "0123456789") != strlen(pos) || strlen(pos) > 18 ||
 	    (o.scope && (strcmp(action, "approve") ||
 			 (strcmp(o.scope, "agent") && strcmp(o.scope, "policy"))))) {

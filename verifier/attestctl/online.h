@@ -34,7 +34,10 @@ struct online_opts {
 	const char *limit;
 	const char *scope;   /* approve: "agent" or "policy" */
 	const char *version; /* policy get: a version number */
-	const char *policy;  /* agents: only those judged by this policy */
+	const char *policy;  /* agents, approve/dismiss --path: only agents judged by this policy */
+	const char *path;    /* approve/dismiss: every open violation of this path ... */
+	const char *digest;  /* ... and digest */
+	bool yes;            /* approve/dismiss --path: apply, not only count */
 	bool json;
 	bool purge;          /* agent retire: delete it and its history */
 };
