@@ -23,7 +23,7 @@ const struct http_route app_routes[] = {
 	{ "GET", "/metrics", LIMIT_SMALL_BODY, HTTP_PUBLIC, "metrics",
 	  handle_metrics, "200 500 503" },
 	{ "GET", "/v1/agents", LIMIT_SMALL_BODY, HTTP_TOKEN, "agents",
-	  handle_agents_list, "200 503" },
+	  handle_agents_list, "200 400 503" },
 	{ "GET", "/v1/agents/*", LIMIT_SMALL_BODY, HTTP_TOKEN, "agent",
 	  handle_agent_get, "200 404 503" },
 	{ "GET", "/v1/agents/*/verdicts", LIMIT_SMALL_BODY, HTTP_TOKEN, "verdicts",
