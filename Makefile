@@ -232,6 +232,8 @@ install-verifier: $(B)/verifier $(B)/attestctl man
 	chmod 0644 "$(DESTDIR)$(UNITDIR)/attest-verifier.service"
 	$(call install_conf,$(B)/etc/verifier.conf,verifier.conf)
 	$(INSTALL) -D -m 0644 docs/openapi.json "$(DESTDIR)$(DOCDIR)/attest-verifier/openapi.json"
+	$(INSTALL) -D -m 0644 verifier/attest-alerts.rules.yml \
+		"$(DESTDIR)$(PREFIX)/share/attest-verifier/attest-alerts.rules.yml"
 
 install-attestd: $(B)/attestd man
 	$(INSTALL) -D -m 0755 $(B)/attestd "$(DESTDIR)$(SBINDIR)/attestd"

@@ -44,6 +44,10 @@ done
 check_eq "7 deliveries wait in the outbox (metrics)" 7 "$(metric attest_webhook_deliveries_pending)"
 check "the verifier said the receiver does not answer" grep -q "webhook: \"$HOOK\": .*retried" "$VLOG"
 check_eq "said once, not at every retry" 1 "$(grep -c "webhook: \"$HOOK\": " "$VLOG")"
+check "failed attempts counted (attest_webhook_deliveries_total{result=\"failed\"} > 0)" \
+	test "$(metric 'attest_webhook_deliveries_total{result="failed"}')" -gt 0
+check_eq "a, untrusted and still active, counted (attest_agents_untrusted)" 1 \
+	"$(metric attest_agents_untrusted)"
 sleep 2 # a few attempts: the backoff is capped at 2 s, so they go on
 check_eq "a was marked stale once" 1 "$(grep -c 'agent "a" is stale' "$VLOG")"
 kill -KILL "$VPID"
@@ -64,6 +68,8 @@ for ((i = 0; i < 300; i++)); do
 done
 check_eq "after the restart every event arrived, none lost" "$EXPECT" "$(got)"
 check_eq "the outbox is empty" 0 "$(metric attest_webhook_deliveries_pending)"
+check "each delivery counted (attest_webhook_deliveries_total{result=\"delivered\"} >= 7)" \
+	test "$(metric 'attest_webhook_deliveries_total{result="delivered"}')" -ge 7
 check_eq "7 distinct event ids" 7 "$(jq -r .id "$W/events.jsonl" | sort -u | wc -l)"
 check_eq "each refused first delivery came again: same id, same body, marked duplicate" "7" \
 	"$(jq -s 'group_by(.id) | map(select(length >= 2 and (map(.event) | unique | length) == 1 and .[1].duplicate)) | length' "$W/events.jsonl")"

@@ -53,6 +53,46 @@ static void counter1(struct dynbuf *b, const char *name, const char *help, uint6
 		    v);
 }
 
+/* The families read from the store at this scrape. */
+static void render_store(struct dynbuf *b, const struct store_counts *c,
+			 const struct metrics_fleet *f)
+{
+	dynbuf_addf(b, "# HELP attest_verdicts_stored Verdicts in the store, by result.\n"
+			"# TYPE attest_verdicts_stored gauge\n"
+			"attest_verdicts_stored{result=\"trusted\"} %" PRIu64 "\n"
+			"attest_verdicts_stored{result=\"untrusted\"} %" PRIu64 "\n",
+		    c->verdicts_trusted, c->verdicts_untrusted);
+	/* Stale agents are active ones that went silent: counted there, not as active. */
+	dynbuf_addf(b, "# HELP attest_agents Agents in the store by state (stale: active, but no"
+			" valid evidence for --stale-intervals of their intervals).\n"
+			"# TYPE attest_agents gauge\n"
+			"attest_agents{state=\"pending\"} %" PRIu64 "\n"
+			"attest_agents{state=\"active\"} %" PRIu64 "\n"
+			"attest_agents{state=\"stale\"} %" PRIu64 "\n"
+			"attest_agents{state=\"retired\"} %" PRIu64 "\n",
+		    c->agents_pending,
+		    c->agents_active >= f->stale ? c->agents_active - f->stale : 0, f->stale,
+		    c->agents_retired);
+	dynbuf_addf(b, "# HELP attest_agent_last_verdict_timestamp_seconds When each agent's last"
+			" verdict was stored (Unix time); agents without one are not listed.\n"
+			"# TYPE attest_agent_last_verdict_timestamp_seconds gauge\n%s",
+		    f->last_verdict_samples ? f->last_verdict_samples : "");
+	dynbuf_addf(b, "# HELP attest_violations_open Violations waiting for operator review.\n"
+			"# TYPE attest_violations_open gauge\n"
+			"attest_violations_open %" PRIu64 "\n",
+		    c->violations_open);
+	dynbuf_addf(b, "# HELP attest_webhook_deliveries_pending Webhook deliveries (one event for"
+			" one URL) waiting in the outbox.\n"
+			"# TYPE attest_webhook_deliveries_pending gauge\n"
+			"attest_webhook_deliveries_pending %" PRIu64 "\n",
+		    f->webhook_pending);
+	dynbuf_addf(b, "# HELP attest_agents_untrusted Active agents whose last verdict is"
+		       " untrusted.\n"
+		       "# TYPE attest_agents_untrusted gauge\n"
+		       "attest_agents_untrusted %" PRIu64 "\n",
+		    f->untrusted);
+}
+
 char *metrics_render(const struct metrics *m, const struct store_counts *c,
 		     const struct metrics_fleet *f)
 {
@@ -66,35 +106,11 @@ char *metrics_render(const struct metrics *m, const struct store_counts *c,
 			"attest_attestations_total{result=\"untrusted\"} %" PRIu64 "\n"
 			"attest_attestations_total{result=\"refused\"} %" PRIu64 "\n",
 		    ld(&m->attest_trusted), ld(&m->attest_untrusted), ld(&m->attest_refused));
-	dynbuf_addf(&b, "# HELP attest_verdicts_stored Verdicts in the store, by result.\n"
-			"# TYPE attest_verdicts_stored gauge\n"
-			"attest_verdicts_stored{result=\"trusted\"} %" PRIu64 "\n"
-			"attest_verdicts_stored{result=\"untrusted\"} %" PRIu64 "\n",
-		    c->verdicts_trusted, c->verdicts_untrusted);
-	/* Stale agents are active ones that went silent: counted there, not as active. */
-	dynbuf_addf(&b, "# HELP attest_agents Agents in the store by state (stale: active, but no"
-			" valid evidence for --stale-intervals of their intervals).\n"
-			"# TYPE attest_agents gauge\n"
-			"attest_agents{state=\"pending\"} %" PRIu64 "\n"
-			"attest_agents{state=\"active\"} %" PRIu64 "\n"
-			"attest_agents{state=\"stale\"} %" PRIu64 "\n"
-			"attest_agents{state=\"retired\"} %" PRIu64 "\n",
-		    c->agents_pending,
-		    c->agents_active >= f->stale ? c->agents_active - f->stale : 0, f->stale,
-		    c->agents_retired);
-	dynbuf_addf(&b, "# HELP attest_agent_last_verdict_timestamp_seconds When each agent's last"
-			" verdict was stored (Unix time); agents without one are not listed.\n"
-			"# TYPE attest_agent_last_verdict_timestamp_seconds gauge\n%s",
-		    f->last_verdict_samples ? f->last_verdict_samples : "");
-	dynbuf_addf(&b, "# HELP attest_violations_open Violations waiting for operator review.\n"
-			"# TYPE attest_violations_open gauge\n"
-			"attest_violations_open %" PRIu64 "\n",
-		    c->violations_open);
-	dynbuf_addf(&b, "# HELP attest_webhook_deliveries_pending Webhook deliveries (one event for"
-			" one URL) waiting in the outbox.\n"
-			"# TYPE attest_webhook_deliveries_pending gauge\n"
-			"attest_webhook_deliveries_pending %" PRIu64 "\n",
-		    f->webhook_pending);
+	dynbuf_addf(&b, "# HELP attest_store_up Whether this scrape could read the store (1) or"
+			" not (0: the families read from it are left out).\n"
+			"# TYPE attest_store_up gauge\nattest_store_up %d\n", c && f ? 1 : 0);
+	if (c && f)
+		render_store(&b, c, f);
 	counter2(&b, "attest_enrollments_total", "Enrollment requests by result.", "ok",
 		 ld(&m->enroll_ok), "refused", ld(&m->enroll_refused));
 	counter2(&b, "attest_activations_total", "Credential activations by result.", "ok",
@@ -105,6 +121,9 @@ char *metrics_render(const struct metrics *m, const struct store_counts *c,
 	counter1(&b, "attest_challenges_foreign_total", "Evidence answering a challenge not in this"
 		 " verifier's table, taken on the fleet's key (--cluster-key): another verifier's, or"
 		 " its own from before a restart.", ld(&m->challenges_foreign));
+	counter2(&b, "attest_webhook_deliveries_total", "Webhook delivery attempts by result"
+		 " (failed: retried later from the outbox).", "delivered",
+		 ld(&m->webhook_delivered), "failed", ld(&m->webhook_failed));
 	counter1(&b, "attest_http_requests_total", "HTTP requests answered.",
 		 ld(&m->http_requests));
 	counter1(&b, "attest_http_errors_total", "HTTP requests answered with a status of 400 or"

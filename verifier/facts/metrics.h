@@ -21,6 +21,7 @@ struct metrics {
 	uint64_t challenges_given;   /* with a verdict, for the agent's next round */
 	uint64_t challenges_foreign; /* answers to another verifier's challenge (cluster key) */
 	uint64_t http_requests, http_errors;
+	uint64_t webhook_delivered, webhook_failed; /* delivery attempts, by outcome */
 	/* evidence latency: bucket counts (cumulative when printed), sum in microseconds */
 	uint64_t latency_bucket[METRICS_LATENCY_BUCKETS];
 	uint64_t latency_count;
@@ -40,6 +41,7 @@ void metrics_observe_latency(struct metrics *m, double seconds);
  */
 struct metrics_fleet {
 	uint64_t stale;
+	uint64_t untrusted; /* active agents whose last verdict is untrusted */
 	uint64_t webhook_pending; /* webhook deliveries waiting in the outbox */
 	const char *last_verdict_samples; /* NULL: none */
 };
@@ -48,7 +50,9 @@ void metrics_agent_sample(struct dynbuf *b, const char *agent, int64_t last_verd
 
 /*
  * The Prometheus text exposition of m, the store's counts and the fleet's; malloc'd, NULL if
- * out of memory. Every family has its HELP and TYPE; counters end in _total, times are in
+ * out of memory. c and f NULL: the store could not be read for this scrape; the counters of m
+ * are still rendered, the families read from the store are left out, and attest_store_up is 0
+ * (1 otherwise), so an alert tells a store down from a verifier down. Every family has its HELP and TYPE; counters end in _total, times are in
  * seconds (tests/integration/metrics.sh parses it).
  */
 char *metrics_render(const struct metrics *m, const struct store_counts *c,

@@ -32,6 +32,7 @@ struct fleet_ctx {
 	const struct app *app;
 	struct dynbuf samples;
 	uint64_t stale;
+	uint64_t untrusted;
 	int64_t now;
 	bool per_agent; /* write the per-agent samples */
 };
@@ -42,6 +43,8 @@ static int fleet_cb(void *arg, const struct store_agent *a)
 
 	if (store_agent_stale(a, &f->app->liveness, f->now))
 		f->stale++;
+	if (a->state == AGENT_ACTIVE && a->last_trusted == 0)
+		f->untrusted++;
 	if (f->per_agent && a->last_verdict_at)
 		metrics_agent_sample(&f->samples, a->id, a->last_verdict_at);
 	return 0;
@@ -52,7 +55,8 @@ void handle_metrics(const struct http_request *req, struct http_response *resp)
 	struct app *app = req->app;
 	struct store_counts c;
 	struct fleet_ctx f = { .app = app, .now = (int64_t)time(NULL) };
-	struct metrics_fleet mf;
+	struct metrics_fleet mf = { 0 };
+	bool store_ok;
 	char *text;
 
 	/*
@@ -62,15 +66,16 @@ void handle_metrics(const struct http_request *req, struct http_response *resp)
 	 */
 	f.per_agent = app->metrics_agents_public || app_token_known(app, req);
 	dynbuf_init(&f.samples, 1u << 24);
-	if (store_counts(app->store, &c) || store_agents_list(app->store, fleet_cb, &f) ||
-	    store_outbox_pending(app->store, NULL, &mf.webhook_pending)) {
-		dynbuf_release(&f.samples);
-		http_reply_store_failure(resp);
-		return;
-	}
+	/* A store that cannot be read is itself what a scrape must report (attest_store_up 0),
+	 * with the counters this process holds: not a failed scrape, which looks like a verifier
+	 * down. */
+	store_ok = !store_counts(app->store, &c) && !store_agents_list(app->store, fleet_cb, &f) &&
+		   !store_outbox_pending(app->store, NULL, &mf.webhook_pending);
 	mf.stale = f.stale;
+	mf.untrusted = f.untrusted;
 	mf.last_verdict_samples = f.samples.len ? dynbuf_str(&f.samples) : NULL;
-	text = metrics_render(&app->metrics, &c, &mf);
+	text = store_ok ? metrics_render(&app->metrics, &c, &mf)
+			: metrics_render(&app->metrics, NULL, NULL);
 	dynbuf_release(&f.samples);
 	if (!text) {
 		http_reply_error(resp, PROTO_ERR_INTERNAL, "out of memory");

@@ -21,7 +21,7 @@ const struct http_route app_routes[] = {
 	  handle_evidence, "200 400 403 404 409 429 500 503" },
 	{ "GET", "/healthz", LIMIT_SMALL_BODY, HTTP_PUBLIC, "healthz", handle_healthz, "200 503" },
 	{ "GET", "/metrics", LIMIT_SMALL_BODY, HTTP_PUBLIC, "metrics",
-	  handle_metrics, "200 500 503" },
+	  handle_metrics, "200 500" },
 	{ "GET", "/v1/agents", LIMIT_SMALL_BODY, HTTP_TOKEN, "agents",
 	  handle_agents_list, "200 400 503" },
 	{ "GET", "/v1/agents/*", LIMIT_SMALL_BODY, HTTP_TOKEN, "agent",

@@ -186,6 +186,7 @@ static void deliver_due(struct webhooks *w, struct target *t)
 			return;
 		}
 		if (post(w, t, &c, err, sizeof(err), &answered) == 0) {
+			METRICS_COUNT(&w->app->metrics, webhook_delivered);
 			ret = store_outbox_delivered(w->app->store, c.row);
 			if (ret && ret != -ENOENT)
 				log_warn("webhook: %s delivered, but not deleted from the outbox (%s):"
@@ -197,6 +198,7 @@ static void deliver_due(struct webhooks *w, struct target *t)
 			free(c.body);
 			continue;
 		}
+		METRICS_COUNT(&w->app->metrics, webhook_failed);
 		wait = webhook_backoff(c.attempts + 1, w->max_backoff);
 		ret = store_outbox_retry(w->app->store, c.row, (int64_t)time(NULL) + wait, err);
 		if (ret && ret != -ENOENT)
