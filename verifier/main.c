@@ -39,6 +39,7 @@
 #include "verifier/http/tokens.h"
 #include "verifier/service/webhooks.h"
 #include "verifier/service/retention.h"
+#include "verifier/service/audit_sign.h"
 
 
 /* Room for every connection allowed, with the store's and TLS's files: raise the soft limit. */
@@ -339,6 +340,8 @@ int main(int argc, char **argv)
 			goto out;
 		}
 	}
+	if (audit_signer_start(app.store, &sd, o.audit_key, o.audit_sign_interval, &app.audit))
+		goto out;
 	app.nonces = nonces_new();
 	app.agents = agentcache_new();
 	if (!app.nonces || !app.agents) {
@@ -402,6 +405,7 @@ int main(int argc, char **argv)
 out:
 	http_server_stop(srv);
 	retention_stop(pruner);
+	audit_signer_stop(app.audit);
 	webhooks_stop(hooks);
 	policy_cache_release(&app.policies);
 	policy_cache_release(&app.amendments);

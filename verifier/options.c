@@ -8,6 +8,7 @@
 
 #include "buildinfo.h" /* ATTEST_SYSCONFDIR */
 #include "proto/limits.h"
+#include "verifier/service/audit_sign.h" /* AUDIT_SIGN_INTERVAL_DEFAULT */
 #include "verifier/service/retention.h" /* RETENTION_INTERVAL_DEFAULT */
 #include "verifier/store/store.h" /* STORE_PENDING_TTL_DEFAULT, retention defaults */
 
@@ -55,6 +56,10 @@ static const struct opt_def defs[] = {
 	  0, 36500, NULL },
 	{ "prune-interval", OPT_UINT, OFF(prune_interval), "SECONDS",
 	  STR(RETENTION_INTERVAL_DEFAULT), 1, 86400, NULL },
+	/* The audit trail's signed head (service/audit_sign.h). */
+	{ "audit-key", OPT_STRING, OFF(audit_key), "FILE", NULL, 0, 0, NULL },
+	{ "audit-sign-interval", OPT_UINT, OFF(audit_sign_interval), "SECONDS",
+	  STR(AUDIT_SIGN_INTERVAL_DEFAULT), 1, 86400, NULL },
 	/* Per-agent series of /metrics name the fleet: behind a token unless opened on purpose. */
 	{ "metrics-agents", OPT_CHOICE, OFF(metrics_agents), "token|public", "token", 0, 0,
 	  metrics_agents_choices },

@@ -36,6 +36,7 @@ int cmd_agents(int argc, char **argv);
 int cmd_agent(int argc, char **argv);
 int cmd_verdicts(int argc, char **argv);
 int cmd_counters(int argc, char **argv);
+int cmd_audit(int argc, char **argv);
 int cmd_violations(int argc, char **argv);
 int cmd_approve(int argc, char **argv);
 int cmd_dismiss(int argc, char **argv);

@@ -37,6 +37,7 @@ static const struct command {
 	{"ear", cmd_ear, "ear verify FILE --jwks JWKS [--nonce N] [--max-age SECONDS] [--json] | ear get AGENT [--nonce N] [--wait SECONDS] [--out FILE] | ear jwks [--out FILE] | ear rotate"},
 	{"backup", cmd_backup, "backup FILE [--verifier URL] [--ca FILE] [--token-file FILE] [--token-name NAME]"},
 	{"store", cmd_store, "store copy FROM-URI TO-URI"},
+	{"audit", cmd_audit, "audit verify --store URI [--key PUBKEY.pem] | audit export --store URI"},
 };
 
 static int run(int argc, char **argv);

@@ -81,6 +81,8 @@ void handle_amendment_rollback(const struct http_request *req, struct http_respo
 /* Attestation results for relying parties (handlers_ear.c). */
 void handle_agent_ear(const struct http_request *req, struct http_response *resp);
 void handle_jwks(const struct http_request *req, struct http_response *resp);
+/* The audit trail (handlers_audit.c). */
+void handle_audit_head(const struct http_request *req, struct http_response *resp);
 void handle_ear_rotate(const struct http_request *req, struct http_response *resp);
 
 /* The operator web page (handlers_ui.c): /ui/, /ui/app.js, /ui/style.css. */

@@ -75,6 +75,9 @@ const struct http_route app_routes[] = {
 	{ "GET", "/v1/openapi.json", LIMIT_SMALL_BODY, HTTP_PUBLIC, "openapi",
 	  handle_openapi, "200" },
 	{ "GET", "/v1/jwks", LIMIT_SMALL_BODY, HTTP_PUBLIC, "jwks", handle_jwks, "200" },
+	/* The audit trail's head, signed (handlers_audit.c). */
+	{ "GET", "/v1/audit/head", LIMIT_SMALL_BODY, HTTP_TOKEN, "audit_head",
+	  handle_audit_head, "200 503" },
 	{ "POST", "/v1/ear/keys/rotate", LIMIT_SMALL_BODY, HTTP_TOKEN, "ear_rotate",
 	  handle_ear_rotate, "200 500" },
 	/* A copy of the whole store, streamed from a file (store_backup()): every agent, policy

@@ -21,6 +21,7 @@
 struct agentcache;
 struct cluster;
 struct ear_keys;
+struct audit_signer;
 struct ear_results;
 struct tokens;
 struct webhooks;
@@ -48,6 +49,7 @@ struct app {
 	struct metrics metrics;
 	struct store_liveness liveness; /* when an agent is stale (store.h) */
 	struct ear_keys *ear_keys;       /* the key EARs are signed with (store/ear_keys.h) */
+	struct audit_signer *audit;      /* signs the audit trail's head (audit_sign.h) */
 	struct ear_results *ear_results; /* each agent's latest result (service/ear.h) */
 	/* --metrics-agents public: /metrics names every agent without a token (the fleet's
 	 * inventory); by default only to a request with a token of any role. */

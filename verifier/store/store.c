@@ -357,6 +357,28 @@ int store_agent_ids(struct store *st, const char *after, unsigned limit, store_a
 	return st->be->ops->agent_ids(st->be, after, limit, cb, arg);
 }
 
+int store_audit_list(struct store *st, int64_t after, unsigned limit, store_audit_cb cb,
+		     void *arg)
+{
+	return st->be->ops->audit_list(st->be, after, limit, cb, arg);
+}
+
+int store_audit_last(struct store *st, int64_t *seq, uint8_t hash[AUDIT_HASH_LEN])
+{
+	return st->be->ops->audit_last(st->be, seq, hash);
+}
+
+int store_audit_signed_put(struct store *st, const struct store_audit_signed *s)
+{
+	return st->be->ops->audit_signed_put(st->be, s);
+}
+
+int store_audit_signed_list(struct store *st, unsigned limit, store_audit_signed_cb cb,
+			    void *arg)
+{
+	return st->be->ops->audit_signed_list(st->be, limit, cb, arg);
+}
+
 int store_violations_list(struct store *st, int state, const char *agent, unsigned limit,
 			  store_violation_cb cb, void *arg)
 {

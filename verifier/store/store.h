@@ -33,6 +33,7 @@
 #include <stdint.h>
 
 #include "proto/limits.h"
+#include "verifier/store/audit.h"
 #include "verifier/store/boot_state.h"
 
 #define STORE_CRED_DIGEST_LEN 32u /* SHA-256 of the MakeCredential secret */
@@ -335,6 +336,38 @@ typedef int (*store_agent_id_cb)(void *arg, const char *id);
  * over the fleet a page at a time. */
 int store_agent_ids(struct store *st, const char *after, unsigned limit, store_agent_id_cb cb,
 		    void *arg);
+
+/* Audit trail ---------------------------------------------------------------------------- */
+
+/*
+ * Every operator action that changed something (a violation decided, a policy version written
+ * by a put, a rollback or an approval, a policy deleted, a policy assigned, an agent retired, purged or reset)
+ * and every change of an agent's trust (a round whose verdict is the agent's first or turns
+ * its trust) is appended to a hash chain (audit.h) in the transaction of the change itself.
+ */
+typedef int (*store_audit_cb)(void *arg, const struct audit_record *r);
+/* Records after seq `after`, in seq order, at most limit (valid during the call). */
+int store_audit_list(struct store *st, int64_t after, unsigned limit, store_audit_cb cb,
+		     void *arg);
+/* The newest record's seq and hash; seq 0 (hash zeros) for an empty trail. */
+int store_audit_last(struct store *st, int64_t *seq, uint8_t hash[AUDIT_HASH_LEN]);
+
+/* A head of the chain signed by the verifier's audit key (service/audit_sign.h). */
+struct store_audit_signed {
+	int64_t seq;
+	uint8_t hash[AUDIT_HASH_LEN];
+	int64_t time;
+	const uint8_t *signature;  /* DER ECDSA */
+	size_t signature_len;
+	const uint8_t *public_key; /* DER SubjectPublicKeyInfo */
+	size_t public_key_len;
+};
+/* Stores a signed head (a seq signed before is kept as it was). */
+int store_audit_signed_put(struct store *st, const struct store_audit_signed *s);
+typedef int (*store_audit_signed_cb)(void *arg, const struct store_audit_signed *s);
+/* Signed heads, newest first, at most limit. */
+int store_audit_signed_list(struct store *st, unsigned limit, store_audit_signed_cb cb,
+			    void *arg);
 
 /* Violations ----------------------------------------------------------------------------- */
 

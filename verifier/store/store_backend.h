@@ -63,6 +63,7 @@ struct store_pending_round {
 	int64_t verdict_id;
 	int ret;
 	bool done; /* store.c's: set once the batch holding it is over */
+	bool trust_changed; /* the backend's: its verdict changed the agent's trust (audited) */
 };
 
 struct store_ops {
@@ -100,6 +101,13 @@ struct store_ops {
 			     unsigned limit, store_counters_cb cb, void *arg);
 	int (*agent_ids)(struct store_backend *b, const char *after, unsigned limit,
 			 store_agent_id_cb cb, void *arg);
+	/* The audit trail (store.h). */
+	int (*audit_list)(struct store_backend *b, int64_t after, unsigned limit,
+			  store_audit_cb cb, void *arg);
+	int (*audit_last)(struct store_backend *b, int64_t *seq, uint8_t hash[AUDIT_HASH_LEN]);
+	int (*audit_signed_put)(struct store_backend *b, const struct store_audit_signed *s);
+	int (*audit_signed_list)(struct store_backend *b, unsigned limit,
+				 store_audit_signed_cb cb, void *arg);
 
 	int (*violations_list)(struct store_backend *b, int state, const char *agent,
 			       unsigned limit, store_violation_cb cb, void *arg);

@@ -206,6 +206,17 @@ static const char m10_policy_deletions[] =
 	"CREATE TABLE policy_deletions("
 	" name TEXT PRIMARY KEY, version BIGINT NOT NULL, actor TEXT NOT NULL,"
 	" time BIGINT NOT NULL);";
+/* 11: the audit trail (store_sqlite_schema.c). */
+static const char m11_audit[] =
+	"CREATE TABLE audit_log("
+	" seq BIGINT PRIMARY KEY, time BIGINT NOT NULL, kind TEXT NOT NULL,"
+	" actor TEXT NOT NULL, agent TEXT NOT NULL, detail TEXT NOT NULL,"
+	" prev_hash BYTEA NOT NULL, hash BYTEA NOT NULL);"
+	"CREATE TABLE audit_head("
+	" id BIGINT PRIMARY KEY CHECK(id = 1), seq BIGINT NOT NULL, hash BYTEA NOT NULL);"
+	"CREATE TABLE audit_signed("
+	" seq BIGINT PRIMARY KEY, hash BYTEA NOT NULL, time BIGINT NOT NULL,"
+	" signature BYTEA NOT NULL, public_key BYTEA NOT NULL);";
 
 static const struct migration {
 	const char *what;
@@ -222,6 +233,7 @@ static const struct migration {
 	{ "the policy and amendment versions that judged each verdict", m8_verdict_versions },
 	{ "verdicts that changed trust marked, hourly counters of rounds", m9_retention },
 	{ "deleted policies and their last versions", m10_policy_deletions },
+	{ "the audit trail", m11_audit },
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == STORE_PG_SCHEMA_VERSION,

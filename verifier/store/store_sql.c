@@ -15,6 +15,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+
+#include <jansson.h>
 
 #include "common/log.h"
 #include "verifier/store/store_sql.h"
@@ -208,6 +211,51 @@ static int history_add(struct db *db, const char *agent, int64_t now, const char
 }
 
 /* Writes event e into the outbox: one row per webhook target (store_event_rows()). */
+/*
+ * Appends a record to the audit trail (audit.h) in the caller's transaction: last in it, so
+ * that the cursor's lock is held for no other statement. detail: a JSON object (taken: freed).
+ */
+static int audit_append(struct db *db, int64_t now, const char *kind, const char *actor,
+			const char *agent, json_t *detail)
+{
+	static const uint8_t zeros[AUDIT_HASH_LEN];
+	struct audit_record r = { .time = now, .kind = kind, .actor = actor ? actor : "",
+				  .agent = agent ? agent : "" };
+	char *text = detail ? json_dumps(detail, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+	const void *prev;
+	size_t len = 0;
+	int ret;
+
+	json_decref(detail);
+	if (!text)
+		return -ENOMEM;
+	r.detail = text;
+	ret = first(db, STMT_AUDIT_CURSOR, P(SV_BLOB(zeros, sizeof(zeros))));
+	if (ret == 1) {
+		r.seq = col_int(db, 0);
+		prev = col_blob(db, 1, &len);
+		if (len == AUDIT_HASH_LEN)
+			memcpy(r.prev_hash, prev, AUDIT_HASH_LEN);
+		done(db);
+		ret = len == AUDIT_HASH_LEN ? 0 : -EINVAL;
+	} else if (ret == 0) {
+		ret = -EIO; /* RETURNING always has its row */
+	}
+	if (!ret)
+		ret = audit_record_hash(&r, r.hash);
+	if (!ret)
+		ret = exec(db, STMT_AUDIT_INSERT,
+			   P(SV_INT(r.seq), SV_INT(r.time), SV_TEXT(r.kind), SV_TEXT(r.actor),
+			     SV_TEXT(r.agent), SV_TEXT(r.detail),
+			     SV_BLOB(r.prev_hash, AUDIT_HASH_LEN), SV_BLOB(r.hash, AUDIT_HASH_LEN)));
+	if (!ret)
+		ret = exec(db, STMT_AUDIT_CURSOR_SET, P(SV_BLOB(r.hash, AUDIT_HASH_LEN)));
+	if (ret == -EINVAL)
+		log_error("store: the audit trail's cursor holds no hash of %u bytes", AUDIT_HASH_LEN);
+	free(text);
+	return ret;
+}
+
 static int raise_event(struct db *db, const struct store_event *e)
 {
 	struct store_event_rows rows;
@@ -530,6 +578,9 @@ int store_sql_agent_set_policy(struct store_backend *b, const char *id, const ch
 			ret = -ENODATA; /* the agent exists: the policy does not */
 		goto out;
 	}
+	if ((ret = audit_append(&db, (int64_t)time(NULL), "agent.policy", "operator", id,
+				json_pack("{s:s}", "policy", policy))))
+		goto out;
 	ret = db.o->commit(db.c);
 out:
 	db_put(&db);
@@ -768,21 +819,24 @@ static bool still_active(struct db *db, const char *id)
 /*
  * What this round's verdict changes against the agent's last one: *changed when it has none, or
  * its trust or its reasons differ (such a verdict is never pruned); *turned when it turns
- * untrusted (its last was trusted, or none: agent.untrusted is raised).
+ * untrusted (its last was trusted, or none: agent.untrusted is raised); *trust_changed when it
+ * is the first or its trust differs (the audit trail records it).
  */
 static int verdict_changes(struct db *db, const struct store_round *r, bool *changed,
-			   bool *turned)
+			   bool *turned, bool *trust_changed)
 {
 	const char *reasons = r->reasons_json ? r->reasons_json : "[]";
 	int ret = first(db, STMT_LAST_VERDICT, P(SV_TEXT(r->agent)));
 
 	*changed = ret == 0;
 	*turned = ret == 0 && !r->trusted;
+	*trust_changed = ret == 0;
 	if (ret == 1) {
 		bool was_trusted = col_int(db, 0) != 0;
 
 		*changed = was_trusted != r->trusted || strcmp(col_text(db, 1), reasons) != 0;
 		*turned = was_trusted && !r->trusted;
+		*trust_changed = was_trusted != r->trusted;
 		done(db);
 	}
 	return ret < 0 ? ret : 0;
@@ -820,7 +874,8 @@ static int round_claim(struct db *db, const struct store_round *r)
 }
 
 /* Writes one round inside the caller's savepoint. */
-static int round_write(struct db *db, const struct store_round *r, int64_t *verdict_id)
+static int round_write(struct db *db, const struct store_round *r, int64_t *verdict_id,
+		       bool *trust_changed)
 {
 	bool known = r->judged && r->judged->known; /* what judged it, named by the verdict */
 	bool turned = false, changed = false;
@@ -833,7 +888,7 @@ static int round_write(struct db *db, const struct store_round *r, int64_t *verd
 	if (r->interval &&
 	    (ret = exec(db, STMT_AGENT_INTERVAL, P(SV_TEXT(r->agent), SV_INT(r->interval)))))
 		return ret;
-	if ((ret = verdict_changes(db, r, &changed, &turned)))
+	if ((ret = verdict_changes(db, r, &changed, &turned, trust_changed)))
 		return ret;
 	turned = turned && events_on(db->st);
 	ret = first(db, STMT_VERDICT_INSERT,
@@ -927,12 +982,24 @@ void store_sql_commit_rounds(struct store_backend *b, struct store_pending_round
 		w = slots[i].w;
 		if ((w->ret = db.o->savepoint(db.c)))
 			continue;
-		w->ret = round_write(&db, w->r, &w->verdict_id);
+		w->trust_changed = false;
+		w->ret = round_write(&db, w->r, &w->verdict_id, &w->trust_changed);
 		if (w->ret) {
 			w->verdict_id = 0;
+			w->trust_changed = false;
 			db.o->savepoint_rollback(db.c);
 		}
 		db.o->savepoint_release(db.c);
+	}
+	/* Last in the transaction (audit_append()): the trust changes, in agent order. */
+	for (size_t i = 0; !ret && i < n; i++) {
+		w = slots[i].w;
+		if (!w->ret && w->trust_changed)
+			ret = audit_append(&db, w->r->now, "trust", "verifier", w->r->agent,
+					   json_pack("{s:I, s:b, s:I}", "verdict",
+						     (json_int_t)w->verdict_id, "trusted",
+						     w->r->trusted, "boot_number",
+						     (json_int_t)w->r->next->boot_number));
 	}
 	if (!ret && batch)
 		nonces_prune(&db, batch->r->now);
@@ -1070,6 +1137,118 @@ int store_sql_agent_ids(struct store_backend *b, const char *after, unsigned lim
 	return ret;
 }
 
+/* Audit trail ---------------------------------------------------------------------------- */
+
+static bool hash_col(struct db *db, unsigned col, uint8_t out[AUDIT_HASH_LEN])
+{
+	size_t len = 0;
+	const void *p = col_blob(db, col, &len);
+
+	memset(out, 0, AUDIT_HASH_LEN);
+	if (len != AUDIT_HASH_LEN)
+		return false;
+	memcpy(out, p, AUDIT_HASH_LEN);
+	return true;
+}
+
+/*
+ * A record whose stored hashes are not 32 bytes is handed over with zeros there: the chain check
+ * finds it then, as it finds any other edit.
+ */
+int store_sql_audit_list(struct store_backend *b, int64_t after, unsigned limit,
+			 store_audit_cb cb, void *arg)
+{
+	struct audit_record r;
+	struct db db;
+	int ret, row;
+
+	if ((ret = db_get(b, &db)))
+		return ret;
+	for (row = first(&db, STMT_AUDIT_LIST, P(SV_INT(after), SV_INT(limit))); row == 1;
+	     row = next_row(&db)) {
+		memset(&r, 0, sizeof(r));
+		r.seq = col_int(&db, 0);
+		r.time = col_int(&db, 1);
+		r.kind = col_text(&db, 2);
+		r.actor = col_text(&db, 3);
+		r.agent = col_text(&db, 4);
+		r.detail = col_text(&db, 5);
+		(void)hash_col(&db, 6, r.prev_hash);
+		(void)hash_col(&db, 7, r.hash);
+		if ((ret = cb(arg, &r)))
+			break;
+	}
+	if (!ret && row < 0)
+		ret = row;
+	done(&db);
+	db_put(&db);
+	return ret;
+}
+
+int store_sql_audit_last(struct store_backend *b, int64_t *seq, uint8_t hash[AUDIT_HASH_LEN])
+{
+	struct db db;
+	int ret, row;
+
+	*seq = 0;
+	memset(hash, 0, AUDIT_HASH_LEN);
+	if ((ret = db_get(b, &db)))
+		return ret;
+	row = first(&db, STMT_AUDIT_LAST, NULL, 0);
+	if (row == 1) {
+		*seq = col_int(&db, 0);
+		if (!hash_col(&db, 1, hash))
+			ret = -EINVAL;
+		done(&db);
+	} else if (row < 0) {
+		ret = row;
+	}
+	db_put(&db);
+	return ret;
+}
+
+int store_sql_audit_signed_put(struct store_backend *b, const struct store_audit_signed *s)
+{
+	struct db db;
+	int ret;
+
+	if ((ret = db_get(b, &db)))
+		return ret;
+	ret = exec(&db, STMT_AUDIT_SIGNED_PUT,
+		   P(SV_INT(s->seq), SV_BLOB(s->hash, AUDIT_HASH_LEN), SV_INT(s->time),
+		     SV_BLOB(s->signature, s->signature_len),
+		     SV_BLOB(s->public_key, s->public_key_len)));
+	db_put(&db);
+	return ret;
+}
+
+int store_sql_audit_signed_list(struct store_backend *b, unsigned limit,
+				store_audit_signed_cb cb, void *arg)
+{
+	struct store_audit_signed s;
+	struct db db;
+	int ret, row;
+
+	if ((ret = db_get(b, &db)))
+		return ret;
+	for (row = first(&db, STMT_AUDIT_SIGNED_LIST, P(SV_INT(limit))); row == 1;
+	     row = next_row(&db)) {
+		memset(&s, 0, sizeof(s));
+		s.seq = col_int(&db, 0);
+		(void)hash_col(&db, 1, s.hash);
+		s.time = col_int(&db, 2);
+		s.signature = col_blob(&db, 3, &s.signature_len);
+		s.public_key = col_blob(&db, 4, &s.public_key_len);
+		if ((ret = cb(arg, &s)))
+			break;
+	}
+	if (!ret && row < 0)
+		ret = row;
+	done(&db);
+	db_put(&db);
+	return ret;
+}
+
 /* Violations ----------------------------------------------------------------------------- */
 
 /* Reads a row selected with the violation columns; the strings live until the next step. */
@@ -1187,16 +1366,35 @@ int store_sql_violation_decide(struct store_backend *b, int64_t id, enum violati
 
 	if ((ret = db_get(b, &db)))
 		return ret;
-	ret = exec(&db, STMT_VIOLATION_DECIDE,
-		   P(SV_INT(id), SV_TEXT(violation_state_str(state)), SV_INT(now),
-		     SV_TEXT(decision)));
+	if (!(ret = db.o->begin(db.c, STORE_LOCK_NONE)))
+		ret = exec(&db, STMT_VIOLATION_DECIDE,
+			   P(SV_INT(id), SV_TEXT(violation_state_str(state)), SV_INT(now),
+			     SV_TEXT(decision)));
 	if (!ret && changes(&db) != 1) {
 		/* Not open: decided already, or no such violation. */
 		ret = first(&db, STMT_VIOLATION_GET, P(SV_INT(id)));
-		if (ret == 1)
+		if (ret == 1) {
+			ret = -EALREADY;
 			done(&db);
-		ret = ret == 1 ? -EALREADY : ret == 0 ? -ENOENT : ret;
+		}
+		ret = ret == 0 ? -ENOENT : ret;
+		goto out;
 	}
+	if (!ret && (ret = first(&db, STMT_VIOLATION_GET, P(SV_INT(id)))) != 1)
+		ret = ret ? ret : -EIO;
+	else if (ret == 1) {
+		json_t *d = json_pack("{s:I, s:s, s:s, s:s}", "violation", (json_int_t)id, "state",
+				      violation_state_str(state), "decision",
+				      decision ? decision : "", "reason", col_text(&db, 7));
+		char agent[LIMIT_AGENT_ID + 1];
+
+		text_copy(&db, 1, agent, sizeof(agent));
+		done(&db);
+		ret = audit_append(&db, now, "violation.decided", "operator", agent, d);
+	}
+	if (!ret)
+		ret = db.o->commit(db.c);
+out:
 	db_put(&db);
 	return ret;
 }
@@ -1249,6 +1447,11 @@ int store_sql_policy_put(struct store_backend *b, const char *name, int64_t expe
 	if ((ret = exec(&db, STMT_POLICY_INSERT,
 			P(SV_TEXT(name), SV_INT(next), SV_TEXT(json), SV_TEXT(actor),
 			  SV_INT(now)))))
+		goto out;
+	if ((ret = audit_append(&db, now, "policy.version", actor,
+				strncmp(name, "agent/", 6) ? "" : name + 6,
+				json_pack("{s:s, s:I, s:I}", "policy", name, "version",
+					  (json_int_t)next, "bytes", (json_int_t)strlen(json)))))
 		goto out;
 	if (!(ret = db.o->commit(db.c)))
 		*version = next;
@@ -1412,7 +1615,10 @@ int store_sql_policy_delete(struct store_backend *b, const char *name, const cha
 	done(&db);
 	if (ret || (ret = exec(&db, STMT_POLICY_DELETE, P(SV_TEXT(name)))) ||
 	    (ret = exec(&db, STMT_POLICY_DELETION_RECORD,
-			P(SV_TEXT(name), SV_INT(newest), SV_TEXT(actor), SV_INT(now)))))
+			P(SV_TEXT(name), SV_INT(newest), SV_TEXT(actor), SV_INT(now)))) ||
+	    (ret = audit_append(&db, now, "policy.deleted", actor, "",
+				json_pack("{s:s, s:I}", "policy", name, "version",
+					  (json_int_t)newest))))
 		goto out;
 	ret = db.o->commit(db.c);
 out:
@@ -1500,6 +1706,9 @@ int store_sql_agent_retire(struct store_backend *b, const char *id, int64_t now,
 					  "evidence refused; its EK may enroll under another id");
 	}
 	if (!ret)
+		ret = audit_append(&db, now, purge_all ? "agent.purged" : "agent.retired", actor, id,
+				   json_object());
+	if (!ret)
 		ret = raise_and_commit(&db, &(struct store_event){ .type = STORE_EVENT_RETIRED,
 				.agent = id, .time = now, .actor = actor, .purged = purge_all });
 out:
@@ -1524,6 +1733,8 @@ int store_sql_agent_reset(struct store_backend *b, const char *id, int64_t now,
 	if (!ret)
 		ret = history_add(&db, id, now, "reset", actor,
 				  "its next enrollment may bring a new EK and AK");
+	if (!ret)
+		ret = audit_append(&db, now, "agent.reset", actor, id, json_object());
 	if (!ret)
 		ret = raise_and_commit(&db, &(struct store_event){ .type = STORE_EVENT_RESET,
 				.agent = id, .time = now, .actor = actor });
@@ -1725,6 +1936,9 @@ static const struct copy_table {
 	  "ITTTTITIIT", true },
 	{ "spent_nonces", "nonce, agent, expires_at", "BTI", false },
 	{ "policy_deletions", "name, version, actor, time", "TITI", false },
+	{ "audit_log", "seq, time, kind, actor, agent, detail, prev_hash, hash", "IITTTTBB", false },
+	{ "audit_head", "id, seq, hash", "IIB", false },
+	{ "audit_signed", "seq, hash, time, signature, public_key", "IBIBB", false },
 };
 
 #define COPY_SQL_MAX 1024

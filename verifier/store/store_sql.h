@@ -47,6 +47,12 @@ int store_sql_counters_list(struct store_backend *b, const char *agent, int64_t 
 			    unsigned limit, store_counters_cb cb, void *arg);
 int store_sql_agent_ids(struct store_backend *b, const char *after, unsigned limit,
 			store_agent_id_cb cb, void *arg);
+int store_sql_audit_list(struct store_backend *b, int64_t after, unsigned limit,
+			 store_audit_cb cb, void *arg);
+int store_sql_audit_last(struct store_backend *b, int64_t *seq, uint8_t hash[AUDIT_HASH_LEN]);
+int store_sql_audit_signed_put(struct store_backend *b, const struct store_audit_signed *s);
+int store_sql_audit_signed_list(struct store_backend *b, unsigned limit,
+				store_audit_signed_cb cb, void *arg);
 int store_sql_violations_list(struct store_backend *b, int state, const char *agent,
 			      unsigned limit, store_violation_cb cb, void *arg);
 int store_sql_violation_get(struct store_backend *b, int64_t id, store_violation_cb cb,
@@ -112,6 +118,9 @@ const char *store_sql_copy_table(size_t i, unsigned *ncolumns);
 		.verdicts_prune = store_sql_verdicts_prune,                                \
 		.counters_prune = store_sql_counters_prune,                                \
 		.counters_list = store_sql_counters_list, .agent_ids = store_sql_agent_ids, \
+		.audit_list = store_sql_audit_list, .audit_last = store_sql_audit_last,    \
+		.audit_signed_put = store_sql_audit_signed_put,                            \
+		.audit_signed_list = store_sql_audit_signed_list,                          \
 		.violations_list = store_sql_violations_list,                              \
 		.violation_get = store_sql_violation_get,                                  \
 		.violations_open_count = store_sql_violations_open_count,                  \

@@ -473,6 +473,21 @@ static int m10_policy_deletions(sqlite3 *db)
 		"CREATE TABLE policy_deletions("
 		" name TEXT PRIMARY KEY, version INTEGER NOT NULL, actor TEXT NOT NULL,"
 		" time INTEGER NOT NULL);");
+ * 11: the audit trail (verifier/store/audit.h): its records in a hash chain, the cursor that
+ * serializes appends (one row, made by the first), the heads signed by the verifier's key.
+ */
+static int m11_audit(sqlite3 *db)
+{
+	return store_sqlite_exec(db,
+		"CREATE TABLE audit_log("
+		" seq INTEGER PRIMARY KEY, time INTEGER NOT NULL, kind TEXT NOT NULL,"
+		" actor TEXT NOT NULL, agent TEXT NOT NULL, detail TEXT NOT NULL,"
+		" prev_hash BLOB NOT NULL, hash BLOB NOT NULL);"
+		"CREATE TABLE audit_head("
+		" id INTEGER PRIMARY KEY CHECK(id = 1), seq INTEGER NOT NULL, hash BLOB NOT NULL);"
+		"CREATE TABLE audit_signed("
+		" seq INTEGER PRIMARY KEY, hash BLOB NOT NULL, time INTEGER NOT NULL,"
+		" signature BLOB NOT NULL, public_key BLOB NOT NULL);");
 }
 
 static const struct migration {
@@ -490,6 +505,7 @@ static const struct migration {
 	{ "the policy and amendment versions that judged each verdict", m8_verdict_versions },
 	{ "verdicts that changed trust marked, hourly counters of rounds", m9_retention },
 	{ "deleted policies and their last versions", m10_policy_deletions },
+	{ "the audit trail", m11_audit },
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == STORE_SQLITE_SCHEMA_VERSION,

@@ -195,6 +195,31 @@ const struct store_statement store_statements[STMT_COUNT] = {
 	[STMT_AGENT_IDS] = STMT("agent ids",
 		"SELECT id FROM agents WHERE id > ?1 ORDER BY id LIMIT ?2"),
 	/*
+	 * The audit trail (audit.h). The cursor's row serializes appenders: the upsert takes it
+	 * (row lock on a server) until the transaction ends, and answers the new record's seq and
+	 * the hash of the one before (zeros before the first). Every writer appends last in its
+	 * transaction, so nothing waits for it while holding it.
+	 */
+	[STMT_AUDIT_CURSOR] = STMT("audit append",
+		"INSERT INTO audit_head(id, seq, hash) VALUES (1, 1, ?1)"
+		" ON CONFLICT(id) DO UPDATE SET seq = audit_head.seq + 1 RETURNING seq, hash"),
+	[STMT_AUDIT_CURSOR_SET] = STMT("audit append",
+		"UPDATE audit_head SET hash = ?1 WHERE id = 1"),
+	[STMT_AUDIT_INSERT] = STMT("audit append",
+		"INSERT INTO audit_log(seq, time, kind, actor, agent, detail, prev_hash, hash)"
+		" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"),
+	[STMT_AUDIT_LIST] = STMT("audit trail",
+		"SELECT seq, time, kind, actor, agent, detail, prev_hash, hash FROM audit_log"
+		" WHERE seq > ?1 ORDER BY seq LIMIT ?2"),
+	[STMT_AUDIT_SIGNED_PUT] = STMT("audit head signature",
+		"INSERT INTO audit_signed(seq, hash, time, signature, public_key)"
+		" VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT(seq) DO NOTHING"),
+	[STMT_AUDIT_SIGNED_LIST] = STMT("audit head signatures",
+		"SELECT seq, hash, time, signature, public_key FROM audit_signed"
+		" ORDER BY seq DESC LIMIT ?1"),
+	[STMT_AUDIT_LAST] = STMT("audit head",
+		"SELECT seq, hash FROM audit_log ORDER BY seq DESC LIMIT 1"),
+	/*
 	 * A violation's newest row decides what a new occurrence does (store_sql.c): there is
 	 * at most one open row per (agent, reason, path, digest) and it is always the newest.
 	 */
