@@ -272,7 +272,7 @@ static int raw_int(const char *uri, const char *name, const char *sql)
 /* A store of the version before retention, upgraded: its verdicts judged, its hours counted. */
 static void test_migration(const char *dir)
 {
-	char uri[256], down[512];
+	char uri[256], down[1024];
 	struct store *st = NULL;
 
 	CHECK(teststore_uri(dir, "migrate", uri, sizeof(uri)) == 0 && store_open(uri, &st) == 0 &&

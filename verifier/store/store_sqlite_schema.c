@@ -473,6 +473,9 @@ static int m10_policy_deletions(sqlite3 *db)
 		"CREATE TABLE policy_deletions("
 		" name TEXT PRIMARY KEY, version INTEGER NOT NULL, actor TEXT NOT NULL,"
 		" time INTEGER NOT NULL);");
+}
+
+/*
  * 11: the audit trail (verifier/store/audit.h): its records in a hash chain, the cursor that
  * serializes appends (one row, made by the first), the heads signed by the verifier's key.
  */
