@@ -17,6 +17,8 @@
 #               attestation (its own, from /proc) at 1,000, 10,000 and 100,000 agents against its
 #               floor; SQLite vs PostgreSQL, one verifier vs two behind HAProxy, with the CPU of
 #               each process (issue 18; bench/results/capacity.md reads the model off these)
+#   storage     bench/store_growth: bytes stored per agent per day at a 10 s interval, with and
+#               without retention, and the store's size day by day over simulated days
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 TOP=$PWD
@@ -30,7 +32,7 @@ else
 fi
 case $BB in /*) ;; *) BB=$TOP/$BB ;; esac
 case $OUT in /*) ;; *) OUT=$TOP/$OUT ;; esac
-ONLY=${BENCH_ONLY:-replay quote throughput incr policy filesig scale}
+ONLY=${BENCH_ONLY:-replay quote throughput incr policy filesig scale storage}
 mkdir -p "$OUT" "$TOP/build"
 TMP=$(mktemp -d "$TOP/build/bench-tmp.XXXXXX")
 PIDS=()
@@ -103,7 +105,7 @@ free_port() {
 want() { [[ " $ONLY " == *" $1 "* ]]; }
 
 for bin in attestctl verifier tools/imagen bench/floor_replay bench/quote_bench bench/loadgen \
-	bench/incr bench/policy_scale bench/filesig; do
+	bench/incr bench/policy_scale bench/filesig bench/store_growth; do
 	[[ -x $BB/$bin ]] || { bad "missing $BB/$bin (build first: make bench, or make)"; }
 done
 if [[ $FAILED -ne 0 ]]; then
@@ -116,12 +118,14 @@ if [[ -n $QUICK ]]; then
 	POLICY_N=100000 LOOKUPS=500000 SIG_PATHS=10000 SIG_SEC=1
 	DEB_PKGS=6400 DEB_FILES=300000
 	SCALE_N=(50) SCALE_PG_N=50 SCALE_SEC=2
+	GROW_AGENTS=2 GROW_DAYS=2
 else
 	REPLAY_N=1000000 REPS=3 QSEC=3 TQ_LOOPS=40 AGENTS=(100 1000 10000) LG_SEC=15 INCR_LONG=1000000
 	INCR_ROUNDS=300 POLICY_N=1000000 LOOKUPS=4000000 SIG_PATHS=1000000 SIG_SEC=6
 	DEB_PKGS=64000 DEB_FILES=3000000
 	read -ra SCALE_N <<<"${SCALE_AGENTS:-1000 10000 100000}"
 	SCALE_PG_N=1000 SCALE_SEC=15
+	GROW_AGENTS=10 GROW_DAYS=7
 fi
 LG_THREADS=${LG_THREADS:-8}
 
@@ -529,6 +533,26 @@ if want scale; then
 		SPG_PID=""
 	fi
 	[[ ! -s $TMP/scale.cpu ]] || cp "$TMP/scale.cpu" "$OUT/scale-cpu.txt"
+fi
+
+# --- 8. storage: bytes per agent per day, with and without retention ---------------------------
+if want storage; then
+	log "storage: $GROW_AGENTS agents, $GROW_DAYS simulated days of rounds every 10 s, retention off and on"
+	if "$BB/bench/store_growth" --agents "$GROW_AGENTS" --days "$GROW_DAYS" --interval 10 \
+		>"$TMP/growth.out" 2>&1; then
+		f=$TMP/growth.out
+		off=$(kv "$f" off_bytes_per_agent_day) on=$(kv "$f" on_bytes_per_agent_day)
+		days=""
+		for ((d = 1; d <= GROW_DAYS; d++)); do
+			days+="${days:+, }$(calc "$(kv "$f" "on_day_${d}_bytes") / 1024" %.0f)"
+		done
+		row "Store bytes per agent per day, 10 s interval, retention on (--verdicts-keep $(kv "$f" keep))" \
+			"$(calc "$on / 1024" %.1f) KiB" "retention off: $(calc "$off / 1024" %.1f) KiB" \
+			"$(calc "$on / ($off > 0 ? $off : 1)" %.3f)" "—" "—" \
+			"SQLite used pages, $GROW_AGENTS agents, $(kv "$f" rounds_per_agent_day) rounds per agent and day for $GROW_DAYS simulated days (one untrusted round a day), retention_pass() every simulated hour; with retention the growth of the last day; the size per agent after each day (KiB): $days"
+	else
+		bad "store_growth: $(tail -n 2 "$TMP/growth.out")"
+	fi
 fi
 
 # --- plot and table --------------------------------------------------------------------------
