@@ -294,6 +294,22 @@ else
 fi
 
 # --- clean stop ----------------------------------------------------------------------------
+# ?limit= is a whole number from 1, or the call is refused: never silently the default.
+for q in 1x 0 -1 abc "" %2B5 5.0; do
+	r=$(op "$URL/v1/violations?limit=$q")
+	check_eq "GET /v1/violations?limit=$q: 400 bad_request" "400 bad_request" "$(status "$r") $(code "$r")"
+done
+r=$(op "$URL/v1/agents/web-01/verdicts?limit=1x")
+check_eq "GET /v1/agents/web-01/verdicts?limit=1x: 400 bad_request" "400 bad_request" \
+	"$(status "$r") $(code "$r")"
+check "the refusal says what limit takes" grep -q 'limit: a whole number' <<<"$(body "$r")"
+r=$(op "$URL/v1/agents/web-01/counters?limit=x")
+check_eq "GET /v1/agents/web-01/counters?limit=x: 400" 400 "$(status "$r")"
+r=$(op "$URL/v1/violations?limit=5")
+check_eq "GET /v1/violations?limit=5: 200" 200 "$(status "$r")"
+r=$(op "$URL/v1/agents/web-01/verdicts?limit=99999999999999999999999")
+check_eq "a limit past the cap is the cap: 200" 200 "$(status "$r")"
+
 kill -TERM "$VPID"
 rc=0
 wait "$VPID" || rc=$?

@@ -29,10 +29,11 @@ bool app_admit(void *app, const struct http_route *route, const struct http_requ
 	       struct http_response *resp);
 
 /* Shared by the handlers (handlers_common.c): the answer v as JSON (v is consumed; NULL is a
- * 500), the rows a list asks for (?limit=, 100 by default, at most LIMIT_LIST_ROWS), and
- * whether a name may name a policy (the agent-id alphabet, at most LIMIT_POLICY_NAME). */
+ * 500), the rows a list asks for (?limit=, 100 by default, at most LIMIT_LIST_ROWS; false with
+ * resp answered 400 when ?limit= is not a whole number from 1 up), and whether a name may name
+ * a policy (the agent-id alphabet, at most LIMIT_POLICY_NAME). */
 void reply_json_value(struct http_response *resp, unsigned status, json_t *v);
-unsigned query_limit(const struct http_request *req);
+bool query_limit(const struct http_request *req, struct http_response *resp, unsigned *limit);
 bool policy_name_valid(const char *s);
 void app_observe(void *app, const struct http_route *route, unsigned status, double seconds);
 

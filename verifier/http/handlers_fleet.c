@@ -272,6 +272,7 @@ void handle_agent_verdicts(const struct http_request *req, struct http_response 
 	struct app *app = req->app;
 	struct store_agent a;
 	json_t *arr;
+	unsigned limit;
 	int ret;
 
 	if (!agent_id_valid(req->arg[0]) ||
@@ -284,8 +285,10 @@ void handle_agent_verdicts(const struct http_request *req, struct http_response 
 		return;
 	}
 	store_agent_release(&a);
+	if (!query_limit(req, resp, &limit))
+		return;
 	arr = json_array();
-	if (!arr || store_verdicts_list(app->store, req->arg[0], query_limit(req), verdicts_cb, arr)) {
+	if (!arr || store_verdicts_list(app->store, req->arg[0], limit, verdicts_cb, arr)) {
 		json_decref(arr);
 		http_reply_store_failure(resp);
 		return;
@@ -308,6 +311,7 @@ void handle_agent_counters(const struct http_request *req, struct http_response 
 	struct app *app = req->app;
 	struct store_agent a;
 	json_t *arr;
+	unsigned limit;
 	int ret;
 
 	if (!agent_id_valid(req->arg[0]) ||
@@ -320,8 +324,10 @@ void handle_agent_counters(const struct http_request *req, struct http_response 
 		return;
 	}
 	store_agent_release(&a);
+	if (!query_limit(req, resp, &limit))
+		return;
 	arr = json_array();
-	if (!arr || store_counters_list(app->store, req->arg[0], 0, query_limit(req), counters_cb,
+	if (!arr || store_counters_list(app->store, req->arg[0], 0, limit, counters_cb,
 					arr)) {
 		json_decref(arr);
 		http_reply_store_failure(resp);

@@ -193,6 +193,7 @@ void handle_violations_list(const struct http_request *req, struct http_response
 	const char *agent = http_query(req, "agent");
 	struct violations_ctx c = { .app = app };
 	int st = -1;
+	unsigned limit;
 
 	if (state) {
 		st = violation_state_from_str(state);
@@ -206,8 +207,10 @@ void handle_violations_list(const struct http_request *req, struct http_response
 		http_reply_error(resp, PROTO_ERR_BAD_REQUEST, "bad agent id");
 		return;
 	}
+	if (!query_limit(req, resp, &limit))
+		goto out;
 	c.arr = json_array();
-	if (!c.arr || store_violations_list(app->store, st, agent, query_limit(req),
+	if (!c.arr || store_violations_list(app->store, st, agent, limit,
 					    violations_cb, &c)) {
 		json_decref(c.arr);
 		http_reply_store_failure(resp);
