@@ -42,6 +42,10 @@ check_eq "fast, silent for over 2 intervals: stale in the API" "stale true" \
 	"$(op /v1/agents | jq -r '.agents[] | select(.agent_id == "fast") | "\(.state) \(.stale)"')"
 check_eq "slow, held to its longer interval, is not" active "$(field slow .state)"
 check "attestctl agents shows fast stale" grep -Eq '^fast +stale ' <<<"$(ctl agents)"
+check "attestctl agents shows no verdict for stale fast (its last one no longer vouches)" \
+	grep -Eq '^fast +stale +[^ ]+ +- ' <<<"$(ctl agents)"
+check "attestctl agents shows slow's verdict (active)" grep -Eq '^slow +active +[^ ]+ +trusted ' \
+	<<<"$(ctl agents)"
 check "attestctl agent fast says when it was last seen and why stale" \
 	grep -Eq '^last seen: .*every 4 s, as the agent reported; stale after ' <<<"$(ctl agent fast)"
 check_eq "metrics: one stale agent, one active" "1 1" \

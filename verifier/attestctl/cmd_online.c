@@ -457,10 +457,18 @@ int online_fetch(const struct online_opts *o, enum http_method method, const cha
 	return 0;
 }
 
+/*
+ * The VERDICT column is what vouches for the machine now: not the last verdict of a stale or a
+ * retired agent. A stale agent's last verdict is old news and a retired agent's evidence is refused, so
+ * theirs shows "-" (the STATE column says why; `attestctl agent ID` still shows it).
+ */
 static void print_agent_row(json_t *a)
 {
 	char t[32], seen[32];
 	json_t *lv = json_object_get(a, "last_verdict");
+
+	if (!strcmp(str(a, "state"), "stale") || !strcmp(str(a, "state"), "retired"))
+		lv = NULL;
 
 	online_fmt_time(num(a, "last_verdict_at"), t, sizeof(t));
 	online_fmt_time(num(a, "last_seen"), seen, sizeof(seen));
