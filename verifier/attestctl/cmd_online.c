@@ -30,6 +30,7 @@
 #include "common/token_file.h"
 #include "proto/dynbuf.h"
 #include "proto/evidence.h"
+#include "proto/text.h"
 #include "proto/limits.h"
 #include "verifier/attestctl/commands.h"
 #include "verifier/attestctl/online.h"
@@ -219,10 +220,13 @@ out:
 /* Prints the verifier's refusal: its error code and message when it sent one. */
 static void print_refusal(long status, const char *body, size_t len)
 {
-	char code[64], msg[512];
+	char code[64], msg[512], shown[TEXT_ESCAPED_MAX(sizeof(msg))];
 
-	if (error_parse(body, len, code, sizeof(code), msg, sizeof(msg)) == 0)
-		fprintf(stderr, "attestctl: verifier refused (%ld %s): %s\n", status, code, msg);
+	/* The code is checked on parse ([a-z0-9_]); the message is any text: escaped. */
+	if (error_parse(body, len, code, sizeof(code), msg, sizeof(msg)) == 0) {
+		text_render_line(msg, strlen(msg), shown, sizeof(shown));
+		fprintf(stderr, "attestctl: verifier refused (%ld %s): %s\n", status, code, shown);
+	}
 	else
 		fprintf(stderr, "attestctl: verifier answered %ld\n", status);
 }
@@ -412,11 +416,23 @@ void online_fmt_time(json_int_t t, char *out, size_t cap)
 		snprintf(out, cap, "-");
 }
 
+/*
+ * A string field as the terminal may show it: control characters and invalid bytes escaped
+ * (text_render_line()), so a verifier's text can never move the cursor or forge a line. The
+ * result lives in one of a few static slots, enough for the fields of one printf.
+ */
 static const char *str(json_t *o, const char *key)
 {
-	const char *s = json_string_value(json_object_get(o, key));
+	static char slots[16][1024];
+	static unsigned next;
+	json_t *v = json_object_get(o, key);
+	char *out;
 
-	return s ? s : "-";
+	if (!json_is_string(v))
+		return "-";
+	out = slots[next++ % 16];
+	text_render_line(json_string_value(v), json_string_length(v), out, sizeof(slots[0]));
+	return out;
 }
 
 static json_int_t num(json_t *o, const char *key)
@@ -475,7 +491,7 @@ static void print_agent_row(json_t *a)
 	printf("%-24s %-8s %-12s %-10s %-21s %-21s %6" JSON_INTEGER_FORMAT " %8" JSON_INTEGER_FORMAT
 	       " %6" JSON_INTEGER_FORMAT "\n",
 	       str(a, "agent_id"), str(a, "state"), str(a, "policy"),
-	       json_is_string(lv) ? json_string_value(lv) : "-", t, seen, num(a, "boot_number"),
+	       json_is_string(lv) ? str(a, "last_verdict") : "-", t, seen, num(a, "boot_number"),
 	       num(a, "next_entry"), num(a, "open_violations"));
 }
 
@@ -664,9 +680,7 @@ int cmd_agent(int argc, char **argv)
 	       "last seen:       %s (every %" JSON_INTEGER_FORMAT " s%s; stale after %s)\n",
 	       str(j, "agent_id"), str(j, "state"), str(j, "policy"), str(j, "ak_name"), t1, t2,
 	       num(j, "boot_number"), num(j, "next_entry"),
-	       json_is_string(json_object_get(j, "last_verdict"))
-		       ? json_string_value(json_object_get(j, "last_verdict"))
-		       : "-",
+	       str(j, "last_verdict"),
 	       num(j, "open_violations"), t3, num(j, "interval"),
 	       json_is_true(json_object_get(j, "interval_reported")) ? ", as the agent reported"
 								       : ", the verifier's default",
