@@ -105,4 +105,7 @@ check "--version of each binary is 'NAME VERSION'" bash -c \
 	 '$B/attestd' --version | grep -qx 'attestd [0-9][0-9.]*' &&
 	 '$B/attestctl' --version | grep -qx 'attestctl [0-9][0-9.]*'"
 
+# --- the README's commands run on a minimal Debian, which has no sudo ------------------------
+check_eq "README.md: no command uses sudo (a minimal Debian lacks it; say \"as root\")" "" \
+	"$(grep -nw sudo "$TOP/README.md" | grep -v 'no `sudo`\|`sudo` is not' | tr '\n' ' ')"
 finish
