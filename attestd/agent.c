@@ -19,6 +19,7 @@
 #include "attestd/client.h"
 #include "attestd/ekfile.h"
 #include "attestd/imalist.h"
+#include "attestd/pace.h"
 #include "attestd/tpm.h"
 #include "attestd/watch.h"
 #include "common/file.h"
@@ -40,7 +41,7 @@ struct agent {
 	struct list_watch *watch;
 	struct list_mark round_mark; /* the list's mark when the last round began (watch.h) */
 	bool round_marked;           /* round_mark was read */
-	struct timespec round_start; /* CLOCK_MONOTONIC, when the last round began */
+	struct pace pace; /* rounds that new measurements bring forward (pace.h) */
 	bool enrolled;
 	char boot_id[64]; /* the kernel's boot_id when the last verdict arrived; "" unknown */
 	bool event_log_warned; /* the event log could not be read: said once */
@@ -530,7 +531,6 @@ static int round_once(struct agent *a, const struct challenge *given, struct ver
 
 	/* Before the quote: an entry measured from here on brings the next round forward, even if
 	 * this round's read already carries it (a round too many, never one too few). */
-	clock_gettime(CLOCK_MONOTONIC, &a->round_start);
 	a->round_marked = a->watch && list_watch_mark(a->watch, &a->round_mark) == 0;
 
 	/* Quote first, then read the list: IMA appends an entry before it extends PCR 10. */
@@ -669,17 +669,19 @@ static void agent_release(struct agent *a)
 	list_watch_free(a->watch);
 }
 
-static double seconds_since(const struct timespec *t0)
+/* Seconds on CLOCK_MONOTONIC: the time the pace of brought-forward rounds is kept in. */
+static double monotonic_seconds(void)
 {
 	struct timespec now;
 
 	clock_gettime(CLOCK_MONOTONIC, &now);
-	return (double)(now.tv_sec - t0->tv_sec) + (double)(now.tv_nsec - t0->tv_nsec) / 1e9;
+	return (double)now.tv_sec + (double)now.tv_nsec / 1e9;
 }
 
 /*
- * The wait after a verdict: the interval, cut short when the list's mark moved since the last
- * round began and --round-gap has passed since then. Without --watch, a plain nap.
+ * The wait after a verdict: the interval (the heartbeat), cut short when the list's mark moved
+ * since the last round began and the pace (--round-burst, --round-gap) allows a round now, or
+ * within the interval. Without --watch, a plain nap.
  */
 static void wait_next_round(struct agent *a)
 {
@@ -700,17 +702,20 @@ static void wait_next_round(struct agent *a)
 			return;
 		if (list_watch_mark(a->watch, &now) < 0 || !list_mark_changed(&a->round_mark, &now))
 			continue;
-		double gap = seconds_since(&a->round_start);
-		if (gap < (double)a->cfg->round_gap) {
-			unsigned left = (unsigned)(((double)a->cfg->round_gap - gap) * 1000.0) + 1u;
+		double left = pace_wait(&a->pace, monotonic_seconds());
+		if (left > 0.0) {
+			/* A millisecond over, so that the token is whole when the nap ends. */
+			unsigned left_ms = (unsigned)(left * 1000.0) + 1u;
 
-			if (waited + left >= interval_ms)
+			if (waited + left_ms >= interval_ms)
 				continue; /* the heartbeat comes first */
-			nap(a, left);
-			waited += left;
+			nap(a, left_ms);
+			waited += left_ms;
 			if (*a->stop)
 				return;
 		}
+		if (pace_spend(&a->pace, monotonic_seconds()) < 0)
+			continue; /* not whole yet: look again at the next step */
 		log_info("new measurements since the last round; sending a round now");
 		return;
 	}
@@ -728,6 +733,7 @@ int agent_run(const struct attestd_config *cfg, volatile sig_atomic_t *stop)
 	if (!v)
 		return cfg->once ? AGENT_EXIT_ERROR : -ENOMEM;
 	srand((unsigned)time(NULL) ^ (unsigned)getpid());
+	pace_init(&a.pace, cfg->round_burst, cfg->round_gap, monotonic_seconds());
 	if (cfg->once) {
 		ret = agent_step(&a, v, &why);
 		if (ret == 0) {

@@ -40,6 +40,8 @@ static const struct opt_def defs[] = {
 	  ATTESTD_MAX_WATCH, NULL },
 	{ "round-gap", OPT_UINT, OFF(round_gap), "SECONDS", STR(ATTESTD_DEFAULT_ROUND_GAP), 1,
 	  ATTESTD_MAX_INTERVAL, NULL },
+	{ "round-burst", OPT_UINT, OFF(round_burst), "N", STR(ATTESTD_DEFAULT_ROUND_BURST), 1,
+	  ATTESTD_MAX_ROUND_BURST, NULL },
 	{ "ak-alg", OPT_CHOICE, OFF(ak_alg), "rsa|ecc", "rsa", 0, 0, ak_algs },
 	{ "ek-profile", OPT_STRING, OFF(ek_profile), "auto|L-1|L-2|H-1|...", "auto", 0, 0, NULL },
 	{ "ek-cert", OPT_STRING, OFF(ek_cert), "FILE", NULL, 0, 0, NULL },

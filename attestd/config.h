@@ -31,7 +31,11 @@
 #define ATTESTD_MAX_INTERVAL 86400u /* LIMIT_AGENT_INTERVAL: what the verifier accepts */
 #define ATTESTD_DEFAULT_WATCH 1     /* seconds between looks at the list's count (watch.h) */
 #define ATTESTD_MAX_WATCH 3600u
-#define ATTESTD_DEFAULT_ROUND_GAP 5 /* shortest time between rounds new entries bring forward */
+/* Rounds that new entries bring forward (pace.h): a burst of ROUND_BURST at once, then one per
+ * ROUND_GAP seconds. */
+#define ATTESTD_DEFAULT_ROUND_GAP 5
+#define ATTESTD_DEFAULT_ROUND_BURST 3
+#define ATTESTD_MAX_ROUND_BURST 100u
 
 enum attestd_ak_alg {
 	ATTESTD_AK_RSA, /* RSA-2048, RSASSA-SHA256 */
@@ -50,7 +54,8 @@ struct attestd_config {
 	char *ear_file;  /* where the EAR of the latest verdict is written; NULL: not asked for */
 	unsigned interval; /* seconds between rounds, 1..ATTESTD_MAX_INTERVAL */
 	unsigned watch;    /* seconds between looks for new measurements; 0: never */
-	unsigned round_gap; /* seconds from one round's start before new entries bring one forward */
+	unsigned round_gap;   /* seconds to earn back one round brought forward (pace.h) */
+	unsigned round_burst; /* rounds that may be brought forward one after the other */
 	enum attestd_ak_alg ak_alg;
 	char *ek_profile; /* "auto", or an EK Credential Profile id ("L-1", "H-3"; tpmkey.h) */
 	char *ek_cert;    /* the EK certificate as a file (ekfile.h); NULL: from the TPM's NV */

@@ -65,7 +65,9 @@ static void test_defaults_and_args(void)
 	CHECK(cfg.ima_list && !strcmp(cfg.ima_list, ATTESTD_DEFAULT_IMA_LIST), "default list");
 	CHECK(cfg.state_dir && !strcmp(cfg.state_dir, ATTESTD_DEFAULT_STATE_DIR), "default state");
 	CHECK(cfg.interval == 10 && cfg.ak_alg == ATTESTD_AK_RSA && !cfg.once, "default numbers");
-	CHECK(cfg.watch == 1 && cfg.round_gap == 5, "a look for new measurements every second, rounds brought forward at most every 5 s");
+	CHECK(cfg.watch == 1 && cfg.round_gap == 5 && cfg.round_burst == 3,
+	      "a look for new measurements every second; rounds brought forward in bursts of 3, "
+	      "then one per 5 s");
 	CHECK(cfg.agent_id && cfg.agent_id[0], "agent id defaults to the hostname");
 	CHECK(config_check(&cfg) == -EINVAL, "no verifier fails the check");
 	config_release(&cfg);
@@ -128,7 +130,8 @@ static void test_errors(void)
 		"interval = 0\n",         "interval = 86401\n",    "interval = -1\n",
 		"interval = 10s\n",       "interval = 99999999999999999999\n",
 		"ak-alg = dsa\n",         "nosuchkey = 1\n",       "verifier\n",
-		"once = maybe\n",         "ca =\n",
+		"once = maybe\n",         "ca =\n",               "round-burst = 0\n",
+		"round-burst = 101\n",
 	};
 
 	snprintf(missing, sizeof(missing), "%s/missing.conf", tmpdir);
