@@ -2,7 +2,8 @@
 # The firmware event log on the host, no VM: a TCP swtpm whose PCR 0-9 are extended to follow
 # a real OVMF guest log (tests/data/eventlog/guest-ovmf.bin), a synthetic IMA list whose
 # boot_aggregate is of those PCRs, and `attestd --once --event-log` against a real verifier.
-# Scenarios: the log replays and a boot policy learned from it passes; the log is sent once and
+# Scenarios: the log replays and a boot policy learned from it passes (a learned kernel is
+# {digest, name} alone, with --policy, and with a Keylime --policy); the log is sent once and
 # then held by the verifier; a PCR extended after boot gives boot_log_mismatch in the next round;
 # another kernel digest in the policy gives boot_not_in_policy naming PCR 4, approving it for the
 # agent teaches its amendment's boot section (the next round is trusted, the shared policy and
@@ -51,6 +52,20 @@ done
 "$ATTESTCTL" boot-policy learn "$LOG" --cmdline-file "$CMDLINE" --require ima_policy=tcb \
 	--kernel-name "guest bzImage" --policy "$W/files.json" --out "$W/policy.json"
 check_eq "boot-policy learn: a policy with a boot section" 1 "$(jq '.boot.kernels | length' "$W/policy.json")"
+# One form for a learned kernel, {digest, name}, with or without --kernel-name and --policy;
+# a Keylime policy given with --policy keeps the learned boot section (in the native form).
+"$ATTESTCTL" boot-policy learn "$LOG" --out "$W/alone.json"
+"$ATTESTCTL" boot-policy learn "$LOG" --policy "$W/files.json" --out "$W/merged.json"
+check_eq "boot-policy learn alone: the kernel is {digest, name}, named by the log" \
+	'"kernel"' "$(jq -c '.boot.kernels[0].name' "$W/alone.json")"
+check_eq "boot-policy learn --policy: the kernel in the same form as alone" \
+	"$(jq -c .boot "$W/alone.json")" "$(jq -c .boot "$W/merged.json")"
+check_eq "boot-policy learn --kernel-name: the name given" \
+	'"guest bzImage"' "$(jq -c '.boot.kernels[0].name' "$W/policy.json")"
+"$ATTESTCTL" boot-policy learn "$LOG" --policy "$TOP/tests/data/keylime/runtime-policy-test.json" \
+	--out "$W/keylime.json"
+check_eq "boot-policy learn --policy KEYLIME: the boot section is kept" \
+	"$(jq -c .boot "$W/alone.json")" "$(jq -c .boot "$W/keylime.json")"
 head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$W/token"
 check "verifier starts with the boot policy" start_verifier "$W/verifier" --ek-ca "$W/ek-ca.pem" \
 	--policy "$W/policy.json" --operator-token-file "$W/token"

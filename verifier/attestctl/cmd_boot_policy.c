@@ -14,7 +14,8 @@
  * every PCR 0 event as firmware, the Secure Boot state and PK/KEK/db/dbx of PCR 7, and, given the
  * machine's command line (its /proc/cmdline), that command line, checked against the digest the
  * EFI stub logged in PCR 9, plus any --require/--forbid rules. With --policy the boot section
- * replaces the one of that policy file; without, the output is a policy with only a boot section.
+ * replaces the one of that policy file (a Keylime policy comes out in the native form); without,
+ * the output is a policy with only a boot section. Either way the kernel is {digest, name}.
  * The result is loaded back through the verifier's policy engine before it is written.
  *
  * Exit: 0, 1 for a file that does not parse (log, image, policy) or a command line that is not
@@ -35,6 +36,7 @@
 #include "verifier/attestctl/commands.h"
 #include "verifier/policy/boot_policy.h"
 #include "verifier/policy/policy.h"
+#include "verifier/policy/policy_file.h"
 
 static const char usage_text[] =
 	"usage: attestctl boot-policy kernel [--qemu] [--hash sha1|sha256|sha384|sha512|all] BZIMAGE\n"
@@ -132,6 +134,7 @@ struct learn {
 	const char *cmdline;
 	const char *kernel_name;
 	json_t *boot;
+	char image_file[BOOT_POLICY_NAME_MAX + 1];
 };
 
 /* "alg:hex" of the event: sha256 when the log has it, else its first bank. */
@@ -164,6 +167,25 @@ static bool verified_marker(const struct eventlog_event *e)
 {
 	return (e->type == EV_SEPARATOR || e->type == EV_EFI_ACTION || e->type == EV_ACTION) &&
 	       eventlog_digests_match(e, e->data, e->data_len);
+}
+
+/*
+ * A learned kernel is always written {digest, name}, whether or not --kernel-name or --policy
+ * was given, so that every learned policy has one form: the name given, else the file the
+ * firmware loaded it from (its device path), else "kernel".
+ */
+static const char *kernel_name(struct learn *l, const struct eventlog_event *e)
+{
+	struct eventlog_image img;
+
+	if (l->kernel_name)
+		return l->kernel_name;
+	if (eventlog_decode_image(e, &img) == 0 &&
+	    eventlog_device_path_file(img.device_path, img.device_path_len, l->image_file,
+				      sizeof(l->image_file)) == 0 &&
+	    l->image_file[0])
+		return l->image_file;
+	return "kernel";
 }
 
 static int learn_events(struct learn *l)
@@ -204,10 +226,8 @@ static int learn_events(struct learn *l)
 		fprintf(stderr, "attestctl boot-policy: warning: the log has no PCR 4 image: no kernel learned (a BIOS boot measures none)\n");
 		return 0;
 	}
-	if (l->kernel_name)
-		return append(l->boot, "kernels",
-			      json_pack("{s:o, s:s}", "digest", event_digest(kernel), "name", l->kernel_name));
-	return append(l->boot, "kernels", event_digest(kernel));
+	return append(l->boot, "kernels",
+		      json_pack("{s:o, s:s}", "digest", event_digest(kernel), "name", kernel_name(l, kernel)));
 }
 
 /* The command line must be the one the EFI stub logged in PCR 9 (all its banks). */
@@ -252,24 +272,42 @@ static int learn_cmdline(struct learn *l, json_t *required, json_t *forbidden)
 	return 0;
 }
 
-/* The output: POLICY with its boot section replaced, or a policy of only a boot section. */
+/*
+ * The output: POLICY with its boot section replaced, or a policy of only a boot section. POLICY
+ * is read as the verifier reads it (its key files inline) and taken through the policy engine
+ * first, so that a Keylime runtime policy, which has no boot section of its own, comes out in
+ * the native form with the learned one instead of losing it.
+ */
 static json_t *policy_with(const char *policy_path, json_t *boot)
 {
+	struct policy *pol = NULL;
 	json_error_t jerr;
-	json_t *root;
+	json_t *root = NULL;
+	char err[256], *text = NULL, *native = NULL;
+	size_t len;
 
 	if (!policy_path)
 		return json_pack("{s:i, s:O}", "version", 1, "boot", boot);
-	root = json_load_file(policy_path, JSON_REJECT_DUPLICATES, &jerr);
-	if (!json_is_object(root)) {
-		fprintf(stderr, "attestctl boot-policy: \"%s\" is not a JSON policy: %s\n", policy_path, jerr.text);
-		json_decref(root);
-		return NULL;
+	if (policy_file_read(policy_path, &text, &len, err, sizeof(err)) < 0) {
+		fprintf(stderr, "attestctl boot-policy: %s\n", err);
+		goto out;
 	}
-	if (json_object_set(root, "boot", boot)) {
-		json_decref(root);
-		return NULL;
+	pol = policy_load(text, len, err, sizeof(err));
+	if (!pol) {
+		fprintf(stderr, "attestctl boot-policy: \"%s\" is not a policy: %s\n", policy_path, err);
+		goto out;
 	}
+	native = policy_to_json(pol);
+	root = native ? json_loads(native, JSON_REJECT_DUPLICATES, &jerr) : NULL;
+	if (!json_is_object(root) || json_object_set(root, "boot", boot)) {
+		fprintf(stderr, "attestctl boot-policy: out of memory\n");
+		json_decref(root);
+		root = NULL;
+	}
+out:
+	policy_free(pol);
+	free(native);
+	free(text);
 	return root;
 }
 
