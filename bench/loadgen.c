@@ -10,6 +10,7 @@
  *           [--verdict-log FILE] [--max-errors N] [--error-pause-ms MS]
  *           [--id-prefix PREFIX] [--pending 1] [--split-connections 1]
  *           [--fresh-challenges 1] [--warmup-rounds N]
+ *           [--interval S --change-per-min PCT [--detect-log FILE]]
  *
  * Each agent is what a TPM and attestd would send, made in software:
  *   - an EC P-256 EK of its own in the TCG default template L-2 (softtpm_ek_public), with an
@@ -41,6 +42,16 @@
  * for is answered on the second connection; one a verdict carried, on the other connection than
  * the one that verdict came on.
  *
+ * --interval S: a paced fleet instead of a closed loop, as attestd runs: each agent sends a
+ * round every S seconds (the heartbeat; the first ones spread evenly over S), and PCT percent of
+ * the agents per minute run a program the policy does not list, at random moments of the timed
+ * phase (each agent at most once). Such an agent sends a round at its next look for new
+ * measurements (attestd's --watch 1: uniform in 0..1 s later) instead of at its heartbeat, with
+ * the unlisted entry in it; the time from the program's start to its untrusted verdict is the
+ * time to detect (`detect_n`, `detect_p50_ms`, `detect_p99_ms`; `untrusted` counts these
+ * verdicts and any other untrusted one is an error). --detect-log appends
+ * `change_unix_ms verdict_unix_ms agent_id` per detection, for the webhook's delivery time.
+ *
  * Agent ids are PREFIX-NNNNN (bench-00000 ...). --pending 1 enrolls them and stops there,
  * leaving N pending enrollments (the web page's paging test).
  *
@@ -50,7 +61,7 @@
  * down for a moment is waited for instead of ending the run.
  *
  * Output lines `key value`: agents threads enroll_s [warmup_s] timed_phase attestations seconds
- * per_s p50_ms p99_ms untrusted errors challenges (asked for in the timed phase) refused_given
+ * per_s p50_ms p99_ms [detect_n detect_p50_ms detect_p99_ms] untrusted errors challenges (asked for in the timed phase) refused_given
  * (a verdict's challenge refused, another asked for) verifier_cpu_pct loadgen_cpu_pct
  * rss_start_kib rss_enrolled_kib rss_end_kib.
  */
@@ -82,6 +93,7 @@
 #define LOADGEN_MAX_THREADS 256u
 #define LOADGEN_MAX_LAT 4000000u
 #define LOADGEN_RESP_MAX (1u << 20)
+#define LOADGEN_LOOK_S 1.0 /* attestd's --watch default: a look for new measurements per second */
 
 struct agent {
 	char id[24];
@@ -108,6 +120,10 @@ struct agent {
 	struct challenge next;
 	bool has_next;
 	CURL *next_via; /* the connection that verdict came on */
+	/* --interval: the next round's time (bench_now()), and the unlisted program's start (0:
+	 * none, or already reported); unlisted: the next round carries it. */
+	double due, change_at, seen_at; /* seen_at: attestd's first look after change_at */
+	bool unlisted, detected; /* detected: it stays untrusted from then on, as it should */
 };
 
 struct opts {
@@ -123,6 +139,9 @@ struct opts {
 	bool fresh;   /* ask a challenge every round, ignoring the one a verdict carries */
 	unsigned warmup; /* untimed rounds of every agent before the timed phase */
 	FILE *verdict_log; /* shared by the threads: one fprintf per line, flushed at once */
+	double interval;   /* > 0: a paced fleet (rounds every interval seconds), not a closed loop */
+	double change_pct; /* with interval: percent of the agents per minute that run an unlisted program */
+	FILE *detect_log;  /* with interval: one line per detection */
 };
 
 struct worker {
@@ -136,6 +155,8 @@ struct worker {
 	struct imalog *log;
 	double *lat;
 	size_t nlat;
+	double *detect; /* --interval: ms from an unlisted program's start to its verdict */
+	size_t ndetect;
 	unsigned long untrusted, errors;
 	unsigned long challenges;    /* asked for (POST .../challenges) */
 	unsigned long refused_given; /* a verdict's challenge refused: asked for another */
@@ -346,6 +367,16 @@ static int agent_measure(struct worker *w, struct agent *a, unsigned k)
 		if (list_append(a, "sha256", d, 32, p) != 0)
 			return -ENOMEM;
 	}
+	if (a->unlisted) {
+		char p[64];
+		uint8_t d[32];
+
+		snprintf(p, sizeof(p), "/opt/unlisted/prog-%u", a->index);
+		SHA256((const uint8_t *)p, strlen(p), d);
+		if (list_append(a, "sha256", d, 32, p) != 0)
+			return -ENOMEM;
+		a->unlisted = false;
+	}
 	imalog_reset(w->log, (const uint8_t *)a->list.buf + start, a->list.len - start, first);
 	while ((r = imalog_next(w->log, &e, NULL)) == 1)
 		if (replay_extend(w->rc, &a->pcr10, &e) != 0)
@@ -547,6 +578,116 @@ cleanup:
 	return ret;
 }
 
+/* Sleeps until the bench_now() time `until` (no sleep when it has passed). */
+static void sleep_until(double until)
+{
+	double left = until - bench_now();
+
+	if (left > 0) {
+		struct timespec ts = { .tv_sec = (time_t)left,
+				       .tv_nsec = (long)((left - (double)(time_t)left) * 1e9) };
+
+		nanosleep(&ts, NULL);
+	}
+}
+
+static double realtime_ms(void)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	return (double)now.tv_sec * 1e3 + (double)now.tv_nsec / 1e6;
+}
+
+/*
+ * --interval: this thread's agents as a paced fleet (loadgen.c's header). The changes are drawn
+ * here, before the clock starts: each a distinct agent of this thread, at a uniform moment of
+ * the phase's first seconds - 2 (so that its round fits in), seen at the next look.
+ */
+static void *paced_main(struct worker *w)
+{
+	const struct opts *o = w->o;
+	double t0 = w->stop_at - o->seconds;
+	unsigned mine = 0, k = 0, changes;
+	unsigned seed = 0x9e3779b9u ^ w->index;
+
+	for (unsigned i = w->index; i < o->agents; i += o->threads)
+		mine++;
+	changes = (unsigned)((double)mine * o->change_pct / 100.0 * o->seconds / 60.0 + 0.5);
+	if (changes > mine)
+		changes = mine;
+	for (unsigned i = w->index; i < o->agents; i += o->threads, k++) {
+		struct agent *a = &w->agents[i];
+
+		a->due = t0 + o->interval * k / mine;
+		a->change_at = 0;
+	}
+	/* Every (mine / changes)-th agent, from a random start: distinct agents, a random set. */
+	for (unsigned c = 0, first = mine ? (unsigned)rand_r(&seed) % mine : 0; c < changes; c++) {
+		unsigned pos = (first + (unsigned)((double)c * mine / changes)) % mine;
+		struct agent *a = &w->agents[w->index + pos * o->threads];
+		double span = o->seconds > 3 ? o->seconds - 2 : o->seconds / 2;
+
+		a->change_at = t0 + span * rand_r(&seed) / ((double)RAND_MAX + 1);
+		a->unlisted = false;
+		a->seen_at = a->change_at + LOADGEN_LOOK_S * rand_r(&seed) / ((double)RAND_MAX + 1);
+		if (a->seen_at < a->due)
+			a->due = a->seen_at;
+	}
+	for (;;) {
+		struct agent *next = NULL;
+		bool trusted = false;
+
+		for (unsigned i = w->index; i < o->agents; i += o->threads)
+			if (!next || w->agents[i].due < next->due)
+				next = &w->agents[i];
+		if (!next || next->due >= w->stop_at)
+			return NULL;
+		sleep_until(next->due);
+		/* The program runs at change_at; a round after it carries its entry. */
+		bool detecting = next->change_at > 0 && bench_now() >= next->change_at;
+		next->unlisted = detecting;
+		double t1 = bench_now();
+		if (agent_round(w, next, &trusted) != 0) {
+			if (++w->errors > o->max_errors) {
+				w->failed = 1;
+				return NULL;
+			}
+			next->due = bench_now() + 1.0;
+			continue;
+		}
+		double t2 = bench_now();
+		if (w->nlat < LOADGEN_MAX_LAT / o->threads)
+			w->lat[w->nlat++] = (t2 - t1) * 1e3;
+		if (detecting) {
+			if (trusted) {
+				w->errors++; /* the unlisted program was not reported */
+			} else {
+				double ms = (t2 - next->change_at) * 1e3;
+
+				w->untrusted++;
+				w->detect[w->ndetect++] = ms;
+				if (o->detect_log) {
+					double now_ms = realtime_ms();
+
+					flockfile(o->detect_log);
+					fprintf(o->detect_log, "%.0f %.0f %s\n", now_ms - ms, now_ms,
+						next->id);
+					fflush(o->detect_log);
+					funlockfile(o->detect_log);
+				}
+			}
+			next->change_at = 0;
+			next->detected = true;
+		} else if (!trusted && !next->detected) {
+			w->errors++; /* untrusted with nothing unlisted run */
+		}
+		next->due = bench_now() + o->interval;
+		if (next->change_at > 0 && next->seen_at < next->due)
+			next->due = next->seen_at; /* a change still to come is seen before the heartbeat */
+	}
+}
+
 static void *worker_main(void *arg)
 {
 	struct worker *w = arg;
@@ -572,6 +713,8 @@ static void *worker_main(void *arg)
 			}
 		return NULL;
 	}
+	if (o->interval > 0)
+		return paced_main(w);
 	for (unsigned long round = 0; round < 100000000ul; round++) {
 		for (unsigned i = w->index; i < o->agents; i += o->threads) {
 			double t0 = bench_now(), t1;
@@ -625,7 +768,8 @@ static int worker_init(struct worker *w, const struct opts *o)
 	w->rc = replay_ctx_new(REPLAY_SHA1 | REPLAY_SHA256);
 	w->log = imalog_new();
 	w->lat = malloc(sizeof(double) * (LOADGEN_MAX_LAT / o->threads + 1));
-	if (!w->curl || !w->curl_evidence || !w->hdr || !w->rc || !w->log || !w->lat)
+	w->detect = malloc(sizeof(double) * (o->agents / o->threads + 2));
+	if (!w->curl || !w->curl_evidence || !w->hdr || !w->rc || !w->log || !w->lat || !w->detect)
 		return -ENOMEM;
 	if (handle_init(w->curl, o, w->hdr) ||
 	    (w->curl_evidence != w->curl && handle_init(w->curl_evidence, o, w->hdr)))
@@ -642,6 +786,7 @@ static void worker_release(struct worker *w)
 	replay_ctx_free(w->rc);
 	imalog_free(w->log);
 	free(w->lat);
+	free(w->detect);
 }
 
 /* utime+stime of a process in seconds, -1 on error. */
@@ -811,7 +956,17 @@ static int parse_opts(int argc, char **argv, struct opts *o, const char **make_c
 			o->fresh = v == 1;
 		else if (!strcmp(a, "--warmup-rounds") && bench_parse_ulong(val, 10, &v) == 0)
 			o->warmup = (unsigned)v;
-		else
+		else if (!strcmp(a, "--interval") && bench_parse_ulong(val, 3600, &v) == 0 && v)
+			o->interval = (double)v;
+		else if (!strcmp(a, "--change-per-min") && bench_parse_ulong(val, 100, &v) == 0)
+			o->change_pct = (double)v;
+		else if (!strcmp(a, "--detect-log") && !o->detect_log) {
+			o->detect_log = fopen(val, "a");
+			if (!o->detect_log) {
+				fprintf(stderr, "loadgen: cannot open \"%s\": %s\n", val, strerror(errno));
+				return -EINVAL;
+			}
+		} else
 			return -EINVAL;
 	}
 	if (*make_ca_dir)
@@ -820,6 +975,8 @@ static int parse_opts(int argc, char **argv, struct opts *o, const char **make_c
 		return -EINVAL;
 	if (o->threads > o->agents)
 		o->threads = o->agents;
+	if ((o->change_pct > 0 || o->detect_log) && o->interval <= 0)
+		return -EINVAL; /* changes are a paced fleet's */
 	return 0;
 }
 
@@ -843,7 +1000,8 @@ int main(int argc, char **argv)
 				"               [--seconds S] [--verifier-pid PID] [--entries-per-round K]\n"
 				"               [--verdict-log FILE] [--max-errors N] [--error-pause-ms MS]\n"
 				"               [--id-prefix PREFIX] [--pending 1] [--split-connections 1]\n"
-				"               [--fresh-challenges 1] [--warmup-rounds N]\n");
+				"               [--fresh-challenges 1] [--warmup-rounds N]\n"
+				"               [--interval S --change-per-min PCT [--detect-log FILE]]\n");
 		return 2;
 	}
 	if (make_ca_dir) {
@@ -938,10 +1096,29 @@ int main(int argc, char **argv)
 	printf("attestations %zu\nseconds %.3f\nper_s %.1f\n", nall, w, (double)nall / w);
 	printf("p50_ms %.3f\n", bench_percentile(all, nall, 0.50, 0));
 	printf("p99_ms %.3f\n", bench_percentile(all, nall, 0.99, 1));
+	if (o.interval > 0) {
+		size_t nd = 0;
+
+		for (unsigned t = 0; t < o.threads; t++)
+			nd += ws[t].ndetect;
+		double *d = malloc(sizeof(double) * (nd + 1));
+		if (!d)
+			goto cleanup;
+		nd = 0;
+		for (unsigned t = 0; t < o.threads; t++) {
+			memcpy(d + nd, ws[t].detect, ws[t].ndetect * sizeof(double));
+			nd += ws[t].ndetect;
+		}
+		printf("detect_n %zu\n", nd);
+		printf("detect_p50_ms %.1f\n", nd ? bench_percentile(d, nd, 0.50, 0) : -1.0);
+		printf("detect_p99_ms %.1f\n", nd ? bench_percentile(d, nd, 0.99, 1) : -1.0);
+		free(d);
+	}
 	printf("untrusted %lu\nerrors %lu\n", untrusted, errors);
 	printf("challenges %lu\nrefused_given %lu\n", challenges, refused_given);
 	printf("rss_start_kib %ld\nrss_enrolled_kib %ld\nrss_end_kib %ld\n", rss0, rss1, rss2);
-	ret = nall > 0 && untrusted == 0 && errors == 0 ? 0 : 1;
+	/* A paced fleet's untrusted verdicts are its detections (the others count as errors). */
+	ret = nall > 0 && (untrusted == 0 || o.interval > 0) && errors == 0 ? 0 : 1;
 cleanup:
 	free(all);
 	if (ws)
@@ -960,6 +1137,8 @@ cleanup:
 	X509_free(ca);
 	EVP_PKEY_free(ca_key);
 	if (o.verdict_log && fclose(o.verdict_log) != 0)
+		ret = 1;
+	if (o.detect_log && fclose(o.detect_log) != 0)
 		ret = 1;
 	curl_global_cleanup();
 	return ret;

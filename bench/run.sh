@@ -17,6 +17,10 @@
 #               attestation (its own, from /proc) at 1,000, 10,000 and 100,000 agents against its
 #               floor; SQLite vs PostgreSQL, one verifier vs two behind HAProxy, with the CPU of
 #               each process (issue 18; bench/results/capacity.md reads the model off these)
+#   detect      bench/loadgen as a paced fleet (rounds every 60 s, as attestd): time from an
+#               unlisted program's start to its untrusted verdict and to its webhook's delivery,
+#               p50 and p99 at 1,000 and 10,000 agents with 1% changing per minute; the verifier's
+#               CPU for that fleet against the same fleet idle
 #   storage     bench/store_growth: bytes stored per agent per day at a 10 s interval, with and
 #               without retention, and the store's size day by day over simulated days
 set -uo pipefail
@@ -32,7 +36,7 @@ else
 fi
 case $BB in /*) ;; *) BB=$TOP/$BB ;; esac
 case $OUT in /*) ;; *) OUT=$TOP/$OUT ;; esac
-ONLY=${BENCH_ONLY:-replay quote throughput incr policy filesig scale storage}
+ONLY=${BENCH_ONLY:-replay quote throughput incr policy filesig scale storage detect}
 mkdir -p "$OUT" "$TOP/build"
 TMP=$(mktemp -d "$TOP/build/bench-tmp.XXXXXX")
 PIDS=()
@@ -119,6 +123,7 @@ if [[ -n $QUICK ]]; then
 	DEB_PKGS=6400 DEB_FILES=300000
 	SCALE_N=(50) SCALE_PG_N=50 SCALE_SEC=2
 	GROW_AGENTS=2 GROW_DAYS=2
+	DETECT_N=(50) DETECT_INTERVAL=5 DETECT_PCT=60 DETECT_IDLE_SEC=6 DETECT_SEC=10
 else
 	REPLAY_N=1000000 REPS=3 QSEC=3 TQ_LOOPS=40 AGENTS=(100 1000 10000) LG_SEC=15 INCR_LONG=1000000
 	INCR_ROUNDS=300 POLICY_N=1000000 LOOKUPS=4000000 SIG_PATHS=1000000 SIG_SEC=6
@@ -126,6 +131,7 @@ else
 	read -ra SCALE_N <<<"${SCALE_AGENTS:-1000 10000 100000}"
 	SCALE_PG_N=1000 SCALE_SEC=15
 	GROW_AGENTS=10 GROW_DAYS=7
+	DETECT_N=(1000 10000) DETECT_INTERVAL=60 DETECT_PCT=1 DETECT_IDLE_SEC=120 DETECT_SEC=240
 fi
 LG_THREADS=${LG_THREADS:-8}
 
@@ -552,6 +558,94 @@ if want storage; then
 			"SQLite used pages, $GROW_AGENTS agents, $(kv "$f" rounds_per_agent_day) rounds per agent and day for $GROW_DAYS simulated days (one untrusted round a day), retention_pass() every simulated hour; with retention the growth of the last day; the size per agent after each day (KiB): $days"
 	else
 		bad "store_growth: $(tail -n 2 "$TMP/growth.out")"
+	fi
+fi
+
+# --- 9. time to detect: a paced fleet, 1% of it running an unlisted program per minute ---------
+# detect_run N PCT SECONDS TAG: a fresh verifier with a webhook receiver, loadgen --interval;
+# leaves $TMP/det-TAG.out (loadgen's lines) and $TMP/det-TAG/events.jsonl. Non-zero on failure.
+detect_run() {
+	local n=$1 pct=$2 sec=$3 tag=$4 d=$TMP/det-$4 port rport vpid rpid up=no rc
+	mkdir -p "$d"
+	head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$d/secret"
+	rport=$(free_port)
+	python3 "$TOP/verifier/examples/webhook_receiver.py" --secret-file "$d/secret" \
+		--listen "127.0.0.1:$rport" --out "$d/events.jsonl" >/dev/null 2>"$d/recv.log" &
+	rpid=$!
+	PIDS+=("$rpid")
+	port=$(free_port)
+	"$BB/verifier" --config /dev/null --listen "127.0.0.1:$port" --state-dir "$d" \
+		--ek-ca "$DCA/ek-ca.pem" --policy "$DCA/policy.json" \
+		--webhook "http://127.0.0.1:$rport/hook" --webhook-secret-file "$d/secret" \
+		>"$d/out" 2>"$d/log" &
+	vpid=$!
+	PIDS+=("$vpid")
+	for _ in $(seq 1 100); do
+		grep -q "listening on https://127.0.0.1:$port" "$d/out" 2>/dev/null && { up=yes; break; }
+		kill -0 "$vpid" 2>/dev/null || break
+		sleep 0.1
+	done
+	if [[ $up != yes ]]; then
+		echo "verifier did not start: $(tail -n 2 "$d/log")" >"$TMP/det-$tag.err"
+		stop_pid "$vpid"
+		stop_pid "$rpid"
+		return 1
+	fi
+	timeout $((sec + 900)) "$BB/bench/loadgen" --url "https://127.0.0.1:$port" --ca "$d/ca.pem" \
+		--ek-ca-dir "$DCA" --agents "$n" --threads "$LG_THREADS" --seconds "$sec" \
+		--verifier-pid "$vpid" --warmup-rounds 1 --interval "$DETECT_INTERVAL" \
+		--change-per-min "$pct" --detect-log "$d/detect.log" \
+		>"$TMP/det-$tag.out" 2>"$TMP/det-$tag.err"
+	rc=$?
+	sleep 2 # the last webhooks
+	stop_pid "$vpid"
+	stop_pid "$rpid"
+	return $rc
+}
+# webhook_ms DIR: the delivery times (ms from the program's start to the receiver), one a line.
+webhook_ms() {
+	jq -r 'select(.type == "agent.untrusted" and (.duplicate | not)) | "\(.agent_id) \(.received)"' \
+		"$1/events.jsonl" 2>/dev/null |
+		awk 'NR == FNR { got[$1] = $2 * 1000; next } ($3 in got) { printf "%.1f\n", got[$3] - $1 }' \
+			- "$1/detect.log"
+}
+if want detect; then
+	DCA=$TMP/detca
+	mkdir -p "$DCA"
+	if ! "$BB/bench/loadgen" --make-ca "$DCA"; then
+		bad "loadgen --make-ca (detect)"
+	else
+		for n in "${DETECT_N[@]}"; do
+			log "detect: $n agents every ${DETECT_INTERVAL}s, idle ${DETECT_IDLE_SEC}s then $DETECT_PCT%/min changing ${DETECT_SEC}s"
+			if ! detect_run "$n" 0 "$DETECT_IDLE_SEC" "idle-$n"; then
+				bad "detect idle $n: $(tail -n 3 "$TMP/det-idle-$n.err")"
+				continue
+			fi
+			if ! detect_run "$n" "$DETECT_PCT" "$DETECT_SEC" "chg-$n"; then
+				bad "detect changing $n: $(tail -n 3 "$TMP/det-chg-$n.err")"
+				continue
+			fi
+			f=$TMP/det-chg-$n.out fi=$TMP/det-idle-$n.out
+			dn=$(kv "$f" detect_n) p50=$(kv "$f" detect_p50_ms) p99=$(kv "$f" detect_p99_ms)
+			webhook_ms "$TMP/det-chg-$n" | sort -n >"$TMP/det-wh-$n"
+			wn=$(wc -l <"$TMP/det-wh-$n")
+			if [[ ${dn:-0} -lt 1 || $wn -lt 1 ]]; then
+				bad "detect $n: $dn detections, $wn webhooks delivered"
+				continue
+			fi
+			w50=$(awk '{ v[NR] = $1 } END { i = int(NR * 0.50 + 0.5); if (i < 1) i = 1; print v[i] }' "$TMP/det-wh-$n")
+			w99=$(awk '{ v[NR] = $1 } END { i = int(NR * 0.99 + 0.999); if (i > NR) i = NR; print v[i] }' "$TMP/det-wh-$n")
+			row "Time to detect p50 / p99, $n agents (ms): verdict committed" "$p50 / $p99" "limit 2,000 (p99)" \
+				"$(calc "$p99 / 2000" %.2f)" "p99 < 2 s" "$(met "$p99 < 2000")" \
+				"$dn unlisted programs run at random moments (${DETECT_PCT}% of the agents per minute, ${DETECT_SEC}s), each seen at attestd's next look (uniform 0–1 s, --watch 1) and sent as a round brought forward; to the untrusted verdict, durable, as the agent receives it; heartbeat every ${DETECT_INTERVAL}s"
+			row "Time to detect p50 / p99, $n agents (ms): webhook delivered" "$w50 / $w99" "limit 2,000 (p99)" \
+				"$(calc "$w99 / 2000" %.2f)" "p99 < 2 s" "$(met "$w99 < 2000")" \
+				"the same programs, to the agent.untrusted event's arrival at a webhook receiver (verifier/examples/webhook_receiver.py, HMAC checked) on this host; $wn of $dn delivered"
+			ci=$(kv "$fi" verifier_cpu_pct) cc=$(kv "$f" verifier_cpu_pct)
+			row "Verifier CPU, $n agents, ${DETECT_PCT}%/min changing vs idle (% of a core)" "$cc" "idle: $ci" \
+				"$(calc "$cc / ($ci > 0 ? $ci : 0.001)" %.2f)" "≤ 1.10" "$(met "$cc <= 1.10 * $ci")" \
+				"the same fleet (a round every ${DETECT_INTERVAL}s per agent), fresh verifier each, ${DETECT_IDLE_SEC}s idle and ${DETECT_SEC}s changing; $(kv "$fi" attestations) and $(kv "$f" attestations) rounds"
+		done
 	fi
 fi
 

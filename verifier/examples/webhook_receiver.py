@@ -11,8 +11,8 @@ repeat.
     webhook_receiver.py --secret-file FILE [--listen 127.0.0.1:9000] [--out events.jsonl]
 
 Each accepted delivery is printed (and appended to --out) as one JSON line:
-{"id", "type", "agent_id", "time", "duplicate": bool, "event": the body, "ear": the
-X-Attest-EAR header or null}. That header is the agent's latest attestation result, a JWT
+{"id", "type", "agent_id", "time", "received": when it arrived (Unix seconds, fractional),
+"duplicate": bool, "event": the body, "ear": the X-Attest-EAR header or null}. That header is the agent's latest attestation result, a JWT
 signed by the verifier's own key (verify it with the keys of GET /v1/jwks, e.g. `attestctl ear
 verify`); the HMAC covers the body only.
 --refuse-first answers 503 to the first delivery of each event after recording it, to watch
@@ -82,7 +82,7 @@ def main():
                 seen.add(eid)
                 line = json.dumps({'id': eid, 'type': event.get('type'),
                                    'agent_id': event.get('agent_id'), 'time': event.get('time'),
-                                   'duplicate': duplicate, 'event': event,
+                                   'received': round(time.time(), 3), 'duplicate': duplicate, 'event': event,
                                    'ear': self.headers.get('X-Attest-EAR')}, sort_keys=True)
                 print(line, flush=True)
                 if args.out:
