@@ -21,6 +21,8 @@
 #               unlisted program's start to its untrusted verdict and to its webhook's delivery,
 #               p50 and p99 at 1,000 and 10,000 agents with 1% changing per minute; the verifier's
 #               CPU for that fleet against the same fleet idle
+#   agent       bench/agent_cost.sh: attestd's CPU and memory per round with a list of 1,000,
+#               100,000 and 1,000,000 entries (a host list file a swtpm's PCR 10 follows)
 #   storage     bench/store_growth: bytes stored per agent per day at a 10 s interval, with and
 #               without retention, and the store's size day by day over simulated days
 set -uo pipefail
@@ -36,7 +38,7 @@ else
 fi
 case $BB in /*) ;; *) BB=$TOP/$BB ;; esac
 case $OUT in /*) ;; *) OUT=$TOP/$OUT ;; esac
-ONLY=${BENCH_ONLY:-replay quote throughput incr policy filesig scale storage detect}
+ONLY=${BENCH_ONLY:-replay quote throughput incr policy filesig scale storage detect agent}
 mkdir -p "$OUT" "$TOP/build"
 TMP=$(mktemp -d "$TOP/build/bench-tmp.XXXXXX")
 PIDS=()
@@ -108,7 +110,7 @@ free_port() {
 }
 want() { [[ " $ONLY " == *" $1 "* ]]; }
 
-for bin in attestctl verifier tools/imagen bench/floor_replay bench/quote_bench bench/loadgen \
+for bin in attestctl verifier attestd tools/imagen tools/tpm_pcr_extend bench/floor_replay bench/quote_bench bench/loadgen \
 	bench/incr bench/policy_scale bench/filesig bench/store_growth; do
 	[[ -x $BB/$bin ]] || { bad "missing $BB/$bin (build first: make bench, or make)"; }
 done
@@ -124,6 +126,7 @@ if [[ -n $QUICK ]]; then
 	SCALE_N=(50) SCALE_PG_N=50 SCALE_SEC=2
 	GROW_AGENTS=2 GROW_DAYS=2
 	DETECT_N=(50) DETECT_INTERVAL=5 DETECT_PCT=60 DETECT_IDLE_SEC=6 DETECT_SEC=10
+	AGENT_N=(1000 5000) AGENT_ROUNDS=5
 else
 	REPLAY_N=1000000 REPS=3 QSEC=3 TQ_LOOPS=40 AGENTS=(100 1000 10000) LG_SEC=15 INCR_LONG=1000000
 	INCR_ROUNDS=300 POLICY_N=1000000 LOOKUPS=4000000 SIG_PATHS=1000000 SIG_SEC=6
@@ -132,6 +135,7 @@ else
 	SCALE_PG_N=1000 SCALE_SEC=15
 	GROW_AGENTS=10 GROW_DAYS=7
 	DETECT_N=(1000 10000) DETECT_INTERVAL=60 DETECT_PCT=1 DETECT_IDLE_SEC=120 DETECT_SEC=240
+	AGENT_N=(1000 100000 1000000) AGENT_ROUNDS=30
 fi
 LG_THREADS=${LG_THREADS:-8}
 
@@ -646,6 +650,28 @@ if want detect; then
 				"$(calc "$cc / ($ci > 0 ? $ci : 0.001)" %.2f)" "≤ 1.10" "$(met "$cc <= 1.10 * $ci")" \
 				"the same fleet (a round every ${DETECT_INTERVAL}s per agent), fresh verifier each, ${DETECT_IDLE_SEC}s idle and ${DETECT_SEC}s changing; $(kv "$fi" attestations) and $(kv "$f" attestations) rounds"
 		done
+	fi
+fi
+
+# --- 10. the agent's cost against its list's length ------------------------------------------
+if want agent; then
+	log "agent: attestd per round with lists of ${AGENT_N[*]} entries, $AGENT_ROUNDS rounds each"
+	if B=$BB ROUNDS=$AGENT_ROUNDS "$TOP/bench/agent_cost.sh" "${AGENT_N[@]}" >"$TMP/agent.out" 2>"$TMP/agent.err"; then
+		f=$TMP/agent.out small=${AGENT_N[0]} large=${AGENT_N[-1]}
+		cs=$(kv "$f" "agent_${small}_cpu_us_per_round") cl=$(kv "$f" "agent_${large}_cpu_us_per_round")
+		each=""
+		for n in "${AGENT_N[@]}"; do
+			each+="${each:+; }$n entries: $(kv "$f" "agent_${n}_cpu_us_per_round") µs, RSS $(kv "$f" "agent_${n}_rss_kib") KiB (peak $(kv "$f" "agent_${n}_hwm_kib")), first round $(kv "$f" "agent_${n}_first_round_s") s"
+		done
+		row "attestd CPU per round, $large vs $small entries (µs)" "$cl" "$small entries: $cs" \
+			"$(calc "$cl / $cs" %.2f)" "≤ 1.10" "$(met "$cl <= 1.10 * $cs")" \
+			"attestd as a daemon (--interval 1, --watch 0) on a host list file a swtpm's PCR 10 follows, $AGENT_ROUNDS heartbeat rounds after the first verdict covered the whole list; its own CPU (schedstat), the quote's in swtpm not counted; $each"
+		rl=$(kv "$f" "agent_${large}_rss_kib") rs=$(kv "$f" "agent_${small}_rss_kib")
+		row "attestd RSS in its steady state, $large vs $small entries (KiB)" "$rl" "$small entries: $rs" \
+			"$(calc "$rl / $rs" %.2f)" "≤ 1.10" "$(met "$rl <= 1.10 * $rs")" \
+			"VmRSS after the timed rounds; the peak (VmHWM) is the first round's, which sends the list in 16 MiB chunks"
+	else
+		bad "agent_cost: $(tail -n 3 "$TMP/agent.err")"
 	fi
 fi
 
