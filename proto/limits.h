@@ -141,6 +141,17 @@
 #define LIMIT_POLICY_WARNINGS 64         /* import warnings kept with a policy (the last says more) */
 
 /*
+ * Signed policies (proto/dsse.h): an envelope's signatures and their fields, and the keys a
+ * verifier trusts to sign policies (--policy-signers). Each signature is checked against each
+ * key, so both counts stay small. A P-256 DER signature is at most 72 bytes.
+ */
+#define LIMIT_DSSE_SIGNATURES 8
+#define LIMIT_DSSE_SIG 256                        /* decoded bytes of one signature */
+#define LIMIT_DSSE_KEYID 256                      /* bytes of one keyid */
+#define LIMIT_POLICY_SIGNERS 64                   /* keys in --policy-signers */
+#define LIMIT_POLICY_SIGNERS_BYTES (1024u * 1024u) /* the --policy-signers file */
+
+/*
  * Package-aware policies: a version's name, version and architecture are short words in
  * Debian (policy 5.6.1, 5.6.12); a whole release holds some 70,000 package versions per
  * architecture, and an archive that keeps old versions a few times that.
