@@ -20,6 +20,7 @@
 
 
 #include "tests/lib/sqlfile.h"
+#include "tests/lib/stderrcap.h"
 #include "tests/unit/check.h"
 #include "verifier/store/boot_state.h"
 #include "verifier/store/store.h"
@@ -448,22 +449,51 @@ static void check_refused(const char *src, const char *dir, const char *what, co
 	      layout);
 }
 
+/* A new store is created at the current version, and says so (not "upgraded from 0"). */
+static void check_created(const char *dir)
+{
+	char uri[300], log[4096], want[96];
+	struct store *st = NULL;
+	int ret, capturing;
+
+	CASE_BEGIN("a new store");
+	snprintf(uri, sizeof(uri), "sqlite:%s/new.db", dir);
+	capturing = stderrcap_begin();
+	ret = store_open(uri, &st);
+	stderrcap_end(log, sizeof(log));
+	fputs(log, stderr);
+	store_close(st);
+	snprintf(want, sizeof(want), "created at schema version %d", STORE_SQLITE_SCHEMA_VERSION);
+	CHECK(ret == 0 && capturing == 0 && stderrcap_count(log, want) == 1 &&
+		      stderrcap_count(log, "upgraded") == 0,
+	      "it opens and the log says it was %s", want);
+}
+
 /*
  * Opens a copy of an older database (schema `from`), checks every fact, reopens it. The
  * version 2 fixture holds agent omega too.
  */
 static void check_upgrade(const char *src, const char *dir, int from)
 {
-	char path[256], uri[300], name[64];
+	char path[256], uri[300], name[64], log[4096], want[96];
 	struct store *st = NULL;
-	int v = -1;
+	int v = -1, ret, capturing;
 
 	snprintf(path, sizeof(path), "%s/upgraded-v%d.db", dir, from);
 	snprintf(uri, sizeof(uri), "sqlite:%s", path);
 	CHECK(copy_file(src, path) == 0, "copy of %s", src);
 	snprintf(name, sizeof(name), "upgrade from version %d", from);
 	CASE_BEGIN(name);
-	CHECK(store_open(uri, &st) == 0, "the old database opens");
+	capturing = stderrcap_begin();
+	ret = store_open(uri, &st);
+	stderrcap_end(log, sizeof(log));
+	fputs(log, stderr);
+	CHECK(ret == 0, "the old database opens");
+	snprintf(want, sizeof(want), "upgraded from schema version %d to %d", from,
+		 STORE_SQLITE_SCHEMA_VERSION);
+	CHECK(capturing == 0 && stderrcap_count(log, want) == 1 &&
+		      stderrcap_count(log, "created at") == 0,
+	      "the log says it was %s", want);
 	if (st) {
 		check_agents(st, from >= 2);
 		check_boot_states(st, from);
@@ -486,7 +516,13 @@ static void check_upgrade(const char *src, const char *dir, int from)
 	snprintf(name, sizeof(name), "version %d reopened", from);
 	CASE_BEGIN(name);
 	st = NULL;
-	CHECK(store_open(uri, &st) == 0, "reopens at version %d", STORE_SQLITE_SCHEMA_VERSION);
+	capturing = stderrcap_begin();
+	ret = store_open(uri, &st);
+	stderrcap_end(log, sizeof(log));
+	fputs(log, stderr);
+	CHECK(ret == 0, "reopens at version %d", STORE_SQLITE_SCHEMA_VERSION);
+	CHECK(capturing == 0 && !stderrcap_count(log, "schema version"),
+	      "and says nothing of its schema: it was current");
 	if (st) {
 		check_boot_states(st, from);
 		check_next_round(st);
@@ -535,6 +571,8 @@ int main(void)
 		      v == 5,
 	      "store-v5.db is at version 5 (%d)", v);
 	check_upgrade(src5, dir, 5);
+
+	check_created(dir);
 
 	CASE_BEGIN("version 2: violations with raw paths, reopened when they recur");
 	check_omega(src2, dir);

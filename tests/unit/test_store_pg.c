@@ -1,7 +1,8 @@
 /*
  * store_pg.c as several verifiers use it: what any build checks without a server (URIs, a
  * server that is not there), and with one (ATTEST_TEST_PG, tests/lib/teststore.h): verifiers
- * starting together migrate a new database once; rounds of the same agents committed through
+ * starting together migrate a new database once (one of them logs that it created it, none
+ * that it upgraded it); rounds of the same agents committed through
  * two store handles at once (two verifiers) serialize on the boot state's version, with no
  * deadlock and no version lost or repeated; a challenge is spent once across both.
  */
@@ -14,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "tests/lib/stderrcap.h"
 #include "tests/lib/storeagent.h"
 #include "tests/lib/teststore.h"
 #include "tests/unit/check.h"
@@ -65,13 +67,14 @@ static void test_concurrent_migrations(const char *dir)
 {
 	struct opener o[OPENERS];
 	pthread_t t[OPENERS];
-	char uri[300];
-	int ok = 0, v = -1;
+	char uri[300], log[16384];
+	int ok = 0, v = -1, capturing;
 
 	if (teststore_uri(dir, "migrate", uri, sizeof(uri))) {
 		CHECK(0, "a database");
 		return;
 	}
+	capturing = stderrcap_begin();
 	for (int i = 0; i < OPENERS; i++) {
 		o[i] = (struct opener){ .uri = uri };
 		if (pthread_create(&t[i], NULL, open_thread, &o[i]))
@@ -83,6 +86,11 @@ static void test_concurrent_migrations(const char *dir)
 		ok += o[i].ret == 0;
 		store_close(o[i].st);
 	}
+	stderrcap_end(log, sizeof(log));
+	fputs(log, stderr);
+	CHECK(capturing == 0 && stderrcap_count(log, "created at schema version") == 1 &&
+		      stderrcap_count(log, "upgraded from schema version") == 0,
+	      "one verifier says it created the database, none that it upgraded it");
 	CHECK(ok == OPENERS, "%d verifiers opened a new database at once (%d did)", OPENERS, ok);
 	CHECK(teststore_pg_int("migrate", "SELECT version FROM schema_version", &v) == 0 &&
 		      v == STORE_PG_SCHEMA_VERSION,

@@ -22,6 +22,14 @@
 
 #define STORE_SCHEME_MAX 16u
 
+void store_schema_opened(const char *where, bool created, long from, long to)
+{
+	if (created)
+		log_info("store: %s created at schema version %ld", where, to);
+	else if (from < to)
+		log_info("store: %s upgraded from schema version %ld to %ld", where, from, to);
+}
+
 static const struct store_ops *const backends[] = {
 	&store_sqlite_ops,
 	&store_pg_ops,

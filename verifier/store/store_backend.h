@@ -36,6 +36,15 @@
  */
 void store_judged_versions_parse(const char *text, struct judged_versions *out);
 
+/*
+ * What a backend's migration did to the store it opened, logged once by every backend alike:
+ * a new store "created at schema version TO", an older one "upgraded from schema version FROM
+ * to TO", nothing for one that was current. `where` names the store as the backend shows it.
+ * A backend migrates a new store in one go, not one step per verifier, so that a verifier that
+ * found it empty is the one that says it created it (store.c's).
+ */
+void store_schema_opened(const char *where, bool created, long from, long to);
+
 /* The webhook URLs events are written for (store_set_webhooks()), store.c's. */
 struct store_webhook_targets {
 	char **urls;

@@ -2,8 +2,9 @@
  * The PostgreSQL store's schema: the numbered migrations of the SQLite store
  * (store_sqlite_schema.c), step for step, in PostgreSQL's dialect. The table schema_version
  * holds the number of the last one applied (no row: a new database). Each runs in its own
- * transaction together with the version it reaches, under an advisory lock: verifiers that
- * start together on one database wait for each other, and the database is migrated once.
+ * transaction together with the version it reaches, all of them under one session advisory
+ * lock: verifiers that start together on one database wait for each other, and the database
+ * is migrated once, by one of them.
  *
  * The dialect, all of it (the statements in store_pg.c follow the same rules):
  *   SQLite                                 PostgreSQL
@@ -34,6 +35,7 @@
 #include <string.h>
 
 #include "common/log.h"
+#include "verifier/store/store_backend.h"
 #include "verifier/store/store_pg.h"
 #include "verifier/store/store_sqlite.h" /* STORE_SQLITE_SCHEMA_VERSION, for the assertion */
 
@@ -256,15 +258,21 @@ static int current_version(PGconn *c, long *v)
 	return ret;
 }
 
+/*
+ * Each step commits on its own, but the whole walk holds the session's advisory lock: verifiers
+ * that start together wait for the first to finish every step, instead of taking turns per
+ * step, so the one that found the database new created it and the others find it current.
+ */
 int store_pg_migrate(PGconn *c, const char *where)
 {
 	char sql[96];
 	long from = -1, v = 0;
 	int ret;
 
+	if ((ret = store_pg_exec(c, "SELECT pg_advisory_lock(x'" MIGRATE_LOCK "'::bigint)")))
+		return ret;
 	for (;;) {
 		if ((ret = store_pg_exec(c, "BEGIN")) ||
-		    (ret = store_pg_exec(c, "SELECT pg_advisory_xact_lock(x'" MIGRATE_LOCK "'::bigint)")) ||
 		    (ret = store_pg_exec(c, "CREATE TABLE IF NOT EXISTS schema_version("
 					    "version BIGINT NOT NULL)")) ||
 		    (ret = current_version(c, &v)))
@@ -292,12 +300,14 @@ int store_pg_migrate(PGconn *c, const char *where)
 	}
 	if ((ret = store_pg_exec(c, "COMMIT")))
 		goto fail;
-	if (from > 0 && from < STORE_PG_SCHEMA_VERSION)
-		log_info("store: %s upgraded from schema version %ld to %d", where, from,
-			 STORE_PG_SCHEMA_VERSION);
+	if ((ret = store_pg_exec(c, "SELECT pg_advisory_unlock(x'" MIGRATE_LOCK "'::bigint)")))
+		goto fail;
+	store_schema_opened(where, from == 0, from, STORE_PG_SCHEMA_VERSION);
 	return 0;
 fail:
 	if (PQtransactionStatus(c) != PQTRANS_IDLE)
 		PQclear(PQexec(c, "ROLLBACK"));
+	/* A broken connection's locks go with it; on a live one the lock must not outlive us. */
+	PQclear(PQexec(c, "SELECT pg_advisory_unlock(x'" MIGRATE_LOCK "'::bigint)"));
 	return ret;
 }

@@ -10,6 +10,7 @@
  * older version kept in tests/data/.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,7 @@
 #include "proto/encoding.h"
 #include "verifier/store/boot_state.h"
 #include "common/log.h"
+#include "verifier/store/store_backend.h"
 #include "verifier/store/store_sqlite.h"
 
 int store_sqlite_exec(sqlite3 *db, const char *sql)
@@ -531,7 +533,7 @@ static int query_int(sqlite3 *db, const char *sql, int *v)
 
 int store_sqlite_migrate(sqlite3 *db, const char *path)
 {
-	char sql[64];
+	char sql[64], where[PATH_MAX + 2];
 	int from = -1, v = 0, tables = 0, ret;
 
 	for (;;) {
@@ -565,9 +567,8 @@ int store_sqlite_migrate(sqlite3 *db, const char *path)
 	}
 	if ((ret = store_sqlite_exec(db, "COMMIT")))
 		goto fail;
-	if (tables && from < STORE_SQLITE_SCHEMA_VERSION)
-		log_info("store: \"%s\" upgraded from schema version %d to %d", path, from,
-			 STORE_SQLITE_SCHEMA_VERSION);
+	snprintf(where, sizeof(where), "\"%s\"", path);
+	store_schema_opened(where, !tables, from, STORE_SQLITE_SCHEMA_VERSION);
 	return 0;
 fail:
 	if (!sqlite3_get_autocommit(db))
