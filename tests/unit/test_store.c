@@ -520,6 +520,69 @@ static void test_boot_logs(struct store *st)
 	CHECK(store_boot_log_get(st, "db-01", &got) == -ENOENT, "another agent has none");
 }
 
+struct sig_hist {
+	int n;
+	int64_t v[8];
+	bool signed_[8];
+	char signer[8][72];
+};
+
+static int sig_hist_cb(void *arg, const struct store_policy_version *v)
+{
+	struct sig_hist *h = arg;
+
+	if (h->n < 8) {
+		h->v[h->n] = v->version;
+		h->signed_[h->n] = v->signed_;
+		snprintf(h->signer[h->n], sizeof(h->signer[0]), "%s", v->signer);
+	}
+	h->n++;
+	return 0;
+}
+
+/*
+ * Signed versions: the signer and the envelope without its payload are kept and read back; the
+ * same text signed is a new version (it records the signature), the same signed text again is
+ * not; an unsigned version reads back "" for both.
+ */
+static void test_policy_signatures(struct store *st)
+{
+	const struct store_policy_sig alice = {"aa11", "{\"payloadType\":\"t\",\"signatures\":[1]}"};
+	const struct store_policy_sig bob = {"bb22", "{\"payloadType\":\"t\",\"signatures\":[2]}"};
+	char *json = NULL, *signer = NULL, *signature = NULL;
+	struct sig_hist h = {0};
+	int64_t ver = 0;
+
+	CHECK(store_policy_put(st, "signed", "{\"s\":1}", "test", 1, &ver) == 0 && ver == 1,
+	      "v1 unsigned");
+	CHECK(store_policy_put_signed(st, "signed", STORE_POLICY_ANY, "{\"s\":1}", &alice, "test",
+				      2, &ver) == 0 && ver == 2, "the same text signed: v2");
+	CHECK(store_policy_put_signed(st, "signed", STORE_POLICY_ANY, "{\"s\":1}", &alice, "test",
+				      3, &ver) == 0 && ver == 2, "the same envelope again: still v2");
+	CHECK(store_policy_put_signed(st, "signed", 1, "{\"s\":2}", &bob, "test", 4, &ver) == -ESTALE &&
+		      ver == 2, "expected version 1, newest 2: stale, nothing written");
+	CHECK(store_policy_put_signed(st, "signed", 2, "{\"s\":2}", &bob, "test", 4, &ver) == 0 &&
+		      ver == 3, "v3 by bob");
+	CHECK(store_policy_get_signed_version(st, "signed", 2, &json, &signer, &signature) == 0 &&
+		      !strcmp(json, "{\"s\":1}") && !strcmp(signer, "aa11") &&
+		      !strcmp(signature, alice.signature), "v2 reads back its text, signer, signature");
+	free(json);
+	free(signer);
+	free(signature);
+	CHECK(store_policy_get_signed_version(st, "signed", 1, &json, &signer, &signature) == 0 &&
+		      !strcmp(signer, "") && !strcmp(signature, ""), "v1: unsigned");
+	free(json);
+	free(signer);
+	free(signature);
+	CHECK(store_policy_get_signed_version(st, "signed", 9, &json, &signer, &signature) == -ENOENT &&
+		      !json && !signer && !signature, "no v9");
+	CHECK(store_policy_versions(st, "signed", sig_hist_cb, &h) == 0 && h.n == 3 &&
+		      h.v[0] == 3 && h.signed_[0] && !strcmp(h.signer[0], "bb22") &&
+		      h.signed_[1] && !strcmp(h.signer[1], "aa11") && !h.signed_[2] && !h.signer[2][0],
+	      "history names each version's signer");
+	CHECK(store_policy_delete(st, "signed", "test", 5) == 0, "deleted (the cases after list policies)");
+}
+
 static void test_policies(struct store *st)
 {
 	int64_t ver = 0;
@@ -1244,6 +1307,7 @@ int main(void)
 		CHECK_CASE("violation lifecycle", test_violation_lifecycle(st));
 		CHECK_CASE("boot logs", test_boot_logs(st));
 		CHECK_CASE("policies", test_policies(st));
+		CHECK_CASE("signed policy versions", test_policy_signatures(st));
 		CHECK_CASE("round context", test_round_context(st));
 		CHECK_CASE("the list of policies, and deleting one", test_policies_list(st));
 		CHECK_CASE("a deletion and an assignment at once", test_policy_delete_race(st));

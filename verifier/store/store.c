@@ -413,7 +413,17 @@ int store_violation_decide(struct store *st, int64_t id, enum violation_state st
 int store_policy_put(struct store *st, const char *name, const char *json, const char *actor,
 		     int64_t now, int64_t *version)
 {
-	return st->be->ops->policy_put(st->be, name, STORE_POLICY_ANY, json, actor, now, version);
+	return st->be->ops->policy_put(st->be, name, STORE_POLICY_ANY, json, NULL, actor, now,
+				       version);
+}
+
+int store_policy_put_signed(struct store *st, const char *name, int64_t expected,
+			    const char *json, const struct store_policy_sig *sig, const char *actor,
+			    int64_t now, int64_t *version)
+{
+	if (expected < STORE_POLICY_ANY)
+		return -EINVAL;
+	return st->be->ops->policy_put(st->be, name, expected, json, sig, actor, now, version);
 }
 
 int store_policy_put_if(struct store *st, const char *name, int64_t expected, const char *json,
@@ -421,7 +431,7 @@ int store_policy_put_if(struct store *st, const char *name, int64_t expected, co
 {
 	if (expected < 0)
 		return -EINVAL;
-	return st->be->ops->policy_put(st->be, name, expected, json, actor, now, version);
+	return st->be->ops->policy_put(st->be, name, expected, json, NULL, actor, now, version);
 }
 
 int store_policy_version(struct store *st, const char *name, int64_t *version)
@@ -436,7 +446,22 @@ int store_policy_get(struct store *st, const char *name, char **json, int64_t *v
 
 int store_policy_get_version(struct store *st, const char *name, int64_t version, char **json)
 {
-	return st->be->ops->policy_get_version(st->be, name, version, json);
+	return st->be->ops->policy_get_version(st->be, name, version, json, NULL, NULL);
+}
+
+int store_policy_get_signed_version(struct store *st, const char *name, int64_t version,
+				    char **json, char **signer, char **signature)
+{
+	int ret;
+
+	*signer = *signature = NULL;
+	ret = st->be->ops->policy_get_version(st->be, name, version, json, signer, signature);
+	if (ret) {
+		free(*signer);
+		free(*signature);
+		*signer = *signature = NULL;
+	}
+	return ret;
 }
 
 int store_policy_versions(struct store *st, const char *name, store_policy_version_cb cb,

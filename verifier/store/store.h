@@ -419,11 +419,22 @@ int store_violation_decide(struct store *st, int64_t id, enum violation_state st
 /* Policies ------------------------------------------------------------------------------- */
 
 /*
- * Stores a new version of a policy unless the newest version has the same JSON text.
- * *version gets the version now current.
+ * Stores a new version of a policy unless the newest version has the same JSON text (and the
+ * same signature). *version gets the version now current.
  */
 int store_policy_put(struct store *st, const char *name, const char *json, const char *actor,
 		     int64_t now, int64_t *version);
+/*
+ * What a signed version keeps of its DSSE envelope (proto/dsse.h): `signer`, the keyid of the
+ * --policy-signers key that verified it ("" when no key was configured to check it), and
+ * `signature`, the envelope without its payload as JSON text ({"payloadType", "signatures"}):
+ * the payload is the version's JSON byte for byte, so the envelope can be made whole again and
+ * checked later (a rollback checks it against the signers of that time).
+ */
+struct store_policy_sig {
+	const char *signer;
+	const char *signature;
+};
 /*
  * The same, only if the newest version is still `expected` (0: the policy has none yet), in
  * one transaction: -ESTALE if another writer stored a version since (nothing written, *version
@@ -433,6 +444,11 @@ int store_policy_put(struct store *st, const char *name, const char *json, const
 #define STORE_POLICY_ANY (-1) /* backends: no version expected (store_policy_put()) */
 int store_policy_put_if(struct store *st, const char *name, int64_t expected, const char *json,
 			const char *actor, int64_t now, int64_t *version);
+/* Either of the above (expected STORE_POLICY_ANY: no expectation) for a signed version; sig
+ * NULL is an unsigned one. */
+int store_policy_put_signed(struct store *st, const char *name, int64_t expected,
+			    const char *json, const struct store_policy_sig *sig, const char *actor,
+			    int64_t now, int64_t *version);
 /* The newest version's number alone: cheap, for callers that cache parsed policies. -ENOENT
  * if none. */
 int store_policy_version(struct store *st, const char *name, int64_t *version);
@@ -440,6 +456,10 @@ int store_policy_version(struct store *st, const char *name, int64_t *version);
 int store_policy_get(struct store *st, const char *name, char **json, int64_t *version);
 /* Version `version`'s JSON (caller frees). -ENOENT if the policy has no such version. */
 int store_policy_get_version(struct store *st, const char *name, int64_t version, char **json);
+/* The same with what it keeps of its signature (store_policy_sig: both "" when unsigned; the
+ * caller frees *signer and *signature). */
+int store_policy_get_signed_version(struct store *st, const char *name, int64_t version,
+				    char **json, char **signer, char **signature);
 
 /* One version of a policy, for its history. */
 struct store_policy_version {
@@ -447,6 +467,8 @@ struct store_policy_version {
 	const char *actor;  /* who wrote it and why: "operator", "command line (FILE)", ... */
 	int64_t time;
 	uint64_t bytes;     /* length of its JSON */
+	bool signed_;       /* it came in a DSSE envelope (store_policy_sig) */
+	const char *signer; /* the keyid that verified it; "" unsigned, or signed but unchecked */
 };
 typedef int (*store_policy_version_cb)(void *arg, const struct store_policy_version *v);
 /* Every version of a policy, newest first. 0 (no call at all for an unknown name). */

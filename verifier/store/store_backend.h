@@ -129,12 +129,14 @@ struct store_ops {
 
 	/* expected: STORE_POLICY_ANY, or the version the newest must be (-ESTALE if not). */
 	int (*policy_put)(struct store_backend *b, const char *name, int64_t expected,
-			  const char *json, const char *actor, int64_t now, int64_t *version);
+			  const char *json, const struct store_policy_sig *sig, const char *actor,
+			  int64_t now, int64_t *version);
 	int (*policy_version)(struct store_backend *b, const char *name, int64_t *version);
 	int (*policy_get)(struct store_backend *b, const char *name, char **json,
 			  int64_t *version);
+	/* signer, signature: NULL, or filled as store_policy_get_signed_version() does. */
 	int (*policy_get_version)(struct store_backend *b, const char *name, int64_t version,
-				  char **json);
+				  char **json, char **signer, char **signature);
 	int (*policy_versions)(struct store_backend *b, const char *name,
 			       store_policy_version_cb cb, void *arg);
 	int (*policy_agents)(struct store_backend *b, const char *name, uint64_t *count);

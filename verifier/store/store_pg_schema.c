@@ -220,6 +220,11 @@ static const char m11_audit[] =
 	" seq BIGINT PRIMARY KEY, hash BYTEA NOT NULL, time BIGINT NOT NULL,"
 	" signature BYTEA NOT NULL, public_key BYTEA NOT NULL);";
 
+/* 12: who signed each policy version (store_sqlite_schema.c). */
+static const char m12_policy_signatures[] =
+	"ALTER TABLE policies ADD COLUMN signer TEXT NOT NULL DEFAULT '';"
+	"ALTER TABLE policies ADD COLUMN signature TEXT NOT NULL DEFAULT '';";
+
 static const struct migration {
 	const char *what;
 	const char *sql;
@@ -236,6 +241,7 @@ static const struct migration {
 	{ "verdicts that changed trust marked, hourly counters of rounds", m9_retention },
 	{ "deleted policies and their last versions", m10_policy_deletions },
 	{ "the audit trail", m11_audit },
+	{ "who signed each policy version", m12_policy_signatures },
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == STORE_PG_SCHEMA_VERSION,

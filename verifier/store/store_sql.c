@@ -1402,8 +1402,12 @@ out:
 /* Policies ------------------------------------------------------------------------------- */
 
 int store_sql_policy_put(struct store_backend *b, const char *name, int64_t expected,
-			 const char *json, const char *actor, int64_t now, int64_t *version)
+			 const char *json, const struct store_policy_sig *sig, const char *actor,
+			 int64_t now, int64_t *version)
 {
+	const char *signer = sig && sig->signer ? sig->signer : "";
+	const char *signature = sig && sig->signature ? sig->signature : "";
+	json_t *detail;
 	struct db db;
 	int64_t cur = 0, next = 0;
 	bool same = false;
@@ -1420,7 +1424,8 @@ int store_sql_policy_put(struct store_backend *b, const char *name, int64_t expe
 	}
 	if (row == 1) {
 		cur = col_int(&db, 0);
-		same = !strcmp(col_text(&db, 1), json);
+		/* the same text signed anew is a new version: it records who signed it */
+		same = !strcmp(col_text(&db, 1), json) && !strcmp(col_text(&db, 2), signature);
 		done(&db);
 	}
 	if (expected != STORE_POLICY_ANY && cur != expected) {
@@ -1446,12 +1451,14 @@ int store_sql_policy_put(struct store_backend *b, const char *name, int64_t expe
 	next = (cur > next ? cur : next) + 1;
 	if ((ret = exec(&db, STMT_POLICY_INSERT,
 			P(SV_TEXT(name), SV_INT(next), SV_TEXT(json), SV_TEXT(actor),
-			  SV_INT(now)))))
+			  SV_INT(now), SV_TEXT(signer), SV_TEXT(signature)))))
 		goto out;
+	detail = json_pack("{s:s, s:I, s:I}", "policy", name, "version", (json_int_t)next, "bytes",
+			   (json_int_t)strlen(json));
+	if (detail && signature[0])
+		json_object_set_new(detail, "signer", json_string(signer));
 	if ((ret = audit_append(&db, now, "policy.version", actor,
-				strncmp(name, "agent/", 6) ? "" : name + 6,
-				json_pack("{s:s, s:I, s:I}", "policy", name, "version",
-					  (json_int_t)next, "bytes", (json_int_t)strlen(json)))))
+				strncmp(name, "agent/", 6) ? "" : name + 6, detail)))
 		goto out;
 	if (!(ret = db.o->commit(db.c)))
 		*version = next;
@@ -1505,18 +1512,30 @@ int store_sql_policy_get(struct store_backend *b, const char *name, char **json,
 }
 
 int store_sql_policy_get_version(struct store_backend *b, const char *name, int64_t version,
-				 char **json)
+				 char **json, char **signer, char **signature)
 {
 	struct db db;
 	int ret;
 
 	*json = NULL;
+	if (signer)
+		*signer = NULL;
+	if (signature)
+		*signature = NULL;
 	if ((ret = db_get(b, &db)))
 		return ret;
 	ret = first(&db, STMT_POLICY_GET_VERSION, P(SV_TEXT(name), SV_INT(version)));
 	if (ret == 1) {
 		ret = (*json = strdup(col_text(&db, 0))) ? 0 : -ENOMEM;
+		if (!ret && signer && !(*signer = strdup(col_text(&db, 1))))
+			ret = -ENOMEM;
+		if (!ret && signature && !(*signature = strdup(col_text(&db, 2))))
+			ret = -ENOMEM;
 		done(&db);
+		if (ret) {
+			free(*json);
+			*json = NULL;
+		}
 	} else if (ret == 0) {
 		ret = -ENOENT;
 	}
@@ -1539,6 +1558,8 @@ int store_sql_policy_versions(struct store_backend *b, const char *name,
 		v.actor = col_text(&db, 1);
 		v.time = col_int(&db, 2);
 		v.bytes = (uint64_t)col_int(&db, 3);
+		v.signer = col_text(&db, 4);
+		v.signed_ = col_int(&db, 5) != 0;
 		if ((ret = cb(arg, &v)))
 			break;
 	}
@@ -1928,7 +1949,7 @@ static const struct copy_table {
 	  "id, agent, boot_number, entry, path, digest, template, reason, first_seen, last_seen,"
 	  " count, state, recurs, decided_at, decision",
 	  "ITIIBTTTIIITIIT", true },
-	{ "policies", "name, version, json, actor, time", "TITTI", false },
+	{ "policies", "name, version, json, actor, time, signer, signature", "TITTITT", false },
 	{ "agent_history", "id, agent, time, event, actor, detail", "ITITTT", true },
 	{ "webhook_outbox",
 	  "id, event_id, target, type, agent, created_at, body, attempts, next_attempt_at,"

@@ -62,12 +62,13 @@ int store_sql_violations_open_count(struct store_backend *b, const char *agent,
 int store_sql_violation_decide(struct store_backend *b, int64_t id, enum violation_state state,
 			       int64_t now, const char *decision);
 int store_sql_policy_put(struct store_backend *b, const char *name, int64_t expected,
-			 const char *json, const char *actor, int64_t now, int64_t *version);
+			 const char *json, const struct store_policy_sig *sig, const char *actor,
+			 int64_t now, int64_t *version);
 int store_sql_policy_version(struct store_backend *b, const char *name, int64_t *version);
 int store_sql_policy_get(struct store_backend *b, const char *name, char **json,
 			 int64_t *version);
 int store_sql_policy_get_version(struct store_backend *b, const char *name, int64_t version,
-				 char **json);
+				 char **json, char **signer, char **signature);
 int store_sql_policy_versions(struct store_backend *b, const char *name,
 			      store_policy_version_cb cb, void *arg);
 int store_sql_policy_agents(struct store_backend *b, const char *name, uint64_t *count);

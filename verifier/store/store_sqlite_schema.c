@@ -495,6 +495,17 @@ static int m11_audit(sqlite3 *db)
 		" signature BLOB NOT NULL, public_key BLOB NOT NULL);");
 }
 
+/*
+ * 12: what a signed policy or amendment version keeps of its DSSE envelope (store.h,
+ * store_policy_sig): the keyid that verified it, the envelope without its payload.
+ */
+static int m12_policy_signatures(sqlite3 *db)
+{
+	return store_sqlite_exec(db,
+		"ALTER TABLE policies ADD COLUMN signer TEXT NOT NULL DEFAULT '';"
+		"ALTER TABLE policies ADD COLUMN signature TEXT NOT NULL DEFAULT '';");
+}
+
 static const struct migration {
 	const char *what;
 	int (*apply)(sqlite3 *db);
@@ -511,6 +522,7 @@ static const struct migration {
 	{ "verdicts that changed trust marked, hourly counters of rounds", m9_retention },
 	{ "deleted policies and their last versions", m10_policy_deletions },
 	{ "the audit trail", m11_audit },
+	{ "who signed each policy version", m12_policy_signatures },
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == STORE_SQLITE_SCHEMA_VERSION,

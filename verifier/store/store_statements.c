@@ -246,20 +246,21 @@ const struct store_statement store_statements[STMT_COUNT] = {
 		"UPDATE violations SET state = ?2, decided_at = ?3, decision = ?4"
 		" WHERE id = ?1 AND state = 'open'"),
 	[STMT_POLICY_NEWEST] = STMT("policy lookup",
-		"SELECT version, json FROM policies WHERE name = ?1"
+		"SELECT version, json, signature FROM policies WHERE name = ?1"
 		" ORDER BY version DESC LIMIT 1"),
 	[STMT_POLICY_INSERT] = STMT("policy write",
-		"INSERT INTO policies(name, version, json, actor, time)"
-		" VALUES (?1, ?2, ?3, ?4, ?5)"),
+		"INSERT INTO policies(name, version, json, actor, time, signer, signature)"
+		" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"),
 	[STMT_POLICY_VERSION] = STMT("policy version",
 		"SELECT max(version) FROM policies WHERE name = ?1"),
 	[STMT_POLICY_GET_VERSION] = STMT("policy version lookup",
-		"SELECT json FROM policies WHERE name = ?1 AND version = ?2"),
+		"SELECT json, signer, signature FROM policies WHERE name = ?1 AND version = ?2"),
 	[STMT_POLICY_VERSIONS] = STMT("policy versions",
-		"SELECT version, actor, time, length(CAST(json AS BLOB)) FROM policies"
-		" WHERE name = ?1 ORDER BY version DESC",
-		"SELECT version, actor, time, octet_length(json) FROM policies"
-		" WHERE name = ?1 ORDER BY version DESC"),
+		"SELECT version, actor, time, length(CAST(json AS BLOB)), signer, signature <> ''"
+		" FROM policies WHERE name = ?1 ORDER BY version DESC",
+		"SELECT version, actor, time, octet_length(json), signer,"
+		" CASE WHEN signature <> '' THEN 1 ELSE 0 END"
+		" FROM policies WHERE name = ?1 ORDER BY version DESC"),
 	[STMT_POLICY_AGENTS] = STMT("policy agents", "SELECT COUNT(*) FROM agents WHERE policy = ?1"),
 	/*
 	 * Named policies, each with its newest version: an amendment's name ("agent/ID") holds a
