@@ -265,6 +265,7 @@ int main(int argc, char **argv)
 	app.liveness.default_interval = o.default_interval;
 	app.liveness.intervals = o.stale_intervals;
 	app.metrics_agents_public = o.metrics_agents == METRICS_AGENTS_PUBLIC;
+	app.evidence_keep = (enum evidence_keep)o.evidence_keep;
 
 	/* Block the stop signals before any thread exists: MHD's threads inherit the mask and
 	 * only main() receives them, in sigwait() below. */

@@ -8,6 +8,7 @@
 
 #include "buildinfo.h" /* ATTEST_SYSCONFDIR */
 #include "proto/limits.h"
+#include "verifier/service/app.h" /* enum evidence_keep */
 #include "verifier/service/audit_sign.h" /* AUDIT_SIGN_INTERVAL_DEFAULT */
 #include "verifier/service/retention.h" /* RETENTION_INTERVAL_DEFAULT */
 #include "verifier/store/store.h" /* STORE_PENDING_TTL_DEFAULT, retention defaults */
@@ -20,6 +21,9 @@ _Static_assert(LIMIT_CONNECTIONS_PER_CLIENT == 64, "--client-connections' defaul
 
 /* In the order of METRICS_AGENTS_TOKEN, METRICS_AGENTS_PUBLIC (options.h). */
 static const char *const metrics_agents_choices[] = { "token", "public", NULL };
+
+/* In the order of enum evidence_keep (service/app.h). */
+static const char *const evidence_keep_choices[] = { "untrusted", "all", "none", NULL };
 
 static const struct opt_def defs[] = {
 	{ "listen", OPT_STRING, OFF(listen), "ADDR:PORT", "127.0.0.1:8443", 0, 0, NULL },
@@ -56,6 +60,9 @@ static const struct opt_def defs[] = {
 	  0, 36500, NULL },
 	{ "prune-interval", OPT_UINT, OFF(prune_interval), "SECONDS",
 	  STR(RETENTION_INTERVAL_DEFAULT), 1, 86400, NULL },
+	/* Which verdicts keep the evidence they were reached from (store.h, "Evidence"). */
+	{ "evidence-keep", OPT_CHOICE, OFF(evidence_keep), "untrusted|all|none", "untrusted", 0,
+	  0, evidence_keep_choices },
 	/* The audit trail's signed head (service/audit_sign.h). */
 	{ "audit-key", OPT_STRING, OFF(audit_key), "FILE", NULL, 0, 0, NULL },
 	{ "audit-sign-interval", OPT_UINT, OFF(audit_sign_interval), "SECONDS",

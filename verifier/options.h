@@ -39,6 +39,7 @@ struct verifier_options {
 	unsigned verdicts_keep;    /* per agent besides those that changed trust; 0: all */
 	unsigned counters_days;    /* age of the hourly counters kept; 0: all */
 	unsigned prune_interval;   /* seconds between retention passes */
+	int evidence_keep;         /* enum evidence_keep (service/app.h): --evidence-keep */
 	char *audit_key;           /* the audit head's signing key; NULL: STATE_DIR/audit-key.pem */
 	unsigned audit_sign_interval; /* seconds between signatures of the audit head */
 	int metrics_agents;        /* METRICS_AGENTS_TOKEN or _PUBLIC: who sees per-agent series */

@@ -288,6 +288,8 @@ static void test_migration(const char *dir)
 		 " ('m1', 1, 10800, 0, '[y]', 0), ('m1', 1, 10810, 1, '[]', 0);"
 		 "DROP TABLE policy_deletions; DROP TABLE verdict_hours;"
 		 " DROP TABLE audit_log; DROP TABLE audit_head; DROP TABLE audit_signed;"
+		 " DROP TABLE verdict_evidence; DROP TABLE evidence_boot_logs;"
+		 " DROP TABLE evidence_policies;"
 		 " ALTER TABLE verdicts DROP COLUMN changed;"
 		 " ALTER TABLE policies DROP COLUMN signer; ALTER TABLE policies DROP COLUMN signature;%s",
 		 teststore_pg() ? "UPDATE schema_version SET version = 8;" : "PRAGMA user_version = 8;");

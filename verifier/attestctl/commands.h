@@ -44,6 +44,10 @@ int cmd_amendment(int argc, char **argv);
 /* cmd_ear.c: attestation results (EARs): verify one offline, get one, the keys, rotate */
 int cmd_ear(int argc, char **argv);
 
+/* cmd_evidence.c: a verdict's evidence exported, and re-checked offline */
+int cmd_evidence(int argc, char **argv);
+int cmd_verify_evidence(int argc, char **argv);
+
 /* cmd_store.c: a store copied to another backend, offline */
 int cmd_store(int argc, char **argv);
 

@@ -37,6 +37,8 @@ static const struct command {
 	{"ear", cmd_ear, "ear verify FILE --jwks JWKS [--nonce N] [--max-age SECONDS] [--json] | ear get AGENT [--nonce N] [--wait SECONDS] [--out FILE] | ear jwks [--out FILE] | ear rotate"},
 	{"backup", cmd_backup, "backup FILE [--verifier URL] [--ca FILE] [--token-file FILE] [--token-name NAME]"},
 	{"store", cmd_store, "store copy FROM-URI TO-URI"},
+	{"evidence", cmd_evidence, "evidence get VERDICT-ID --out FILE [--verifier URL] [--ca FILE] [--token-file FILE] [--token-name NAME]"},
+	{"verify-evidence", cmd_verify_evidence, "verify-evidence FILE [--json]"},
 	{"audit", cmd_audit, "audit verify --store URI [--key PUBKEY.pem] | audit export --store URI"},
 };
 

@@ -82,6 +82,8 @@ void handle_amendment_rollback(const struct http_request *req, struct http_respo
 /* Attestation results for relying parties (handlers_ear.c). */
 void handle_agent_ear(const struct http_request *req, struct http_response *resp);
 void handle_jwks(const struct http_request *req, struct http_response *resp);
+/* A verdict's kept evidence (handlers_evidence.c). */
+void handle_verdict_evidence(const struct http_request *req, struct http_response *resp);
 /* The audit trail (handlers_audit.c). */
 void handle_audit_head(const struct http_request *req, struct http_response *resp);
 void handle_ear_rotate(const struct http_request *req, struct http_response *resp);

@@ -75,6 +75,9 @@ const struct http_route app_routes[] = {
 	{ "GET", "/v1/openapi.json", LIMIT_SMALL_BODY, HTTP_PUBLIC, "openapi",
 	  handle_openapi, "200" },
 	{ "GET", "/v1/jwks", LIMIT_SMALL_BODY, HTTP_PUBLIC, "jwks", handle_jwks, "200" },
+	/* The evidence a verdict was reached from (handlers_evidence.c). */
+	{ "GET", "/v1/verdicts/*/evidence", LIMIT_SMALL_BODY, HTTP_TOKEN, "verdict_evidence",
+	  handle_verdict_evidence, "200 400 404 500 503" },
 	/* The audit trail's head, signed (handlers_audit.c). */
 	{ "GET", "/v1/audit/head", LIMIT_SMALL_BODY, HTTP_TOKEN, "audit_head",
 	  handle_audit_head, "200 503" },

@@ -26,6 +26,13 @@ struct ear_results;
 struct tokens;
 struct webhooks;
 
+/* Which rounds keep their evidence with their verdict (store.h, "Evidence"): --evidence-keep. */
+enum evidence_keep {
+	EVIDENCE_KEEP_UNTRUSTED = 0, /* the default */
+	EVIDENCE_KEEP_ALL,
+	EVIDENCE_KEEP_NONE,
+};
+
 struct app {
 	struct store *store;
 	struct nonces *nonces;     /* outstanding challenges */
@@ -54,6 +61,7 @@ struct app {
 	/* --metrics-agents public: /metrics names every agent without a token (the fleet's
 	 * inventory); by default only to a request with a token of any role. */
 	bool metrics_agents_public;
+	enum evidence_keep evidence_keep;
 	struct webhooks *webhooks;  /* the delivery thread (webhooks.h); NULL without --webhook.
 				     * Set before the server starts. */
 	/*

@@ -88,6 +88,16 @@ int retention_pass(struct store *st, const struct retention_config *cfg, int64_t
 	memset(out, 0, sizeof(*out));
 	if (cfg->verdicts_keep && (ret = prune_verdicts(st, cfg->verdicts_keep, stop, out)))
 		return ret;
+	/* Event log copies no evidence names any more (pruned or purged with its verdicts). */
+	do {
+		ret = store_evidence_logs_prune(st, now - RETENTION_EVIDENCE_LOG_GRACE,
+						RETENTION_BATCH, &n);
+		if (ret)
+			return ret;
+		out->evidence_logs += n;
+		if (n)
+			usleep(RETENTION_PAUSE_US);
+	} while (n == RETENTION_BATCH && !stopping(stop));
 	if (!cfg->counters_days)
 		return 0;
 	do {
@@ -116,10 +126,11 @@ static void *run(void *arg)
 		if (ret)
 			log_warn("retention: a pass stopped: error %d; the next one tries again in %u s",
 				 ret, r->cfg.interval);
-		else if (s.verdicts || s.counters)
-			log_info("retention: pruned %llu verdicts of %llu agents and %llu hourly"
-				 " counters in %ld ms", (unsigned long long)s.verdicts,
-				 (unsigned long long)s.agents, (unsigned long long)s.counters,
+		else if (s.verdicts || s.counters || s.evidence_logs)
+			log_info("retention: pruned %llu verdicts of %llu agents, %llu hourly"
+				 " counters and %llu event log copies in %ld ms",
+				 (unsigned long long)s.verdicts, (unsigned long long)s.agents,
+				 (unsigned long long)s.counters, (unsigned long long)s.evidence_logs,
 				 (long)((t1.tv_sec - t0.tv_sec) * 1000 +
 					(t1.tv_nsec - t0.tv_nsec) / 1000000));
 		clock_gettime(CLOCK_REALTIME, &until);

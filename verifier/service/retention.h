@@ -1,7 +1,8 @@
 /*
  * retention: keeps the store's history bounded (store.h, "Retention"). A thread of its own
  * walks the fleet a page of agent ids at a time and deletes, for each agent, the verdicts that
- * changed nothing beyond its newest verdicts_keep, then the hourly counters older than
+ * changed nothing beyond its newest verdicts_keep (and their evidence with them), then the
+ * copies of event logs that no evidence names any more, then the hourly counters older than
  * counters_days; every deletion is a transaction of at most RETENTION_BATCH rows, with a pause
  * between two, so that rounds (whose group commit takes the same database) never wait long.
  * Verifiers sharing a PostgreSQL store may all prune: a row deleted twice is deleted once.
@@ -19,6 +20,8 @@ struct retention;
 #define RETENTION_PAUSE_US 5000u    /* between two transactions */
 #define RETENTION_AGENT_PAGE 256u   /* agent ids read at once */
 #define RETENTION_INTERVAL_DEFAULT 60
+/* An event log copy a round used this recently is kept, named or not (store.h, "Evidence"). */
+#define RETENTION_EVIDENCE_LOG_GRACE 86400
 
 struct retention_config {
 	unsigned verdicts_keep; /* per agent besides the changes; 0: keep every verdict */
@@ -30,6 +33,7 @@ struct retention_stats {
 	uint64_t agents;
 	uint64_t verdicts;  /* deleted */
 	uint64_t counters;  /* deleted */
+	uint64_t evidence_logs; /* event log copies deleted */
 };
 
 /*

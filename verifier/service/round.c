@@ -17,6 +17,7 @@
 #include "proto/tpmkey.h"
 #include "verifier/facts/agentcache.h"
 #include "verifier/decision/attest.h"
+#include "verifier/decision/evidence_record.h"
 #include "verifier/store/cluster.h"
 #include "verifier/policy/policy.h"
 #include "verifier/service/judges.h"
@@ -279,7 +280,7 @@ static enum round_status spend_nonce(struct app *app, const char *id, const stru
 static enum round_status commit(struct app *app, const char *id, int64_t now,
 				uint64_t prev_version, const struct challenge *ch,
 				struct attest_result *res, const struct store_boot_log *boot_log,
-				uint32_t interval)
+				uint32_t interval, const struct store_round_evidence *evidence)
 {
 	int ret;
 	struct store_round_violation *viol = NULL;
@@ -321,6 +322,7 @@ static enum round_status commit(struct app *app, const char *id, int64_t now,
 	round.nviolations = res->nviolations;
 	round.interval = interval;
 	round.now = now;
+	round.evidence = evidence;
 	if (app->cluster) {
 		round.nonce = ch->nonce;
 		round.nonce_len = ch->nonce_len;
@@ -424,6 +426,47 @@ static const struct store_boot_log *boot_log_to_store(const struct evidence *ev,
 }
 
 /*
+ * The evidence this round keeps with its verdict (--evidence-keep), as *out for the store
+ * (its record in *record, caller frees), or NULL: none kept. A record that cannot be made
+ * (memory) is logged and the round commits without it: a verdict is never refused for it.
+ */
+static const struct store_round_evidence *evidence_to_keep(
+	struct app *app, const char *id, int64_t now, const struct attest_request *ar,
+	const struct attest_result *res, const struct challenge *ch,
+	const uint8_t *boot_log_sha256, struct store_round_evidence *out, char **record)
+{
+	struct evidence_kept k;
+
+	*record = NULL;
+	if (app->evidence_keep == EVIDENCE_KEEP_NONE ||
+	    (app->evidence_keep == EVIDENCE_KEEP_UNTRUSTED && res->verdict.trusted))
+		return NULL;
+	memset(&k, 0, sizeof(k));
+	k.agent = id;
+	k.time = now;
+	k.req = ar;
+	k.challenge = ch;
+	k.boot_log_sha256 = ar->boot && ar->boot->log ? boot_log_sha256 : NULL;
+	k.verdict = &res->verdict;
+	*record = evidence_record_encode(&k);
+	if (!*record) {
+		log_error("evidence: agent \"%s\": its round's evidence could not be encoded (out"
+			  " of memory); its verdict is stored without it", id);
+		return NULL;
+	}
+	memset(out, 0, sizeof(*out));
+	out->record = *record;
+	out->boot_log_sha256 = k.boot_log_sha256;
+	if (ar->judged_by && ar->judged_by->known && ar->policy) {
+		out->policy = ar->judged_by->policy;
+		out->policy_version = ar->judged_by->policy_version;
+	}
+	if (ar->amendment && ar->judged_by)
+		out->amendment_version = ar->judged_by->amendment_version;
+	return out;
+}
+
+/*
  * The challenge of the agent's next round, sent with this round's verdict (one exchange per
  * round, proto/evidence.h): issued from the boot state just committed, so it names what a challenge
  * asked for now would. Only when the agent's next round (its interval, else the verifier's
@@ -482,6 +525,9 @@ enum round_status round_evidence(struct app *app, const char *id, const struct e
 {
 	struct store_boot_log stored, put;
 	const struct store_boot_log *to_store;
+	struct store_round_evidence kept;
+	const struct store_round_evidence *keep;
+	char *record = NULL;
 	const uint8_t *held_boot_log; /* the SHA-256 of the firmware log stored after the round */
 	struct store_round_ctx ctx;
 	struct boot_input boot;
@@ -586,7 +632,8 @@ enum round_status round_evidence(struct app *app, const char *id, const struct e
 		app->before_commit(app, id);
 	to_store = boot_log_to_store(ev, &stored, have_stored, &boot, &res, now, &put);
 	held_boot_log = to_store ? to_store->sha256 : have_stored ? stored.sha256 : NULL;
-	st = commit(app, id, now, ctx.version, &ch, &res, to_store, ev->interval);
+	keep = evidence_to_keep(app, id, now, &ar, &res, &ch, held_boot_log, &kept, &record);
+	st = commit(app, id, now, ctx.version, &ch, &res, to_store, ev->interval, keep);
 	if (st)
 		goto out;
 	*verdict = res.verdict;
@@ -600,6 +647,7 @@ enum round_status round_evidence(struct app *app, const char *id, const struct e
 			 res.verdict.nreasons ? res.verdict.reason[0].code : "?",
 			 res.verdict.nreasons > 1 ? " and more" : "");
 out:
+	free(record);
 	if (have_result)
 		attest_result_release(&res);
 	store_boot_log_release(&stored);

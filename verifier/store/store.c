@@ -353,6 +353,32 @@ int store_counters_prune(struct store *st, int64_t before, unsigned limit, uint6
 	return st->be->ops->counters_prune(st->be, before, limit, deleted);
 }
 
+int store_evidence_logs_prune(struct store *st, int64_t before, unsigned limit,
+			      uint64_t *deleted)
+{
+	return st->be->ops->evidence_logs_prune(st->be, before, limit, deleted);
+}
+
+int store_evidence_get(struct store *st, int64_t verdict_id, struct store_evidence *out)
+{
+	return st->be->ops->evidence_get(st->be, verdict_id, out);
+}
+
+int store_evidence_policy(struct store *st, const char *name, int64_t version, char **json)
+{
+	return st->be->ops->evidence_policy(st->be, name, version, json);
+}
+
+void store_evidence_release(struct store_evidence *e)
+{
+	if (!e)
+		return;
+	free(e->record);
+	free(e->ak_pub);
+	free(e->boot_log);
+	memset(e, 0, sizeof(*e));
+}
+
 int store_counters_list(struct store *st, const char *agent, int64_t since, unsigned limit,
 			store_counters_cb cb, void *arg)
 {

@@ -39,6 +39,7 @@
 #define STORE_CRED_DIGEST_LEN 32u /* SHA-256 of the MakeCredential secret */
 
 struct store;
+struct store_round_evidence;
 
 enum agent_state {
 	AGENT_PENDING = 0, /* enrolled, credential not yet activated: AK not trusted */
@@ -252,6 +253,8 @@ struct store_round {
 	const uint8_t *nonce;
 	size_t nonce_len;
 	int64_t nonce_expires;
+	/* The evidence kept with the verdict ("Evidence" below); NULL: none is kept. */
+	const struct store_round_evidence *evidence;
 };
 
 /*
@@ -336,6 +339,47 @@ typedef int (*store_agent_id_cb)(void *arg, const char *id);
  * over the fleet a page at a time. */
 int store_agent_ids(struct store *st, const char *after, unsigned limit, store_agent_id_cb cb,
 		    void *arg);
+
+/* Evidence ------------------------------------------------------------------------------- */
+
+/*
+ * What a round was judged from, kept with its verdict so that the verdict can be reached again
+ * offline (verifier/decision/evidence_record.h; which rounds keep it is the verifier's
+ * --evidence-keep). The record lives and dies with its verdict: it is deleted only with it
+ * (retention, store_verdicts_prune(), in the same transaction; a purge), so a verdict kept
+ * for good keeps its evidence for good. What records name is kept once: the AK beside each
+ * record (an agent re-enrolled later has another), one copy of each firmware event log
+ * (by SHA-256; a copy no record names is swept by store_evidence_logs_prune()) and of each
+ * policy and amendment version (kept like the policy history, so a policy deleted later
+ * stays provable; a purge drops its agent's amendment copies).
+ */
+struct store_round_evidence {
+	const char *record;              /* the stored form (evidence_record_encode()) */
+	const uint8_t *boot_log_sha256;  /* the event log the round judged; NULL: none */
+	const char *policy;              /* the policy that judged it (NULL: none) ... */
+	int64_t policy_version;          /* ... at this version (0: none) */
+	int64_t amendment_version;       /* the agent's amendment's (0: none) */
+};
+
+/* A kept record as store_evidence_get() reads it (owned: store_evidence_release()). */
+struct store_evidence {
+	char *record;
+	uint8_t *ak_pub;
+	size_t ak_pub_len;
+	uint8_t *boot_log;   /* NULL: it names none, or its copy is missing */
+	size_t boot_log_len;
+};
+/* -ENOENT: no evidence is kept for verdict_id (none was, or the verdict was pruned). */
+int store_evidence_get(struct store *st, int64_t verdict_id, struct store_evidence *out);
+void store_evidence_release(struct store_evidence *e);
+/* The kept copy of policy (or amendment) `name` at `version` (caller frees); -ENOENT. */
+int store_evidence_policy(struct store *st, const char *name, int64_t version, char **json);
+/*
+ * Deletes at most `limit` event log copies that no record names and no round used since
+ * `before` (a round naming one in a transaction not committed yet has just used it).
+ */
+int store_evidence_logs_prune(struct store *st, int64_t before, unsigned limit,
+			      uint64_t *deleted);
 
 /* Audit trail ---------------------------------------------------------------------------- */
 

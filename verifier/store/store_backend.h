@@ -108,6 +108,12 @@ struct store_ops {
 			      uint64_t *deleted);
 	int (*counters_list)(struct store_backend *b, const char *agent, int64_t since,
 			     unsigned limit, store_counters_cb cb, void *arg);
+	int (*evidence_logs_prune)(struct store_backend *b, int64_t before, unsigned limit,
+				   uint64_t *deleted);
+	int (*evidence_get)(struct store_backend *b, int64_t verdict_id,
+			    struct store_evidence *out);
+	int (*evidence_policy)(struct store_backend *b, const char *name, int64_t version,
+			       char **json);
 	int (*agent_ids)(struct store_backend *b, const char *after, unsigned limit,
 			 store_agent_id_cb cb, void *arg);
 	/* The audit trail (store.h). */

@@ -219,6 +219,18 @@ static const char m11_audit[] =
 	"CREATE TABLE audit_signed("
 	" seq BIGINT PRIMARY KEY, hash BYTEA NOT NULL, time BIGINT NOT NULL,"
 	" signature BYTEA NOT NULL, public_key BYTEA NOT NULL);";
+/* 13: the evidence of kept verdicts (store_sqlite_schema.c). */
+static const char m13_evidence[] =
+	"CREATE TABLE verdict_evidence("
+	" verdict_id BIGINT PRIMARY KEY, agent TEXT NOT NULL, record TEXT NOT NULL,"
+	" ak_pub BYTEA NOT NULL, boot_log BYTEA);"
+	"CREATE INDEX verdict_evidence_agent ON verdict_evidence(agent, verdict_id);"
+	"CREATE INDEX verdict_evidence_boot_log ON verdict_evidence(boot_log);"
+	"CREATE TABLE evidence_boot_logs("
+	" sha256 BYTEA PRIMARY KEY, log BYTEA NOT NULL, used_at BIGINT NOT NULL);"
+	"CREATE TABLE evidence_policies("
+	" name TEXT NOT NULL, version BIGINT NOT NULL, json TEXT NOT NULL,"
+	" PRIMARY KEY(name, version));";
 
 /* 12: who signed each policy version (store_sqlite_schema.c). */
 static const char m12_policy_signatures[] =
@@ -242,6 +254,7 @@ static const struct migration {
 	{ "deleted policies and their last versions", m10_policy_deletions },
 	{ "the audit trail", m11_audit },
 	{ "who signed each policy version", m12_policy_signatures },
+	{ "the evidence of kept verdicts", m13_evidence },
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == STORE_PG_SCHEMA_VERSION,

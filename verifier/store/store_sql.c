@@ -873,6 +873,41 @@ static int round_claim(struct db *db, const struct store_round *r)
 	return ret;
 }
 
+/*
+ * The round's evidence (store.h, "Evidence"): its record, and a copy of the event log and of
+ * the policy versions it names unless one is kept already.
+ */
+static int evidence_write(struct db *db, const struct store_round *r, int64_t verdict_id)
+{
+	const struct store_round_evidence *e = r->evidence;
+	int ret;
+
+	ret = exec(db, STMT_EVIDENCE_INSERT,
+		   P(SV_INT(verdict_id), SV_TEXT(r->agent), SV_TEXT(e->record),
+		     e->boot_log_sha256 ? SV_BLOB(e->boot_log_sha256, 32) : SV_NULL));
+	if (!ret && changes(db) != 1)
+		ret = -EKEYREVOKED; /* the agent is gone: round_claim() found it active before */
+	if (!ret && e->boot_log_sha256) {
+		ret = exec(db, STMT_EVIDENCE_BOOT_LOG,
+			   P(SV_TEXT(r->agent), SV_BLOB(e->boot_log_sha256, 32), SV_INT(r->now)));
+		if (!ret && changes(db) != 1)
+			log_warn("store: agent \"%s\": the event log its verdict %lld judged is not"
+				 " stored; its evidence will be exported without it", r->agent,
+				 (long long)verdict_id);
+	}
+	if (!ret && e->policy && e->policy_version > 0)
+		ret = exec(db, STMT_EVIDENCE_POLICY,
+			   P(SV_TEXT(e->policy), SV_INT(e->policy_version)));
+	if (!ret && e->amendment_version > 0) {
+		char amendment[STORE_AMENDMENT_NAME_MAX + 1];
+
+		store_amendment_name(r->agent, amendment);
+		ret = exec(db, STMT_EVIDENCE_POLICY,
+			   P(SV_TEXT(amendment), SV_INT(e->amendment_version)));
+	}
+	return ret;
+}
+
 /* Writes one round inside the caller's savepoint. */
 static int round_write(struct db *db, const struct store_round *r, int64_t *verdict_id,
 		       bool *trust_changed)
@@ -907,6 +942,8 @@ static int round_write(struct db *db, const struct store_round *r, int64_t *verd
 		   P(SV_TEXT(r->agent), SV_INT(store_hour_of(r->now)), SV_INT(r->trusted ? 1 : 0),
 		     SV_INT(r->trusted ? 0 : 1)));
 	if (ret)
+		return ret;
+	if (r->evidence && (ret = evidence_write(db, r, *verdict_id)))
 		return ret;
 	if (turned) {
 		struct store_event e = {
@@ -1051,22 +1088,123 @@ int store_sql_verdicts_list(struct store_backend *b, const char *agent, unsigned
 int store_sql_verdicts_prune(struct store_backend *b, const char *agent, unsigned keep,
 			     unsigned limit, uint64_t *deleted)
 {
+	int64_t bound = 0;
 	struct db db;
-	int ret;
+	int ret, row;
 
 	*deleted = 0;
 	if (!keep || !limit)
 		return -EINVAL;
 	if ((ret = db_get(b, &db)))
 		return ret;
+	if ((ret = db.o->begin(db.c, STORE_LOCK_NONE)))
+		goto out;
+	row = first(&db, STMT_VERDICTS_PRUNE_BOUND,
+		    P(SV_TEXT(agent), SV_INT(keep - 1), SV_INT(limit)));
+	if (row == 1) {
+		bound = col_int(&db, 0); /* NULL (none to prune) reads as 0 */
+		done(&db);
+	}
+	ret = row < 0 ? row : 0;
+	/* The evidence first, by the same rows (STMT_VERDICTS_PRUNE_BOUND). */
+	if (!ret && bound > 0 &&
+	    !(ret = exec(&db, STMT_EVIDENCE_PRUNE, P(SV_TEXT(agent), SV_INT(bound)))) &&
+	    !(ret = exec(&db, STMT_VERDICTS_PRUNE, P(SV_TEXT(agent), SV_INT(bound)))))
+		*deleted = changes(&db);
+	if (!ret)
+		ret = db.o->commit(db.c);
+	else
+		db.o->rollback(db.c);
+out:
+	if (ret)
+		*deleted = 0;
+	db_put(&db);
+	return ret;
+}
+
+int store_sql_evidence_logs_prune(struct store_backend *b, int64_t before, unsigned limit,
+				  uint64_t *deleted)
+{
+	struct db db;
+	int ret;
+
+	*deleted = 0;
+	if (!limit)
+		return -EINVAL;
+	if ((ret = db_get(b, &db)))
+		return ret;
 	if (!(ret = db.o->begin(db.c, STORE_LOCK_NONE)) &&
-	    !(ret = exec(&db, STMT_VERDICTS_PRUNE,
-			 P(SV_TEXT(agent), SV_INT(keep - 1), SV_INT(limit))))) {
+	    !(ret = exec(&db, STMT_EVIDENCE_LOGS_PRUNE, P(SV_INT(before), SV_INT(limit))))) {
 		*deleted = changes(&db);
 		ret = db.o->commit(db.c);
 	}
 	if (ret)
 		*deleted = 0;
+	db_put(&db);
+	return ret;
+}
+
+static char *text_dup(struct db *db, unsigned col)
+{
+	const char *t = col_text(db, col);
+
+	return strdup(t ? t : "");
+}
+
+static uint8_t *blob_dup(struct db *db, unsigned col, size_t *len)
+{
+	const void *p = col_blob(db, col, len);
+	uint8_t *out = malloc(*len ? *len : 1);
+
+	if (out && *len)
+		memcpy(out, p, *len);
+	return out;
+}
+
+int store_sql_evidence_get(struct store_backend *b, int64_t verdict_id, struct store_evidence *out)
+{
+	struct db db;
+	int ret, row;
+
+	memset(out, 0, sizeof(*out));
+	if ((ret = db_get(b, &db)))
+		return ret;
+	row = first(&db, STMT_EVIDENCE_GET, P(SV_INT(verdict_id)));
+	if (row == 1) {
+		bool has_log = !db.o->col_null(db.c, 2);
+
+		out->record = text_dup(&db, 0);
+		out->ak_pub = blob_dup(&db, 1, &out->ak_pub_len);
+		if (has_log)
+			out->boot_log = blob_dup(&db, 2, &out->boot_log_len);
+		done(&db);
+		ret = !out->record || !out->ak_pub || (has_log && !out->boot_log) ? -ENOMEM : 0;
+	} else {
+		ret = row == 0 ? -ENOENT : row;
+	}
+	db_put(&db);
+	if (ret)
+		store_evidence_release(out);
+	return ret;
+}
+
+int store_sql_evidence_policy(struct store_backend *b, const char *name, int64_t version,
+			      char **json)
+{
+	struct db db;
+	int ret, row;
+
+	*json = NULL;
+	if ((ret = db_get(b, &db)))
+		return ret;
+	row = first(&db, STMT_EVIDENCE_POLICY_GET, P(SV_TEXT(name), SV_INT(version)));
+	if (row == 1) {
+		*json = text_dup(&db, 0);
+		done(&db);
+		ret = *json ? 0 : -ENOMEM;
+	} else {
+		ret = row == 0 ? -ENOENT : row;
+	}
 	db_put(&db);
 	return ret;
 }
@@ -1675,13 +1813,17 @@ static int purge(struct db *db, const char *id)
 	static const enum store_stmt steps[] = {
 		STMT_PURGE_BOOT_STATE, STMT_PURGE_BOOT_LOG, STMT_PURGE_VERDICTS, STMT_PURGE_HOURS,
 		STMT_PURGE_VIOLATIONS, STMT_PURGE_AMENDMENT, STMT_PURGE_HISTORY, STMT_PURGE_AGENT,
+		STMT_PURGE_EVIDENCE, STMT_PURGE_EVIDENCE_AMENDMENT,
 	};
 	int ret = 0;
 
 	store_amendment_name(id, amendment);
 	for (size_t i = 0; !ret && i < sizeof(steps) / sizeof(steps[0]); i++)
 		ret = exec(db, steps[i],
-			   P(SV_TEXT(steps[i] == STMT_PURGE_AMENDMENT ? amendment : id)));
+			   P(SV_TEXT(steps[i] == STMT_PURGE_AMENDMENT ||
+						 steps[i] == STMT_PURGE_EVIDENCE_AMENDMENT
+					 ? amendment
+					 : id)));
 	return ret;
 }
 
@@ -1960,6 +2102,9 @@ static const struct copy_table {
 	{ "audit_log", "seq, time, kind, actor, agent, detail, prev_hash, hash", "IITTTTBB", false },
 	{ "audit_head", "id, seq, hash", "IIB", false },
 	{ "audit_signed", "seq, hash, time, signature, public_key", "IBIBB", false },
+	{ "verdict_evidence", "verdict_id, agent, record, ak_pub, boot_log", "ITTBB", false },
+	{ "evidence_boot_logs", "sha256, log, used_at", "BBI", false },
+	{ "evidence_policies", "name, version, json", "TIT", false },
 };
 
 #define COPY_SQL_MAX 1024

@@ -45,6 +45,12 @@ int store_sql_counters_prune(struct store_backend *b, int64_t before, unsigned l
 			     uint64_t *deleted);
 int store_sql_counters_list(struct store_backend *b, const char *agent, int64_t since,
 			    unsigned limit, store_counters_cb cb, void *arg);
+int store_sql_evidence_logs_prune(struct store_backend *b, int64_t before, unsigned limit,
+				  uint64_t *deleted);
+int store_sql_evidence_get(struct store_backend *b, int64_t verdict_id,
+			   struct store_evidence *out);
+int store_sql_evidence_policy(struct store_backend *b, const char *name, int64_t version,
+			      char **json);
 int store_sql_agent_ids(struct store_backend *b, const char *after, unsigned limit,
 			store_agent_id_cb cb, void *arg);
 int store_sql_audit_list(struct store_backend *b, int64_t after, unsigned limit,
@@ -119,6 +125,9 @@ const char *store_sql_copy_table(size_t i, unsigned *ncolumns);
 		.verdicts_prune = store_sql_verdicts_prune,                                \
 		.counters_prune = store_sql_counters_prune,                                \
 		.counters_list = store_sql_counters_list, .agent_ids = store_sql_agent_ids, \
+		.evidence_logs_prune = store_sql_evidence_logs_prune,                      \
+		.evidence_get = store_sql_evidence_get,                                    \
+		.evidence_policy = store_sql_evidence_policy,                              \
 		.audit_list = store_sql_audit_list, .audit_last = store_sql_audit_last,    \
 		.audit_signed_put = store_sql_audit_signed_put,                            \
 		.audit_signed_list = store_sql_audit_signed_list,                          \

@@ -506,6 +506,26 @@ static int m12_policy_signatures(sqlite3 *db)
 		"ALTER TABLE policies ADD COLUMN signature TEXT NOT NULL DEFAULT '';");
 }
 
+/*
+ * 13: the evidence of kept verdicts (store.h, "Evidence"): a record per verdict, beside it the
+ * AK it was checked with; one copy of each firmware event log and of each policy or amendment
+ * version that records name, however many do.
+ */
+static int m13_evidence(sqlite3 *db)
+{
+	return store_sqlite_exec(db,
+		"CREATE TABLE verdict_evidence("
+		" verdict_id INTEGER PRIMARY KEY, agent TEXT NOT NULL, record TEXT NOT NULL,"
+		" ak_pub BLOB NOT NULL, boot_log BLOB);"
+		"CREATE INDEX verdict_evidence_agent ON verdict_evidence(agent, verdict_id);"
+		"CREATE INDEX verdict_evidence_boot_log ON verdict_evidence(boot_log);"
+		"CREATE TABLE evidence_boot_logs("
+		" sha256 BLOB PRIMARY KEY, log BLOB NOT NULL, used_at INTEGER NOT NULL);"
+		"CREATE TABLE evidence_policies("
+		" name TEXT NOT NULL, version INTEGER NOT NULL, json TEXT NOT NULL,"
+		" PRIMARY KEY(name, version));");
+}
+
 static const struct migration {
 	const char *what;
 	int (*apply)(sqlite3 *db);
@@ -523,6 +543,7 @@ static const struct migration {
 	{ "deleted policies and their last versions", m10_policy_deletions },
 	{ "the audit trail", m11_audit },
 	{ "who signed each policy version", m12_policy_signatures },
+	{ "the evidence of kept verdicts", m13_evidence },
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == STORE_SQLITE_SCHEMA_VERSION,

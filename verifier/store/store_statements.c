@@ -179,13 +179,61 @@ const struct store_statement store_statements[STMT_COUNT] = {
 		" trusted = verdict_hours.trusted + excluded.trusted,"
 		" untrusted = verdict_hours.untrusted + excluded.untrusted"),
 	/*
-	 * Retention: at most ?3 of agent ?1's verdicts older than its ?2 + 1 newest that changed
-	 * nothing (store.h, store_verdicts_prune()); the oldest first.
+	 * Retention: of agent ?1's verdicts older than its ?2 + 1 newest that changed nothing
+	 * (store.h, store_verdicts_prune()), the ?3 oldest: the id of the newest of them, which
+	 * bounds what the next two statements delete. A bound, not a list: the set "changed
+	 * nothing, id at most the bound" stays the same while rounds commit (a verdict's
+	 * `changed` never changes), so the evidence deleted is that of the verdicts deleted.
 	 */
-	[STMT_VERDICTS_PRUNE] = STMT("verdicts prune",
-		"DELETE FROM verdicts WHERE id IN (SELECT id FROM verdicts WHERE agent = ?1"
+	[STMT_VERDICTS_PRUNE_BOUND] = STMT("verdicts prune",
+		"SELECT max(id) FROM (SELECT id FROM verdicts WHERE agent = ?1"
 		" AND changed = 0 AND id < (SELECT id FROM verdicts WHERE agent = ?1"
-		" ORDER BY id DESC LIMIT 1 OFFSET ?2) ORDER BY id LIMIT ?3)"),
+		" ORDER BY id DESC LIMIT 1 OFFSET ?2) ORDER BY id LIMIT ?3) x"),
+	[STMT_VERDICTS_PRUNE] = STMT("verdicts prune",
+		"DELETE FROM verdicts WHERE agent = ?1 AND changed = 0 AND id <= ?2"),
+	[STMT_EVIDENCE_PRUNE] = STMT("evidence prune",
+		"DELETE FROM verdict_evidence WHERE agent = ?1 AND verdict_id <= ?2"
+		" AND verdict_id IN (SELECT id FROM verdicts WHERE agent = ?1 AND changed = 0"
+		" AND id <= ?2)"),
+	/*
+	 * The evidence of verdict ?1 with the AK the round checked (the agent's now: a round
+	 * whose agent was re-enrolled meanwhile commits nothing, store_round_commit()).
+	 */
+	[STMT_EVIDENCE_INSERT] = STMT("evidence write",
+		"INSERT INTO verdict_evidence(verdict_id, agent, record, ak_pub, boot_log)"
+		" SELECT ?1, ?2, ?3, ak_pub, ?4 FROM agents WHERE id = ?2",
+		"INSERT INTO verdict_evidence(verdict_id, agent, record, ak_pub, boot_log)"
+		" SELECT CAST(?1 AS BIGINT), CAST(?2 AS TEXT), CAST(?3 AS TEXT), ak_pub,"
+		" CAST(?4 AS BYTEA) FROM agents WHERE id = ?2"),
+	/*
+	 * One copy of the event log the round judged (the agent's stored one, written before in
+	 * the round when it sent it), marked used now: the sweep (STMT_EVIDENCE_LOGS_PRUNE) leaves
+	 * a copy used lately, so that it never deletes one a round is naming in a transaction not
+	 * committed yet (the update holds the row until then).
+	 */
+	[STMT_EVIDENCE_BOOT_LOG] = STMT("evidence event log write",
+		"INSERT INTO evidence_boot_logs(sha256, log, used_at)"
+		" SELECT sha256, log, ?3 FROM boot_logs WHERE agent = ?1 AND sha256 = ?2"
+		" ON CONFLICT(sha256) DO UPDATE SET used_at = excluded.used_at",
+		"INSERT INTO evidence_boot_logs(sha256, log, used_at)"
+		" SELECT sha256, log, CAST(?3 AS BIGINT) FROM boot_logs WHERE agent = ?1"
+		" AND sha256 = ?2 ON CONFLICT(sha256) DO UPDATE SET used_at = excluded.used_at"),
+	/* One copy of a policy version records name: a policy deleted later stays provable. */
+	[STMT_EVIDENCE_POLICY] = STMT("evidence policy write",
+		"INSERT INTO evidence_policies(name, version, json) SELECT name, version, json"
+		" FROM policies WHERE name = ?1 AND version = ?2 AND NOT EXISTS (SELECT 1"
+		" FROM evidence_policies WHERE name = ?1 AND version = ?2)"
+		" ON CONFLICT(name, version) DO NOTHING"),
+	[STMT_EVIDENCE_GET] = STMT("evidence read",
+		"SELECT e.record, e.ak_pub, l.log FROM verdict_evidence e"
+		" LEFT JOIN evidence_boot_logs l ON l.sha256 = e.boot_log WHERE e.verdict_id = ?1"),
+	[STMT_EVIDENCE_POLICY_GET] = STMT("evidence policy read",
+		"SELECT json FROM evidence_policies WHERE name = ?1 AND version = ?2"),
+	/* Event logs no record names any more, unused since ?1 (STMT_EVIDENCE_BOOT_LOG). */
+	[STMT_EVIDENCE_LOGS_PRUNE] = STMT("evidence event logs prune",
+		"DELETE FROM evidence_boot_logs WHERE sha256 IN (SELECT sha256 FROM"
+		" evidence_boot_logs l WHERE used_at < ?1 AND NOT EXISTS (SELECT 1 FROM"
+		" verdict_evidence e WHERE e.boot_log = l.sha256) LIMIT ?2)"),
 	[STMT_HOURS_PRUNE] = STMT("hourly counters prune",
 		"DELETE FROM verdict_hours WHERE (agent, hour) IN (SELECT agent, hour"
 		" FROM verdict_hours WHERE hour < ?1 ORDER BY hour LIMIT ?2)"),
@@ -316,4 +364,7 @@ const struct store_statement store_statements[STMT_COUNT] = {
 	[STMT_PURGE_AMENDMENT] = STMT("purge", "DELETE FROM policies WHERE name = ?1"),
 	[STMT_PURGE_HISTORY] = STMT("purge", "DELETE FROM agent_history WHERE agent = ?1"),
 	[STMT_PURGE_AGENT] = STMT("purge", "DELETE FROM agents WHERE id = ?1"),
+	[STMT_PURGE_EVIDENCE] = STMT("purge", "DELETE FROM verdict_evidence WHERE agent = ?1"),
+	[STMT_PURGE_EVIDENCE_AMENDMENT] = STMT("purge",
+		"DELETE FROM evidence_policies WHERE name = ?1"),
 };

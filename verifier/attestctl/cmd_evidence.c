@@ -1,0 +1,193 @@
+/*
+ * attestctl evidence get VERDICT-ID --out FILE   GET /v1/verdicts/ID/evidence into FILE (0600)
+ * attestctl verify-evidence FILE [--json]
+ *
+ * The evidence a verdict was reached from (verifier/decision/evidence_record.h, the exported
+ * form), and its re-check offline, with no verifier running: the record's inputs (the quote,
+ * its signature, the AK, the IMA entries, the state the round started from, the event log,
+ * the policy and amendment versions, the open violations) go through attest_evaluate(), the
+ * verifier's own decision, and the verdict reached is compared with the one recorded.
+ * verify-evidence prints the verdict, its reasons and whether it was reproduced; with --json,
+ * {"reproduced", "authenticated", "verdict": verdict_response, "why"}.
+ *
+ * Exit: 0 reproduced (get: written), 1 not reproduced, or a record that does not parse (a
+ * changed entry, quote, signature or verdict: the first difference is printed; get: the
+ * verifier refused), 2 usage, I/O or transport error.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <jansson.h>
+
+#include "common/file.h"
+#include "proto/dynbuf.h"
+#include "proto/evidence.h"
+#include "proto/text.h"
+#include "verifier/attestctl/commands.h"
+#include "verifier/attestctl/online.h"
+#include "verifier/decision/evidence_record.h"
+
+/* An exported record holds at most a full list, an event log and two policies. */
+#define EVIDENCE_FILE_MAX ((size_t)LIMIT_REQUEST_BODY * 2 + 2 * (size_t)LIMIT_POLICY_BYTES)
+
+static int usage(void)
+{
+	fprintf(stderr, "usage: attestctl evidence get VERDICT-ID --out FILE [--verifier URL]"
+			" [--ca FILE] [--token-file FILE] [--token-name NAME]\n"
+			"       attestctl verify-evidence FILE [--json]\n");
+	return 2;
+}
+
+int cmd_evidence(int argc, char **argv)
+{
+	struct online_opts o;
+	const char *id = NULL, *out = NULL;
+	char path[64];
+	char *text;
+	json_t *j = NULL;
+	int n = 1, ret;
+
+	if (argc < 2 || strcmp(argv[1], "get"))
+		return usage();
+	/* --out is this command's; the rest are the online options (argv[1] stands as argv[0]). */
+	for (int i = 2; i < argc; i++) {
+		if (!strcmp(argv[i], "--out")) {
+			if (i + 1 >= argc)
+				return usage();
+			out = argv[++i];
+			continue;
+		}
+		argv[n++] = argv[i];
+	}
+	if ((ret = online_parse_opts(n, argv, &o, &id)))
+		return ret;
+	if (!id || !out || !id[0] || strspn(id, "0123456789") != strlen(id) || strlen(id) > 18)
+		return usage();
+	snprintf(path, sizeof(path), "/v1/verdicts/%s/evidence", id);
+	o.json = false;
+	if ((ret = online_fetch(&o, HTTP_GET, path, NULL, &j)) || !j)
+		return ret;
+	text = json_dumps(j, JSON_COMPACT);
+	json_decref(j);
+	if (!text) {
+		fprintf(stderr, "attestctl: out of memory\n");
+		return 2;
+	}
+	/* The record holds the machine's whole list of files run and its policy. */
+	ret = file_write_atomic(out, text, strlen(text), 0600);
+	if (ret)
+		fprintf(stderr, "attestctl: cannot write \"%s\": %s\n", out, strerror(-ret));
+	else
+		printf("evidence of verdict %s: %s (%zu bytes)\n", id, out, strlen(text));
+	free(text);
+	return ret ? 2 : 0;
+}
+
+static void print_reason(const struct verdict_reason *r)
+{
+	char code[4 * sizeof(r->code)], detail[4 * sizeof(r->detail)];
+
+	text_render_line(r->code, strnlen(r->code, sizeof(r->code)), code, sizeof(code));
+	text_render_line(r->detail, strnlen(r->detail, sizeof(r->detail)), detail, sizeof(detail));
+	if (r->entry >= 0)
+		printf("  reason %s entry %lld: %s\n", code, (long long)r->entry, detail);
+	else
+		printf("  reason %s: %s\n", code, detail);
+}
+
+static int print_json(const struct evidence_check *c)
+{
+	char *v = verdict_response_encode(&c->verdict);
+	json_t *o = json_pack("{s:b, s:b, s:o, s:s}", "reproduced", c->reproduced,
+			      "authenticated", c->authenticated, "verdict",
+			      v ? json_loads(v, 0, NULL) : json_null(), "why", c->why);
+	char *s = o ? json_dumps(o, JSON_COMPACT) : NULL;
+
+	free(v);
+	json_decref(o);
+	if (!s)
+		return 2;
+	puts(s);
+	free(s);
+	return c->reproduced ? 0 : 1;
+}
+
+int cmd_verify_evidence(int argc, char **argv)
+{
+	struct evidence_record rec;
+	struct evidence_check c;
+	struct dynbuf b;
+	const char *file = NULL, *why = NULL;
+	char when[32], why_text[4 * sizeof(c.why)];
+	bool json = false;
+	struct tm tm;
+	time_t t;
+	int ret;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--json"))
+			json = true;
+		else if (!file && argv[i][0] != '-')
+			file = argv[i];
+		else
+			return usage();
+	}
+	if (!file)
+		return usage();
+	dynbuf_init(&b, EVIDENCE_FILE_MAX);
+	ret = file_read(file, &b);
+	if (ret) {
+		fprintf(stderr, "attestctl: cannot read \"%s\": %s\n", file, strerror(-ret));
+		dynbuf_release(&b);
+		return 2;
+	}
+	ret = evidence_record_parse(b.buf ? b.buf : "", b.len, &rec, &why);
+	dynbuf_release(&b);
+	if (ret) {
+		fprintf(stderr, "attestctl: \"%s\" is not an evidence record (%s): not reproduced\n",
+			file, ret == -ENOMEM ? "out of memory" : why ? why : "?");
+		return ret == -ENOMEM ? 2 : 1;
+	}
+	ret = evidence_record_check(&rec, &c);
+	if (ret == -ENOMEM) {
+		fprintf(stderr, "attestctl: out of memory\n");
+		evidence_record_release(&rec);
+		return 2;
+	}
+	if (ret) {
+		text_render_line(c.why, strlen(c.why), why_text, sizeof(why_text));
+		fprintf(stderr, "attestctl: verdict %lld: %s: not reproduced\n",
+			(long long)rec.verdict_id, why_text);
+		evidence_record_release(&rec);
+		return 1;
+	}
+	if (json) {
+		evidence_record_release(&rec);
+		return print_json(&c);
+	}
+	t = (time_t)rec.time;
+	if (gmtime_r(&t, &tm))
+		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%SZ", &tm);
+	else
+		snprintf(when, sizeof(when), "%lld", (long long)rec.time);
+	printf("verdict %lld of agent %s at %s: recorded %s, reached %s\n",
+	       (long long)rec.verdict_id, rec.agent, when,
+	       rec.verdict.trusted ? "trusted" : "untrusted",
+	       c.verdict.trusted ? "trusted" : "untrusted");
+	printf("  quote: %s; entries sent from %llu, the boot's replay reaches entry %llu\n",
+	       c.authenticated ? "signed by the record's AK" : "NOT signed by the record's AK",
+	       (unsigned long long)rec.ev.log_offset, (unsigned long long)c.verdict.next_offset);
+	for (unsigned i = 0; i < c.verdict.nreasons; i++)
+		print_reason(&c.verdict.reason[i]);
+	if (c.reproduced) {
+		printf("reproduced: the same verdict, reasons and entries as recorded\n");
+	} else {
+		text_render_line(c.why, strlen(c.why), why_text, sizeof(why_text));
+		printf("NOT reproduced: %s\n", why_text);
+	}
+	evidence_record_release(&rec);
+	return c.reproduced ? 0 : 1;
+}
