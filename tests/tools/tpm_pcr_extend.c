@@ -21,9 +21,12 @@
 #include <string.h>
 
 #include <openssl/sha.h>
+#include <sys/types.h>
 #include <tss2/tss2_esys.h>
 #include <tss2/tss2_rc.h>
 #include <tss2/tss2_tctildr.h>
+
+#include "proto/encoding.h"
 
 static int usage(void)
 {
@@ -35,17 +38,7 @@ static int usage(void)
 /* hex of exactly 2*n digits into out; false otherwise. */
 static bool unhex(const char *s, size_t slen, uint8_t *out, size_t n)
 {
-	if (slen != 2 * n)
-		return false;
-	for (size_t i = 0; i < n; i++) {
-		unsigned v;
-
-		if (sscanf(s + 2 * i, "%2x", &v) != 1 || !strchr("0123456789abcdefABCDEF", s[2 * i]) ||
-		    !strchr("0123456789abcdefABCDEF", s[2 * i + 1]))
-			return false;
-		out[i] = (uint8_t)v;
-	}
-	return true;
+	return slen == 2 * n && hex_decode(s, slen, out, n) == (ssize_t)n;
 }
 
 /* One script line, `10:sha1=HEX,sha256=HEX` (a newline at most after it), into *v. */
