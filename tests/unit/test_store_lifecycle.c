@@ -422,6 +422,18 @@ static void test_events(struct store *st)
 	      "another violation: violation.opened alone");
 	CHECK(store_agent_mark_stale(st, "ev-1", 2005, 10, 2035, 2040) == 0 && pending(st, HOOK_A) == 5,
 	      "agent.stale");
+	{
+		/* A head signed now: the events after it carry it (audit_head.signed). */
+		static const uint8_t sig[8] = { 0x30, 0x06, 0x02, 0x01, 0x01, 0x02, 0x01, 0x01 };
+		static const uint8_t key[4] = { 0x30, 0x02, 0x05, 0x00 };
+		struct store_audit_signed h = { .time = 2049, .signature = sig,
+						.signature_len = sizeof(sig), .public_key = key,
+						.public_key_len = sizeof(key) };
+
+		CHECK(store_audit_last(st, &h.seq, h.hash) == 0 && h.seq > 0 &&
+			      store_audit_signed_put(st, &h) == 0,
+		      "the audit head signed (seq %lld)", (long long)h.seq);
+	}
 	CHECK(store_agent_reset(st, "ev-1", 2050, "alice") == 0 && pending(st, HOOK_A) == 6,
 	      "agent.reset");
 	CHECK(store_agent_retire(st, "ev-1", 2060, "bob", false) == 0 && pending(st, HOOK_A) == 7,
@@ -480,6 +492,41 @@ static void test_events(struct store *st)
 			      json_is_true(json_object_get(json_object_get(a.body[7], "data"), "purged")),
 		      "agent.reset and agent.retired: who, and whether purged");
 		CHECK(strlen(data_str(a.body[0], "ak_name")) == 68, "agent.enrolled: its AK name");
+		{
+			/* Each event carries the audit head its transaction saw when it wrote
+			 * the event: the trail grows between them (trust changes, the reset). */
+			bool heads = true;
+			int64_t last = -1;
+
+			for (int i = 0; i < 8; i++) {
+				json_t *h = json_object_get(a.body[i], "audit_head");
+				const char *hash = json_string_value(json_object_get(h, "hash"));
+				int64_t seq = json_integer_value(json_object_get(h, "seq"));
+
+				heads = heads && json_is_integer(json_object_get(h, "seq")) && hash &&
+					strlen(hash) == 64 && seq >= last;
+				last = seq;
+			}
+			json_t *h5 = json_object_get(a.body[5], "audit_head");
+			json_t *h6 = json_object_get(a.body[6], "audit_head");
+			json_t *s5 = json_object_get(h5, "signed");
+
+			CHECK(heads, "every event carries the audit head (seq, hash), never going back");
+			CHECK(json_integer_value(json_object_get(h6, "seq")) >
+				      json_integer_value(json_object_get(h5, "seq")) &&
+				      json_integer_value(json_object_get(h5, "seq")) >= 1,
+			      "the retirement's head is past the reset's");
+			CHECK(!json_object_get(json_object_get(a.body[4], "audit_head"), "signed") &&
+				      json_integer_value(json_object_get(s5, "seq")) ==
+					      json_integer_value(json_object_get(
+						      json_object_get(a.body[4], "audit_head"), "seq")) &&
+				      json_integer_value(json_object_get(s5, "time")) == 2049 &&
+				      !strcmp(json_string_value(json_object_get(s5, "signature")),
+					      "MAYCAQECAQE=") &&
+				      !strcmp(json_string_value(json_object_get(s5, "public_key")),
+					      "MAIFAA=="),
+			      "and, once the head is signed, the signed head with its signature and key");
+		}
 	}
 	rows_release(&b);
 	b = claim(st, HOOK_A, 3001, 60);

@@ -727,6 +727,38 @@ fail:
 	return NULL;
 }
 
+/*
+ * {"seq", "hash", "signed": {"seq", "hash", "time", "signature", "public_key"}}: the trail's head
+ * and the newest head signed (absent before the first signature); hashes hex, the DER signature
+ * and key base64 (what GET /v1/audit/head answers, the key as DER instead of PEM).
+ */
+static json_t *event_audit_head(const struct store_event_audit *a)
+{
+	char hash[2 * AUDIT_HASH_LEN + 1], shash[2 * AUDIT_HASH_LEN + 1];
+	char *sig = NULL, *key = NULL;
+	json_t *o;
+
+	hex_encode(a->hash, AUDIT_HASH_LEN, hash);
+	o = json_pack("{s:I, s:s}", "seq", (json_int_t)a->seq, "hash", hash);
+	if (o && a->has_signed) {
+		hex_encode(a->signed_hash, AUDIT_HASH_LEN, shash);
+		sig = base64_encode_alloc(a->signature, a->signature_len);
+		key = base64_encode_alloc(a->public_key, a->public_key_len);
+		if (!sig || !key ||
+		    json_object_set_new(o, "signed",
+					json_pack("{s:I, s:s, s:I, s:s, s:s}", "seq",
+						  (json_int_t)a->signed_seq, "hash", shash, "time",
+						  (json_int_t)a->signed_time, "signature", sig,
+						  "public_key", key))) {
+			json_decref(o);
+			o = NULL;
+		}
+	}
+	free(sig);
+	free(key);
+	return o;
+}
+
 int store_event_rows(const struct store_backend *b, const struct store_event *e,
 		     struct store_event_rows *out)
 {
@@ -744,7 +776,8 @@ int store_event_rows(const struct store_backend *b, const struct store_event *e,
 	o = json_pack("{s:s, s:s, s:I, s:s, s:o*}", "id", out->id, "type",
 		      store_event_type_str(e->type), "time", (json_int_t)e->time, "agent_id",
 		      e->agent ? e->agent : "", "data", event_data(e));
-	if (!o || !json_object_get(o, "data")) {
+	if (!o || !json_object_get(o, "data") ||
+	    (e->audit && json_object_set_new(o, "audit_head", event_audit_head(e->audit)))) {
 		json_decref(o);
 		return -ENOMEM;
 	}

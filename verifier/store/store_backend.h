@@ -210,6 +210,27 @@ enum store_event_type {
 };
 const char *store_event_type_str(enum store_event_type t);
 
+/*
+ * The audit trail's head as the transaction raising an event saw it when it wrote the event
+ * (with the change's own record if that was appended first): every event carries it, so that
+ * receivers can publish it (verifier(8), WEBHOOKS). signed_*: the newest head the verifier's
+ * key signed (has_signed false: none yet).
+ */
+#define STORE_EVENT_SIG_MAX 160u  /* a DER ECDSA P-256 signature is at most 72 bytes */
+#define STORE_EVENT_KEY_MAX 256u  /* a DER P-256 SubjectPublicKeyInfo is 91 */
+struct store_event_audit {
+	int64_t seq; /* 0: the trail is empty */
+	uint8_t hash[AUDIT_HASH_LEN];
+	bool has_signed;
+	int64_t signed_seq;
+	uint8_t signed_hash[AUDIT_HASH_LEN];
+	int64_t signed_time;
+	uint8_t signature[STORE_EVENT_SIG_MAX];
+	size_t signature_len;
+	uint8_t public_key[STORE_EVENT_KEY_MAX];
+	size_t public_key_len;
+};
+
 struct store_event {
 	enum store_event_type type;
 	const char *agent;
@@ -232,6 +253,7 @@ struct store_event {
 	size_t ak_name_len;
 	const char *actor;
 	bool purged;
+	const struct store_event_audit *audit; /* NULL: the body carries no audit_head */
 };
 
 struct store_event_rows {

@@ -256,10 +256,58 @@ static int audit_append(struct db *db, int64_t now, const char *kind, const char
 	return ret;
 }
 
-static int raise_event(struct db *db, const struct store_event *e)
+static bool hash_col(struct db *db, unsigned col, uint8_t out[AUDIT_HASH_LEN]);
+
+/* The audit head the event carries (struct store_event_audit), read in the caller's transaction. */
+static int event_audit(struct db *db, struct store_event_audit *a)
 {
+	const void *sig, *key;
+	size_t sig_len, key_len;
+	int row;
+
+	memset(a, 0, sizeof(*a));
+	row = first(db, STMT_AUDIT_LAST, NULL, 0);
+	if (row == 1) {
+		a->seq = col_int(db, 0);
+		(void)hash_col(db, 1, a->hash);
+		done(db);
+	}
+	if (row < 0)
+		return row;
+	row = first(db, STMT_AUDIT_SIGNED_LIST, P(SV_INT(1)));
+	if (row == 1) {
+		sig = col_blob(db, 3, &sig_len);
+		key = col_blob(db, 4, &key_len);
+		if (sig && key && sig_len <= sizeof(a->signature) &&
+		    key_len <= sizeof(a->public_key)) {
+			a->has_signed = true;
+			a->signed_seq = col_int(db, 0);
+			(void)hash_col(db, 1, a->signed_hash);
+			a->signed_time = col_int(db, 2);
+			memcpy(a->signature, sig, sig_len);
+			a->signature_len = sig_len;
+			memcpy(a->public_key, key, key_len);
+			a->public_key_len = key_len;
+		}
+		done(db);
+	}
+	return row < 0 ? row : 0;
+}
+
+static int raise_event(struct db *db, const struct store_event *ev)
+{
+	struct store_event_audit audit;
 	struct store_event_rows rows;
-	int ret = store_event_rows(&db->st->base, e, &rows);
+	struct store_event with = *ev;
+	const struct store_event *e = &with;
+	int ret;
+
+	if (!events_on(db->st))
+		return 0;
+	if ((ret = event_audit(db, &audit)))
+		return ret;
+	with.audit = &audit;
+	ret = store_event_rows(&db->st->base, e, &rows);
 
 	for (size_t i = 0; !ret && i < rows.ntargets; i++)
 		ret = exec(db, STMT_OUTBOX_ADD,
