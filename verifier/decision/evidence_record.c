@@ -182,6 +182,9 @@ char *evidence_record_export(const char *stored, int64_t verdict_id, const uint8
 	store_amendment_name(refs.agent, amendment);
 	boot = json_object_get(root, "boot");
 	if (json_object_set_new(root, "verdict_id", json_integer(verdict_id)) ||
+	    (json_is_object(json_object_get(root, "verdict")) &&
+	     json_object_set_new(json_object_get(root, "verdict"), "verdict_id",
+				 json_integer(verdict_id))) ||
 	    (ak_pub && json_object_set_new(root, "ak_pub", b64_value(ak_pub, ak_pub_len))) ||
 	    json_object_set_new(root, "policy",
 				text_part(refs.policy, refs.policy_version,
