@@ -427,6 +427,49 @@ static void test_event_log(struct app *app, struct machine *m, const struct blob
 	      "a copy records name is not swept");
 }
 
+/*
+ * The agent's amendment (its own approvals) allows /bin/evil: the boot is judged again from
+ * entry 0 under the new versions, still untrusted while the violations are open; the record
+ * carries the amendment's text, and one without /bin/evil in it reaches another verdict.
+ */
+static void test_amendment(struct app *app, struct machine *m)
+{
+	struct verdict_response v;
+	struct evidence_check c;
+	char json_am[256], hex[65], *json = NULL, *t = NULL;
+	uint8_t d[32];
+	int64_t ver = 0;
+	const char *text;
+	json_t *root, *am;
+
+	file_digest("/bin/evil", d);
+	hex_encode(d, 32, hex);
+	snprintf(json_am, sizeof(json_am),
+		 "{\"version\": 1, \"digests\": {\"/bin/evil\": [\"sha256:%s\"]}}", hex);
+	CHECK(store_policy_put(app->store, "agent/" AGENT, json_am, "test", 2, &ver) == 0,
+	      "an amendment for the agent allows /bin/evil");
+	CHECK(one_round(app, m, &v) == ROUND_OK && !v.trusted &&
+		      verdict_evidence_export(app, v.verdict_id, &json) == VERDICT_EVIDENCE_OK,
+	      "its boot judged again: untrusted (%s), evidence kept",
+	      v.nreasons ? v.reason[0].code : "-");
+	root = json ? json_loads(json, 0, NULL) : NULL;
+	am = json_object_get(root, "amendment");
+	text = json_string_value(json_object_get(am, "text"));
+	CHECK(json_integer_value(json_object_get(am, "version")) == ver && text &&
+		      strstr(text, "/bin/evil") &&
+		      json_integer_value(json_object_get(json_object_get(root, "evidence"),
+							 "log_offset")) == 0,
+	      "the record carries the amendment's text, and the list from entry 0");
+	CHECK(recheck(json, &c) == 0, "reached again with the amendment (%s)", c.why);
+	json_object_set_new(am, "text", json_string("{\"version\": 1}"));
+	t = json_dumps(root, JSON_COMPACT);
+	CHECK(recheck(t, &c) == 1 && strstr(c.why, "not_in_allowlist"),
+	      "an amendment without the approval: another verdict (%s)", c.why);
+	free(t);
+	json_decref(root);
+	free(json);
+}
+
 static int count_rows(void *arg, const struct store_verdict *v)
 {
 	int64_t *ids = arg;
@@ -543,6 +586,7 @@ int main(void)
 			   test_retention(&app, &m));
 		CHECK_CASE("--evidence-keep none and all", test_keep_modes(&app, &m));
 		CHECK_CASE("an event log, kept once", test_event_log(&app, &m, &log));
+		CHECK_CASE("an amendment judges the round", test_amendment(&app, &m));
 		CHECK_CASE("purge", test_purge(&app));
 	}
 	app_release(&app);
