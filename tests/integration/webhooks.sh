@@ -83,6 +83,10 @@ check_eq "stale says the interval" 1 \
 	"$(jq -r 'select((.duplicate | not) and .type == "agent.stale") | .event.data.interval' "$W/events.jsonl")"
 check_eq "every event has an id and a time" 0 \
 	"$(jq -s 'map(select((.id | test("^evt-[0-9a-f]{32}$") | not) or .time < 1)) | length' "$W/events.jsonl")"
+check_eq "every event carries the audit head (seq, hash), the receiver records it" 0 \
+	"$(jq -s 'map(select((.audit_head.seq | type) != "number" or (.audit_head.hash | test("^[0-9a-f]{64}$") | not) or .audit_head != .event.audit_head)) | length' "$W/events.jsonl")"
+check "the last events' head is past the trust changes before them" \
+	test "$(jq -s 'map(select(.duplicate | not)) | max_by(.audit_head.seq) | .audit_head.seq' "$W/events.jsonl")" -ge 2
 check "the receiver said it did not acknowledge, the verifier logged retries" \
 	grep -q 'answered 503' "$VLOG"
 

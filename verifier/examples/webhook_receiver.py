@@ -12,7 +12,9 @@ repeat.
 
 Each accepted delivery is printed (and appended to --out) as one JSON line:
 {"id", "type", "agent_id", "time", "received": when it arrived (Unix seconds, fractional),
-"duplicate": bool, "event": the body, "ear": the X-Attest-EAR header or null}. That header is the agent's latest attestation result, a JWT
+"duplicate": bool, "event": the body, "ear": the X-Attest-EAR header or null, "audit_head": the
+verifier's audit trail head the event carries (seq, hash, and the newest signed head): keeping
+these lines publishes the head outside the verifier (verifier(8), AUDIT TRAIL)}. That header is the agent's latest attestation result, a JWT
 signed by the verifier's own key (verify it with the keys of GET /v1/jwks, e.g. `attestctl ear
 verify`); the HMAC covers the body only.
 --refuse-first answers 503 to the first delivery of each event after recording it, to watch
@@ -83,7 +85,8 @@ def main():
                 line = json.dumps({'id': eid, 'type': event.get('type'),
                                    'agent_id': event.get('agent_id'), 'time': event.get('time'),
                                    'received': round(time.time(), 3), 'duplicate': duplicate, 'event': event,
-                                   'ear': self.headers.get('X-Attest-EAR')}, sort_keys=True)
+                                   'ear': self.headers.get('X-Attest-EAR'),
+                                   'audit_head': event.get('audit_head')}, sort_keys=True)
                 print(line, flush=True)
                 if args.out:
                     with open(args.out, 'a') as f:
