@@ -37,6 +37,10 @@ agent a || { finish; exit 1; }
 check_eq "a trusted verdict keeps no evidence: 404" "404" \
 	"$(curl -sS -o /dev/null -w '%{http_code}' --cacert "$CA" -H "Authorization: Bearer $(cat "$W/token")" \
 		"$URL/v1/verdicts/$(vid)/evidence")"
+ctl evidence get "$(vid)" --out "$W/none.json" >/dev/null 2>"$W/none.err"
+check_eq "attestctl evidence get of it: exit 1, nothing written" "1 no" \
+	"$? $([[ -e $W/none.json ]] && echo yes || echo no)"
+check "and says the verifier keeps none" grep -q "no evidence is kept" "$W/none.err"
 check_eq "a verdict id that is not a number: 400" "400" \
 	"$(curl -sS -o /dev/null -w '%{http_code}' --cacert "$CA" -H "Authorization: Bearer $(cat "$W/token")" \
 		"$URL/v1/verdicts/x1/evidence")"

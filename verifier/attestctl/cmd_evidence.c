@@ -1,5 +1,6 @@
 /*
- * attestctl evidence get VERDICT-ID --out FILE   GET /v1/verdicts/ID/evidence into FILE (0600)
+ * attestctl evidence get VERDICT-ID --out FILE   GET /v1/verdicts/ID/evidence into FILE (0600,
+ *                                                written beside it, then renamed)
  * attestctl verify-evidence FILE [--json]
  *
  * The evidence a verdict was reached from (verifier/decision/evidence_record.h, the exported
@@ -15,10 +16,15 @@
  * verifier refused), 2 usage, I/O or transport error.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <jansson.h>
 
@@ -32,6 +38,7 @@
 
 /* An exported record holds at most a full list, an event log and two policies. */
 #define EVIDENCE_FILE_MAX ((size_t)LIMIT_REQUEST_BODY * 2 + 2 * (size_t)LIMIT_POLICY_BYTES)
+#define EVIDENCE_TIMEOUT 600L /* seconds for the whole transfer */
 
 static int usage(void)
 {
@@ -45,10 +52,9 @@ int cmd_evidence(int argc, char **argv)
 {
 	struct online_opts o;
 	const char *id = NULL, *out = NULL;
-	char path[64];
-	char *text;
-	json_t *j = NULL;
-	int n = 1, ret;
+	char path[64], tmp[PATH_MAX];
+	uint64_t written = 0;
+	int n = 1, fd, ret;
 
 	if (argc < 2 || strcmp(argv[1], "get"))
 		return usage();
@@ -67,23 +73,33 @@ int cmd_evidence(int argc, char **argv)
 	if (!id || !out || !id[0] || strspn(id, "0123456789") != strlen(id) || strlen(id) > 18)
 		return usage();
 	snprintf(path, sizeof(path), "/v1/verdicts/%s/evidence", id);
-	o.json = false;
-	if ((ret = online_fetch(&o, HTTP_GET, path, NULL, &j)) || !j)
-		return ret;
-	text = json_dumps(j, JSON_COMPACT);
-	json_decref(j);
-	if (!text) {
-		fprintf(stderr, "attestctl: out of memory\n");
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp-XXXXXX", out) >= (int)sizeof(tmp)) {
+		fprintf(stderr, "attestctl: file name too long\n");
 		return 2;
 	}
-	/* The record holds the machine's whole list of files run and its policy. */
-	ret = file_write_atomic(out, text, strlen(text), 0600);
-	if (ret)
-		fprintf(stderr, "attestctl: cannot write \"%s\": %s\n", out, strerror(-ret));
-	else
-		printf("evidence of verdict %s: %s (%zu bytes)\n", id, out, strlen(text));
-	free(text);
-	return ret ? 2 : 0;
+	/* Written as it arrives (a record may hold a whole list and large policies), then renamed. */
+	fd = mkostemp(tmp, O_CLOEXEC);
+	if (fd < 0) {
+		fprintf(stderr, "attestctl: cannot create \"%s\": %s\n", tmp, strerror(errno));
+		return 2;
+	}
+	(void)fchmod(fd, 0600); /* the machine's list of files run and its policy */
+	ret = online_download(&o, path, fd, EVIDENCE_FILE_MAX, EVIDENCE_TIMEOUT, &written);
+	if (!ret && fsync(fd) < 0) {
+		fprintf(stderr, "attestctl: cannot write \"%s\": %s\n", tmp, strerror(errno));
+		ret = 2;
+	}
+	close(fd);
+	if (!ret && rename(tmp, out) < 0) {
+		fprintf(stderr, "attestctl: cannot write \"%s\": %s\n", out, strerror(errno));
+		ret = 2;
+	}
+	if (ret) {
+		unlink(tmp);
+		return ret;
+	}
+	printf("evidence of verdict %s: %s (%" PRIu64 " bytes)\n", id, out, written);
+	return 0;
 }
 
 static void print_reason(const struct verdict_reason *r)
