@@ -66,6 +66,7 @@
 #define LIMIT_SMALL_BODY (64u * 1024u)          /* every request other than evidence */
 #define LIMIT_JSON_DEPTH 16u
 #define LIMIT_URL_ARG 255u                      /* bytes of one {id} in a URL path */
+#define LIMIT_QUERY_NAME 32u                    /* bytes of a query parameter's name */
 #define LIMIT_LIST_ROWS 10000u                  /* the largest ?limit= of a list call */
 #define LIMIT_CONNECTIONS 1000u                 /* the verifier's open connections */
 /*

@@ -2,8 +2,10 @@
 # Responses on the wire against docs/openapi.json: a verifier with one agent on swtpm, every GET
 # route and the operator's writes called, each answer's status, content type and JSON body
 # validated against the document (tests/tools/openapi_validate.py, python3-jsonschema); the
-# verifier serves the document at GET /v1/openapi.json byte for byte; the verifier never logs
-# an answer its route does not declare; and the validation refuses a body the document forbids.
+# verifier serves the document at GET /v1/openapi.json byte for byte; every query parameter a
+# route declares is read by its handler (a bad value refused with its name), one it does not
+# declare or one given twice refused (400); the verifier never logs an answer or a parameter
+# read its route does not declare; and the validation refuses a body the document forbids.
 set -uo pipefail
 source "$(dirname "$0")/../lib.sh"
 
@@ -86,9 +88,43 @@ call POST /v1/violations/999/approve yes '{}'
 call POST /v1/ear/keys/rotate yes ''
 call POST /v1/agents yes '{"not":"an enrollment"}'
 call POST /v1/agents/host-1/challenges no '{}'
-call DELETE /v1/agents/host-1
+call DELETE '/v1/agents/host-1?purge=0'
 call POST /v1/agents/host-1/reset yes ''
 call GET /v1/backup
+
+# Query parameters: each one a route declares, with a good value (answered, validated above
+# against its schema) and a bad one (refused by the handler, which shows that it reads it);
+# one no route declares, and one given twice, refused by the server before any handler.
+call GET '/v1/agents?state=active&policy=default'
+call GET '/v1/agents/host-1/verdicts?limit=5'
+call GET '/v1/agents/host-1/counters?limit=5'
+call GET '/v1/violations?state=open&agent=host-1&limit=5'
+call GET '/v1/agents/host-1/ear?nonce=abcdefghijklmnop'
+# refused PATH WHY: 400, and the message is the handler's (names the parameter) or the server's.
+refused() {
+	local code msg
+	code=$(curl -sS --cacert "$CA" -H "Authorization: Bearer $(cat "$W/token")" -X "${3:-GET}" \
+		-o "$W/refused" -w '%{http_code}' "$URL$1")
+	msg=$(jq -r '.error.message' "$W/refused" 2>/dev/null)
+	if [[ $code == 400 && $msg == *"$2"* ]]; then
+		ok "${3:-GET} $1: 400 ($msg)"
+	else
+		fail "${3:-GET} $1: expected 400 saying '$2', got $code '$msg'"
+	fi
+}
+refused '/v1/agents?state=asleep' 'state:'
+refused '/v1/agents?policy=a%20b' 'policy:'
+refused '/v1/agents/host-1/verdicts?limit=0' 'limit:'
+refused '/v1/agents/host-1/counters?limit=x' 'limit:'
+refused '/v1/violations?state=maybe' 'state must be'
+refused '/v1/violations?agent=a%20b' 'agent'
+refused '/v1/violations?limit=-1' 'limit:'
+refused '/v1/agents/host-1/ear?nonce=short' 'nonce:'
+refused '/v1/agents/nobody?purge=yes' 'purge' DELETE
+refused '/v1/agents?stat=active' 'query parameter "stat": not one this endpoint takes'
+refused '/v1/agents?state=active&state=stale' 'query parameter "state" given twice'
+refused '/v1/jwks?x=1' 'query parameter "x": this endpoint takes none'
+call GET '/v1/agents?stat=active'
 
 check_fails "the verifier logged no answer its route does not declare" \
 	grep -F "which its route does not declare" "$VLOG"
@@ -102,4 +138,9 @@ check_fails "a status the document lacks is refused" \
 	"$VALIDATE" "$DOC" GET /v1/jwks 404 application/json "$W/forged"
 check_fails "a content type the document lacks is refused" \
 	"$VALIDATE" "$DOC" GET /v1/jwks 200 text/plain "$W/forged"
+printf '{"agents":[]}' >"$W/forged"
+check_fails "an undeclared query parameter that was answered 200 is refused" \
+	"$VALIDATE" "$DOC" GET '/v1/agents?stat=active' 200 application/json "$W/forged"
+check_fails "a declared one whose value breaks its schema, answered 200, is refused" \
+	"$VALIDATE" "$DOC" GET '/v1/agents?state=asleep' 200 application/json "$W/forged"
 finish

@@ -2,7 +2,8 @@
  * docs/openapi.json against the verifier's route table (app_routes in routes.c, the one table):
  * the same paths and methods, each operation's security from the route's access, and each
  * operation's response statuses exactly those http_route_declares() admits for the route (its
- * handler's own, the server's refusals). The document is read from the top of the tree, where
+ * handler's own, the server's refusals), and each operation's query parameters exactly the ones
+ * the route declares (the only ones its handler can read). The document is read from the top of the tree, where
  * tests/run runs. The lint of the document as OpenAPI is tests/install/openapi.sh.
  */
 #include <stdio.h>
@@ -120,6 +121,76 @@ static void test_routes_documented(json_t *paths)
 	}
 }
 
+/* A parameter object, or the one a {"$ref": "#/components/parameters/X"} names. */
+static json_t *parameter_deref(json_t *doc, json_t *p)
+{
+	const char *ref = json_string_value(json_object_get(p, "$ref"));
+	const char *prefix = "#/components/parameters/";
+
+	if (!ref)
+		return p;
+	if (strncmp(ref, prefix, strlen(prefix)))
+		return NULL;
+	return json_object_get(json_object_get(json_object_get(doc, "components"), "parameters"),
+			       ref + strlen(prefix));
+}
+
+/*
+ * Every route's query parameters in the document (the operation's, "in": "query") are exactly
+ * the names its row declares (routes.c, `query`), which are the only ones http_query() answers
+ * a handler and the only ones the server lets through.
+ */
+static void test_query_parameters(json_t *doc, json_t *paths)
+{
+	for (size_t i = 0; i < app_nroutes; i++) {
+		const struct http_route *rt = &app_routes[i];
+		json_t *op = operation_of(paths, rt), *p;
+		size_t k, ndoc = 0, ndecl = 0;
+
+		if (!op)
+			continue; /* test_routes_documented says so */
+		json_array_foreach(json_object_get(op, "parameters"), k, p) {
+			json_t *param = parameter_deref(doc, p);
+			const char *in = json_string_value(json_object_get(param, "in"));
+			const char *name = json_string_value(json_object_get(param, "name"));
+
+			CHECK(param && in && name, "%s %s: parameter %zu is not a parameter object",
+			      rt->method, rt->pattern, k);
+			if (!in || strcmp(in, "query") || !name)
+				continue;
+			ndoc++;
+			CHECK(http_route_reads(rt, name, strlen(name)),
+			      "%s %s: " DOC_PATH " declares ?%s=, which routes.c does not (its handler"
+			      " never reads it)", rt->method, rt->pattern, name);
+			CHECK(json_is_false(json_object_get(param, "required")),
+			      "%s %s: ?%s= is optional (required: false)", rt->method, rt->pattern, name);
+		}
+		for (const char *q = rt->query; q && *q; ndecl++) {
+			q += strcspn(q, " ");
+			q += strspn(q, " ");
+		}
+		CHECK(ndoc == ndecl, "%s %s: routes.c declares %zu query parameters (\"%s\"), "
+		      DOC_PATH " %zu", rt->method, rt->pattern, ndecl, rt->query ? rt->query : "",
+		      ndoc);
+	}
+}
+
+/* A handler that reads a parameter its route does not declare gets nothing. */
+static void test_undeclared_read(void)
+{
+	const struct http_route *rt = NULL;
+	struct http_request req = { 0 };
+
+	for (size_t i = 0; i < app_nroutes; i++)
+		if (app_routes[i].fn == handle_violations_list)
+			rt = &app_routes[i];
+	CHECK(rt && http_route_reads(rt, "state", 5) && http_route_reads(rt, "limit", 5) &&
+		      !http_route_reads(rt, "stat", 4) && !http_route_reads(rt, "states", 6),
+	      "GET /v1/violations reads state and limit, nothing like them");
+	req.route = rt;
+	CHECK(http_query(&req, "bogus") == NULL, "http_query() of an undeclared name is NULL");
+}
+
 /* The checks above must be able to fail: a status and a route the table does not have. */
 static void test_comparison_bites(void)
 {
@@ -149,6 +220,8 @@ int main(void)
 	paths = json_object_get(doc, "paths");
 	CHECK_CASE("document routes exist", test_document_routes_exist(paths));
 	CHECK_CASE("routes documented", test_routes_documented(paths));
+	CHECK_CASE("query parameters declared", test_query_parameters(doc, paths));
+	CASE(test_undeclared_read);
 	CASE(test_comparison_bites);
 	json_decref(doc);
 	return check_finish();

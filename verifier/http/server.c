@@ -129,9 +129,63 @@ const char *http_header(const struct http_request *req, const char *name)
 	return MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND, name);
 }
 
+bool http_route_reads(const struct http_route *route, const char *name, size_t len)
+{
+	const char *p = route->query;
+
+	while (p && *p) {
+		size_t n = strcspn(p, " ");
+
+		if (n == len && !memcmp(p, name, len))
+			return true;
+		p += n;
+		p += strspn(p, " ");
+	}
+	return false;
+}
+
 const char *http_query(const struct http_request *req, const char *name)
 {
+	if (!req->route || !http_route_reads(req->route, name, strlen(name))) {
+		log_error("http: the handler of %s %s reads query parameter \"%s\", which its route"
+			  " does not declare (routes.c, docs/openapi.json)",
+			  req->route ? req->route->method : "?", req->route ? req->route->pattern : "?",
+			  name);
+		return NULL;
+	}
 	return MHD_lookup_connection_value(req->conn, MHD_GET_ARGUMENT_KIND, name);
+}
+
+struct query_check {
+	const struct http_route *route;
+	char why[160];
+	char seen[8][LIMIT_QUERY_NAME + 1]; /* the declared names met so far */
+	unsigned nseen;
+};
+
+/* Every query parameter must be one the route declares, and given once. */
+static enum MHD_Result query_check_one(void *cls, enum MHD_ValueKind kind, const char *key,
+				       const char *value)
+{
+	struct query_check *q = cls;
+	size_t len = strlen(key);
+
+	(void)kind;
+	(void)value;
+	if (len > LIMIT_QUERY_NAME || !http_route_reads(q->route, key, len)) {
+		snprintf(q->why, sizeof(q->why), "query parameter \"%.*s\": %s", LIMIT_QUERY_NAME,
+			 key, q->route->query ? "not one this endpoint takes (docs/openapi.json)"
+					      : "this endpoint takes none");
+		return MHD_NO;
+	}
+	for (unsigned i = 0; i < q->nseen; i++)
+		if (!strcmp(q->seen[i], key)) {
+			snprintf(q->why, sizeof(q->why), "query parameter \"%s\" given twice", key);
+			return MHD_NO;
+		}
+	if (q->nseen < sizeof(q->seen) / sizeof(q->seen[0]))
+		memcpy(q->seen[q->nseen++], key, len + 1);
+	return MHD_YES;
 }
 
 /* Matches url against pattern segment by segment, capturing '*' segments into req->arg. */
@@ -372,6 +426,7 @@ static enum MHD_Result start_request(struct http_server *srv, struct conn_state 
 				  : reply_error(srv, cs, PROTO_ERR_NOT_FOUND, "no such endpoint");
 	}
 	cs->route = rt;
+	cs->req.route = rt;
 	dynbuf_init(&cs->body, rt->body_cap);
 	if (rt->access != HTTP_PUBLIC) {
 		char why[256] = "operator calls need Authorization: Bearer TOKEN";
@@ -383,6 +438,14 @@ static enum MHD_Result start_request(struct http_server *srv, struct conn_state 
 		if (st)
 			return reply_error(srv, cs,
 					   st == 403 ? PROTO_ERR_READ_ONLY : PROTO_ERR_UNAUTHORIZED, why);
+	}
+	{
+		struct query_check q = { .route = rt };
+
+		if (MHD_get_connection_values(cs->req.conn, MHD_GET_ARGUMENT_KIND, query_check_one,
+					      &q) < 0 || q.why[0])
+			return reply_error(srv, cs, PROTO_ERR_BAD_REQUEST,
+					   q.why[0] ? q.why : "the query does not parse");
 	}
 	cl = MHD_lookup_connection_value(cs->req.conn, MHD_HEADER_KIND,
 					 MHD_HTTP_HEADER_CONTENT_LENGTH);

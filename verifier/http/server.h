@@ -42,6 +42,7 @@ struct http_request {
 	void *app;
 	/* The name of the token that authorized an operator call (`authorize` sets it). */
 	char actor[33];
+	const struct http_route *route; /* the route matched (set before any handler runs) */
 };
 
 struct http_response {
@@ -78,6 +79,13 @@ struct http_route {
 	 * union for each route, and a test holds the two equal.
 	 */
 	const char *answers;
+	/*
+	 * The query parameters the handler reads, e.g. "state policy limit" (NULL: none). The
+	 * server refuses a request with any other, or with one of them twice (400), before the
+	 * handler runs; http_query() returns only these. docs/openapi.json declares the same
+	 * names for the route (tests/unit/test_openapi.c).
+	 */
+	const char *query;
 };
 
 struct http_server_config {
@@ -149,6 +157,13 @@ void http_reply_file(struct http_response *resp, unsigned status, const char *co
 void http_reply_text(struct http_response *resp, unsigned status, const char *content_type,
 		     const char *text);
 const char *http_header(const struct http_request *req, const char *name);
+/*
+ * The value of query parameter `name` (percent-decoded), or NULL when absent. Only a name the
+ * route declares (route->query) is answered: reading another is a bug of the handler, logged
+ * as an error, and gets NULL.
+ */
 const char *http_query(const struct http_request *req, const char *name);
+/* Whether `name` is one of the route's declared query parameters. */
+bool http_route_reads(const struct http_route *route, const char *name, size_t len);
 
 #endif
