@@ -8,7 +8,7 @@
  *   loadgen --url https://127.0.0.1:PORT --ca VERIFIER_CA --ek-ca-dir DIR --agents N
  *           [--threads T] [--seconds S] [--verifier-pid PID] [--entries-per-round K]
  *           [--verdict-log FILE] [--max-errors N] [--error-pause-ms MS]
- *           [--id-prefix PREFIX] [--pending 1] [--split-connections 1]
+ *           [--id-prefix PREFIX] [--pending 1] [--split-connections 1] [--drain-outbox 1]
  *           [--fresh-challenges 1] [--warmup-rounds N]
  *           [--interval S --change-per-min PCT [--detect-log FILE]]
  *
@@ -30,6 +30,9 @@
  * robin; latency is one attestation as the agent sees it (from the start of its round, a
  * challenge asked for or not, to its verdict, the quote made in between).
  *
+ * --drain-outbox 1: before the timed phase, wait until the verifier's /metrics says no webhook
+ * delivery is pending (the enrollments' events delivered), so that what the timed phase raises
+ * is not queued behind them; prints outbox_drain_s.
  * --warmup-rounds N: after enrollment, N untimed rounds of every agent (each trusted, else the
  * run fails), so that the timed phase measures a fleet in its steady state whatever its size:
  * with 100,000 agents a 15 s run would otherwise attest each agent at most once, always its
@@ -135,6 +138,7 @@ struct opts {
 	unsigned error_pause_ms;
 	const char *id_prefix;
 	bool pending; /* enroll only */
+	bool drain;   /* before the timed phase, wait until the verifier's webhook outbox is empty */
 	bool split;   /* evidence on a connection of its own */
 	bool fresh;   /* ask a challenge every round, ignoring the one a verdict carries */
 	unsigned warmup; /* untimed rounds of every agent before the timed phase */
@@ -187,6 +191,63 @@ static size_t on_data(char *ptr, size_t size, size_t n, void *arg)
 	size_t add = size * n;
 
 	return dynbuf_add(b, ptr, add) ? 0 : add;
+}
+
+/*
+ * The verifier's attest_webhook_deliveries_pending from GET /metrics (public); -1 when it
+ * cannot be read.
+ */
+static long long outbox_pending(const struct opts *o)
+{
+	static const char key[] = "\nattest_webhook_deliveries_pending ";
+	char url[512];
+	struct dynbuf body;
+	CURL *c = curl_easy_init();
+	long status = 0;
+	long long n = -1;
+
+	dynbuf_init(&body, (size_t)64 << 20); /* per-agent series at 100,000 agents fit */
+	if (c && (size_t)snprintf(url, sizeof(url), "%s/metrics", o->url) < sizeof(url) &&
+	    curl_easy_setopt(c, CURLOPT_URL, url) == CURLE_OK &&
+	    curl_easy_setopt(c, CURLOPT_CAINFO, o->ca) == CURLE_OK &&
+	    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L) == CURLE_OK &&
+	    curl_easy_setopt(c, CURLOPT_TIMEOUT, 30L) == CURLE_OK &&
+	    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data) == CURLE_OK &&
+	    curl_easy_setopt(c, CURLOPT_WRITEDATA, &body) == CURLE_OK &&
+	    curl_easy_perform(c) == CURLE_OK &&
+	    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status) == CURLE_OK && status == 200 &&
+	    body.buf && !body.err) {
+		const char *p = strstr(body.buf, key);
+		char *end;
+
+		if (p) {
+			errno = 0;
+			n = strtoll(p + sizeof(key) - 1, &end, 10);
+			if (errno || end == p + sizeof(key) - 1 || n < 0)
+				n = -1;
+		}
+	}
+	dynbuf_release(&body);
+	curl_easy_cleanup(c);
+	return n;
+}
+
+/* Waits (up to 30 minutes) until the verifier has no webhook delivery pending; 0 or -1. */
+static int outbox_drain(const struct opts *o)
+{
+	double t0 = bench_now();
+	long long n;
+
+	while ((n = outbox_pending(o)) != 0) {
+		if (n < 0 || bench_now() - t0 > 1800) {
+			fprintf(stderr, "loadgen: the verifier's webhook outbox %s\n",
+				n < 0 ? "cannot be read from /metrics" : "is not empty after 30 min");
+			return -1;
+		}
+		usleep(200 * 1000);
+	}
+	printf("outbox_drain_s %.3f\n", bench_now() - t0);
+	return 0;
 }
 
 /* POST json to the base URL plus path; 0 and *status, *out (caller frees out->p), or -EIO. */
@@ -950,6 +1011,8 @@ static int parse_opts(int argc, char **argv, struct opts *o, const char **make_c
 			o->id_prefix = val;
 		else if (!strcmp(a, "--pending") && bench_parse_ulong(val, 1, &v) == 0)
 			o->pending = v == 1;
+		else if (!strcmp(a, "--drain-outbox") && bench_parse_ulong(val, 1, &v) == 0)
+			o->drain = v == 1;
 		else if (!strcmp(a, "--split-connections") && bench_parse_ulong(val, 1, &v) == 0)
 			o->split = v == 1;
 		else if (!strcmp(a, "--fresh-challenges") && bench_parse_ulong(val, 1, &v) == 0)
@@ -999,7 +1062,7 @@ int main(int argc, char **argv)
 				"       loadgen --url URL --ca FILE --ek-ca-dir DIR --agents N [--threads T]\n"
 				"               [--seconds S] [--verifier-pid PID] [--entries-per-round K]\n"
 				"               [--verdict-log FILE] [--max-errors N] [--error-pause-ms MS]\n"
-				"               [--id-prefix PREFIX] [--pending 1] [--split-connections 1]\n"
+				"               [--id-prefix PREFIX] [--pending 1] [--split-connections 1] [--drain-outbox 1]\n"
 				"               [--fresh-challenges 1] [--warmup-rounds N]\n"
 				"               [--interval S --change-per-min PCT [--detect-log FILE]]\n");
 		return 2;
@@ -1058,6 +1121,8 @@ int main(int argc, char **argv)
 		for (unsigned t = 0; t < o.threads; t++)
 			ws[t].challenges = ws[t].refused_given = 0;
 	}
+	if (o.drain && outbox_drain(&o) != 0)
+		goto cleanup;
 	/* Scripts that measure the verifier over the timed phase start their clocks here. */
 	printf("timed_phase 1\n");
 	fflush(stdout);

@@ -172,13 +172,26 @@ static struct rows claim(struct store *st, const char *target, int64_t now, int6
 	return x;
 }
 
-/* Delivers (deletes) every row claimed; the outbox of target is empty after. */
+/* Settles one row: store_outbox_settle()'s answer. */
+static int settle1(struct store *st, int64_t row, enum store_outbox_outcome outcome,
+		   int64_t next_at, const char *error)
+{
+	const struct store_outbox_settle v = { row, outcome, next_at, error };
+
+	return store_outbox_settle(st, &v, 1);
+}
+
+/* Delivers (deletes) every row claimed, in one settlement; the outbox of target is empty after. */
 static void drain(struct store *st, const char *target, int64_t now)
 {
 	struct rows x = claim(st, target, now, 0);
+	struct store_outbox_settle v[32];
 
 	for (int i = 0; i < x.n && i < 32; i++)
-		store_outbox_delivered(st, x.id[i]);
+		v[i] = (struct store_outbox_settle){ .row = x.id[i],
+						     .outcome = STORE_OUTBOX_DELIVERED };
+	if (x.n > 0)
+		store_outbox_settle(st, v, (size_t)(x.n < 32 ? x.n : 32));
 	rows_release(&x);
 }
 
@@ -535,7 +548,7 @@ static void test_events(struct store *st)
 	b = claim(st, HOOK_A, 3061, 60);
 	CHECK(b.n == 8, "after it they are (a verifier that died)");
 	rows_release(&b);
-	CHECK(a.n >= 2 && store_outbox_retry(st, a.id[0], 4000, "connection refused") == 0,
+	CHECK(a.n >= 2 && settle1(st, a.id[0], STORE_OUTBOX_FAILED, 4000, "connection refused") == 1,
 	      "a failed delivery");
 	b = claim(st, HOOK_A, 3120, 0);
 	CHECK(b.n == 0, "waits for its next attempt (and the others for their lease)");
@@ -555,13 +568,36 @@ static void test_events(struct store *st)
 		      b.id[0] == a.id[0],
 	      "a claim takes at most its limit, oldest first");
 	rows_release(&b);
-	for (int i = 0; i < a.n && i < 32; i++)
-		store_outbox_delivered(st, a.id[i]);
+	CHECK(a.n >= 3 && settle1(st, a.id[1], STORE_OUTBOX_UNTRIED, 200000, NULL) == 1,
+	      "a row left untried");
+	b = claim(st, HOOK_A, 199999, 0);
+	CHECK(b.n == 7 && b.id[0] == a.id[0] && b.id[1] == a.id[2],
+	      "is not due before the time it was given (%d)", b.n);
+	rows_release(&b);
+	b = claim(st, HOOK_A, 200000, 0);
+	CHECK(b.n == 8 && b.id[1] == a.id[1] && b.attempts[1] == 0,
+	      "then it is, in its place, no attempt counted");
+	rows_release(&b);
+	{
+		struct store_outbox_settle v[32];
+		size_t n = 0;
+
+		for (int i = 0; i < a.n && i < 32; i++)
+			v[n++] = (struct store_outbox_settle){ .row = a.id[i],
+				.outcome = STORE_OUTBOX_DELIVERED };
+		v[n++] = (struct store_outbox_settle){ .row = a.id[0],
+			.outcome = STORE_OUTBOX_DELIVERED };
+		CHECK(store_outbox_settle(st, v, n) == a.n,
+		      "a batch settled in one call; a row named twice counts once");
+	}
 	CHECK(pending(st, HOOK_A) == 0 && pending(st, HOOK_B) == 8 && pending(st, NULL) == 8,
 	      "delivered rows are gone; the other webhook's wait");
-	CHECK(store_outbox_delivered(st, a.id[0]) == -ENOENT &&
-		      store_outbox_retry(st, a.id[0], 1, "x") == -ENOENT,
-	      "a row delivered already: -ENOENT");
+	CHECK(settle1(st, a.id[0], STORE_OUTBOX_DELIVERED, 0, NULL) == 0 &&
+		      settle1(st, a.id[0], STORE_OUTBOX_FAILED, 1, "x") == 0 &&
+		      settle1(st, a.id[0], STORE_OUTBOX_UNTRIED, 1, NULL) == 0,
+	      "a row delivered already is skipped (0 settled)");
+	CHECK(settle1(st, a.id[0], (enum store_outbox_outcome)7, 1, NULL) == -EINVAL,
+	      "an unknown outcome: -EINVAL");
 	rows_release(&a);
 	drain(st, HOOK_B, 99999);
 	CHECK(pending(st, NULL) == 0, "all delivered");

@@ -28,6 +28,11 @@
 /* A claimed row is another thread's (or verifier's) this long: past any delivery in flight. */
 #define CLAIM_LEASE (TOTAL_TIMEOUT + 20)
 #define ROWS_PER_PASS 64u    /* deliveries to one URL before the others get their turn */
+/*
+ * Rows claimed (one transaction) and settled (another) at a time: a backlog after a fleet
+ * enrolls is delivered at HTTP speed, not at two commits per event.
+ */
+#define ROWS_PER_CLAIM 32u
 #define STALE_MAX 4096u      /* stale agents raised per scan; the rest in the next one */
 #define RESPONSE_MAX 4096u   /* what is kept of a receiver's answer (only its status counts) */
 
@@ -88,7 +93,7 @@ unsigned webhook_backoff(uint32_t attempts, unsigned max_backoff)
 	return s < max_backoff ? s : max_backoff;
 }
 
-/* The row being delivered, copied out of the claim's callback. */
+/* A row being delivered, copied out of the claim's callback. */
 struct claimed {
 	int64_t row;
 	char event_id[STORE_EVENT_ID_MAX + 1];
@@ -98,17 +103,28 @@ struct claimed {
 	char *body;
 };
 
+struct claim {
+	struct claimed rows[ROWS_PER_CLAIM];
+	size_t n;
+};
+
 static int claim_cb(void *arg, const struct store_outbox_row *r)
 {
-	struct claimed *c = arg;
+	struct claim *cl = arg;
+	struct claimed *c;
 
-	c->row = r->id;
+	if (cl->n == ROWS_PER_CLAIM)
+		return -EOVERFLOW; /* more than asked for: a store bug */
+	c = &cl->rows[cl->n];
+	*c = (struct claimed){ .row = r->id, .attempts = r->attempts };
 	snprintf(c->event_id, sizeof(c->event_id), "%s", r->event_id);
 	snprintf(c->type, sizeof(c->type), "%s", r->type);
 	snprintf(c->agent, sizeof(c->agent), "%s", r->agent ? r->agent : "");
-	c->attempts = r->attempts;
 	c->body = strdup(r->body);
-	return c->body ? 0 : -ENOMEM;
+	if (!c->body)
+		return -ENOMEM;
+	cl->n++;
+	return 0;
 }
 
 /*
@@ -165,51 +181,75 @@ static int post(struct webhooks *w, struct target *t, const struct claimed *c, c
 }
 
 /*
+ * Delivers one claimed row; fills its outcome. false when the receiver could not be reached
+ * (the rows after it are left untried).
+ */
+static bool deliver_one(struct webhooks *w, struct target *t, const struct claimed *c,
+			struct store_outbox_settle *out, char *err, size_t cap)
+{
+	bool answered;
+
+	*out = (struct store_outbox_settle){ .row = c->row, .outcome = STORE_OUTBOX_DELIVERED };
+	if (post(w, t, c, err, cap, &answered) == 0) {
+		METRICS_COUNT(&w->app->metrics, webhook_delivered);
+		if (t->failing)
+			log_info("webhook: \"%s\" answers again", t->url);
+		t->failing = false;
+		log_debug("webhook: %s %s delivered to \"%s\"", c->type, c->event_id, t->url);
+		return true;
+	}
+	METRICS_COUNT(&w->app->metrics, webhook_failed);
+	out->outcome = STORE_OUTBOX_FAILED;
+	out->next_at = (int64_t)time(NULL) + webhook_backoff(c->attempts + 1, w->max_backoff);
+	out->error = err;
+	if (!t->failing)
+		log_warn("webhook: \"%s\": %s; its events wait in the outbox and are retried"
+			 " (at most %u s apart)", t->url, err, w->max_backoff);
+	t->failing = true;
+	return answered;
+}
+
+/*
  * Delivers what is due for one URL, oldest first, until none is or the receiver cannot be
- * reached (a receiver that answers but refuses one event gets the next one meanwhile).
+ * reached (a receiver that answers but refuses one event gets the next one meanwhile). Rows
+ * are claimed and settled ROWS_PER_CLAIM at a time; a verifier that dies between the two
+ * delivers its claimed rows again after the lease (at least once, as verifier(8) says).
  */
 static void deliver_due(struct webhooks *w, struct target *t)
 {
-	for (unsigned i = 0; i < ROWS_PER_PASS; i++) {
-		struct claimed c = { 0 };
+	char errs[ROWS_PER_CLAIM][256];
+	bool reachable = true;
+
+	for (unsigned pass = 0; reachable && pass < ROWS_PER_PASS / ROWS_PER_CLAIM; pass++) {
+		struct store_outbox_settle settle[ROWS_PER_CLAIM];
+		struct claim cl = { .n = 0 };
 		int64_t now = (int64_t)time(NULL);
-		char err[256];
-		bool answered;
-		unsigned wait;
+		size_t delivered = 0;
 		int ret;
 
-		ret = store_outbox_claim(w->app->store, t->url, now, CLAIM_LEASE, 1, claim_cb, &c);
-		if (ret || !c.body) {
-			if (ret)
-				log_warn("webhook: cannot read the outbox: %s", strerror(-ret));
-			free(c.body);
-			return;
+		ret = store_outbox_claim(w->app->store, t->url, now, CLAIM_LEASE, ROWS_PER_CLAIM,
+					 claim_cb, &cl);
+		if (ret)
+			log_warn("webhook: cannot read the outbox: %s", strerror(-ret));
+		for (size_t i = 0; i < cl.n; i++) {
+			if (!reachable) {
+				settle[i] = (struct store_outbox_settle){ .row = cl.rows[i].row,
+					.outcome = STORE_OUTBOX_UNTRIED, .next_at = now };
+				continue;
+			}
+			reachable = deliver_one(w, t, &cl.rows[i], &settle[i], errs[i],
+						sizeof(errs[i]));
+			delivered += settle[i].outcome == STORE_OUTBOX_DELIVERED;
 		}
-		if (post(w, t, &c, err, sizeof(err), &answered) == 0) {
-			METRICS_COUNT(&w->app->metrics, webhook_delivered);
-			ret = store_outbox_delivered(w->app->store, c.row);
-			if (ret && ret != -ENOENT)
-				log_warn("webhook: %s delivered, but not deleted from the outbox (%s):"
-					 " it will be delivered again", c.event_id, strerror(-ret));
-			if (t->failing)
-				log_info("webhook: \"%s\" answers again", t->url);
-			t->failing = false;
-			log_debug("webhook: %s %s delivered to \"%s\"", c.type, c.event_id, t->url);
-			free(c.body);
-			continue;
-		}
-		METRICS_COUNT(&w->app->metrics, webhook_failed);
-		wait = webhook_backoff(c.attempts + 1, w->max_backoff);
-		ret = store_outbox_retry(w->app->store, c.row, (int64_t)time(NULL) + wait, err);
-		if (ret && ret != -ENOENT)
-			log_warn("webhook: cannot count the failed attempt: %s", strerror(-ret));
-		if (!t->failing)
-			log_warn("webhook: \"%s\": %s; its events wait in the outbox and are retried"
-				 " (at most %u s apart)", t->url, err, w->max_backoff);
-		t->failing = true;
-		free(c.body);
-		if (!answered)
-			return;
+		ret = store_outbox_settle(w->app->store, settle, cl.n);
+		if (ret < 0)
+			log_warn("webhook: %zu events delivered to \"%s\", but the outbox could not"
+				 " record it (%s): they will be delivered again after %ld s", delivered,
+				 t->url, strerror(-ret), CLAIM_LEASE);
+		for (size_t i = 0; i < cl.n; i++)
+			free(cl.rows[i].body);
+		if (cl.n < ROWS_PER_CLAIM)
+			return; /* nothing more is due */
 	}
 }
 

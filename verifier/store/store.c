@@ -623,14 +623,9 @@ int store_outbox_claim(struct store *st, const char *target, int64_t now, int64_
 	return st->be->ops->outbox_claim(st->be, target, now, lease, limit, cb, arg);
 }
 
-int store_outbox_delivered(struct store *st, int64_t row)
+int store_outbox_settle(struct store *st, const struct store_outbox_settle *v, size_t n)
 {
-	return st->be->ops->outbox_delivered(st->be, row);
-}
-
-int store_outbox_retry(struct store *st, int64_t row, int64_t next_at, const char *error)
-{
-	return st->be->ops->outbox_retry(st->be, row, next_at, error ? error : "");
+	return st->be->ops->outbox_settle(st->be, v, n);
 }
 
 int store_outbox_pending(struct store *st, const char *target, uint64_t *count)

@@ -643,10 +643,24 @@ typedef int (*store_outbox_cb)(void *arg, const struct store_outbox_row *r);
  */
 int store_outbox_claim(struct store *st, const char *target, int64_t now, int64_t lease,
 		       unsigned limit, store_outbox_cb cb, void *arg);
-/* A row delivered: deleted. -ENOENT if it is gone. */
-int store_outbox_delivered(struct store *st, int64_t row);
-/* A failed delivery: one more attempt counted, the next at next_at. -ENOENT if it is gone. */
-int store_outbox_retry(struct store *st, int64_t row, int64_t next_at, const char *error);
+/* What became of one claimed row. */
+enum store_outbox_outcome {
+	STORE_OUTBOX_DELIVERED, /* the receiver took it: deleted */
+	STORE_OUTBOX_FAILED,    /* one more attempt counted, the next at next_at, error kept */
+	STORE_OUTBOX_UNTRIED,   /* not attempted (the receiver went away first): due at next_at */
+};
+struct store_outbox_settle {
+	int64_t row;
+	enum store_outbox_outcome outcome;
+	int64_t next_at;   /* FAILED, UNTRIED */
+	const char *error; /* FAILED: why, as the row keeps it */
+};
+/*
+ * Settles claimed rows in one transaction, so that a batch of deliveries costs one commit. A
+ * row gone meanwhile (its lease ran out and another verifier delivered it) is skipped. The
+ * number of rows settled, or -errno with none settled.
+ */
+int store_outbox_settle(struct store *st, const struct store_outbox_settle *v, size_t n);
 /* Rows not delivered yet, of one target (NULL: all). */
 int store_outbox_pending(struct store *st, const char *target, uint64_t *count);
 

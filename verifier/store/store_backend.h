@@ -163,9 +163,8 @@ struct store_ops {
 				uint32_t interval, int64_t stale_after, int64_t now);
 	int (*outbox_claim)(struct store_backend *b, const char *target, int64_t now, int64_t lease,
 			    unsigned limit, store_outbox_cb cb, void *arg);
-	int (*outbox_delivered)(struct store_backend *b, int64_t row);
-	int (*outbox_retry)(struct store_backend *b, int64_t row, int64_t next_at,
-			    const char *error);
+	int (*outbox_settle)(struct store_backend *b, const struct store_outbox_settle *v,
+			     size_t n);
 	int (*outbox_pending)(struct store_backend *b, const char *target, uint64_t *count);
 
 	int (*backup)(struct store_backend *b, int *fd, uint64_t *size);

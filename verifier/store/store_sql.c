@@ -2075,31 +2075,41 @@ out_free:
 	return ret;
 }
 
-/* One statement on outbox row `row` (?1) that must change it: -ENOENT if it is gone. */
-static int outbox_update(struct store_backend *b, enum store_stmt id,
-			 const struct store_value *p, unsigned n)
+int store_sql_outbox_settle(struct store_backend *b, const struct store_outbox_settle *v,
+			    size_t n)
 {
 	struct db db;
-	int ret;
+	int ret, settled = 0;
 
+	if (n == 0)
+		return 0;
 	if ((ret = db_get(b, &db)))
 		return ret;
-	ret = exec(&db, id, p, n);
-	if (!ret && changes(&db) != 1)
-		ret = -ENOENT;
+	if ((ret = db.o->begin(db.c, STORE_LOCK_NONE)))
+		goto out;
+	for (size_t i = 0; !ret && i < n; i++) {
+		switch (v[i].outcome) {
+		case STORE_OUTBOX_DELIVERED:
+			ret = exec(&db, STMT_OUTBOX_DELETE, P(SV_INT(v[i].row)));
+			break;
+		case STORE_OUTBOX_FAILED:
+			ret = exec(&db, STMT_OUTBOX_RETRY, P(SV_INT(v[i].row), SV_INT(v[i].next_at),
+							     SV_TEXT(v[i].error ? v[i].error : "")));
+			break;
+		case STORE_OUTBOX_UNTRIED:
+			ret = exec(&db, STMT_OUTBOX_CLAIM, P(SV_INT(v[i].row), SV_INT(v[i].next_at)));
+			break;
+		default:
+			ret = -EINVAL;
+		}
+		if (!ret)
+			settled += (int)changes(&db);
+	}
+	if (!ret)
+		ret = db.o->commit(db.c);
+out:
 	db_put(&db);
-	return ret;
-}
-
-int store_sql_outbox_delivered(struct store_backend *b, int64_t row)
-{
-	return outbox_update(b, STMT_OUTBOX_DELETE, P(SV_INT(row)));
-}
-
-int store_sql_outbox_retry(struct store_backend *b, int64_t row, int64_t next_at,
-			   const char *error)
-{
-	return outbox_update(b, STMT_OUTBOX_RETRY, P(SV_INT(row), SV_INT(next_at), SV_TEXT(error)));
+	return ret ? ret : settled;
 }
 
 int store_sql_outbox_pending(struct store_backend *b, const char *target, uint64_t *count)

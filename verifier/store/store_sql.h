@@ -93,9 +93,8 @@ int store_sql_agent_mark_stale(struct store_backend *b, const char *id, int64_t 
 			       uint32_t interval, int64_t stale_after, int64_t now);
 int store_sql_outbox_claim(struct store_backend *b, const char *target, int64_t now,
 			   int64_t lease, unsigned limit, store_outbox_cb cb, void *arg);
-int store_sql_outbox_delivered(struct store_backend *b, int64_t row);
-int store_sql_outbox_retry(struct store_backend *b, int64_t row, int64_t next_at,
-			   const char *error);
+int store_sql_outbox_settle(struct store_backend *b, const struct store_outbox_settle *v,
+			    size_t n);
 int store_sql_outbox_pending(struct store_backend *b, const char *target, uint64_t *count);
 int store_sql_backup(struct store_backend *b, int *fd, uint64_t *size);
 
@@ -146,8 +145,7 @@ const char *store_sql_copy_table(size_t i, unsigned *ncolumns);
 		.agent_history = store_sql_agent_history,                                  \
 		.agent_mark_stale = store_sql_agent_mark_stale,                            \
 		.outbox_claim = store_sql_outbox_claim,                                    \
-		.outbox_delivered = store_sql_outbox_delivered,                            \
-		.outbox_retry = store_sql_outbox_retry,                                    \
+		.outbox_settle = store_sql_outbox_settle,                                  \
 		.outbox_pending = store_sql_outbox_pending, .backup = store_sql_backup,    \
 		.backup_check = (backup_check_),                                           \
 	}
