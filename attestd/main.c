@@ -20,9 +20,9 @@
 static volatile sig_atomic_t stop_flag;
 
 /*
- * One attestd per state directory: two would share the AK files and the enrollment marker and
- * race for each round. STATE_DIR/lock is held (flock) while the daemon runs and released by the
- * kernel when it exits however it exits, so a crash leaves no stale lock. Returns the open fd,
+ * One attestd per state directory, a daemon or --once: two would share the AK files and the
+ * enrollment marker and race for each round. STATE_DIR/lock is held (flock) while attestd runs
+ * and released by the kernel when it exits however it exits, so a crash leaves no stale lock. Returns the open fd,
  * or -1 with the reason logged.
  */
 static int state_lock(const char *dir)
@@ -109,7 +109,7 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (!cfg.once && (lock_fd = state_lock(cfg.state_dir)) < 0) {
+	if ((lock_fd = state_lock(cfg.state_dir)) < 0) {
 		config_release(&cfg);
 		return 2;
 	}

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# One attestd per state directory: a second daemon on the same directory is refused at once
-# (exit 2, naming the first one's pid) and changes nothing; the first keeps running; once it is
-# stopped (or killed: the kernel drops the lock) a new one starts on that directory.
+# One attestd per state directory: a second daemon, or attestd --once, on the same directory is
+# refused at once (exit 2, naming the first one's pid) and changes nothing; the first keeps
+# running; once it is stopped (or killed: the kernel drops the lock) a new one starts on that
+# directory.
 # Nothing here needs a TPM or a verifier: the lock is taken before either is used, and the first
 # attestd just keeps retrying an unreachable one.
 set -uo pipefail
@@ -33,6 +34,18 @@ check_eq "a second attestd on the same state directory exits 2" 2 $?
 check "it says which attestd holds it and what to do" \
 	grep -q "another attestd (pid $A) uses state directory \"$W/state\": stop it, or give this one its own --state-dir" "$W/b.log"
 check "the first keeps running" kill -0 "$A"
+# attestd --once takes the lock too: refused at once, before the TPM or the verifier, naming
+# the daemon, with no verdict printed.
+t0=$SECONDS
+timeout 20 "$B/attestd" --config /dev/null --once --verifier "https://127.0.0.1:$PORT" --ca "$W/ca.pem" \
+	--agent-id lock-test --tcti "swtpm:host=127.0.0.1,port=$PORT" --state-dir "$W/state" \
+	--event-log none --ima-list "$W/ima" >"$W/once.out" 2>"$W/once.log"
+check_eq "attestd --once on the same state directory exits 2" 2 $?
+check "--once says which attestd holds it" \
+	grep -q "another attestd (pid $A) uses state directory \"$W/state\": stop it, or give this one its own --state-dir" "$W/once.log"
+check "--once was refused at once (within 5 s)" test $((SECONDS - t0)) -lt 5
+check_eq "--once printed no verdict" "" "$(cat "$W/once.out")"
+check "the first still runs after the --once" kill -0 "$A"
 check_eq "the lock still names the first" "$A" "$(cat "$W/state/lock")"
 kill -KILL "$A"
 wait "$A" 2>/dev/null
