@@ -17,6 +17,7 @@
 #include "proto/evidence.h"
 #include "verifier/attestctl/commands.h"
 #include "verifier/attestctl/online.h"
+#include "verifier/attestctl/show.h"
 
 static const char usage_text[] =
 	"usage: attestctl amendment AGENT | amendment history AGENT\n"
@@ -30,9 +31,9 @@ static void print_paths(json_t *digests, bool hex)
 	size_t i;
 
 	json_object_foreach(digests, path, list) {
-		printf("%s%s", hex ? "hex:" : "", path);
+		printf("%s%s", hex ? "hex:" : "", show_cstr(path));
 		json_array_foreach(list, i, d)
-			printf(" %s", json_string_value(d) ? json_string_value(d) : "?");
+			printf(" %s", show_cstr(json_string_value(d)));
 		printf("\n");
 	}
 }
@@ -55,7 +56,7 @@ static int show(const struct online_opts *o, const char *agent)
 	/* Boot findings approved for this agent: a boot section that only adds to the policy's. */
 	boot = json_object_get(doc, "boot");
 	if (boot) {
-		char *text = json_dumps(boot, JSON_COMPACT | JSON_SORT_KEYS);
+		char *text = show_json(boot, JSON_COMPACT | JSON_SORT_KEYS);
 
 		printf("boot, allowed in addition to the policy's: %s\n", text ? text : "?");
 		free(text);

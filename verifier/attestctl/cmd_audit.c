@@ -24,6 +24,7 @@
 
 #include "proto/encoding.h"
 #include "verifier/attestctl/commands.h"
+#include "verifier/attestctl/show.h"
 #include "verifier/store/store.h"
 
 #define AUDIT_PAGE 1000u
@@ -65,7 +66,7 @@ static int export_record(const struct audit_record *r)
 		      "time", (json_int_t)r->time, "kind", r->kind, "actor", r->actor, "agent",
 		      r->agent, "detail", detail ? detail : json_string(r->detail), "prev_hash",
 		      prev, "hash", hash);
-	line = o ? json_dumps(o, JSON_COMPACT) : NULL;
+	line = o ? show_json(o, JSON_COMPACT) : NULL;
 	json_decref(o);
 	if (!line)
 		return -ENOMEM;
@@ -206,7 +207,7 @@ static int verify(struct store *st, const char *key_path)
 	}
 	if (w.check.failed) {
 		printf("audit trail broken at seq %lld: the record %s\n",
-		       (long long)w.check.failed_seq, w.check.why);
+		       (long long)w.check.failed_seq, show_cstr(w.check.why));
 		status = 1;
 	}
 	for (size_t i = 0; i < w.nheads; i++) {

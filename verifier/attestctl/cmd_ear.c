@@ -29,6 +29,7 @@
 #include "proto/limits.h"
 #include "verifier/attestctl/commands.h"
 #include "verifier/attestctl/online.h"
+#include "verifier/attestctl/show.h"
 
 #define JWKS_MAX (1u << 20)
 /* Clocks of the verifier and of whoever checks may differ this much. */
@@ -158,19 +159,18 @@ static void print_result(const json_t *claims)
 	}
 	printf("\n");
 	if (json_is_string(json_object_get(claims, "eat_nonce")))
-		printf("nonce: %s\n", json_string_value(json_object_get(claims, "eat_nonce")));
+		printf("nonce: %s\n", show_str(claims, "eat_nonce"));
 	json_object_foreach(json_object_get(claims, "submods"), name, sub) {
 		const json_t *tv = json_object_get(sub, "ear.trustworthiness-vector");
 		struct ear_vector vec;
 		const char *why;
 
-		printf("%s: %s", name, json_string_value(json_object_get(sub, "ear.status")));
+		printf("%s: %s", show_cstr(name), show_str(sub, "ear.status"));
 		if (json_is_string(json_object_get(sub, "attest.agent-id")))
 			printf(" (agent %s, verdict %" JSON_INTEGER_FORMAT " %s, %s)",
-			       json_string_value(json_object_get(sub, "attest.agent-id")),
+			       show_str(sub, "attest.agent-id"),
 			       json_integer_value(json_object_get(sub, "attest.verdict-id")),
-			       json_string_value(json_object_get(sub, "attest.verdict")),
-			       json_string_value(json_object_get(sub, "ear.appraisal-policy-id")));
+			       show_str(sub, "attest.verdict"), show_str(sub, "ear.appraisal-policy-id"));
 		printf("\n");
 		if (!tv || ear_vector_from_json(tv, &vec, &why))
 			continue;
@@ -223,12 +223,12 @@ static int ear_verify(int argc, char **argv, const struct ear_opts *eo)
 		ret = ear_claims_check(claims, (int64_t)time(NULL), CLOCK_SKEW, eo->max_age, eo->nonce,
 				       why, sizeof(why));
 	if (ret) {
-		fprintf(stderr, "attestctl: refused: %s\n", why);
+		fprintf(stderr, "attestctl: refused: %s\n", show_cstr(why));
 		ret = 1;
 		goto out;
 	}
 	if (json_out) {
-		char *s = json_dumps(claims, JSON_INDENT(2) | JSON_SORT_KEYS);
+		char *s = show_json(claims, JSON_INDENT(2) | JSON_SORT_KEYS);
 
 		printf("%s\n", s ? s : "null");
 		free(s);
@@ -275,9 +275,12 @@ static int ear_get(int argc, char **argv, const struct ear_opts *eo)
 			o.json = false;
 			if ((ret = online_fetch(&o, HTTP_GET, path, NULL, &ans)))
 				return ret;
-			ret = write_out(eo->out, json_string_value(json_object_get(ans, "ear"))
-							 ? json_string_value(json_object_get(ans, "ear"))
-							 : "");
+			/* A file gets the token as sent (a JWT: base64url and dots); the
+			 * terminal gets it shown. */
+			ret = write_out(eo->out, eo->out ? (json_string_value(json_object_get(ans, "ear"))
+							    ? json_string_value(json_object_get(ans, "ear"))
+							    : "")
+							 : show_str(ans, "ear"));
 			json_decref(ans);
 			return ret;
 		}
@@ -318,12 +321,11 @@ static int ear_simple(int argc, char **argv, const struct ear_opts *eo, enum htt
 		return ret;
 	if (m == HTTP_POST) {
 		printf("signing key rotated: results are now signed by \"%s\"; \"%s\" stays published"
-		       " (--ear-key-keep)\n", json_string_value(json_object_get(ans, "kid")),
-		       json_string_value(json_object_get(ans, "retired_kid")));
+		       " (--ear-key-keep)\n", show_str(ans, "kid"), show_str(ans, "retired_kid"));
 		json_decref(ans);
 		return 0;
 	}
-	text = json_dumps(ans, JSON_INDENT(2));
+	text = show_json(ans, JSON_INDENT(2));
 	ret = write_out(eo->out, text ? text : "");
 	free(text);
 	json_decref(ans);

@@ -31,9 +31,9 @@
 #include "common/file.h"
 #include "proto/dynbuf.h"
 #include "proto/evidence.h"
-#include "proto/text.h"
 #include "verifier/attestctl/commands.h"
 #include "verifier/attestctl/online.h"
+#include "verifier/attestctl/show.h"
 #include "verifier/decision/evidence_record.h"
 
 /* An exported record holds at most a full list, an event log and two policies. */
@@ -104,10 +104,9 @@ int cmd_evidence(int argc, char **argv)
 
 static void print_reason(const struct verdict_reason *r)
 {
-	char code[4 * sizeof(r->code)], detail[4 * sizeof(r->detail)];
+	const char *code = show_text(r->code, strnlen(r->code, sizeof(r->code)));
+	const char *detail = show_text(r->detail, strnlen(r->detail, sizeof(r->detail)));
 
-	text_render_line(r->code, strnlen(r->code, sizeof(r->code)), code, sizeof(code));
-	text_render_line(r->detail, strnlen(r->detail, sizeof(r->detail)), detail, sizeof(detail));
 	if (r->entry >= 0)
 		printf("  reason %s entry %lld: %s\n", code, (long long)r->entry, detail);
 	else
@@ -120,7 +119,7 @@ static int print_json(const struct evidence_check *c)
 	json_t *o = json_pack("{s:b, s:b, s:o, s:s}", "reproduced", c->reproduced,
 			      "authenticated", c->authenticated, "verdict",
 			      v ? json_loads(v, 0, NULL) : json_null(), "why", c->why);
-	char *s = o ? json_dumps(o, JSON_COMPACT) : NULL;
+	char *s = o ? show_json(o, JSON_COMPACT) : NULL;
 
 	free(v);
 	json_decref(o);
@@ -137,7 +136,7 @@ int cmd_verify_evidence(int argc, char **argv)
 	struct evidence_check c;
 	struct dynbuf b;
 	const char *file = NULL, *why = NULL;
-	char when[32], why_text[4 * sizeof(c.why)];
+	char when[32];
 	bool json = false;
 	struct tm tm;
 	time_t t;
@@ -164,7 +163,7 @@ int cmd_verify_evidence(int argc, char **argv)
 	dynbuf_release(&b);
 	if (ret) {
 		fprintf(stderr, "attestctl: \"%s\" is not an evidence record (%s): not reproduced\n",
-			file, ret == -ENOMEM ? "out of memory" : why ? why : "?");
+			file, ret == -ENOMEM ? "out of memory" : why ? show_cstr(why) : "?");
 		return ret == -ENOMEM ? 2 : 1;
 	}
 	ret = evidence_record_check(&rec, &c);
@@ -174,9 +173,8 @@ int cmd_verify_evidence(int argc, char **argv)
 		return 2;
 	}
 	if (ret) {
-		text_render_line(c.why, strlen(c.why), why_text, sizeof(why_text));
 		fprintf(stderr, "attestctl: verdict %lld: %s: not reproduced\n",
-			(long long)rec.verdict_id, why_text);
+			(long long)rec.verdict_id, show_cstr(c.why));
 		evidence_record_release(&rec);
 		return 1;
 	}
@@ -190,7 +188,7 @@ int cmd_verify_evidence(int argc, char **argv)
 	else
 		snprintf(when, sizeof(when), "%lld", (long long)rec.time);
 	printf("verdict %lld of agent %s at %s: recorded %s, reached %s\n",
-	       (long long)rec.verdict_id, rec.agent, when,
+	       (long long)rec.verdict_id, show_cstr(rec.agent), when,
 	       rec.verdict.trusted ? "trusted" : "untrusted",
 	       c.verdict.trusted ? "trusted" : "untrusted");
 	printf("  quote: %s; entries sent from %llu, the boot's replay reaches entry %llu\n",
@@ -201,8 +199,7 @@ int cmd_verify_evidence(int argc, char **argv)
 	if (c.reproduced) {
 		printf("reproduced: the same verdict, reasons and entries as recorded\n");
 	} else {
-		text_render_line(c.why, strlen(c.why), why_text, sizeof(why_text));
-		printf("NOT reproduced: %s\n", why_text);
+		printf("NOT reproduced: %s\n", show_cstr(c.why));
 	}
 	evidence_record_release(&rec);
 	return c.reproduced ? 0 : 1;

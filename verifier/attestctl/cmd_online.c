@@ -11,7 +11,8 @@
  *
  * Defaults: $ATTEST_VERIFIER or https://127.0.0.1:8443, $ATTEST_CA, $ATTEST_TOKEN_FILE,
  * $ATTEST_TOKEN_NAME.
- * Output: a readable table, or the verifier's JSON unchanged with --json (for scripts).
+ * Output: a readable table, or the verifier's JSON with --json (for scripts), every string from
+ * the verifier shown through show.h (no byte of it can forge a line or move the cursor).
  * Exit: 0 ok, 1 the verifier refused (its error code is printed), 2 usage or transport error.
  */
 #include <errno.h>
@@ -30,10 +31,10 @@
 #include "common/token_file.h"
 #include "proto/dynbuf.h"
 #include "proto/evidence.h"
-#include "proto/text.h"
 #include "proto/limits.h"
 #include "verifier/attestctl/commands.h"
 #include "verifier/attestctl/online.h"
+#include "verifier/attestctl/show.h"
 
 #define TOKEN_MAX 4096u
 #define ONLINE_TIMEOUT 30L /* seconds for a whole request */
@@ -220,13 +221,12 @@ out:
 /* Prints the verifier's refusal: its error code and message when it sent one. */
 static void print_refusal(long status, const char *body, size_t len)
 {
-	char code[64], msg[512], shown[TEXT_ESCAPED_MAX(sizeof(msg))];
+	char code[64], msg[512];
 
 	/* The code is checked on parse ([a-z0-9_]); the message is any text: escaped. */
-	if (error_parse(body, len, code, sizeof(code), msg, sizeof(msg)) == 0) {
-		text_render_line(msg, strlen(msg), shown, sizeof(shown));
-		fprintf(stderr, "attestctl: verifier refused (%ld %s): %s\n", status, code, shown);
-	}
+	if (error_parse(body, len, code, sizeof(code), msg, sizeof(msg)) == 0)
+		fprintf(stderr, "attestctl: verifier refused (%ld %s): %s\n", status, code,
+			show_cstr(msg));
 	else
 		fprintf(stderr, "attestctl: verifier answered %ld\n", status);
 }
@@ -416,23 +416,10 @@ void online_fmt_time(json_int_t t, char *out, size_t cap)
 		snprintf(out, cap, "-");
 }
 
-/*
- * A string field as the terminal may show it: control characters and invalid bytes escaped
- * (text_render_line()), so a verifier's text can never move the cursor or forge a line. The
- * result lives in one of a few static slots, enough for the fields of one printf.
- */
-static const char *str(json_t *o, const char *key)
+/* A string member as sent (NULL when it is not one): for comparing, never for showing. */
+static const char *raw(json_t *o, const char *key)
 {
-	static char slots[16][1024];
-	static unsigned next;
-	json_t *v = json_object_get(o, key);
-	char *out;
-
-	if (!json_is_string(v))
-		return "-";
-	out = slots[next++ % 16];
-	text_render_line(json_string_value(v), json_string_length(v), out, sizeof(slots[0]));
-	return out;
+	return json_string_value(json_object_get(o, key));
 }
 
 static json_int_t num(json_t *o, const char *key)
@@ -458,16 +445,24 @@ int online_fetch(const struct online_opts *o, enum http_method method, const cha
 		free(body);
 		return 1;
 	}
-	if (o->json) {
-		printf("%s\n", body);
-		free(body);
-		return 0;
-	}
 	j = json_loads(body, 0, &jerr);
 	free(body);
 	if (!j) {
-		fprintf(stderr, "attestctl: verifier answer is not JSON: %s\n", jerr.text);
+		fprintf(stderr, "attestctl: verifier answer is not JSON: %s\n", show_cstr(jerr.text));
 		return 2;
+	}
+	if (o->json) {
+		/* The answer as the verifier writes it (compact), its strings' DEL and C1 escaped. */
+		char *s = show_json(j, JSON_COMPACT);
+
+		json_decref(j);
+		if (!s) {
+			fprintf(stderr, "attestctl: out of memory\n");
+			return 2;
+		}
+		printf("%s\n", s);
+		free(s);
+		return 0;
 	}
 	*out = j;
 	return 0;
@@ -483,15 +478,15 @@ static void print_agent_row(json_t *a)
 	char t[32], seen[32];
 	json_t *lv = json_object_get(a, "last_verdict");
 
-	if (!strcmp(str(a, "state"), "stale") || !strcmp(str(a, "state"), "retired"))
+	if (!strcmp(show_str(a, "state"), "stale") || !strcmp(show_str(a, "state"), "retired"))
 		lv = NULL;
 
 	online_fmt_time(num(a, "last_verdict_at"), t, sizeof(t));
 	online_fmt_time(num(a, "last_seen"), seen, sizeof(seen));
 	printf("%-24s %-8s %-12s %-10s %-21s %-21s %6" JSON_INTEGER_FORMAT " %8" JSON_INTEGER_FORMAT
 	       " %6" JSON_INTEGER_FORMAT "\n",
-	       str(a, "agent_id"), str(a, "state"), str(a, "policy"),
-	       json_is_string(lv) ? str(a, "last_verdict") : "-", t, seen, num(a, "boot_number"),
+	       show_str(a, "agent_id"), show_str(a, "state"), show_str(a, "policy"),
+	       json_is_string(lv) ? show_str(a, "last_verdict") : "-", t, seen, num(a, "boot_number"),
 	       num(a, "next_entry"), num(a, "open_violations"));
 }
 
@@ -525,24 +520,11 @@ int cmd_agents(int argc, char **argv)
 	return 0;
 }
 
-/* Text from the verifier (a command line, a file name) with control bytes shown as \xNN. */
-static void put_visible(const char *s)
-{
-	for (; s && *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c < 0x20 || c == 0x7f)
-			printf("\\x%02x", c);
-		else
-			putchar(c);
-	}
-}
-
 /* The "boot" object of an agent: what its firmware event log says it booted. */
 static void print_boot(json_t *b)
 {
 	json_t *k = json_object_get(b, "kernel");
-	const char *status = str(b, "status");
+	const char *status = show_str(b, "status");
 	char t[32];
 
 	if (!json_is_object(b)) {
@@ -557,23 +539,23 @@ static void print_boot(json_t *b)
 	       : !strcmp(status, "corrupt")  ? "does not parse"
 					     : status);
 	printf("firmware:        ");
-	put_visible(str(b, "firmware"));
+	fputs(show_str(b, "firmware"), stdout);
 	if (json_is_string(json_object_get(b, "pcr0")))
-		printf(" (PCR 0 %s)", str(b, "pcr0"));
-	printf("\nsecure boot:     %s\n", str(b, "secure_boot"));
+		printf(" (PCR 0 %s)", show_str(b, "pcr0"));
+	printf("\nsecure boot:     %s\n", show_str(b, "secure_boot"));
 	printf("kernel:          ");
 	if (json_is_object(k)) {
 		json_t *allowed = json_object_get(k, "allowed");
 
-		printf("%s", str(k, "digest"));
+		printf("%s", show_str(k, "digest"));
 		if (json_is_string(json_object_get(k, "file"))) {
 			printf(" from \"");
-			put_visible(str(k, "file"));
+			fputs(show_str(k, "file"), stdout);
 			printf("\"");
 		}
 		if (json_is_string(json_object_get(k, "name"))) {
 			printf(", \"");
-			put_visible(str(k, "name"));
+			fputs(show_str(k, "name"), stdout);
 			printf("\"");
 		}
 		if (json_is_boolean(allowed))
@@ -583,7 +565,7 @@ static void print_boot(json_t *b)
 	}
 	printf("\ncommand line:    ");
 	if (json_is_string(json_object_get(b, "cmdline"))) {
-		put_visible(str(b, "cmdline"));
+		fputs(show_str(b, "cmdline"), stdout);
 		printf(" (%s)", json_is_true(json_object_get(b, "cmdline_verified"))
 				      ? "verified against PCR 9"
 				      : "as the agent reported it: not measured, or not the measured one");
@@ -630,8 +612,8 @@ static int agent_lifecycle(int argc, char **argv)
 		printf("%-21s %-12s %-16s %s\n", "TIME", "EVENT", "ACTOR", "DETAIL");
 		json_array_foreach(json_object_get(j, "history"), i, e) {
 			online_fmt_time(num(e, "time"), t, sizeof(t));
-			printf("%-21s %-12s %-16s ", t, str(e, "event"), str(e, "actor"));
-			put_visible(str(e, "detail"));
+			printf("%-21s %-12s %-16s ", t, show_str(e, "event"), show_str(e, "actor"));
+			fputs(show_str(e, "detail"), stdout);
 			printf("\n");
 		}
 	}
@@ -678,9 +660,9 @@ int cmd_agent(int argc, char **argv)
 	       "boot number:     %" JSON_INTEGER_FORMAT "\nnext entry:      %" JSON_INTEGER_FORMAT "\n"
 	       "last verdict:    %s\nopen violations: %" JSON_INTEGER_FORMAT "\n"
 	       "last seen:       %s (every %" JSON_INTEGER_FORMAT " s%s; stale after %s)\n",
-	       str(j, "agent_id"), str(j, "state"), str(j, "policy"), str(j, "ak_name"), t1, t2,
+	       show_str(j, "agent_id"), show_str(j, "state"), show_str(j, "policy"), show_str(j, "ak_name"), t1, t2,
 	       num(j, "boot_number"), num(j, "next_entry"),
-	       str(j, "last_verdict"),
+	       show_str(j, "last_verdict"),
 	       num(j, "open_violations"), t3, num(j, "interval"),
 	       json_is_true(json_object_get(j, "interval_reported")) ? ", as the agent reported"
 								       : ", the verifier's default",
@@ -744,7 +726,7 @@ int cmd_verdicts(int argc, char **argv)
 		online_fmt_time(num(v, "time"), t, sizeof(t));
 		printf("%-8" JSON_INTEGER_FORMAT " %-21s %-10s %5" JSON_INTEGER_FORMAT
 		       " %8" JSON_INTEGER_FORMAT "  ",
-		       num(v, "id"), t, str(v, "verdict"), num(v, "boot_number"),
+		       num(v, "id"), t, show_str(v, "verdict"), num(v, "boot_number"),
 		       num(v, "next_offset"));
 		{
 			/* POLICY@VERSION, +N for the agent's amendment version N; "-" before verdicts
@@ -754,7 +736,7 @@ int cmd_verdicts(int argc, char **argv)
 
 			if (json_is_object(jb))
 				snprintf(by, sizeof(by), "%s@%" JSON_INTEGER_FORMAT "+%" JSON_INTEGER_FORMAT,
-					 str(jb, "policy"), num(jb, "policy_version"),
+					 show_str(jb, "policy"), num(jb, "policy_version"),
 					 num(jb, "amendment_version"));
 			printf("%-24s ", by);
 		}
@@ -763,7 +745,7 @@ int cmd_verdicts(int argc, char **argv)
 				printf(" ...");
 				break;
 			}
-			printf("%s%s", k ? ", " : "", str(r, "code"));
+			printf("%s%s", k ? ", " : "", show_str(r, "code"));
 		}
 		printf("\n");
 	}
@@ -800,15 +782,15 @@ int cmd_violations(int argc, char **argv)
 		/* The path as the verifier renders it: escaped (and said so) when not UTF-8. */
 		printf("%-6" JSON_INTEGER_FORMAT " %-16s %-9s %-16s %-5" JSON_INTEGER_FORMAT
 		       " %-21s %s%s %s",
-		       num(v, "id"), str(v, "agent_id"), str(v, "state"), str(v, "reason"),
-		       num(v, "count"), t, str(v, "path"),
+		       num(v, "id"), show_str(v, "agent_id"), show_str(v, "state"), show_str(v, "reason"),
+		       num(v, "count"), t, show_str(v, "path"),
 		       json_is_true(json_object_get(v, "path_escaped")) ? " (not UTF-8, shown escaped)" : "",
-		       str(v, "digest"));
+		       show_str(v, "digest"));
 		if (num(v, "recurs"))
 			printf("  (recurs after %" JSON_INTEGER_FORMAT ")", num(v, "recurs"));
 		printf("\n");
 		if (json_is_string(json_object_get(v, "explanation")))
-			printf("       %s\n", str(v, "explanation"));
+			printf("       %s\n", show_str(v, "explanation"));
 	}
 	if (json_array_size(json_object_get(j, "violations")) == 0)
 		printf("(none)\n");
@@ -819,18 +801,18 @@ int cmd_violations(int argc, char **argv)
 /* What an approval or dismissal did, in one line: its scope and the version it wrote. */
 static void print_decision(const char *id, json_t *j)
 {
-	const char *scope = str(j, "scope");
+	const char *scope = show_str(j, "scope");
 
-	if (strcmp(str(j, "state"), "approved")) {
-		printf("violation %s: %s\n", id, str(j, "state"));
+	if (strcmp(show_str(j, "state"), "approved")) {
+		printf("violation %s: %s\n", id, show_str(j, "state"));
 	} else if (!strcmp(scope, "policy")) {
 		printf("violation %s: approved into policy %s: now version %" JSON_INTEGER_FORMAT
 		       ", used by %" JSON_INTEGER_FORMAT " agents\n",
-		       id, str(j, "policy"), num(j, "policy_version"), num(j, "policy_agents"));
+		       id, show_str(j, "policy"), num(j, "policy_version"), num(j, "policy_agents"));
 	} else {
 		printf("violation %s: approved for agent %s only: its amendment version %"
 		       JSON_INTEGER_FORMAT " (over policy %s; the policy is unchanged)\n",
-		       id, str(j, "agent_id"), num(j, "amendment_version"), str(j, "policy"));
+		       id, show_str(j, "agent_id"), num(j, "amendment_version"), show_str(j, "policy"));
 	}
 }
 
@@ -841,7 +823,7 @@ static bool agent_listed(json_t *agents, const char *id)
 	size_t i;
 
 	json_array_foreach(json_object_get(agents, "agents"), i, a)
-		if (!strcmp(str(a, "agent_id"), id))
+		if (raw(a, "agent_id") && !strcmp(raw(a, "agent_id"), id))
 			return true;
 	return false;
 }
@@ -879,13 +861,14 @@ static int set_violations_of_file(struct online_opts *o, const char *action)
 		}
 	}
 	json_array_foreach(json_object_get(vs, "violations"), i, v) {
-		if (strcmp(str(v, "path"), o->path) || strcmp(str(v, "digest"), o->digest) ||
-		    (agents && !agent_listed(agents, str(v, "agent_id"))))
+		if (!raw(v, "path") || strcmp(raw(v, "path"), o->path) || !raw(v, "digest") ||
+		    strcmp(raw(v, "digest"), o->digest) ||
+		    (agents && (!raw(v, "agent_id") || !agent_listed(agents, raw(v, "agent_id")))))
 			continue;
 		if (n++ == 0)
 			printf("%-6s %-24s %s\n", "ID", "AGENT", "REASON");
-		printf("%-6" JSON_INTEGER_FORMAT " %-24s %s\n", num(v, "id"), str(v, "agent_id"),
-		       str(v, "reason"));
+		printf("%-6" JSON_INTEGER_FORMAT " %-24s %s\n", num(v, "id"), show_str(v, "agent_id"),
+		       show_str(v, "reason"));
 	}
 	printf("%zu open violations of %s %s%s%s\n", n, o->path, o->digest,
 	       o->policy ? " on agents of policy " : "", o->policy ? o->policy : "");
@@ -896,8 +879,9 @@ static int set_violations_of_file(struct online_opts *o, const char *action)
 		goto out;
 	}
 	json_array_foreach(json_object_get(vs, "violations"), i, v) {
-		if (strcmp(str(v, "path"), o->path) || strcmp(str(v, "digest"), o->digest) ||
-		    (agents && !agent_listed(agents, str(v, "agent_id"))))
+		if (!raw(v, "path") || strcmp(raw(v, "path"), o->path) || !raw(v, "digest") ||
+		    strcmp(raw(v, "digest"), o->digest) ||
+		    (agents && (!raw(v, "agent_id") || !agent_listed(agents, raw(v, "agent_id")))))
 			continue;
 		snprintf(idtext, sizeof(idtext), "%" JSON_INTEGER_FORMAT, num(v, "id"));
 		snprintf(path, sizeof(path), "/v1/violations/%s/%s", idtext, action);

@@ -27,6 +27,7 @@
 #include "proto/limits.h"
 #include "verifier/attestctl/commands.h"
 #include "verifier/attestctl/online.h"
+#include "verifier/attestctl/show.h"
 #include "verifier/policy/policy_file.h"
 
 static const char usage_text[] =
@@ -94,8 +95,8 @@ static unsigned diff_digests(json_t *a, json_t *b, char sign, const char *key)
 
 		json_array_foreach(list, i, d)
 			if (!other || !array_has(other, d)) {
-				printf("%c %s%s %s\n", sign, strcmp(key, "digests") ? "hex:" : "", path,
-				       json_string_value(d) ? json_string_value(d) : "?");
+				printf("%c %s%s %s\n", sign, strcmp(key, "digests") ? "hex:" : "",
+				       show_cstr(path), show_cstr(json_string_value(d)));
 				n++;
 			}
 	}
@@ -110,7 +111,7 @@ static unsigned diff_list(json_t *a, json_t *b, const char *key, char sign)
 
 	json_array_foreach(json_object_get(a, key), i, v)
 		if (!array_has(json_object_get(b, key), v)) {
-			char *s = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
+			char *s = show_json(v, JSON_COMPACT);
 			printf("%c%s %s\n", sign, key, s ? s : "?");
 			free(s);
 			n++;
@@ -149,13 +150,13 @@ static unsigned diff_packages(json_t *a, json_t *b)
 		json_t *w = json_object_get(ib, key);
 
 		if (!w)
-			printf("-package %s\n", key), n++;
+			printf("-package %s\n", show_cstr(key)), n++;
 		else if (!json_equal(v, w))
-			printf("~package %s\n", key), n++;
+			printf("~package %s\n", show_cstr(key)), n++;
 	}
 	json_object_foreach(ib, key, v)
 		if (!json_object_get(ia, key))
-			printf("+package %s (%zu files)\n", key,
+			printf("+package %s (%zu files)\n", show_cstr(key),
 			       json_object_size(json_object_get(v, "files")) +
 				       json_object_size(json_object_get(v, "files_hex"))), n++;
 	json_decref(ia);
@@ -189,8 +190,8 @@ static int policy_diff(const struct online_opts *o, const char *old_src, const c
 	for (size_t i = 0; i < sizeof(settings) / sizeof(settings[0]); i++) {
 		json_t *x = json_object_get(a, settings[i]), *y = json_object_get(b, settings[i]);
 		if (!json_equal(x, y) && (x || y)) {
-			char *sx = x ? json_dumps(x, JSON_ENCODE_ANY | JSON_COMPACT) : NULL;
-			char *sy = y ? json_dumps(y, JSON_ENCODE_ANY | JSON_COMPACT) : NULL;
+			char *sx = x ? show_json(x, JSON_COMPACT) : NULL;
+			char *sy = y ? show_json(y, JSON_COMPACT) : NULL;
 			printf("~%s %s -> %s\n", settings[i], sx ? sx : "(unset)", sy ? sy : "(unset)");
 			free(sx);
 			free(sy);
@@ -225,9 +226,7 @@ int policy_print_history(const struct online_opts *o, const char *path, const ch
 		online_fmt_time(json_integer_value(json_object_get(v, "time")), t, sizeof(t));
 		printf("%-8" JSON_INTEGER_FORMAT " %-21s %10" JSON_INTEGER_FORMAT "  %s\n",
 		       json_integer_value(json_object_get(v, "version")), t,
-		       json_integer_value(json_object_get(v, "bytes")),
-		       json_string_value(json_object_get(v, "actor")) ?
-			       json_string_value(json_object_get(v, "actor")) : "-");
+		       json_integer_value(json_object_get(v, "bytes")), show_str(v, "actor"));
 	}
 	if (!json_array_size(json_object_get(j, "versions")))
 		printf("(none)\n");
@@ -271,10 +270,10 @@ static int policy_list(struct online_opts *o)
 	json_array_foreach(json_object_get(j, "policies"), i, p) {
 		online_fmt_time(json_integer_value(json_object_get(p, "time")), t, sizeof(t));
 		printf("%-24s %7" JSON_INTEGER_FORMAT " %6" JSON_INTEGER_FORMAT "  %-21s %s\n",
-		       json_string_value(json_object_get(p, "name")),
+		       show_str(p, "name"),
 		       json_integer_value(json_object_get(p, "version")),
 		       json_integer_value(json_object_get(p, "agents")), t,
-		       json_string_value(json_object_get(p, "actor")));
+		       show_str(p, "actor"));
 	}
 	json_decref(j);
 	return 0;
@@ -308,7 +307,7 @@ int cmd_policy(int argc, char **argv)
 			 o.version ? "/versions/" : "", o.version ? o.version : "");
 		if ((ret = online_fetch(&o, HTTP_GET, path, NULL, &j)))
 			return ret;
-		char *s = json_dumps(j, JSON_INDENT(2) | JSON_SORT_KEYS);
+		char *s = show_json(j, JSON_INDENT(2) | JSON_SORT_KEYS);
 		if (s)
 			printf("%s\n", s);
 		free(s);
@@ -335,7 +334,7 @@ int cmd_policy(int argc, char **argv)
 		       (long long)json_integer_value(json_object_get(j, "version")));
 		json_array_foreach(json_object_get(j, "warnings"), i, w)
 			fprintf(stderr, "attestctl: warning: policy %s: %s\n", args[1],
-				json_string_value(w) ? json_string_value(w) : "?");
+				show_cstr(json_string_value(w)));
 		json_decref(j);
 		return 0;
 	}
