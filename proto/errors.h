@@ -102,6 +102,17 @@ enum proto_action {
 	X(ALREADY_RETIRED, 409, "already_retired", true, PROTO_ACTION_GIVE_UP)                      \
 	X(ALREADY_RESET, 409, "already_reset", true, PROTO_ACTION_GIVE_UP)                          \
 	X(POLICY_IN_USE, 409, "policy_in_use", true, PROTO_ACTION_GIVE_UP)                          \
+	/* Signed policies (--policy-signers): a body that is no DSSE envelope of a policy */        \
+	X(BAD_ENVELOPE, 400, "bad_envelope", true, PROTO_ACTION_GIVE_UP)                            \
+	/* a policy put unsigned while signing is required */                                       \
+	X(POLICY_UNSIGNED, 403, "policy_unsigned", true, PROTO_ACTION_GIVE_UP)                      \
+	/* an envelope no signature of which verifies with a signer's key (wrong key, tampered) */  \
+	X(POLICY_BAD_SIGNATURE, 403, "policy_bad_signature", true, PROTO_ACTION_GIVE_UP)            \
+	/* a rollback to a version stored unsigned, or whose signature no signer verifies now */    \
+	X(VERSION_UNSIGNED, 409, "policy_unsigned", true, PROTO_ACTION_GIVE_UP)                     \
+	X(VERSION_BAD_SIGNATURE, 409, "policy_bad_signature", true, PROTO_ACTION_GIVE_UP)           \
+	/* an approval would write an unsigned policy or amendment version */                       \
+	X(SIGNATURE_REQUIRED, 409, "signature_required", true, PROTO_ACTION_GIVE_UP)                \
 	/* Attestation results for relying parties (GET /v1/agents/{id}/ear) */                     \
 	X(AGENT_INACTIVE, 409, "agent_inactive", true, PROTO_ACTION_GIVE_UP)                        \
 	/* no round of the agent judged by this verifier since it started: its next round makes one */\

@@ -40,6 +40,7 @@
 #include "verifier/service/webhooks.h"
 #include "verifier/service/retention.h"
 #include "verifier/service/audit_sign.h"
+#include "verifier/service/policy_sign.h"
 
 
 /* Room for every connection allowed, with the store's and TLS's files: raise the soft limit. */
@@ -94,9 +95,10 @@ static void reload_tls(struct http_server *srv, const struct verifier_options *o
 }
 
 /*
- * SIGHUP: the token file, the EK CAs and the TLS certificate again, each swapped in only when it
- * loads whole (else the old one stays, and the log says why): a rotated token works and the old
- * one stops working without a restart.
+ * SIGHUP: the token file, the EK CAs, the policy signers and the TLS certificate again, each
+ * swapped in only when it loads whole (else the old one stays, and the log says why): a rotated
+ * token works and the old one stops working without a restart. The signers' file is read again
+ * only when --policy-signers names one: signing is switched on or off by a restart.
  */
 static void reload(struct app *app, struct http_server *srv, const struct verifier_options *o,
 		   const struct statedir *sd)
@@ -123,6 +125,20 @@ static void reload(struct app *app, struct http_server *srv, const struct verifi
 		log_info("reload: %zu EK CA files", o->ek_ca.n);
 	} else {
 		log_error("reload: keeping the EK CAs loaded before");
+	}
+	if (o->policy_signers) {
+		struct policy_signers *s = NULL, *old_s;
+
+		if (policy_signers_load(o->policy_signers, &s) == 0) {
+			pthread_rwlock_wrlock(&app->reload_lock);
+			old_s = app->signers;
+			app->signers = s;
+			pthread_rwlock_unlock(&app->reload_lock);
+			policy_signers_free(old_s);
+			log_info("reload: %zu policy signers", s->n);
+		} else {
+			log_error("reload: keeping the policy signers loaded before");
+		}
 	}
 	reload_tls(srv, o, sd);
 }
@@ -166,27 +182,43 @@ static int newest_cb(void *arg, const struct store_policy_version *v)
  * --policy FILE seeds the default policy: it becomes the stored default only when the store has
  * none (or with --policy-replace). A store that has one keeps it, approvals and rollbacks
  * included, whatever a unit file passes on every restart; the log says which copy is used.
+ * The file may be a DSSE envelope (attestctl policy sign): an envelope is checked as a PUT's
+ * (policy_sign.h) and refused when it does not verify, and with --policy-signers an unsigned
+ * file is refused when it would be stored.
  */
 static int load_default_policy(struct app *app, const char *file, bool replace)
 {
 	struct newest_version cur = { 0 };
 	char err[256] = "", actor[PATH_MAX + 32], when[32];
-	char *json = NULL, *stored = NULL;
+	char *text = NULL, *stored = NULL;
+	const char *json;
+	struct signed_policy sp;
+	struct store_policy_sig sig;
+	enum sign_status ss;
 	size_t len = 0;
 	struct policy *p;
 	int64_t ver = 0;
 	int ret;
 
-	ret = policy_file_read(file, &json, &len, err, sizeof(err));
+	ret = policy_file_read(file, &text, &len, err, sizeof(err));
 	if (ret) {
 		log_error("%s", err);
 		return ret;
 	}
+	ss = policy_sign_open(app, text, len, &sp);
+	if (ss != SIGN_OK && ss != SIGN_UNSIGNED) {
+		log_error("policy \"%s\": %s", file, ss == SIGN_NOMEM ? "out of memory" : sp.why);
+		ret = -EINVAL;
+		goto out;
+	}
+	/* unsigned while signers are configured: the text itself, refused below if stored */
+	json = ss == SIGN_OK ? sp.json : text;
+	len = ss == SIGN_OK ? sp.len : len;
 	p = policy_load(json, len, err, sizeof(err));
 	if (!p) {
 		log_error("policy \"%s\" does not load: %s", file, err);
-		free(json);
-		return -EINVAL;
+		ret = -EINVAL;
+		goto out;
 	}
 	log_warnings(file, p);
 	policy_unref(p);
@@ -210,17 +242,26 @@ static int load_default_policy(struct app *app, const char *file, bool replace)
 		ret = 0;
 		goto out;
 	}
+	if (ss == SIGN_UNSIGNED) {
+		log_error("policy \"%s\": %s", file, sp.why);
+		ret = -EINVAL;
+		goto out;
+	}
 	snprintf(actor, sizeof(actor), "command line (%s)", file);
-	ret = store_policy_put(app->store, POLICY_DEFAULT_NAME, json, actor, (int64_t)time(NULL),
-			       &ver);
+	sig.signer = sp.signer;
+	sig.signature = sp.signature;
+	ret = store_policy_put_signed(app->store, POLICY_DEFAULT_NAME, STORE_POLICY_ANY, json,
+				      sp.is_signed ? &sig : NULL, actor, (int64_t)time(NULL), &ver);
 	if (!ret && stored)
 		log_warn("default policy: --policy-replace: \"%s\" replaced the store's copy as"
 			 " version %" PRId64 " (the older versions stay in its history)", file, ver);
 	else if (!ret)
-		log_info("default policy: seeded from \"%s\" as version %" PRId64, file, ver);
+		log_info("default policy: seeded from \"%s\" as version %" PRId64 "%s%s", file, ver,
+			 sp.signer[0] ? ", signed by " : "", sp.signer);
 out:
+	signed_policy_release(&sp);
 	free(stored);
-	free(json);
+	free(text);
 	return ret;
 }
 
@@ -354,6 +395,8 @@ int main(int argc, char **argv)
 	app.trust = enroll_trust_new((const char *const *)o.ek_ca.v, o.ek_ca.n);
 	if (!app.trust)
 		goto out;
+	if (o.policy_signers && policy_signers_load(o.policy_signers, &app.signers))
+		goto out;
 	if (o.policy_replace && !o.policy) {
 		log_error("--policy-replace needs --policy FILE");
 		goto out;
@@ -396,7 +439,7 @@ int main(int argc, char **argv)
 	}
 	while (sigwait(&sigs, &sig) == 0 && sig == SIGHUP) {
 		(void)sdnotify("RELOADING=1");
-		log_info("SIGHUP: reloading the operator tokens, the EK CAs and the TLS certificate");
+		log_info("SIGHUP: reloading the operator tokens, the EK CAs, the policy signers and the TLS certificate");
 		reload(&app, srv, &o, &sd);
 		(void)sdnotify("READY=1");
 	}
@@ -411,6 +454,7 @@ out:
 	policy_cache_release(&app.policies);
 	policy_cache_release(&app.amendments);
 	enroll_trust_free(app.trust);
+	policy_signers_free(app.signers);
 	store_close(app.store);
 	nonces_free(app.nonces);
 	agentcache_free(app.agents);

@@ -36,6 +36,8 @@ static const struct opt_def defs[] = {
 	{ "ek-ca", OPT_LIST, OFF(ek_ca), "FILE", NULL, 0, 16, NULL },
 	{ "policy", OPT_STRING, OFF(policy), "FILE", NULL, 0, 0, NULL },
 	{ "policy-replace", OPT_BOOL, OFF(policy_replace), NULL, NULL, 0, 0, NULL },
+	/* Signed policies (service/policy_sign.h): reloaded on SIGHUP. */
+	{ "policy-signers", OPT_STRING, OFF(policy_signers), "FILE", NULL, 0, 0, NULL },
 	{ "operator-token-file", OPT_STRING, OFF(token_file), "FILE", NULL, 0, 0, NULL },
 	/* A handler waits for its round's group commit and holds its pool thread (and that
 	 * thread's other connections) meanwhile: the batch is as large as the threads waiting.

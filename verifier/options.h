@@ -28,6 +28,7 @@ struct verifier_options {
 	struct opt_list ek_ca;
 	char *policy;
 	bool policy_replace; /* --policy replaces the store's default policy, not only seeds it */
+	char *policy_signers; /* PEM public keys; NULL: policies need no signature */
 	char *token_file;
 	unsigned threads;
 	unsigned nonce_ttl; /* seconds */

@@ -88,10 +88,10 @@ fi
 page=$(MANWIDTH=200 LC_ALL=C.UTF-8 man -E UTF-8 -l "$MAN/verifier.8" 2>/dev/null)
 sighup=$(sed -n '/^ *SIGHUP$/,/^ *[A-Z][A-Z]*$/p' <<<"$page" | tr -s ' \n' ' ')
 reloads=$(sed -n 's/.*"SIGHUP: reloading \(.*\)");$/\1/p' "$TOP/verifier/main.c")
-check_eq "main.c: a reload reads the tokens, the EK CAs and the TLS certificate" \
-	"the operator tokens, the EK CAs and the TLS certificate" "$reloads"
-for what in "token file" "--ek-ca" "TLS certificate and key" "--tls-cert" "fingerprint" \
-	"loaded before"; do
+check_eq "main.c: a reload reads the tokens, the EK CAs, the policy signers and the TLS certificate" \
+	"the operator tokens, the EK CAs, the policy signers and the TLS certificate" "$reloads"
+for what in "token file" "--ek-ca" "--policy-signers" "TLS certificate and key" "--tls-cert" \
+	"fingerprint" "loaded before"; do
 	check "verifier(8), SIGNALS, SIGHUP: names \"$what\"" grep -qF -- "$what" <<<"$sighup"
 done
 check "verifier(8) says systemctl reload, as the unit's ExecReload= sends SIGHUP" bash -c \

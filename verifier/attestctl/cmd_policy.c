@@ -1,6 +1,7 @@
 /*
  * attestctl policy list | get NAME [--version N] | put NAME FILE | assign AGENT NAME
  *                  | diff OLD NEW | history NAME | rollback NAME VERSION | delete NAME
+ *                  | sign --key KEY FILE [--out FILE] (cmd_policy_sign.c)
  *
  * Named policies on a running verifier (every put is a new version; the verifier keeps the old
  * ones and who made them: `history` lists them, `get --version` reads one, `rollback` makes an
@@ -12,7 +13,7 @@
  * trusted signing key added or dropped is a change a reviewer must see), require_signatures and
  * ignored_keyrings, package versions (`+package NAME VERSION ARCH`, `-package`, `~package`
  * for one whose files or marks changed), and changed settings (keyrings among them). put sends key files the policy
- * names inline (policy_file.h) and prints the verifier's import warnings on stderr (what a
+ * names inline (policy_file.h), a DSSE envelope (policy sign) as it is, and prints the verifier's import warnings on stderr (what a
  * Keylime policy asks for that is not enforced as Keylime would). Exit 0 (diff: 0 same, 1
  * different), 1 the verifier refused, 2 usage, I/O or transport error. Common options as in
  * online.h.
@@ -34,6 +35,7 @@ static const char usage_text[] =
 	"usage: attestctl policy list | get NAME [--version N] | put NAME FILE | assign AGENT NAME\n"
 	"                      | diff OLD NEW | history NAME | rollback NAME VERSION | delete NAME\n"
 	"                      | update NAME --apt-repo DIR --keyring FILE [...] (policy update --help)\n"
+	"                      | sign --key KEY.pem FILE [--out FILE]\n"
 	"       (OLD and NEW are files or @NAME on the verifier)\n"
 	"       [--verifier URL] [--ca FILE] [--token-file FILE]\n";
 
@@ -208,7 +210,11 @@ static bool is_number(const char *s)
 	return s && *s && strspn(s, "0123456789") == strlen(s) && strlen(s) <= 18;
 }
 
-/* A policy's (or an amendment's) versions, newest first: VERSION TIME BYTES BY. */
+/*
+ * A policy's (or an amendment's) versions, newest first: VERSION TIME BYTES SIGNER BY; SIGNER is
+ * the first 16 hex digits of the keyid that verified it, "unchecked" for one signed but stored
+ * by a verifier without --policy-signers, "-" unsigned (--json: the whole keyid).
+ */
 int policy_print_history(const struct online_opts *o, const char *path, const char *what)
 {
 	json_t *j = NULL, *v;
@@ -221,12 +227,18 @@ int policy_print_history(const struct online_opts *o, const char *path, const ch
 	if (json_object_get(j, "agents"))
 		printf("%s: used by %" JSON_INTEGER_FORMAT " agents\n", what,
 		       json_integer_value(json_object_get(j, "agents")));
-	printf("%-8s %-21s %10s  %s\n", "VERSION", "TIME", "BYTES", "BY");
+	printf("%-8s %-21s %10s  %-16s  %s\n", "VERSION", "TIME", "BYTES", "SIGNER", "BY");
 	json_array_foreach(json_object_get(j, "versions"), i, v) {
+		const char *signer = json_string_value(json_object_get(v, "signer"));
+
+		if (!signer || !signer[0])
+			signer = json_is_true(json_object_get(v, "signed")) ? "unchecked" : "-";
+		else
+			signer = show_cstr(signer);
 		online_fmt_time(json_integer_value(json_object_get(v, "time")), t, sizeof(t));
-		printf("%-8" JSON_INTEGER_FORMAT " %-21s %10" JSON_INTEGER_FORMAT "  %s\n",
+		printf("%-8" JSON_INTEGER_FORMAT " %-21s %10" JSON_INTEGER_FORMAT "  %-16.16s  %s\n",
 		       json_integer_value(json_object_get(v, "version")), t,
-		       json_integer_value(json_object_get(v, "bytes")), show_str(v, "actor"));
+		       json_integer_value(json_object_get(v, "bytes")), signer, show_str(v, "actor"));
 	}
 	if (!json_array_size(json_object_get(j, "versions")))
 		printf("(none)\n");
@@ -289,6 +301,8 @@ int cmd_policy(int argc, char **argv)
 
 	if (argc > 1 && !strcmp(argv[1], "update"))
 		return cmd_policy_update(argc - 1, argv + 1);
+	if (argc > 1 && !strcmp(argv[1], "sign"))
+		return cmd_policy_sign(argc - 1, argv + 1);
 	ret = online_parse_words(argc, argv, &o, args, 3, &nargs);
 	if (!ret && nargs == 1 && !strcmp(args[0], "list"))
 		return policy_list(&o);
@@ -330,8 +344,14 @@ int cmd_policy(int argc, char **argv)
 		free(text);
 		if (ret)
 			return ret;
-		printf("policy %s version %lld\n", args[1],
+		printf("policy %s version %lld", args[1],
 		       (long long)json_integer_value(json_object_get(j, "version")));
+		if (json_string_value(json_object_get(j, "signer")) &&
+		    json_string_value(json_object_get(j, "signer"))[0])
+			printf(", signed by %s", show_str(j, "signer"));
+		else if (json_is_true(json_object_get(j, "signed")))
+			printf(", signed (unchecked: the verifier has no --policy-signers)");
+		printf("\n");
 		json_array_foreach(json_object_get(j, "warnings"), i, w)
 			fprintf(stderr, "attestctl: warning: policy %s: %s\n", args[1],
 				show_cstr(json_string_value(w)));

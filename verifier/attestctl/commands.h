@@ -15,6 +15,8 @@ int cmd_policy(int argc, char **argv);
 int cmd_policy_gen(int argc, char **argv);
 /* cmd_policy_update.c: `policy update NAME --apt-repo ...`, argv[0] = "update" */
 int cmd_policy_update(int argc, char **argv);
+/* cmd_policy_sign.c: `policy sign --key KEY FILE [--out FILE]`, argv[0] = "sign" */
+int cmd_policy_sign(int argc, char **argv);
 int cmd_policy_check(int argc, char **argv);
 int cmd_evaluate(int argc, char **argv);
 /* A policy's import warnings (policy_warning()), one "attestctl: warning:" line each on stderr. */

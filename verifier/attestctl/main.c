@@ -17,7 +17,7 @@ static const struct command {
 	{"replay", cmd_replay, "replay [--bank sha1|sha256|sha384|sha512|all] LIST"},
 	{"check-quote", cmd_check_quote, "check-quote --ak AKPUB --message MSG --signature SIG --nonce HEX [--pcrs PCRS] [--list LIST]"},
 	{"policy-learn", cmd_policy_learn, "policy-learn LIST [--out FILE]"},
-	{"policy", cmd_policy, "policy get NAME [--version N] | put NAME FILE | assign AGENT NAME | diff OLD NEW | history NAME | rollback NAME VERSION | update NAME --apt-repo DIR --keyring FILE [--dist SUITE] [--package NAME... | --selections FILE | --all-packages] [--hash ALG]... [--retire-after DAYS] [--dry-run]"},
+	{"policy", cmd_policy, "policy get NAME [--version N] | put NAME FILE | assign AGENT NAME | diff OLD NEW | history NAME | rollback NAME VERSION | sign --key KEY.pem FILE [--out FILE] | update NAME --apt-repo DIR --keyring FILE [--dist SUITE] [--package NAME... | --selections FILE | --all-packages] [--hash ALG]... [--retire-after DAYS] [--dry-run]"},
 	{"policy-gen", cmd_policy_gen,
 	 "policy-gen DIR [--exclude REGEX]... [--hash sha1|sha256|sha384|sha512] [--prefix /] [--out FILE] | policy-gen (--deb FILE.deb... | --apt-repo DIR --keyring FILE [--dist SUITE] (--package NAME... | --selections FILE | --all-packages)) [--hash ALG]... [--conffiles packaged|any] [--exclude REGEX]... [--out FILE]"},
 	{"policy-check", cmd_policy_check, "policy-check POLICY [PATH ALG:HEX]"},

@@ -1,7 +1,8 @@
 /*
  * Policies as HTTP: GET /v1/policies (every named policy), GET /v1/policies/{name} (the text
  * stored), .../enforced (what the verifier judges by), PUT (a new version, checked before it
- * is stored) and DELETE (an unused policy). Versions and rollbacks are
+ * is stored: a policy, or a DSSE envelope of one, which --policy-signers requires; see
+ * service/policy_sign.h) and DELETE (an unused policy). Versions and rollbacks are
  * handlers_policy_history.c's.
  */
 #include <errno.h>
@@ -17,6 +18,7 @@
 #include "common/log.h"
 #include "verifier/http/handlers.h"
 #include "verifier/policy/policy.h"
+#include "verifier/service/policy_sign.h"
 
 void handle_policy_get(const struct http_request *req, struct http_response *resp)
 {
@@ -123,10 +125,17 @@ out:
 	policy_unref(p);
 }
 
+/*
+ * PUT /v1/policies/{name}: {name, version, warnings, signer}; signer is the keyid of the
+ * --policy-signers key that verified the envelope, "" for a plain policy or an envelope no
+ * signers were configured to check (then `signed` tells the two apart).
+ */
 void handle_policy_put(const struct http_request *req, struct http_response *resp)
 {
 	struct app *app = req->app;
 	char err[256] = "";
+	struct signed_policy sp;
+	struct store_policy_sig sig;
 	struct policy *p;
 	json_t *warnings;
 	int64_t ver = 0;
@@ -135,10 +144,29 @@ void handle_policy_put(const struct http_request *req, struct http_response *res
 		http_reply_error(resp, PROTO_ERR_BAD_REQUEST, "bad policy name");
 		return;
 	}
-	p = policy_load(req->body, req->body_len, err, sizeof(err));
-	if (!p) {
-		http_reply_error(resp, PROTO_ERR_BAD_POLICY, "%s", err[0] ? err : "policy does not load");
+	switch (policy_sign_open(app, req->body, req->body_len, &sp)) {
+	case SIGN_OK:
+		break;
+	case SIGN_UNSIGNED:
+		http_reply_error(resp, PROTO_ERR_POLICY_UNSIGNED, "%s", sp.why);
 		return;
+	case SIGN_MALFORMED:
+		http_reply_error(resp, PROTO_ERR_BAD_ENVELOPE, "%s", sp.why);
+		return;
+	case SIGN_BAD_SIGNATURE:
+		log_warn("policy: \"%s\" refused from %s: %s", req->arg[0], app_actor(req), sp.why);
+		http_reply_error(resp, PROTO_ERR_POLICY_BAD_SIGNATURE, "%s", sp.why);
+		return;
+	default:
+		http_reply_error(resp, PROTO_ERR_INTERNAL, "out of memory");
+		return;
+	}
+	p = policy_load(sp.json, sp.len, err, sizeof(err));
+	if (!p) {
+		http_reply_error(resp, PROTO_ERR_BAD_POLICY, "%s%s",
+				 sp.is_signed ? "the envelope's payload: " : "",
+				 err[0] ? err : "policy does not load");
+		goto out;
 	}
 	/* What an imported Keylime policy asks for that is not enforced as Keylime would: the
 	 * operator sees it in the answer (attestctl prints it), nothing is dropped silently. */
@@ -146,20 +174,28 @@ void handle_policy_put(const struct http_request *req, struct http_response *res
 	policy_unref(p);
 	if (!warnings) {
 		http_reply_error(resp, PROTO_ERR_INTERNAL, "out of memory");
-		return;
+		goto out;
 	}
-	if (store_policy_put(app->store, req->arg[0], req->body, app_actor(req), (int64_t)time(NULL),
-			     &ver)) {
+	sig.signer = sp.signer;
+	sig.signature = sp.signature;
+	if (store_policy_put_signed(app->store, req->arg[0], STORE_POLICY_ANY, sp.json,
+				    sp.is_signed ? &sig : NULL, app_actor(req), (int64_t)time(NULL),
+				    &ver)) {
 		json_decref(warnings);
 		http_reply_store_failure(resp);
-		return;
+		goto out;
 	}
 	policy_cache_invalidate(&app->policies, req->arg[0]);
-	log_info("policy: \"%s\" is now version %" PRId64 " (%zu import warnings)", req->arg[0], ver,
-		 json_array_size(warnings));
+	log_info("policy: \"%s\" is now version %" PRId64 " (%zu import warnings)%s%s", req->arg[0],
+		 ver, json_array_size(warnings),
+		 sp.is_signed ? (sp.signer[0] ? ", signed by " : ", signed (unchecked)") : "",
+		 sp.signer);
 	reply_json_value(resp, 200,
-			 json_pack("{s:s, s:I, s:o}", "name", req->arg[0], "version", (json_int_t)ver,
-				   "warnings", warnings));
+			 json_pack("{s:s, s:I, s:o, s:b, s:s}", "name", req->arg[0], "version",
+				   (json_int_t)ver, "warnings", warnings, "signed", sp.is_signed,
+				   "signer", sp.signer));
+out:
+	signed_policy_release(&sp);
 }
 
 static int policies_cb(void *arg, const struct store_policy_summary *p)

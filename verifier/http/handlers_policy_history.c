@@ -1,7 +1,9 @@
 /*
  * Policy history and agents' amendments as HTTP (operator token):
  *
- *   GET  /v1/policies/{name}/versions          {name, agents, versions: [{version, actor, time, bytes}]}
+ *   GET  /v1/policies/{name}/versions          {name, agents, versions: [{version, actor, time, bytes,
+ *                                              signed, signer}]} (signer: the keyid of the
+ *                                              --policy-signers key that verified it, "" if none)
  *   GET  /v1/policies/{name}/versions/{v}      that version's JSON, as stored
  *   POST /v1/policies/{name}/rollback {version} {name, version, from, changed, agents}
  *   GET  /v1/agents/{id}/amendment             {agent_id, version, amendment} (version 0, null: none)
@@ -21,8 +23,10 @@
 
 static int version_cb(void *arg, const struct store_policy_version *v)
 {
-	json_t *o = json_pack("{s:I, s:s, s:I, s:I}", "version", (json_int_t)v->version, "actor",
-			      v->actor, "time", (json_int_t)v->time, "bytes", (json_int_t)v->bytes);
+	json_t *o = json_pack("{s:I, s:s, s:I, s:I, s:b, s:s}", "version", (json_int_t)v->version,
+			      "actor", v->actor, "time", (json_int_t)v->time, "bytes",
+			      (json_int_t)v->bytes, "signed", v->signed_, "signer",
+			      v->signer ? v->signer : "");
 
 	return o && json_array_append_new(arg, o) == 0 ? 0 : -ENOMEM;
 }
@@ -139,12 +143,19 @@ static void reply_rollback(struct http_response *resp, enum history_status hs,
 	case HISTORY_BROKEN:
 		http_reply_error(resp, PROTO_ERR_POLICY_VERSION_BROKEN, "%s", r->why);
 		return;
+	case HISTORY_UNSIGNED:
+		http_reply_error(resp, PROTO_ERR_VERSION_UNSIGNED, "%s", r->why);
+		return;
+	case HISTORY_BAD_SIGNATURE:
+		http_reply_error(resp, PROTO_ERR_VERSION_BAD_SIGNATURE, "%s", r->why);
+		return;
 	default:
 		http_reply_store_failure(resp);
 		return;
 	}
-	o = json_pack("{s:I, s:I, s:b, s:I}", "version", (json_int_t)r->version, "from",
-		      (json_int_t)r->from, "changed", r->changed, "agents", (json_int_t)r->agents);
+	o = json_pack("{s:I, s:I, s:b, s:I, s:s}", "version", (json_int_t)r->version, "from",
+		      (json_int_t)r->from, "changed", r->changed, "agents", (json_int_t)r->agents,
+		      "signer", r->signer);
 	if (o)
 		json_object_set_new(o, id ? "agent_id" : "name", json_string(id ? id : name));
 	reply_json_value(resp, 200, o);

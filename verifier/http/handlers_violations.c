@@ -299,6 +299,9 @@ static void act_on_violation(const struct http_request *req, struct http_respons
 	case REVIEW_CONFLICT:
 		http_reply_error(resp, PROTO_ERR_POLICY_CONFLICT, "%s", r->why);
 		goto out;
+	case REVIEW_SIGNATURE_REQUIRED:
+		http_reply_error(resp, PROTO_ERR_SIGNATURE_REQUIRED, "%s", r->why);
+		goto out;
 	case REVIEW_STORE_FAILED:
 	case REVIEW_INTERNAL:
 	default:

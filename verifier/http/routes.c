@@ -53,7 +53,7 @@ const struct http_route app_routes[] = {
 	  handle_policy_delete, "200 404 409 503", NULL },
 	/* Policies can be large (a whole distribution's digests). */
 	{ "PUT", "/v1/policies/*", LIMIT_REQUEST_BODY, HTTP_TOKEN, "policy_put",
-	  handle_policy_put, "200 400 500 503", NULL },
+	  handle_policy_put, "200 400 403 500 503", NULL },
 	{ "GET", "/v1/policies/*/enforced", LIMIT_SMALL_BODY, HTTP_TOKEN, "policy_enforced",
 	  handle_policy_enforced, "200 404 500 503", NULL },
 	{ "GET", "/v1/policies/*/versions", LIMIT_SMALL_BODY, HTTP_TOKEN, "policy_versions",

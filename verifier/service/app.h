@@ -22,6 +22,7 @@ struct agentcache;
 struct cluster;
 struct ear_keys;
 struct audit_signer;
+struct policy_signers;
 struct ear_results;
 struct tokens;
 struct webhooks;
@@ -43,12 +44,14 @@ struct app {
 	int64_t nonce_ttl;
 	int64_t pending_ttl;       /* seconds a pending enrollment lives (the store's limit) */
 	/*
-	 * What SIGHUP reloads (main.c): the operator tokens and the EK CAs. Readers hold
-	 * reload_lock for reading while they use either; a reload swaps them holding it for
-	 * writing. NULL tokens: every operator call is refused.
+	 * What SIGHUP reloads (main.c): the operator tokens, the EK CAs and the policy signers.
+	 * Readers hold reload_lock for reading while they use any; a reload swaps them holding it
+	 * for writing. NULL tokens: every operator call is refused.
 	 */
 	pthread_rwlock_t reload_lock;
 	struct tokens *tokens;
+	/* --policy-signers (policy_sign.h): NULL when policies need no signature */
+	struct policy_signers *signers;
 	struct policy_cache policies;
 	/* agents' amendments (store.h, store_amendment_name()): their own cache, so that many of
 	 * them never evict the large shared policies */

@@ -10,14 +10,17 @@
 
 #include "common/log.h"
 #include "verifier/policy/policy.h"
+#include "verifier/service/policy_sign.h"
 
 enum history_status policy_history_rollback(struct app *app, const char *name, bool amendment,
 					    int64_t version, const char *who,
 					    struct history_rollback *out)
 {
-	char actor[64], err[160] = "", *json = NULL;
+	char actor[64], err[160] = "", *json = NULL, *signer = NULL, *signature = NULL;
 	int64_t before = 0;
 	struct policy *p = NULL;
+	struct signed_policy sp = { 0 };
+	struct store_policy_sig sig;
 	enum history_status hs = HISTORY_INTERNAL;
 	int ret;
 
@@ -34,9 +37,24 @@ enum history_status policy_history_rollback(struct app *app, const char *name, b
 		if (!json)
 			goto out;
 	} else {
-		ret = store_policy_get_version(app->store, name, version, &json);
+		ret = store_policy_get_signed_version(app->store, name, version, &json, &signer,
+						      &signature);
 		if (ret) {
 			hs = ret == -ENOENT ? HISTORY_UNKNOWN_VERSION : HISTORY_STORE_FAILED;
+			goto out;
+		}
+		switch (policy_sign_recheck(app, json, signature, &sp)) {
+		case SIGN_OK:
+			break;
+		case SIGN_UNSIGNED:
+			hs = HISTORY_UNSIGNED;
+			snprintf(out->why, sizeof(out->why), "version %" PRId64 ": %s", version, sp.why);
+			goto out;
+		case SIGN_NOMEM:
+			goto out;
+		default:
+			hs = HISTORY_BAD_SIGNATURE;
+			snprintf(out->why, sizeof(out->why), "version %" PRId64 ": %s", version, sp.why);
 			goto out;
 		}
 		/* It loaded when it was stored; a newer verifier may refuse what an older took. */
@@ -50,11 +68,17 @@ enum history_status policy_history_rollback(struct app *app, const char *name, b
 	}
 	snprintf(actor, sizeof(actor), "%s (rollback to version %" PRId64 ")",
 		 who ? who : "operator", version);
-	if (store_policy_put(app->store, name, json, actor, (int64_t)time(NULL), &out->version)) {
+	/* The signature travels with the text: a signed version rolled back to stays signed. */
+	sig.signer = sp.signer;
+	sig.signature = signature;
+	if (store_policy_put_signed(app->store, name, STORE_POLICY_ANY, json,
+				    signature && signature[0] ? &sig : NULL, actor, (int64_t)time(NULL),
+				    &out->version)) {
 		hs = HISTORY_STORE_FAILED;
 		goto out;
 	}
 	out->changed = out->version != before;
+	snprintf(out->signer, sizeof(out->signer), "%s", sp.signer);
 	policy_cache_invalidate(amendment ? &app->amendments : &app->policies, name);
 	if (amendment) {
 		out->agents = 1;
@@ -68,6 +92,9 @@ enum history_status policy_history_rollback(struct app *app, const char *name, b
 	hs = HISTORY_OK;
 out:
 	policy_free(p);
+	signed_policy_release(&sp);
 	free(json);
+	free(signer);
+	free(signature);
 	return hs;
 }

@@ -6,6 +6,12 @@
  * A rollback never rewrites history: it stores the chosen version's text as a new version
  * (actor "NAME (rollback to version N)", NAME the token's), so the versions in between stay readable and
  * a rollback can itself be rolled back. The policy caches drop the old version at once.
+ *
+ * Signed versions (policy_sign.h): the new version keeps the chosen one's signature. With
+ * --policy-signers that signature is checked again against the signers of now (a version whose
+ * signer's key was removed is refused), and a version stored unsigned is refused, except an
+ * amendment's version 0 (the empty amendment withdraws approvals: it only ever narrows what an
+ * agent is allowed).
  */
 #ifndef VERIFIER_POLICY_HISTORY_H
 #define VERIFIER_POLICY_HISTORY_H
@@ -20,6 +26,8 @@ enum history_status {
 	HISTORY_UNKNOWN,         /* no such policy (or amendment) */
 	HISTORY_UNKNOWN_VERSION, /* it has no such version */
 	HISTORY_BROKEN,          /* that version does not load any more; *why says why */
+	HISTORY_UNSIGNED,        /* signers required and that version is unsigned; *why */
+	HISTORY_BAD_SIGNATURE,   /* no signer's key verifies that version now; *why */
 	HISTORY_STORE_FAILED,
 	HISTORY_INTERNAL,
 };
@@ -29,6 +37,7 @@ struct history_rollback {
 	int64_t version;     /* the version now current (new, or the same text already) */
 	bool changed;        /* false: the current version had that text already */
 	uint64_t agents;     /* agents assigned the policy (1 for an amendment) */
+	char signer[65];     /* the keyid that verified the version now current; "" if none */
 	char why[256];
 };
 

@@ -14,6 +14,7 @@
 #include "verifier/policy/policy.h"
 #include "verifier/policy/policy_cache.h"
 #include "verifier/facts/reasons.h"
+#include "verifier/service/policy_sign.h"
 
 /*
  * Every decision runs under this lock: reading the violation, changing a policy and closing the
@@ -353,6 +354,16 @@ static enum review_status approve(struct app *app, int64_t id, const struct viol
 		snprintf(out->why, sizeof(out->why), "%s cannot be approved: %s", vc->reason,
 			 approve_instead(reason));
 		return REVIEW_NOT_APPROVABLE;
+	}
+	if (policy_sign_required(app)) {
+		snprintf(out->why, sizeof(out->why),
+			 "this verifier takes only signed policies (--policy-signers): an approval"
+			 " would write an unsigned %s; add %s to the policy, sign it (attestctl"
+			 " policy sign --key KEY.pem FILE), put it (attestctl policy put), then"
+			 " dismiss violation %lld", scope == REVIEW_SCOPE_AGENT ? "amendment" :
+			 "policy version", teach == teach_file ? "the file's digest" : "the boot event",
+			 (long long)id);
+		return REVIEW_SIGNATURE_REQUIRED;
 	}
 	memset(&a, 0, sizeof(a));
 	if (store_agent_get(app->store, vc->agent, &a))

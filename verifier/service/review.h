@@ -23,6 +23,11 @@
  * entry, entries past the per-round cap, a boot event that cannot be judged, the Secure Boot
  * state) is refused with what to do instead; dismissing closes any open violation without
  * touching a policy. A decided violation stays decided (a recurrence opens a new one).
+ *
+ * With --policy-signers (policy_sign.h) every approval is refused (REVIEW_SIGNATURE_REQUIRED,
+ * the violation still open): it would write a policy or amendment version no signer signed,
+ * and the verifier holds no signer's private key. The operator adds the entry to the policy,
+ * signs it and puts it (attestctl policy sign, policy put), then dismisses the violation.
  * attestctl, the web page and the HTTP handler all call this; tests can too.
  */
 #ifndef VERIFIER_REVIEW_H
@@ -44,6 +49,7 @@ enum review_status {
 	REVIEW_UNKNOWN_POLICY,  /* REVIEW_SCOPE_POLICY, and the agent's policy does not exist */
 	REVIEW_POLICY_BROKEN,   /* the stored policy does not load; out->why says why */
 	REVIEW_CONFLICT,        /* the document was written by others under every attempt */
+	REVIEW_SIGNATURE_REQUIRED, /* --policy-signers: approvals write nothing; out->why */
 	REVIEW_STORE_FAILED,
 	REVIEW_INTERNAL,
 };
