@@ -108,4 +108,34 @@ check "--version of each binary is 'NAME VERSION'" bash -c \
 # --- the README's commands run on a minimal Debian, which has no sudo ------------------------
 check_eq "README.md: no command uses sudo (a minimal Debian lacks it; say \"as root\")" "" \
 	"$(grep -nw sudo "$TOP/README.md" | grep -v 'no `sudo`\|`sudo` is not' | tr '\n' ' ')"
+
+# --- the README against the packaged unit ---------------------------------------------------
+# The verifier's unit runs as a user systemd makes (DynamicUser=): a secret it reads cannot be
+# a file of root's in /etc/attest (mode 0600), and a verifier run by hand beside the unit is
+# refused (its default state directory is the unit's, a link systemd made).
+check "the unit runs the verifier as a dynamic user" grep -qx 'DynamicUser=yes' \
+	"$TOP/verifier/attest-verifier.service.in"
+check_eq "README.md: no secret the verifier reads is a file in /etc/attest" "" \
+	"$(grep -nE '(cluster-key|tls-key|operator-token-file|webhook-secret-file)[ =]+/etc/attest|passfile=/etc/attest' "$TOP/README.md" | tr '\n' ' ')"
+check_eq "README.md: no verifier started by hand with --policy-replace" "" \
+	"$(grep -n '`verifier --config[^`]*--policy-replace' "$TOP/README.md" | tr '\n' ' ')"
+# The backup section names every file a verifier keeps in its state directory beside the store.
+state=$T_TMP/state
+port=$(free_port) || port=
+if [[ -n $port ]]; then
+	"$B/verifier" --config /dev/null --state-dir "$state" --listen "127.0.0.1:$port" \
+		>"$T_TMP/v.out" 2>&1 &
+	vpid=$!
+	track_pid "$vpid"
+	for _ in $(seq 1 100); do [[ -s $state/operator-token ]] && break; sleep 0.1; done
+	sleep 0.5
+	kill "$vpid" 2>/dev/null
+	wait "$vpid" 2>/dev/null
+fi
+made=$(find "$state" -maxdepth 1 -type f -printf '%f\n' 2>/dev/null | grep -vE '^verifier\.(db|db-wal|db-shm|lock)$' | sort)
+backup=$(sed -n '/^### Backups and restore/,/^### Upgrades/p' "$TOP/README.md" | tr '\n' ' ')
+check "a verifier made its state directory's files ($(echo $made))" test "$(grep -c . <<<"$made")" -ge 5
+missing=
+for f in $made; do grep -qF "\`$f\`" <<<"$backup" || missing+="$f "; done
+check_eq "README.md, Backups and restore: names every file of the state directory to copy" "" "$missing"
 finish
