@@ -220,9 +220,13 @@ enum sign_status policy_sign_recheck(struct app *app, const char *json, const ch
 	}
 	/* The envelope made whole again: its payload is the version's text, byte for byte. */
 	env = json_loads(signature, JSON_REJECT_DUPLICATES, NULL);
+	if (!json_is_object(env)) {
+		snprintf(out->why, sizeof(out->why), "its stored signature is not an envelope");
+		st = SIGN_MALFORMED;
+		goto out;
+	}
 	b64 = base64_encode_alloc((const uint8_t *)json, strlen(json));
-	if (!json_is_object(env) || !b64 ||
-	    json_object_set_new(env, "payload", json_string(b64)) ||
+	if (!b64 || json_object_set_new(env, "payload", json_string(b64)) ||
 	    !(text = json_dumps(env, JSON_COMPACT)))
 		goto out;
 	pthread_rwlock_rdlock(&app->reload_lock);
