@@ -534,6 +534,19 @@ check_eq "the page shows it within its refresh period, without a click" retired 
 	"$(text '#fleet-rows tr[data-agent=fleet-a] td.state')"
 click '#auto-refresh'
 
+# A signed version in the history: the default policy's text signed anew (this verifier has no
+# policy signers, so the page shows it signed, unchecked).
+SIGNED_V=$(
+	op /v1/policies/default >"$W/default.json" &&
+		openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$W/signer.pem" 2>/dev/null &&
+		"$ATTESTCTL" policy sign --key "$W/signer.pem" "$W/default.json" --out "$W/default.dsse" 2>/dev/null &&
+		curl -sS --cacert "$CA" -H "Authorization: Bearer $TOKEN" -X PUT --data-binary "@$W/default.dsse" \
+			"$URL/v1/policies/default" | jq -r .version
+)
+wd POST "$S/url" "$(jq -cn --arg u "$URL/ui/#/agent/fleet-b" '{url: $u}')" >/dev/null
+check "policy history: version $SIGNED_V shown signed (unchecked)" \
+	wait_text "#policy-history tr[data-version=\"$SIGNED_V\"] td.actor .signer" 'signed \(unchecked\)'
+
 # The browser's console: no script error, no CSP refusal (expected: the wrong token's
 # 401, the refused approval's 409, the missing favicon).
 wd POST "$S/se/log" '{"type":"browser"}' >"$W/console.json"

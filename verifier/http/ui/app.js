@@ -732,10 +732,17 @@
 	}
 
 	/* One row of a version history: the version, who made it, when, its size, and `cell`. */
+	/*
+	 * Who wrote a version, and who signed it (verifier(8), SIGNED POLICIES): the first 16 hex
+	 * digits of the keyid that verified it (the whole of it as the title), or "unchecked" for
+	 * one signed but stored by a verifier without policy signers.
+	 */
 	function versionRow(v, cell) {
+		const signed = v.signed ? el('span', { class: 'signer', title: v.signer || 'no policy signers when stored' },
+			v.signer ? ' \u00b7 signed by ' + v.signer.slice(0, 16) : ' \u00b7 signed (unchecked)') : null;
 		return el('tr', { 'data-version': String(v.version) },
 			el('td', { class: 'num version' }, 'v' + v.version),
-			el('td', { class: 'actor' }, v.actor),
+			el('td', { class: 'actor' }, v.actor, signed),
 			el('td', { class: 'when' }, v.time ? timeCell(v.time) : ''),
 			el('td', { class: 'num' }, String(v.bytes)),
 			cell);
