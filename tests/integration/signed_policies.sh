@@ -85,6 +85,9 @@ check_eq "off: an envelope by a key nobody configured: its payload stored (200),
 check_eq "off: the stored text is the payload, byte for byte" "$P2" \
 	"$(curl -sS --cacert "$CA" -H "Authorization: Bearer $(cat "$W/token")" "$URL/v1/policies/measured/versions/2")"
 code PUT /v1/policies/measured "$W/p2-s1.dsse" >/dev/null
+printf '{"version": 1, "digests": ' >"$W/notjson.json"
+check_eq "off: a body that is not JSON: 400 bad_policy, as before" "400 bad_policy" \
+	"$(code PUT /v1/policies/measured "$W/notjson.json")"
 check_eq "off: a malformed envelope is still refused: 400 bad_envelope" "400 bad_envelope" \
 	"$(code PUT /v1/policies/measured "$W/othertype.dsse")"
 check_eq "off: versions 1 plain, 2 and 3 signed (unchecked)" "1:false 2:true 3:true" \

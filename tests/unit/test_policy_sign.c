@@ -124,6 +124,10 @@ int main(void)
 		      !strstr(sp.signature, "payload\"") && strstr(sp.signature, "signatures"),
 	      "an envelope: its payload, signed, no signer, the envelope kept without its payload");
 	signed_policy_release(&sp);
+	CHECK(open_text(&app, "not json {", &sp) == SIGN_OK && !sp.is_signed &&
+		      !strcmp(sp.json, "not json {"),
+	      "a body that is not JSON: left to the policy loader, whose message says why");
+	signed_policy_release(&sp);
 	CHECK(open_text(&app, "{\"payloadType\": \"x\", \"payload\": \"e30=\", \"signatures\": []}",
 			&sp) == SIGN_MALFORMED && strstr(sp.why, "DSSE"),
 	      "a malformed envelope is refused (%s)", sp.why);
@@ -139,6 +143,8 @@ int main(void)
 	CHECK(open_text(&app, policy_a, &sp) == SIGN_UNSIGNED && !sp.json &&
 		      strstr(sp.why, "attestctl policy sign"),
 	      "a plain policy: refused, with how to sign it");
+	signed_policy_release(&sp);
+	CHECK(open_text(&app, "not json {", &sp) == SIGN_UNSIGNED, "a body that is not JSON: unsigned");
 	signed_policy_release(&sp);
 	CHECK(open_text(&app, env2, &sp) == SIGN_BAD_SIGNATURE && !sp.json, "another key's: refused");
 	signed_policy_release(&sp);
