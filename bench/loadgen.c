@@ -572,6 +572,8 @@ static int answer(struct worker *w, struct agent *a, const struct challenge *ch,
 	from = ch->log_offset < a->nentries ? entry_off(a, ch->log_offset) : a->list.len;
 	ev.log = (uint8_t *)a->list.buf + from;
 	ev.log_len = a->list.len - from;
+	/* A paced agent says its interval, as attestd does, or the verifier finds it stale. */
+	ev.interval = (uint32_t)w->o->interval;
 	json = evidence_encode(&ev);
 	snprintf(path, sizeof(path), "/v1/agents/%s/evidence", a->id);
 	ret = json ? post_on(w, h, path, json, st, b) : -ENOMEM;

@@ -630,6 +630,14 @@ if want detect; then
 				continue
 			fi
 			f=$TMP/det-chg-$n.out fi=$TMP/det-idle-$n.out
+			# A paced agent that the verifier finds stale sends it the wrong interval: its
+			# events would queue ahead of the ones timed and its scans cost CPU.
+			stale=$(cat "$TMP/det-idle-$n/events.jsonl" "$TMP/det-chg-$n/events.jsonl" 2>/dev/null |
+				jq -r 'select(.type == "agent.stale") | .id' | wc -l)
+			if [[ $stale -gt 0 ]]; then
+				bad "detect $n: $stale agent.stale events from agents that kept their interval"
+				continue
+			fi
 			dn=$(kv "$f" detect_n) p50=$(kv "$f" detect_p50_ms) p99=$(kv "$f" detect_p99_ms)
 			webhook_ms "$TMP/det-chg-$n" | sort -n >"$TMP/det-wh-$n"
 			wn=$(wc -l <"$TMP/det-wh-$n")
