@@ -35,6 +35,7 @@
 #include "verifier/attestctl/commands.h"
 #include "verifier/attestctl/online.h"
 #include "verifier/attestctl/show.h"
+#include "verifier/http/api_codec.h"
 
 #define TOKEN_MAX 4096u
 #define ONLINE_TIMEOUT 30L /* seconds for a whole request */
@@ -416,12 +417,6 @@ void online_fmt_time(json_int_t t, char *out, size_t cap)
 		snprintf(out, cap, "-");
 }
 
-/* A string member as sent (NULL when it is not one): for comparing, never for showing. */
-static const char *raw(json_t *o, const char *key)
-{
-	return json_string_value(json_object_get(o, key));
-}
-
 static json_int_t num(json_t *o, const char *key)
 {
 	return json_integer_value(json_object_get(o, key));
@@ -473,21 +468,21 @@ int online_fetch(const struct online_opts *o, enum http_method method, const cha
  * retired agent. A stale agent's last verdict is old news and a retired agent's evidence is refused, so
  * theirs shows "-" (the STATE column says why; `attestctl agent ID` still shows it).
  */
-static void print_agent_row(json_t *a)
+static void print_agent_row(const json_t *o)
 {
 	char t[32], seen[32];
-	json_t *lv = json_object_get(a, "last_verdict");
+	struct api_agent a;
+	const char *lv;
 
-	if (!strcmp(show_str(a, "state"), "stale") || !strcmp(show_str(a, "state"), "retired"))
+	api_agent_decode(o, &a);
+	lv = a.last_verdict;
+	if (a.state && (!strcmp(a.state, "stale") || !strcmp(a.state, "retired")))
 		lv = NULL;
-
-	online_fmt_time(num(a, "last_verdict_at"), t, sizeof(t));
-	online_fmt_time(num(a, "last_seen"), seen, sizeof(seen));
-	printf("%-24s %-8s %-12s %-10s %-21s %-21s %6" JSON_INTEGER_FORMAT " %8" JSON_INTEGER_FORMAT
-	       " %6" JSON_INTEGER_FORMAT "\n",
-	       show_str(a, "agent_id"), show_str(a, "state"), show_str(a, "policy"),
-	       json_is_string(lv) ? show_str(a, "last_verdict") : "-", t, seen, num(a, "boot_number"),
-	       num(a, "next_entry"), num(a, "open_violations"));
+	online_fmt_time(a.last_verdict_at, t, sizeof(t));
+	online_fmt_time(a.last_seen, seen, sizeof(seen));
+	printf("%-24s %-8s %-12s %-10s %-21s %-21s %6" PRId64 " %8" PRId64 " %6" PRId64 "\n",
+	       show_cstr(a.agent_id), show_cstr(a.state), show_cstr(a.policy), show_cstr(lv), t, seen,
+	       a.boot_number, a.next_entry, a.open_violations);
 }
 
 int cmd_agents(int argc, char **argv)
@@ -511,7 +506,7 @@ int cmd_agents(int argc, char **argv)
 		 o.policy ? o.policy : "");
 	if ((ret = online_fetch(&o, HTTP_GET, path, NULL, &j)) || !j)
 		return ret;
-	arr = json_object_get(j, "agents");
+	arr = json_object_get(j, API_AGENTS);
 	printf("%-24s %-8s %-12s %-10s %-21s %-21s %6s %8s %6s\n", "AGENT", "STATE", "POLICY",
 	       "VERDICT", "LAST VERDICT", "LAST SEEN", "BOOT", "ENTRIES", "OPEN");
 	json_array_foreach(arr, i, a)
@@ -626,6 +621,7 @@ int cmd_agent(int argc, char **argv)
 	struct online_opts o;
 	const char *pos;
 	char path[256], t1[32], t2[32], t3[32], t4[32];
+	struct api_agent a;
 	json_t *j = NULL;
 	int ret;
 
@@ -651,23 +647,21 @@ int cmd_agent(int argc, char **argv)
 	snprintf(path, sizeof(path), "/v1/agents/%s", pos);
 	if ((ret = online_fetch(&o, HTTP_GET, path, NULL, &j)) || !j)
 		return ret;
-	online_fmt_time(num(j, "created_at"), t1, sizeof(t1));
-	online_fmt_time(num(j, "activated_at"), t2, sizeof(t2));
-	online_fmt_time(num(j, "last_seen"), t3, sizeof(t3));
-	online_fmt_time(num(j, "stale_after"), t4, sizeof(t4));
+	api_agent_decode(j, &a);
+	online_fmt_time(a.created_at, t1, sizeof(t1));
+	online_fmt_time(a.activated_at, t2, sizeof(t2));
+	online_fmt_time(a.last_seen, t3, sizeof(t3));
+	online_fmt_time(a.stale_after, t4, sizeof(t4));
 	printf("agent:           %s\nstate:           %s\npolicy:          %s\n"
 	       "ak name:         %s\nenrolled:        %s\nactivated:       %s\n"
-	       "boot number:     %" JSON_INTEGER_FORMAT "\nnext entry:      %" JSON_INTEGER_FORMAT "\n"
-	       "last verdict:    %s\nopen violations: %" JSON_INTEGER_FORMAT "\n"
-	       "last seen:       %s (every %" JSON_INTEGER_FORMAT " s%s; stale after %s)\n",
-	       show_str(j, "agent_id"), show_str(j, "state"), show_str(j, "policy"), show_str(j, "ak_name"), t1, t2,
-	       num(j, "boot_number"), num(j, "next_entry"),
-	       show_str(j, "last_verdict"),
-	       num(j, "open_violations"), t3, num(j, "interval"),
-	       json_is_true(json_object_get(j, "interval_reported")) ? ", as the agent reported"
-								       : ", the verifier's default",
+	       "boot number:     %" PRId64 "\nnext entry:      %" PRId64 "\n"
+	       "last verdict:    %s\nopen violations: %" PRId64 "\n"
+	       "last seen:       %s (every %" PRId64 " s%s; stale after %s)\n",
+	       show_cstr(a.agent_id), show_cstr(a.state), show_cstr(a.policy), show_cstr(a.ak_name),
+	       t1, t2, a.boot_number, a.next_entry, show_cstr(a.last_verdict), a.open_violations, t3,
+	       a.interval, a.interval_reported ? ", as the agent reported" : ", the verifier's default",
 	       t4);
-	print_boot(json_object_get(j, "boot"));
+	print_boot(a.boot);
 	json_decref(j);
 	return 0;
 }
@@ -692,10 +686,13 @@ int cmd_counters(int argc, char **argv)
 	if ((ret = online_fetch(&o, HTTP_GET, path, NULL, &j)) || !j)
 		return ret;
 	printf("%-21s %8s %8s %9s\n", "HOUR", "ROUNDS", "TRUSTED", "UNTRUSTED");
-	json_array_foreach(json_object_get(j, "hours"), i, h) {
-		online_fmt_time(num(h, "hour"), t, sizeof(t));
-		printf("%-21s %8" JSON_INTEGER_FORMAT " %8" JSON_INTEGER_FORMAT " %9" JSON_INTEGER_FORMAT
-		       "\n", t, num(h, "rounds"), num(h, "trusted"), num(h, "untrusted"));
+	json_array_foreach(json_object_get(j, API_HOURS), i, h) {
+		struct api_hour hr;
+
+		api_hour_decode(h, &hr);
+		online_fmt_time(hr.hour, t, sizeof(t));
+		printf("%-21s %8" PRId64 " %8" PRId64 " %9" PRId64 "\n", t, hr.rounds, hr.trusted,
+		       hr.untrusted);
 	}
 	json_decref(j);
 	return 0;
@@ -722,25 +719,22 @@ int cmd_verdicts(int argc, char **argv)
 		return ret;
 	printf("%-8s %-21s %-10s %5s %8s  %-24s %s\n", "ID", "TIME", "VERDICT", "BOOT", "NEXT",
 	       "JUDGED BY", "REASONS");
-	json_array_foreach(json_object_get(j, "verdicts"), i, v) {
-		online_fmt_time(num(v, "time"), t, sizeof(t));
-		printf("%-8" JSON_INTEGER_FORMAT " %-21s %-10s %5" JSON_INTEGER_FORMAT
-		       " %8" JSON_INTEGER_FORMAT "  ",
-		       num(v, "id"), t, show_str(v, "verdict"), num(v, "boot_number"),
-		       num(v, "next_offset"));
-		{
-			/* POLICY@VERSION, +N for the agent's amendment version N; "-" before verdicts
-			 * named them. */
-			json_t *jb = json_object_get(v, "judged_by");
-			char by[LIMIT_POLICY_NAME + 48] = "-";
+	json_array_foreach(json_object_get(j, API_VERDICTS), i, v) {
+		/* POLICY@VERSION, +N for the agent's amendment version N; "-" before verdicts named
+		 * them. */
+		char by[LIMIT_POLICY_NAME + 48] = "-";
+		struct api_verdict vd;
 
-			if (json_is_object(jb))
-				snprintf(by, sizeof(by), "%s@%" JSON_INTEGER_FORMAT "+%" JSON_INTEGER_FORMAT,
-					 show_str(jb, "policy"), num(jb, "policy_version"),
-					 num(jb, "amendment_version"));
-			printf("%-24s ", by);
-		}
-		json_array_foreach(json_object_get(v, "reasons"), k, r) {
+		api_verdict_decode(v, &vd);
+		online_fmt_time(vd.time, t, sizeof(t));
+		printf("%-8" PRId64 " %-21s %-10s %5" PRId64 " %8" PRId64 "  ", vd.id, t,
+		       show_cstr(vd.verdict), vd.boot_number, vd.next_offset);
+		if (vd.judged_by.known)
+			snprintf(by, sizeof(by), "%s@%" PRId64 "+%" PRId64,
+				 show_cstr(vd.judged_by.policy), vd.judged_by.policy_version,
+				 vd.judged_by.amendment_version);
+		printf("%-24s ", by);
+		json_array_foreach(vd.reasons, k, r) {
 			if (k >= 3) {
 				printf(" ...");
 				break;
@@ -777,42 +771,43 @@ int cmd_violations(int argc, char **argv)
 		return ret;
 	printf("%-6s %-16s %-9s %-16s %-5s %-21s %s\n", "ID", "AGENT", "STATE", "REASON", "COUNT",
 	       "LAST SEEN", "PATH / DIGEST");
-	json_array_foreach(json_object_get(j, "violations"), i, v) {
-		online_fmt_time(num(v, "last_seen"), t, sizeof(t));
+	json_array_foreach(json_object_get(j, API_VIOLATIONS), i, v) {
+		struct api_violation vi;
+
+		api_violation_decode(v, &vi);
+		online_fmt_time(vi.last_seen, t, sizeof(t));
 		/* The path as the verifier renders it: escaped (and said so) when not UTF-8. */
-		printf("%-6" JSON_INTEGER_FORMAT " %-16s %-9s %-16s %-5" JSON_INTEGER_FORMAT
-		       " %-21s %s%s %s",
-		       num(v, "id"), show_str(v, "agent_id"), show_str(v, "state"), show_str(v, "reason"),
-		       num(v, "count"), t, show_str(v, "path"),
-		       json_is_true(json_object_get(v, "path_escaped")) ? " (not UTF-8, shown escaped)" : "",
-		       show_str(v, "digest"));
-		if (num(v, "recurs"))
-			printf("  (recurs after %" JSON_INTEGER_FORMAT ")", num(v, "recurs"));
+		printf("%-6" PRId64 " %-16s %-9s %-16s %-5" PRId64 " %-21s %s%s %s", vi.id,
+		       show_cstr(vi.agent_id), show_cstr(vi.state), show_cstr(vi.reason), vi.count, t,
+		       show_cstr(vi.path), vi.path_escaped ? " (not UTF-8, shown escaped)" : "",
+		       show_cstr(vi.digest));
+		if (vi.recurs)
+			printf("  (recurs after %" PRId64 ")", vi.recurs);
 		printf("\n");
-		if (json_is_string(json_object_get(v, "explanation")))
-			printf("       %s\n", show_str(v, "explanation"));
+		if (vi.explanation)
+			printf("       %s\n", show_cstr(vi.explanation));
 	}
-	if (json_array_size(json_object_get(j, "violations")) == 0)
+	if (json_array_size(json_object_get(j, API_VIOLATIONS)) == 0)
 		printf("(none)\n");
 	json_decref(j);
 	return 0;
 }
 
 /* What an approval or dismissal did, in one line: its scope and the version it wrote. */
-static void print_decision(const char *id, json_t *j)
+static void print_decision(const char *id, const json_t *j)
 {
-	const char *scope = show_str(j, "scope");
+	struct api_decision d;
 
-	if (strcmp(show_str(j, "state"), "approved")) {
-		printf("violation %s: %s\n", id, show_str(j, "state"));
-	} else if (!strcmp(scope, "policy")) {
-		printf("violation %s: approved into policy %s: now version %" JSON_INTEGER_FORMAT
-		       ", used by %" JSON_INTEGER_FORMAT " agents\n",
-		       id, show_str(j, "policy"), num(j, "policy_version"), num(j, "policy_agents"));
+	api_decision_decode(j, &d);
+	if (!d.state || strcmp(d.state, "approved")) {
+		printf("violation %s: %s\n", id, show_cstr(d.state));
+	} else if (d.scope && !strcmp(d.scope, "policy")) {
+		printf("violation %s: approved into policy %s: now version %" PRId64 ", used by %"
+		       PRId64 " agents\n", id, show_cstr(d.policy), d.policy_version, d.policy_agents);
 	} else {
-		printf("violation %s: approved for agent %s only: its amendment version %"
-		       JSON_INTEGER_FORMAT " (over policy %s; the policy is unchanged)\n",
-		       id, show_str(j, "agent_id"), num(j, "amendment_version"), show_str(j, "policy"));
+		printf("violation %s: approved for agent %s only: its amendment version %" PRId64
+		       " (over policy %s; the policy is unchanged)\n", id, show_cstr(d.agent_id),
+		       d.amendment_version, show_cstr(d.policy));
 	}
 }
 
@@ -822,10 +817,24 @@ static bool agent_listed(json_t *agents, const char *id)
 	json_t *a;
 	size_t i;
 
-	json_array_foreach(json_object_get(agents, "agents"), i, a)
-		if (raw(a, "agent_id") && !strcmp(raw(a, "agent_id"), id))
+	json_array_foreach(json_object_get(agents, API_AGENTS), i, a) {
+		struct api_agent ag;
+
+		api_agent_decode(a, &ag);
+		if (ag.agent_id && !strcmp(ag.agent_id, id))
 			return true;
+	}
 	return false;
+}
+
+/* Whether violation v (decoded into *vi) is of --path and --digest, on one of agents if given. */
+static bool of_file(const struct online_opts *o, json_t *agents, const json_t *v,
+		    struct api_violation *vi)
+{
+	api_violation_decode(v, vi);
+	return vi->path && !strcmp(vi->path, o->path) && vi->digest &&
+	       !strcmp(vi->digest, o->digest) &&
+	       (!agents || (vi->agent_id && agent_listed(agents, vi->agent_id)));
 }
 
 /*
@@ -840,6 +849,7 @@ static int set_violations_of_file(struct online_opts *o, const char *action)
 {
 	char path[512], idtext[24];
 	json_t *vs = NULL, *agents = NULL, *v, *j;
+	struct api_violation vi;
 	size_t i, n = 0, done = 0, refused = 0;
 	int ret;
 
@@ -847,7 +857,7 @@ static int set_violations_of_file(struct online_opts *o, const char *action)
 		 o->agent ? "&agent=" : "", o->agent ? o->agent : "");
 	if ((ret = online_fetch(o, HTTP_GET, path, NULL, &vs)) || !vs)
 		return ret ? ret : 1;
-	if (json_array_size(json_object_get(vs, "violations")) >= LIMIT_LIST_ROWS) {
+	if (json_array_size(json_object_get(vs, API_VIOLATIONS)) >= LIMIT_LIST_ROWS) {
 		fprintf(stderr, "attestctl: %u open violations or more: narrow the set with --agent"
 				" (none was decided)\n", LIMIT_LIST_ROWS);
 		ret = 2;
@@ -860,15 +870,12 @@ static int set_violations_of_file(struct online_opts *o, const char *action)
 			goto out;
 		}
 	}
-	json_array_foreach(json_object_get(vs, "violations"), i, v) {
-		if (!raw(v, "path") || strcmp(raw(v, "path"), o->path) || !raw(v, "digest") ||
-		    strcmp(raw(v, "digest"), o->digest) ||
-		    (agents && (!raw(v, "agent_id") || !agent_listed(agents, raw(v, "agent_id")))))
+	json_array_foreach(json_object_get(vs, API_VIOLATIONS), i, v) {
+		if (!of_file(o, agents, v, &vi))
 			continue;
 		if (n++ == 0)
 			printf("%-6s %-24s %s\n", "ID", "AGENT", "REASON");
-		printf("%-6" JSON_INTEGER_FORMAT " %-24s %s\n", num(v, "id"), show_str(v, "agent_id"),
-		       show_str(v, "reason"));
+		printf("%-6" PRId64 " %-24s %s\n", vi.id, show_cstr(vi.agent_id), show_cstr(vi.reason));
 	}
 	printf("%zu open violations of %s %s%s%s\n", n, o->path, o->digest,
 	       o->policy ? " on agents of policy " : "", o->policy ? o->policy : "");
@@ -878,12 +885,10 @@ static int set_violations_of_file(struct online_opts *o, const char *action)
 		ret = n ? 1 : 0;
 		goto out;
 	}
-	json_array_foreach(json_object_get(vs, "violations"), i, v) {
-		if (!raw(v, "path") || strcmp(raw(v, "path"), o->path) || !raw(v, "digest") ||
-		    strcmp(raw(v, "digest"), o->digest) ||
-		    (agents && (!raw(v, "agent_id") || !agent_listed(agents, raw(v, "agent_id")))))
+	json_array_foreach(json_object_get(vs, API_VIOLATIONS), i, v) {
+		if (!of_file(o, agents, v, &vi))
 			continue;
-		snprintf(idtext, sizeof(idtext), "%" JSON_INTEGER_FORMAT, num(v, "id"));
+		snprintf(idtext, sizeof(idtext), "%" PRId64, vi.id);
 		snprintf(path, sizeof(path), "/v1/violations/%s/%s", idtext, action);
 		j = NULL;
 		if (online_fetch(o, HTTP_POST, path, NULL, &j) || !j) {

@@ -1,6 +1,7 @@
 /*
  * The operator's view of the agents: GET /v1/agents, /v1/agents/{id} (with its boot summary),
- * /v1/agents/{id}/verdicts, and PUT /v1/agents/{id}/policy (which policy judges it).
+ * /v1/agents/{id}/verdicts, /v1/agents/{id}/counters, and PUT /v1/agents/{id}/policy (which
+ * policy judges it). What each answer holds is decided here; how it is written, api_codec.h.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -16,6 +17,7 @@
 #include "proto/encoding.h"
 #include "proto/limits.h"
 #include "verifier/facts/agentcache.h"
+#include "verifier/http/api_codec.h"
 #include "verifier/http/handlers.h"
 #include "verifier/policy/policy.h"
 #include "verifier/service/judges.h"
@@ -52,71 +54,59 @@ static json_t *reason_codes(const char *reasons_json)
 	return codes;
 }
 
-/* The versions that judged a verdict (null: not recorded, a verdict from before they were). */
-static json_t *versions_json(const struct judged_versions *j)
+/* The versions that judged a verdict (not known: a verdict from before they were recorded). */
+static struct api_versions versions_of(const struct judged_versions *j)
 {
-	if (!j->known)
-		return json_null();
-	return json_pack("{s:s, s:I, s:I}", "policy", j->policy, "policy_version",
-			 (json_int_t)j->policy_version, "amendment_version",
-			 (json_int_t)j->amendment_version);
+	return (struct api_versions){ .known = j->known, .policy = j->policy,
+				      .policy_version = j->policy_version,
+				      .amendment_version = j->amendment_version };
 }
 
 /*
- * An agent as JSON. Its "state" is "stale" for an active agent that sent no valid evidence
- * for --stale-intervals of its intervals (store_agent_stale()), and "rejudging" for one whose
- * boot was judged by other policy or amendment versions than those that judge it now
- * (judges.h): states of their own, so that neither ever looks trusted. "last_seen",
- * "interval" and "stale_after" say why it is stale; "judged_by" names the versions of its last
- * verdict, "policy_version" and "amendment_version" today's. default_version: the default
- * policy's newest (judges_default_version()).
+ * An agent as the API shows it (api_codec.h). Its "state" is "stale" for an active agent that
+ * sent no valid evidence for --stale-intervals of its intervals (store_agent_stale()), and
+ * "rejudging" for one whose boot was judged by other policy or amendment versions than those
+ * that judge it now (judges.h): states of their own, so that neither ever looks trusted.
+ * last_seen, interval and stale_after say why it is stale; judged_by names the versions of its
+ * last verdict, policy_version and amendment_version today's. default_version: the default
+ * policy's newest (judges_default_version()). The caller may add the detail, and encodes it
+ * (which takes last_reasons) or drops last_reasons; name_hex has room for the AK name's hex.
  */
-static json_t *agent_json(const struct app *app, const struct store_agent *a, int64_t now,
-			  int64_t default_version)
+static void agent_view(const struct app *app, const struct store_agent *a, int64_t now,
+		       int64_t default_version, char *name_hex, struct api_agent *v)
 {
 	bool stale = store_agent_stale(a, &app->liveness, now), rejudging = false;
 	struct judged_versions current;
-	char name_hex[2 * sizeof(a->ak_name) + 1];
-	json_t *o;
 
 	judges_awaited(a, default_version, &rejudging, &current);
 	hex_encode(a->ak_name, a->ak_name_len, name_hex);
-	o = json_pack("{s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I}", "agent_id", a->id,
-		      "state", stale ? "stale" : rejudging ? "rejudging" : agent_state_str(a->state),
-		      "policy",
-		      a->policy[0] ? a->policy : POLICY_DEFAULT_NAME, "ak_name", name_hex,
-		      "created_at", (json_int_t)a->created_at, "activated_at",
-		      (json_int_t)a->activated_at, "boot_number", (json_int_t)a->boot_number,
-		      "next_entry", (json_int_t)a->next_entry, "last_verdict_at",
-		      (json_int_t)a->last_verdict_at, "open_violations",
-		      (json_int_t)a->open_violations);
-	if (o) {
-		/* Lifecycle: when it was retired, and whether its next enrollment may
-		 * bring another EK and AK (an operator reset it). */
-		json_object_set_new(o, "retired_at", json_integer(a->retired_at));
-		json_object_set_new(o, "reset_at", json_integer(a->reset_at));
-		/* Liveness: the last valid evidence (or activation), the interval it is held to. */
-		json_object_set_new(o, "last_seen", json_integer(a->state == AGENT_PENDING
-								 ? 0 : store_agent_last_seen(a)));
-		json_object_set_new(o, "interval", json_integer(a->interval ? a->interval
-								: app->liveness.default_interval));
-		json_object_set_new(o, "interval_reported", json_boolean(a->interval != 0));
-		json_object_set_new(o, "stale_after",
-				    json_integer(store_agent_stale_after(a, &app->liveness)));
-		json_object_set_new(o, "stale", json_boolean(stale));
-		json_object_set_new(o, "rejudging", json_boolean(rejudging));
-		json_object_set_new(o, "judged_by", versions_json(&a->judged));
-		json_object_set_new(o, "policy_version", json_integer(current.policy_version));
-		json_object_set_new(o, "amendment_version", json_integer(current.amendment_version));
-	}
-	if (o && a->last_reasons_json)
-		json_object_set_new(o, "last_reasons", reason_codes(a->last_reasons_json));
-	if (o)
-		json_object_set_new(o, "last_verdict",
-				    a->last_trusted < 0 ? json_null()
-							: json_string(a->last_trusted ? "trusted"
-										      : "untrusted"));
-	return o;
+	*v = (struct api_agent){
+		.agent_id = a->id,
+		.state = stale ? "stale" : rejudging ? "rejudging" : agent_state_str(a->state),
+		.policy = a->policy[0] ? a->policy : POLICY_DEFAULT_NAME,
+		.ak_name = name_hex,
+		.created_at = a->created_at,
+		.activated_at = a->activated_at,
+		.boot_number = a->boot_number,
+		.next_entry = a->next_entry,
+		.last_verdict_at = a->last_verdict_at,
+		.open_violations = a->open_violations,
+		.retired_at = a->retired_at,
+		.reset_at = a->reset_at,
+		.last_seen = a->state == AGENT_PENDING ? 0 : store_agent_last_seen(a),
+		.interval = a->interval ? a->interval : app->liveness.default_interval,
+		.interval_reported = a->interval != 0,
+		.stale_after = store_agent_stale_after(a, &app->liveness),
+		.stale = stale,
+		.rejudging = rejudging,
+		.judged_by = versions_of(&a->judged),
+		.policy_version = current.policy_version,
+		.amendment_version = current.amendment_version,
+		.last_reasons = a->last_reasons_json ? reason_codes(a->last_reasons_json) : NULL,
+		.last_verdict = a->last_trusted < 0 ? NULL
+				: a->last_trusted   ? "trusted"
+						    : "untrusted",
+	};
 }
 
 /*
@@ -154,7 +144,7 @@ struct agents_ctx {
 	const char *policy; /* only agents judged by this policy, as shown (NULL: any) */
 };
 
-/* The states an agent is shown in (agent_json()), for ?state=. */
+/* The states an agent is shown in (agent_view()), for ?state=. */
 static const char *const shown_states[] = { "pending", "active", "stale", "rejudging", "retired" };
 
 static bool shown_state_valid(const char *s)
@@ -165,20 +155,19 @@ static bool shown_state_valid(const char *s)
 	return false;
 }
 
-static bool field_is(json_t *o, const char *key, const char *want)
-{
-	return !want || !strcmp(json_string_value(json_object_get(o, key)), want);
-}
-
 static int agents_cb(void *arg, const struct store_agent *a)
 {
 	struct agents_ctx *c = arg;
-	json_t *o = agent_json(c->app, a, c->now, c->default_version);
+	char name_hex[2 * sizeof(a->ak_name) + 1];
+	struct api_agent v;
+	json_t *o;
 
-	if (o && !(field_is(o, "state", c->state) && field_is(o, "policy", c->policy))) {
-		json_decref(o); /* filtered out by what it is shown as */
+	agent_view(c->app, a, c->now, c->default_version, name_hex, &v);
+	if ((c->state && strcmp(v.state, c->state)) || (c->policy && strcmp(v.policy, c->policy))) {
+		json_decref(v.last_reasons); /* filtered out by what it is shown as */
 		return 0;
 	}
+	o = api_agent_encode(&v);
 	return o && json_array_append_new(c->arr, o) == 0 ? 0 : -ENOMEM;
 }
 
@@ -207,7 +196,7 @@ void handle_agents_list(const struct http_request *req, struct http_response *re
 		http_reply_store_failure(resp);
 		return;
 	}
-	reply_json_value(resp, 200, json_pack("{s:o}", "agents", arr));
+	reply_json_value(resp, 200, json_pack("{s:o}", API_AGENTS, arr));
 }
 
 void handle_agent_get(const struct http_request *req, struct http_response *resp)
@@ -215,6 +204,9 @@ void handle_agent_get(const struct http_request *req, struct http_response *resp
 	struct app *app = req->app;
 	struct store_agent a;
 	int64_t default_version = 0;
+	char name_hex[2 * sizeof(a.ak_name) + 1];
+	char *ek_cert, *ak_pub;
+	struct api_agent v;
 	json_t *o;
 	int ret;
 
@@ -236,33 +228,31 @@ void handle_agent_get(const struct http_request *req, struct http_response *resp
 		http_reply_store_failure(resp);
 		return;
 	}
-	o = agent_json(app, &a, (int64_t)time(NULL), default_version);
-	if (o) {
-		char *ek_cert = base64_encode_alloc(a.ek_cert, a.ek_cert_len);
-		char *ak_pub = base64_encode_alloc(a.ak_pub, a.ak_pub_len);
-
-		json_object_set_new(o, "ek_cert", ek_cert ? json_string(ek_cert) : json_null());
-		json_object_set_new(o, "ak_pub", ak_pub ? json_string(ak_pub) : json_null());
-		free(ek_cert);
-		free(ak_pub);
-		json_object_set_new(o, "boot", boot_json(app, a.id));
-	}
+	agent_view(app, &a, (int64_t)time(NULL), default_version, name_hex, &v);
+	v.detail = true;
+	v.ek_cert = ek_cert = base64_encode_alloc(a.ek_cert, a.ek_cert_len);
+	v.ak_pub = ak_pub = base64_encode_alloc(a.ak_pub, a.ak_pub_len);
+	v.boot = boot_json(app, a.id);
+	o = api_agent_encode(&v);
+	free(ek_cert);
+	free(ak_pub);
 	store_agent_release(&a);
 	reply_json_value(resp, 200, o);
 }
 
 static int verdicts_cb(void *arg, const struct store_verdict *v)
 {
-	json_t *reasons = json_loads(v->reasons_json, 0, NULL);
-	json_t *o = json_pack("{s:I, s:I, s:I, s:s, s:b, s:o, s:I}", "id", (json_int_t)v->id,
-			      "time", (json_int_t)v->time, "boot_number",
-			      (json_int_t)v->boot_number, "verdict",
-			      v->trusted ? "trusted" : "untrusted", "trusted", v->trusted,
-			      "reasons", reasons ? reasons : json_array(), "next_offset",
-			      (json_int_t)v->next_offset);
-
-	if (o)
-		json_object_set_new(o, "judged_by", versions_json(&v->judged));
+	const struct api_verdict view = {
+		.id = v->id,
+		.time = v->time,
+		.boot_number = v->boot_number,
+		.verdict = v->trusted ? "trusted" : "untrusted",
+		.trusted = v->trusted,
+		.reasons = json_loads(v->reasons_json, 0, NULL),
+		.next_offset = v->next_offset,
+		.judged_by = versions_of(&v->judged),
+	};
+	json_t *o = api_verdict_encode(&view);
 
 	return o && json_array_append_new(arg, o) == 0 ? 0 : -ENOMEM;
 }
@@ -293,14 +283,14 @@ void handle_agent_verdicts(const struct http_request *req, struct http_response 
 		http_reply_store_failure(resp);
 		return;
 	}
-	reply_json_value(resp, 200, json_pack("{s:s, s:o}", "agent_id", req->arg[0], "verdicts", arr));
+	reply_json_value(resp, 200, json_pack("{s:s, s:o}", "agent_id", req->arg[0], API_VERDICTS,
+					      arr));
 }
 
 static int counters_cb(void *arg, const struct store_counters *c)
 {
-	json_t *o = json_pack("{s:I, s:I, s:I, s:I}", "hour", (json_int_t)c->hour, "rounds",
-			      (json_int_t)c->rounds, "trusted", (json_int_t)c->trusted,
-			      "untrusted", (json_int_t)c->untrusted);
+	const struct api_hour h = { c->hour, c->rounds, c->trusted, c->untrusted };
+	json_t *o = api_hour_encode(&h);
 
 	return o && json_array_append_new(arg, o) == 0 ? 0 : -ENOMEM;
 }
@@ -333,7 +323,7 @@ void handle_agent_counters(const struct http_request *req, struct http_response 
 		http_reply_store_failure(resp);
 		return;
 	}
-	reply_json_value(resp, 200, json_pack("{s:s, s:o}", "agent_id", req->arg[0], "hours", arr));
+	reply_json_value(resp, 200, json_pack("{s:s, s:o}", "agent_id", req->arg[0], API_HOURS, arr));
 }
 
 void handle_agent_set_policy(const struct http_request *req, struct http_response *resp)

@@ -17,6 +17,7 @@
 #include "proto/limits.h"
 #include "proto/text.h"
 #include "verifier/facts/reasons.h"
+#include "verifier/http/api_codec.h"
 #include "verifier/http/handlers.h"
 #include "verifier/policy/policy.h"
 #include "verifier/policy/policy_json.h"
@@ -88,10 +89,13 @@ static json_t *expected_json(struct violations_ctx *c, const char *agent, const 
 		return NULL;
 	d = policy_json_path_digests(b->j.policy, path, path_len);
 	ad = policy_json_path_digests(b->j.amendment, path, path_len);
-	return json_pack("{s:s, s:I, s:o, s:I, s:o}", "policy", b->j.policy_name, "policy_version",
-			 (json_int_t)b->ctx.policy_version, "digests", d ? d : json_array(),
-			 "amendment_version", (json_int_t)b->ctx.amendment_version,
-			 "amendment_digests", ad ? ad : json_array());
+	return api_expected_encode(&(struct api_expected){
+		.policy = b->j.policy_name,
+		.policy_version = b->ctx.policy_version,
+		.digests = d,
+		.amendment_version = b->ctx.amendment_version,
+		.amendment_digests = ad,
+	});
 }
 
 /*
@@ -112,20 +116,28 @@ static json_t *violation_json(const struct store_violation *v)
 		goto out;
 	escaped = text_render(v->path, plen, text, TEXT_ESCAPED_MAX(LIMIT_IMA_PATH));
 	hex_encode((const uint8_t *)v->path, plen, hex);
-	o = json_pack("{s:I, s:s, s:I, s:I, s:s, s:b, s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:s, s:b,"
-		      " s:I, s:s}",
-		      "id", (json_int_t)v->id, "agent_id", v->agent, "boot_number",
-		      (json_int_t)v->boot_number, "entry", (json_int_t)v->entry, "path", text,
-		      "path_escaped", escaped, "path_hex", hex, "digest", v->digest, "template",
-		      v->template_name, "reason", v->reason, "first_seen", (json_int_t)v->first_seen,
-		      "last_seen", (json_int_t)v->last_seen, "count", (json_int_t)v->count, "state",
-		      violation_state_str(v->state), "approvable",
-		      reason_from_name(v->reason, &reason) &&
+	o = api_violation_encode(&(struct api_violation){
+		.id = v->id,
+		.agent_id = v->agent,
+		.boot_number = v->boot_number,
+		.entry = v->entry,
+		.path = text,
+		.path_escaped = escaped,
+		.path_hex = hex,
+		.digest = v->digest,
+		.template_name = v->template_name,
+		.reason = v->reason,
+		.first_seen = v->first_seen,
+		.last_seen = v->last_seen,
+		.count = v->count,
+		.state = violation_state_str(v->state),
+		.approvable = reason_from_name(v->reason, &reason) &&
 			      (reason_info(reason)->kind == REASON_KIND_LEARNABLE ||
 			       reason_info(reason)->kind == REASON_KIND_BOOT_LEARNABLE),
-		      "decided_at", (json_int_t)v->decided_at, "decision", v->decision);
-	if (o && v->recurs)
-		json_object_set_new(o, "recurs", json_integer(v->recurs));
+		.decided_at = v->decided_at,
+		.decision = v->decision,
+		.recurs = v->recurs,
+	});
 out:
 	free(text);
 	free(hex);
@@ -148,32 +160,37 @@ static void add_expected(struct violations_ctx *c)
 	if (!raw)
 		return;
 	json_array_foreach(c->arr, i, o) {
-		const char *agent = json_string_value(json_object_get(o, "agent_id"));
-		const char *reason = json_string_value(json_object_get(o, "reason"));
-		json_t *hex = json_object_get(o, "path_hex"), *e;
+		struct api_violation v;
+		const char *agent, *reason, *explanation;
+		json_t *e;
 		ssize_t n;
+
+		api_violation_decode(o, &v);
+		agent = v.agent_id;
+		reason = v.reason;
 
 		bool mismatch = reason && !strcmp(reason, reason_name(REASON_DIGEST_MISMATCH));
 		bool unknown = reason && !strcmp(reason, reason_name(REASON_NOT_IN_ALLOWLIST));
 		const struct judged_by *by;
 		char why[POLICY_EXPLANATION_MAX];
 
-		if (!agent || !json_is_string(hex) || (!mismatch && !unknown))
+		if (!agent || !v.path_hex || (!mismatch && !unknown))
 			continue;
-		n = hex_decode(json_string_value(hex), json_string_length(hex), raw, LIMIT_IMA_PATH);
+		n = hex_decode(v.path_hex, strlen(v.path_hex), raw, LIMIT_IMA_PATH);
 		if (n < 0)
 			continue;
 		e = mismatch ? expected_json(c, agent, (const char *)raw, (size_t)n) : NULL;
-		if (e)
-			json_object_set_new(o, "expected", e);
 		/* In words, for a policy built from packages: which package owns the path, and
 		 * which of its versions the file is not. */
 		by = judged_by(c, agent);
-		if (by && !by->failed &&
-		    policy_explain(by->j.policy, (const char *)raw, (size_t)n,
-				   mismatch ? POLICY_DIGEST_MISMATCH : POLICY_NOT_IN_ALLOWLIST, why,
-				   sizeof(why)))
-			json_object_set_new(o, "explanation", json_string(why));
+		explanation = by && !by->failed &&
+					      policy_explain(by->j.policy, (const char *)raw, (size_t)n,
+							     mismatch ? POLICY_DIGEST_MISMATCH
+								      : POLICY_NOT_IN_ALLOWLIST,
+							     why, sizeof(why))
+				      ? why
+				      : NULL;
+		api_violation_annotate(o, e, explanation);
 	}
 	free(raw);
 }
@@ -217,7 +234,7 @@ void handle_violations_list(const struct http_request *req, struct http_response
 		goto out;
 	}
 	add_expected(&c);
-	reply_json_value(resp, 200, json_pack("{s:o}", "violations", c.arr));
+	reply_json_value(resp, 200, json_pack("{s:o}", API_VIOLATIONS, c.arr));
 out:
 	judged_by_release(&c);
 	free(c.by);
@@ -264,7 +281,6 @@ static void act_on_violation(const struct http_request *req, struct http_respons
 	struct app *app = req->app;
 	enum review_scope scope;
 	struct review_result *r = calloc(1, sizeof(*r)); /* large: it holds a path as text */
-	json_t *o;
 
 	if (!r) {
 		http_reply_error(resp, PROTO_ERR_INTERNAL, "out of memory");
@@ -309,19 +325,22 @@ static void act_on_violation(const struct http_request *req, struct http_respons
 		goto out;
 	}
 	/* What the call did, exactly: the scope, and the policy or amendment version it wrote. */
-	o = json_pack("{s:I, s:s, s:s, s:s, s:s, s:b, s:s, s:s}", "id",
-		      (json_int_t)violation_id_arg(req), "state", violation_state_str(r->state),
-		      "agent_id", r->agent, "reason", r->reason, "path", r->path, "path_escaped",
-		      r->path_escaped, "digest", r->digest, "policy", r->policy);
-	if (o && st == VIOLATION_APPROVED)
-		json_object_set_new(o, "scope", json_string(review_scope_str(r->scope)));
-	if (o && r->into_policy) {
-		json_object_set_new(o, "policy_version", json_integer(r->policy_version));
-		json_object_set_new(o, "policy_agents", json_integer((json_int_t)r->policy_agents));
-	}
-	if (o && r->into_amendment)
-		json_object_set_new(o, "amendment_version", json_integer(r->amendment_version));
-	reply_json_value(resp, 200, o);
+	reply_json_value(resp, 200, api_decision_encode(&(struct api_decision){
+		.id = violation_id_arg(req),
+		.state = violation_state_str(r->state),
+		.agent_id = r->agent,
+		.reason = r->reason,
+		.path = r->path,
+		.path_escaped = r->path_escaped,
+		.digest = r->digest,
+		.policy = r->policy,
+		.scope = st == VIOLATION_APPROVED ? review_scope_str(r->scope) : NULL,
+		.into_policy = r->into_policy,
+		.policy_version = r->policy_version,
+		.policy_agents = (int64_t)r->policy_agents,
+		.into_amendment = r->into_amendment,
+		.amendment_version = r->amendment_version,
+	}));
 out:
 	free(r);
 }

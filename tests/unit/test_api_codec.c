@@ -1,0 +1,214 @@
+/*
+ * verifier/http/api_codec: the operator API's agent, verdict, counter, violation and decision
+ * resources. Encoding writes the members the API has always answered, in its order (the exact
+ * compact text is pinned: a rename or a reorder is a change of the contract, to make in
+ * docs/openapi.json too); decoding reads back every member, and reads a missing or mistyped one
+ * as 0, false or NULL.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "tests/unit/check.h"
+#include "verifier/http/api_codec.h"
+
+static char *compact(json_t *o)
+{
+	char *s = o ? json_dumps(o, JSON_COMPACT) : NULL;
+
+	json_decref(o);
+	return s;
+}
+
+static bool text_is(char *got, const char *want)
+{
+	bool same = got && !strcmp(got, want);
+
+	if (!same)
+		fprintf(stderr, "  got:  %s\n  want: %s\n", got ? got : "(null)", want);
+	free(got);
+	return same;
+}
+
+int main(void)
+{
+	struct api_agent a = {
+		.agent_id = "host-1", .state = "stale", .policy = "default", .ak_name = "000b",
+		.created_at = 1, .activated_at = 2, .boot_number = 3, .next_entry = 4,
+		.last_verdict_at = 5, .open_violations = 6, .retired_at = 7, .reset_at = 8,
+		.last_seen = 9, .interval = 10, .interval_reported = true, .stale_after = 11,
+		.stale = true, .rejudging = false,
+		.judged_by = { true, "fleet", 12, 13 }, .policy_version = 14, .amendment_version = 15,
+		.last_reasons = json_pack("[s]", "not_in_allowlist"), .last_verdict = "untrusted",
+	};
+	struct api_agent d;
+	json_t *o;
+
+	CASE_BEGIN("an agent in the fleet list");
+	CHECK(text_is(compact(api_agent_encode(&a)),
+		      "{\"agent_id\":\"host-1\",\"state\":\"stale\",\"policy\":\"default\","
+		      "\"ak_name\":\"000b\",\"created_at\":1,\"activated_at\":2,\"boot_number\":3,"
+		      "\"next_entry\":4,\"last_verdict_at\":5,\"open_violations\":6,\"retired_at\":7,"
+		      "\"reset_at\":8,\"last_seen\":9,\"interval\":10,\"interval_reported\":true,"
+		      "\"stale_after\":11,\"stale\":true,\"rejudging\":false,\"judged_by\":{\"policy\":"
+		      "\"fleet\",\"policy_version\":12,\"amendment_version\":13},\"policy_version\":14,"
+		      "\"amendment_version\":15,\"last_reasons\":[\"not_in_allowlist\"],"
+		      "\"last_verdict\":\"untrusted\"}"),
+	      "members and order");
+
+	CASE_BEGIN("an agent in detail, never judged");
+	a.last_reasons = NULL;
+	a.last_verdict = NULL;
+	a.judged_by.known = false;
+	a.detail = true;
+	a.ek_cert = "RUs=";
+	a.ak_pub = NULL;
+	a.boot = json_pack("{s:s}", "status", "replays");
+	o = api_agent_encode(&a);
+	CHECK(o && json_is_null(json_object_get(o, "last_verdict")) &&
+	      json_is_null(json_object_get(o, "judged_by")) && !json_object_get(o, "last_reasons"),
+	      "no verdict yet: null, null, no last_reasons");
+	api_agent_decode(o, &d);
+	CHECK(d.agent_id && !strcmp(d.agent_id, "host-1") && !strcmp(d.state, "stale") &&
+	      !strcmp(d.policy, "default") && !strcmp(d.ak_name, "000b") && d.created_at == 1 &&
+	      d.activated_at == 2 && d.boot_number == 3 && d.next_entry == 4 &&
+	      d.last_verdict_at == 5 && d.open_violations == 6 && d.retired_at == 7 &&
+	      d.reset_at == 8 && d.last_seen == 9 && d.interval == 10 && d.interval_reported &&
+	      d.stale_after == 11 && d.stale && !d.rejudging && !d.judged_by.known &&
+	      d.policy_version == 14 && d.amendment_version == 15 && !d.last_reasons &&
+	      !d.last_verdict && d.detail && !strcmp(d.ek_cert, "RUs=") && !d.ak_pub &&
+	      json_is_object(d.boot) &&
+	      !strcmp(json_string_value(json_object_get(d.boot, "status")), "replays"),
+	      "decoded back, member by member");
+	json_decref(o);
+
+	CASE_BEGIN("decoding is lenient");
+	o = json_pack("{s:i, s:s, s:s}", "agent_id", 5, "stale_after", "soon", "judged_by", "x");
+	api_agent_decode(o, &d);
+	CHECK(!d.agent_id && d.stale_after == 0 && !d.judged_by.known && !d.state && !d.boot &&
+	      !d.detail, "mistyped and missing members read as NULL, 0, false");
+	json_decref(o);
+
+	CASE_BEGIN("a verdict");
+	{
+		struct api_verdict v = { 7, 100, 2, "untrusted", false,
+					 json_pack("[{s:s, s:s, s:i}]", "code", "not_in_allowlist",
+						   "detail", "/x", "entry", 3),
+					 40, { true, "default", 1, 0 } }, dv;
+
+		o = api_verdict_encode(&v);
+		CHECK(text_is(json_dumps(o, JSON_COMPACT),
+			      "{\"id\":7,\"time\":100,\"boot_number\":2,\"verdict\":\"untrusted\","
+			      "\"trusted\":false,\"reasons\":[{\"code\":\"not_in_allowlist\",\"detail\":"
+			      "\"/x\",\"entry\":3}],\"next_offset\":40,\"judged_by\":{\"policy\":"
+			      "\"default\",\"policy_version\":1,\"amendment_version\":0}}"),
+		      "members and order");
+		api_verdict_decode(o, &dv);
+		CHECK(dv.id == 7 && dv.time == 100 && dv.boot_number == 2 &&
+		      !strcmp(dv.verdict, "untrusted") && !dv.trusted &&
+		      json_array_size(dv.reasons) == 1 && dv.next_offset == 40 &&
+		      dv.judged_by.known && !strcmp(dv.judged_by.policy, "default") &&
+		      dv.judged_by.policy_version == 1 && dv.judged_by.amendment_version == 0,
+		      "decoded back");
+		json_decref(o);
+		v.reasons = NULL;
+		v.judged_by.known = false;
+		o = api_verdict_encode(&v);
+		CHECK(json_array_size(json_object_get(o, "reasons")) == 0 &&
+		      json_is_array(json_object_get(o, "reasons")) &&
+		      json_is_null(json_object_get(o, "judged_by")),
+		      "no reasons: []; versions not recorded: null");
+		json_decref(o);
+	}
+
+	CASE_BEGIN("an hour of counters");
+	{
+		struct api_hour h = { 3600, 360, 359, 1 }, dh;
+
+		o = api_hour_encode(&h);
+		CHECK(text_is(json_dumps(o, JSON_COMPACT),
+			      "{\"hour\":3600,\"rounds\":360,\"trusted\":359,\"untrusted\":1}"),
+		      "members and order");
+		api_hour_decode(o, &dh);
+		CHECK(!memcmp(&h, &dh, sizeof(h)), "decoded back");
+		json_decref(o);
+	}
+	CASE_BEGIN("a violation, annotated");
+	{
+		struct api_violation v = {
+			.id = 2, .agent_id = "host-1", .boot_number = 1, .entry = 3,
+			.path = "/usr/bin/app1", .path_escaped = false, .path_hex = "2f",
+			.digest = "sha256:33", .template_name = "ima-ng", .reason = "digest_mismatch",
+			.first_seen = 10, .last_seen = 11, .count = 2, .state = "open",
+			.approvable = true, .decided_at = 0, .decision = "", .recurs = 1,
+		}, dv;
+		struct api_expected e = { "default", 1, json_pack("[s]", "sha256:11"), 0, NULL };
+
+		o = api_violation_encode(&v);
+		api_violation_annotate(o, api_expected_encode(&e), "not foo 1.0");
+		CHECK(text_is(json_dumps(o, JSON_COMPACT),
+			      "{\"id\":2,\"agent_id\":\"host-1\",\"boot_number\":1,\"entry\":3,"
+			      "\"path\":\"/usr/bin/app1\",\"path_escaped\":false,\"path_hex\":\"2f\","
+			      "\"digest\":\"sha256:33\",\"template\":\"ima-ng\",\"reason\":"
+			      "\"digest_mismatch\",\"first_seen\":10,\"last_seen\":11,\"count\":2,"
+			      "\"state\":\"open\",\"approvable\":true,\"decided_at\":0,\"decision\":"
+			      "\"\",\"recurs\":1,\"expected\":{\"policy\":\"default\","
+			      "\"policy_version\":1,\"digests\":[\"sha256:11\"],"
+			      "\"amendment_version\":0,\"amendment_digests\":[]},\"explanation\":"
+			      "\"not foo 1.0\"}"),
+		      "members and order");
+		api_violation_decode(o, &dv);
+		CHECK(dv.id == 2 && !strcmp(dv.agent_id, "host-1") && dv.boot_number == 1 &&
+		      dv.entry == 3 && !strcmp(dv.path, "/usr/bin/app1") && !dv.path_escaped &&
+		      !strcmp(dv.path_hex, "2f") && !strcmp(dv.digest, "sha256:33") &&
+		      !strcmp(dv.template_name, "ima-ng") && !strcmp(dv.reason, "digest_mismatch") &&
+		      dv.first_seen == 10 && dv.last_seen == 11 && dv.count == 2 &&
+		      !strcmp(dv.state, "open") && dv.approvable && dv.decided_at == 0 &&
+		      !strcmp(dv.decision, "") && dv.recurs == 1 && json_is_object(dv.expected) &&
+		      !strcmp(dv.explanation, "not foo 1.0"),
+		      "decoded back");
+		json_decref(o);
+		v.recurs = 0;
+		o = api_violation_encode(&v);
+		CHECK(o && !json_object_get(o, "recurs") && !json_object_get(o, "expected") &&
+		      !json_object_get(o, "explanation"), "no recurs, expected, explanation: no members");
+		json_decref(o);
+	}
+
+	CASE_BEGIN("a decision");
+	{
+		struct api_decision dec = { 1, "approved", "host-1", "not_in_allowlist", "/usr/bin/evil",
+					  false, "sha256:22", "default", "agent", false, 0, 0, true,
+					  1 }, dd;
+
+		o = api_decision_encode(&dec);
+		CHECK(text_is(json_dumps(o, JSON_COMPACT),
+			      "{\"id\":1,\"state\":\"approved\",\"agent_id\":\"host-1\",\"reason\":"
+			      "\"not_in_allowlist\",\"path\":\"/usr/bin/evil\",\"path_escaped\":false,"
+			      "\"digest\":\"sha256:22\",\"policy\":\"default\",\"scope\":\"agent\","
+			      "\"amendment_version\":1}"),
+		      "into the amendment: members and order");
+		api_decision_decode(o, &dd);
+		CHECK(dd.id == 1 && !strcmp(dd.state, "approved") && !strcmp(dd.scope, "agent") &&
+		      !dd.into_policy && dd.into_amendment && dd.amendment_version == 1 &&
+		      !strcmp(dd.policy, "default") && !strcmp(dd.agent_id, "host-1"),
+		      "decoded back");
+		json_decref(o);
+		dec = (struct api_decision){ 2, "approved", "host-1", "digest_mismatch", "/x", false,
+					   "sha256:33", "default", "policy", true, 2, 5, false, 0 };
+		o = api_decision_encode(&dec);
+		api_decision_decode(o, &dd);
+		CHECK(dd.into_policy && dd.policy_version == 2 && dd.policy_agents == 5 &&
+		      !dd.into_amendment && !json_object_get(o, "amendment_version"),
+		      "into the policy: its version and agents, no amendment version");
+		json_decref(o);
+		dec = (struct api_decision){ 3, "dismissed", "host-1", "r", "/y", false, "d", "default",
+					   NULL, false, 0, 0, false, 0 };
+		o = api_decision_encode(&dec);
+		CHECK(o && !json_object_get(o, "scope"), "a dismissal has no scope");
+		json_decref(o);
+	}
+	CHECK(!strcmp(API_AGENTS, "agents") && !strcmp(API_VERDICTS, "verdicts") &&
+	      !strcmp(API_HOURS, "hours") && !strcmp(API_VIOLATIONS, "violations"),
+	      "the lists' members");
+	return check_finish();
+}

@@ -1,0 +1,137 @@
+/*
+ * api_codec: the operator API's resources as they travel, in one place: the agent, its verdicts
+ * and its hourly counters (GET /v1/agents, /v1/agents/{id}, .../verdicts, .../counters), the
+ * violations (GET /v1/violations) and what a decision did (POST /v1/violations/{id}/approve,
+ * dismiss). The handlers (handlers_fleet.c, handlers_violations.c) fill a struct and encode it;
+ * attestctl decodes the answer into the same struct; their members are named nowhere else in
+ * C. docs/openapi.json describes the same members (tests/integration/openapi.sh validates the
+ * answers against it); the web page (ui/app.js) reads them by name in JavaScript.
+ *
+ * Encoding: a JSON object whose members come in the order of the struct (the answers are
+ * written compact, in that order), NULL when out of memory or a string is not UTF-8.
+ * A const char * member that is NULL is encoded as null where the resource says so
+ * (last_verdict, ek_cert, ak_pub), else left out.
+ * Decoding is lenient, for showing: a member missing or of another type reads as 0, false or
+ * NULL; strings and json_t members point into the decoded object (borrowed: valid while it is).
+ */
+#ifndef VERIFIER_HTTP_API_CODEC_H
+#define VERIFIER_HTTP_API_CODEC_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+/* The array member of each list answer. */
+#define API_AGENTS "agents"     /* GET /v1/agents: {"agents": [agent...]} */
+#define API_VERDICTS "verdicts" /* GET .../verdicts: {"agent_id": ID, "verdicts": [verdict...]} */
+#define API_HOURS "hours"       /* GET .../counters: {"agent_id": ID, "hours": [hour...]} */
+#define API_VIOLATIONS "violations" /* GET /v1/violations: {"violations": [violation...]} */
+
+/* The policy and amendment versions that judged a verdict; known false: null (not recorded). */
+struct api_versions {
+	bool known;
+	const char *policy;
+	int64_t policy_version, amendment_version;
+};
+
+struct api_agent {
+	const char *agent_id;
+	const char *state; /* as shown: pending, active, stale, rejudging, retired */
+	const char *policy;
+	const char *ak_name; /* hex */
+	int64_t created_at, activated_at, boot_number, next_entry, last_verdict_at, open_violations;
+	int64_t retired_at, reset_at;
+	int64_t last_seen, interval;
+	bool interval_reported;
+	int64_t stale_after;
+	bool stale, rejudging;
+	struct api_versions judged_by;
+	int64_t policy_version, amendment_version; /* the versions that judge it now */
+	json_t *last_reasons;    /* an array of codes; NULL: no member (encode takes it) */
+	const char *last_verdict; /* "trusted", "untrusted", NULL: none yet */
+	/* GET /v1/agents/{id} only: */
+	bool detail;
+	const char *ek_cert, *ak_pub; /* base64; NULL: null */
+	json_t *boot;                 /* the boot summary; encode takes it (NULL: null) */
+};
+
+struct api_verdict {
+	int64_t id, time, boot_number;
+	const char *verdict; /* "trusted" or "untrusted" */
+	bool trusted;
+	json_t *reasons;     /* [{code, detail, entry}, ...]; encode takes it (NULL: []) */
+	int64_t next_offset;
+	struct api_versions judged_by;
+};
+
+struct api_hour {
+	int64_t hour, rounds, trusted, untrusted;
+};
+
+/*
+ * A violation. path is its text (proto/text.h: exact when UTF-8, else escaped, and then
+ * path_escaped), path_hex its raw bytes; approvable: whether approval can allow it; recurs: the
+ * decided violation it recurred after (0: no member); expected (taken) and explanation: what
+ * the agent's policy lists for a digest_mismatch and a package policy's words (NULL: no member),
+ * added after the list was read (api_violation_annotate()).
+ */
+struct api_violation {
+	int64_t id;
+	const char *agent_id;
+	int64_t boot_number, entry;
+	const char *path;
+	bool path_escaped;
+	const char *path_hex, *digest, *template_name, *reason;
+	int64_t first_seen, last_seen, count;
+	const char *state; /* open, approved, dismissed */
+	bool approvable;
+	int64_t decided_at;
+	const char *decision;
+	int64_t recurs;
+	json_t *expected;
+	const char *explanation;
+};
+
+/* A digest_mismatch's "expected": the digests the policy and the amendment list for the path
+ * (arrays, taken; NULL: []). */
+struct api_expected {
+	const char *policy;
+	int64_t policy_version;
+	json_t *digests;
+	int64_t amendment_version;
+	json_t *amendment_digests;
+};
+
+/*
+ * What an approval or a dismissal did: the violation's state now, its agent, reason, path and
+ * digest, the agent's policy; scope (approvals: "agent" or "policy"; NULL: no member); the
+ * policy version it wrote and how many agents use it (into_policy), or the amendment version
+ * (into_amendment).
+ */
+struct api_decision {
+	int64_t id;
+	const char *state, *agent_id, *reason, *path;
+	bool path_escaped;
+	const char *digest, *policy, *scope;
+	bool into_policy;
+	int64_t policy_version, policy_agents;
+	bool into_amendment;
+	int64_t amendment_version;
+};
+
+json_t *api_agent_encode(const struct api_agent *a);
+void api_agent_decode(const json_t *o, struct api_agent *a);
+json_t *api_verdict_encode(const struct api_verdict *v);
+void api_verdict_decode(const json_t *o, struct api_verdict *v);
+json_t *api_hour_encode(const struct api_hour *h);
+void api_hour_decode(const json_t *o, struct api_hour *h);
+json_t *api_violation_encode(const struct api_violation *v);
+void api_violation_decode(const json_t *o, struct api_violation *v);
+/* Adds a violation's expected (taken; NULL: none) and explanation (NULL: none) to o. */
+void api_violation_annotate(json_t *o, json_t *expected, const char *explanation);
+json_t *api_expected_encode(const struct api_expected *e);
+json_t *api_decision_encode(const struct api_decision *d);
+void api_decision_decode(const json_t *o, struct api_decision *d);
+
+#endif
