@@ -203,7 +203,9 @@ $(B)/etc/%.conf: %.8.scd scripts/manopts.py $(GEN)/buildinfo.h
 # --- install ------------------------------------------------------------------
 # `make install` (PREFIX, DESTDIR, BINDIR, SBINDIR, MANDIR, SYSCONFDIR, UNITDIR above): the
 # verifier side (verifier, attestctl; the web page is inside the verifier) and the machine side
-# (attestd), each also on its own. The units get this install's paths. An existing
+# (attestd), each also on its own. The units get this install's paths. DOCDIR/PACKAGE gets the
+# documents the man pages and the README point to (README.md, SECURITY.md; the verifier's also
+# policies/README.md with its examples, the OpenAPI document and the example webhook receiver). An existing
 # configuration file is never overwritten on a live system (DESTDIR empty); a staged tree gets
 # the example.
 INSTALL ?= install
@@ -232,6 +234,14 @@ install-verifier: $(B)/verifier $(B)/attestctl man
 	chmod 0644 "$(DESTDIR)$(UNITDIR)/attest-verifier.service"
 	$(call install_conf,$(B)/etc/verifier.conf,verifier.conf)
 	$(INSTALL) -D -m 0644 docs/openapi.json "$(DESTDIR)$(DOCDIR)/attest-verifier/openapi.json"
+	$(INSTALL) -D -m 0644 README.md "$(DESTDIR)$(DOCDIR)/attest-verifier/README.md"
+	$(INSTALL) -D -m 0644 SECURITY.md "$(DESTDIR)$(DOCDIR)/attest-verifier/SECURITY.md"
+	$(INSTALL) -D -m 0644 policies/README.md \
+		"$(DESTDIR)$(DOCDIR)/attest-verifier/policies/README.md"
+	$(INSTALL) -d "$(DESTDIR)$(DOCDIR)/attest-verifier/policies/examples"
+	$(INSTALL) -m 0644 policies/examples/*.json "$(DESTDIR)$(DOCDIR)/attest-verifier/policies/examples"
+	$(INSTALL) -D -m 0644 verifier/examples/webhook_receiver.py \
+		"$(DESTDIR)$(DOCDIR)/attest-verifier/examples/webhook_receiver.py"
 	$(INSTALL) -D -m 0644 verifier/attest-alerts.rules.yml \
 		"$(DESTDIR)$(PREFIX)/share/attest-verifier/attest-alerts.rules.yml"
 
@@ -243,6 +253,8 @@ install-attestd: $(B)/attestd man
 	$(UNIT_SED) attestd/attestd.service.in >"$(DESTDIR)$(UNITDIR)/attestd.service"
 	chmod 0644 "$(DESTDIR)$(UNITDIR)/attestd.service"
 	$(call install_conf,$(B)/etc/attestd.conf,attestd.conf)
+	$(INSTALL) -D -m 0644 README.md "$(DESTDIR)$(DOCDIR)/attestd/README.md"
+	$(INSTALL) -D -m 0644 SECURITY.md "$(DESTDIR)$(DOCDIR)/attestd/SECURITY.md"
 
 # --- Debian packages ----------------------------------------------------------
 # `make deb`: attest-verifier and attestd packages in $(BUILD)/deb, from trees staged by the

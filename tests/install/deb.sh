@@ -80,6 +80,20 @@ for bin in usr/sbin/verifier usr/bin/attestctl usr/sbin/attestd; do
 done
 check "the man pages are there, compressed" test -f "$R/usr/share/man/man8/verifier.8.gz" \
 	-a -f "$R/usr/share/man/man5/attestd.conf.5.gz" -a -f "$R/usr/share/man/man1/attestctl.1.gz"
+# /usr/share/doc: the documents the man pages and the README point to, in each package.
+for f in attest-verifier/README.md attest-verifier/SECURITY.md attest-verifier/openapi.json \
+	attest-verifier/policies/README.md attest-verifier/policies/examples/minimal.json \
+	attest-verifier/examples/webhook_receiver.py attestd/README.md attestd/SECURITY.md; do
+	check "/usr/share/doc/$f" test -s "$R/usr/share/doc/$f"
+done
+named=$(cat "$TOP/README.md" "$TOP"/verifier/*.scd "$TOP"/verifier/attestctl/*.scd "$TOP"/attestd/*.scd |
+	grep -o '/usr/share/doc/[A-Za-z0-9_./-]*[A-Za-z0-9]' | sort -u)
+missing=
+for f in $named; do [[ -e $R$f ]] || missing+="$f "; done
+check "the README and the man pages name files of /usr/share/doc ($(echo $named))" test -n "$named"
+check_eq "every file of /usr/share/doc they name is in the packages" "" "$missing"
+check "the example webhook receiver runs from the package" \
+	python3 "$R/usr/share/doc/attest-verifier/examples/webhook_receiver.py" --help
 check_eq "conffiles" "/etc/attest/verifier.conf /etc/attest/attestd.conf" \
 	"$(q -W -f='${Conffiles}\n' attest-verifier attestd | awk '{ print $1 }' | grep . | tr '\n' ' ' | sed 's/ $//')"
 # The units' default dependencies come from this machine's units, beside the packages' own, and
