@@ -197,6 +197,29 @@ static void tpm_reset(struct agent *a)
 	a->tpm = NULL;
 }
 
+/* Opens the TPM with the EK the settings choose (--ek-profile, --ek-cert's key). */
+static int agent_tpm_ek(struct agent *a)
+{
+	int ret;
+
+	if (a->cfg->ek_cert && !a->ek_file.cert) {
+		ret = ekfile_read(a->cfg->ek_cert, &a->ek_file);
+		if (ret < 0)
+			return ret;
+	}
+	a->tpm = tpm_open(a->cfg->tcti);
+	if (!a->tpm)
+		return -EIO;
+	ret = tpm_ek_choose(a->tpm,
+			    strcasecmp(a->cfg->ek_profile, "auto") == 0
+				    ? NULL
+				    : tpmkey_ek_profile_by_id(a->cfg->ek_profile),
+			    a->ek_file.key);
+	if (ret < 0)
+		tpm_reset(a);
+	return ret;
+}
+
 /* Opens what a step needs: TPM with EK and AK, HTTPS client, list reader. */
 static int agent_setup(struct agent *a)
 {
@@ -218,25 +241,10 @@ static int agent_setup(struct agent *a)
 		if (!a->watch)
 			return -ENOMEM;
 	}
-	if (a->cfg->ek_cert && !a->ek_file.cert) {
-		ret = ekfile_read(a->cfg->ek_cert, &a->ek_file);
-		if (ret < 0)
-			return ret;
-	}
 	if (a->tpm)
 		return 0;
-	a->tpm = tpm_open(a->cfg->tcti);
-	if (!a->tpm)
-		return -EIO;
-	ret = tpm_ek_choose(a->tpm,
-			    strcasecmp(a->cfg->ek_profile, "auto") == 0
-				    ? NULL
-				    : tpmkey_ek_profile_by_id(a->cfg->ek_profile),
-			    a->ek_file.key);
-	if (ret < 0) {
-		tpm_reset(a);
+	if ((ret = agent_tpm_ek(a)) < 0)
 		return ret;
-	}
 	ret = tpm_ak_load_or_create(a->tpm, a->cfg->state_dir, a->cfg->ak_alg, &created);
 	if (ret < 0) {
 		tpm_reset(a);
@@ -719,6 +727,34 @@ static void wait_next_round(struct agent *a)
 		log_info("new measurements since the last round; sending a round now");
 		return;
 	}
+}
+
+int agent_print_ek_sha256(const struct attestd_config *cfg)
+{
+	struct agent a = { .cfg = cfg };
+	uint8_t *pub = NULL, d[32];
+	char hex[2 * sizeof(d) + 1];
+	unsigned int dlen = 0;
+	size_t len = 0;
+	int ret;
+
+	/* The EK and its public area exactly as agent_enroll() sends them. */
+	if ((ret = agent_tpm_ek(&a)) < 0 || (ret = tpm_ek_public(a.tpm, &pub, &len)) < 0)
+		goto out;
+	if (EVP_Digest(pub, len, d, &dlen, EVP_sha256(), NULL) != 1 || dlen != sizeof(d)) {
+		ret = -EIO;
+		goto out;
+	}
+	hex_encode(d, sizeof(d), hex);
+	printf("%s\n", hex);
+	ret = fflush(stdout) ? -EIO : 0;
+out:
+	if (ret < 0)
+		log_error("cannot read the EK's public area: %s", strerror(-ret));
+	free(pub);
+	tpm_close(a.tpm);
+	ekfile_release(&a.ek_file);
+	return ret;
 }
 
 int agent_run(const struct attestd_config *cfg, volatile sig_atomic_t *stop)

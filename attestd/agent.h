@@ -36,6 +36,14 @@ enum agent_exit {
 };
 
 /*
+ * --print-ek-sha256: the SHA-256 of the EK's marshalled TPM2B_PUBLIC (what enrollment sends as
+ * ek_pub, and what `tpm2_readpublic -o` writes) as 64 hex digits and a newline on stdout, for
+ * `attestctl agent add ID --ek-sha256 HEX`. Needs the TPM settings of cfg only (--tcti,
+ * --ek-profile, --ek-cert); 0 or -errno (logged).
+ */
+int agent_print_ek_sha256(const struct attestd_config *cfg);
+
+/*
  * cfg must have passed config_check(). With cfg->once: enroll if needed, one round, print the
  * verdict line on stdout, return an enum agent_exit. Otherwise loop until *stop; returns 0.
  */

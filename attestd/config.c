@@ -46,6 +46,7 @@ static const struct opt_def defs[] = {
 	{ "ek-profile", OPT_STRING, OFF(ek_profile), "auto|L-1|L-2|H-1|...", "auto", 0, 0, NULL },
 	{ "ek-cert", OPT_STRING, OFF(ek_cert), "FILE", NULL, 0, 0, NULL },
 	{ "once", OPT_BOOL, OFF(once), NULL, NULL, 0, 0, NULL },
+	{ "print-ek-sha256", OPT_BOOL, OFF(print_ek_sha256), NULL, NULL, 0, 0, NULL },
 	{ "foreground", OPT_BOOL, OFF(foreground), NULL, NULL, 0, 0, NULL },
 	{ "debug", OPT_BOOL, OFF(debug), NULL, NULL, 0, 0, NULL },
 };
@@ -59,7 +60,9 @@ static const struct opts_spec spec = {
 	.notes = "agent id: the hostname unless set; state dir: --state-dir, else\n"
 		 "$STATE_DIRECTORY (systemd), else " ATTESTD_DEFAULT_STATE_DIR "\n"
 		 "--once: enroll if needed, one round, print the verdict; exit 0 trusted,\n"
-		 "1 untrusted, 2 error. attestd never forks: --foreground is the default.\n",
+		 "1 untrusted, 2 error. attestd never forks: --foreground is the default.\n"
+		 "--print-ek-sha256: print the SHA-256 of the EK's TPM2B_PUBLIC (for\n"
+		 "`attestctl agent add ID --ek-sha256 HEX`) and exit.\n",
 };
 
 /*

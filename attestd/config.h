@@ -60,6 +60,7 @@ struct attestd_config {
 	char *ek_profile; /* "auto", or an EK Credential Profile id ("L-1", "H-3"; tpmkey.h) */
 	char *ek_cert;    /* the EK certificate as a file (ekfile.h); NULL: from the TPM's NV */
 	bool once;
+	bool print_ek_sha256; /* print the EK's SHA-256 for admission and exit (agent.h) */
 	bool foreground;
 	bool debug;
 	bool help;    /* --help seen: caller prints config_usage() and exits 0 */

@@ -84,6 +84,11 @@ int main(int argc, char **argv)
 		config_release(&cfg);
 		return 0;
 	}
+	if (cfg.print_ek_sha256) {
+		ret = agent_print_ek_sha256(&cfg);
+		config_release(&cfg);
+		return ret < 0 ? 2 : 0;
+	}
 	if (config_check(&cfg) < 0) {
 		config_release(&cfg);
 		return 2;

@@ -60,6 +60,8 @@ enum proto_action {
 	X(BAD_AK, 400, "bad_ak", true, PROTO_ACTION_GIVE_UP)                                        \
 	X(EK_UNTRUSTED, 403, "ek_untrusted", true, PROTO_ACTION_GIVE_UP)                            \
 	X(EK_MISMATCH, 403, "ek_mismatch", true, PROTO_ACTION_GIVE_UP)                              \
+	/* admission (--admission registered, or a registration naming another EK) */               \
+	X(NOT_ADMITTED, 403, "not_admitted", true, PROTO_ACTION_GIVE_UP)                            \
 	X(ACTIVATION_FAILED, 403, "activation_failed", true, PROTO_ACTION_GIVE_UP)                  \
 	X(AGENT_EXISTS, 409, "agent_exists", true, PROTO_ACTION_GIVE_UP)                            \
 	X(ENROLL_RETIRED, 409, "agent_retired", true, PROTO_ACTION_GIVE_UP)                         \
@@ -113,6 +115,8 @@ enum proto_action {
 	X(VERSION_BAD_SIGNATURE, 409, "policy_bad_signature", true, PROTO_ACTION_GIVE_UP)           \
 	/* an approval would write an unsigned policy or amendment version */                       \
 	X(SIGNATURE_REQUIRED, 409, "signature_required", true, PROTO_ACTION_GIVE_UP)                \
+	X(REGISTRATION_EXISTS, 409, "registration_exists", true, PROTO_ACTION_GIVE_UP)              \
+	X(UNKNOWN_REGISTRATION, 404, "unknown_registration", true, PROTO_ACTION_GIVE_UP)            \
 	/* Attestation results for relying parties (GET /v1/agents/{id}/ear) */                     \
 	X(AGENT_INACTIVE, 409, "agent_inactive", true, PROTO_ACTION_GIVE_UP)                        \
 	/* no round of the agent judged by this verifier since it started: its next round makes one */\

@@ -103,6 +103,10 @@
  */
 #define LIMIT_PENDING_PER_EK 4u
 #define LIMIT_PENDING_ENROLLMENTS 10000u
+#define LIMIT_REGISTRATIONS 100000u             /* agents registered in one request */
+#define LIMIT_LABELS 32u                        /* labels of one agent */
+#define LIMIT_LABEL_KEY 63u                     /* bytes of a label's key; proto/labels.h */
+#define LIMIT_LABEL_VALUE 63u                   /* bytes of a label's value */
 #define LIMIT_VERDICT_REASONS 64                /* reasons in one verdict */
 #define LIMIT_VERDICT_DETAIL 512u               /* bytes of one reason's detail, NUL included */
 #define LIMIT_AGENT_RESPONSE (1024u * 1024u)            /* a verifier answer read by attestd */

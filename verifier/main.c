@@ -307,6 +307,7 @@ int main(int argc, char **argv)
 	app.liveness.intervals = o.stale_intervals;
 	app.metrics_agents_public = o.metrics_agents == METRICS_AGENTS_PUBLIC;
 	app.evidence_keep = (enum evidence_keep)o.evidence_keep;
+	app.admission = (enum admission)o.admission;
 
 	/* Block the stop signals before any thread exists: MHD's threads inherit the mask and
 	 * only main() receives them, in sigwait() below. */

@@ -25,6 +25,9 @@ static const char *const metrics_agents_choices[] = { "token", "public", NULL };
 /* In the order of enum evidence_keep (service/app.h). */
 static const char *const evidence_keep_choices[] = { "untrusted", "all", "none", NULL };
 
+/* In the order of enum admission (service/app.h). */
+static const char *const admission_choices[] = { "open", "registered", NULL };
+
 static const struct opt_def defs[] = {
 	{ "listen", OPT_STRING, OFF(listen), "ADDR:PORT", "127.0.0.1:8443", 0, 0, NULL },
 	{ "state-dir", OPT_STRING, OFF(state_dir), "DIR", NULL, 0, 0, NULL },
@@ -44,6 +47,9 @@ static const struct opt_def defs[] = {
 	 * An idle pool thread costs about 20 KiB of RSS. */
 	{ "threads", OPT_UINT, OFF(threads), "N", "32", 1, 256, NULL },
 	{ "nonce-ttl", OPT_UINT, OFF(nonce_ttl), "SECONDS", "60", 1, 86400, NULL },
+	/* Who may enroll: any id (first come, first bound) or registered ids alone. */
+	{ "admission", OPT_CHOICE, OFF(admission), "open|registered", "open", 0, 0,
+	  admission_choices },
 	{ "pending-ttl", OPT_UINT, OFF(pending_ttl), "SECONDS", STR(STORE_PENDING_TTL_DEFAULT), 1,
 	  7 * 86400, NULL },
 	/* How long a rotated-out EAR signing key stays in GET /v1/jwks (ear_keys.h). */

@@ -33,6 +33,7 @@ struct verifier_options {
 	unsigned threads;
 	unsigned nonce_ttl; /* seconds */
 	unsigned pending_ttl; /* seconds an enrollment may stay pending */
+	int admission;        /* enum admission (service/app.h): --admission */
 	unsigned ear_key_keep; /* seconds a rotated-out EAR key stays published */
 	unsigned client_connections; /* open connections per client address */
 	unsigned default_interval; /* seconds between rounds of an agent that reported none */

@@ -11,6 +11,9 @@
  *                   [--flood N:PATH:HEXDIGEST] [--spray N:PREFIX] [--attack NAME]
  *                   [--other-dir DIR2] [--other-id ID2] [--sleep SECONDS]
  *   softagent reboot DIR                       resetCount + 1, the IMA list starts over
+ *   softagent ek-sha256 DIR                    the SHA-256 of the TPM2B_PUBLIC its enrollment
+ *                                              sends as ek_pub (what attestd --print-ek-sha256
+ *                                              prints for a real TPM)
  *
  * --sleep waits that long before the evidence (round) or before the activation (enroll).
  *
@@ -633,6 +636,24 @@ out:
 	return ret;
 }
 
+static int cmd_ek_sha256(const char *dir)
+{
+	uint8_t pub[LIMIT_TPM2B_PUBLIC], d[SHA256_DIGEST_LENGTH];
+	char hex[2 * SHA256_DIGEST_LENGTH + 1];
+	EVP_PKEY *ek = load_key(dir, "ek.pem");
+	size_t len = 0;
+	int ret = 2;
+
+	if (ek && !softtpm_ek_public(ek, pub, sizeof(pub), &len)) {
+		SHA256(pub, len, d);
+		hex_encode(d, sizeof(d), hex);
+		printf("%s\n", hex);
+		ret = 0;
+	}
+	EVP_PKEY_free(ek);
+	return ret;
+}
+
 static int ak_public_of(EVP_PKEY *ak, uint32_t attrs, uint8_t *out, size_t *len)
 {
 	return softtpm_ak_public(ak, attrs, out, LIMIT_TPM2B_PUBLIC, len);
@@ -1252,6 +1273,7 @@ static void usage(void)
 		"                       [--attack NAME] [--other-dir DIR2] [--other-id ID2]\n"
 		"                       [--sleep SECONDS] [--interval SECONDS]\n"
 		"       softagent reboot DIR\n"
+		"       softagent ek-sha256 DIR\n"
 		"round attacks:");
 	for (unsigned i = 0; round_attacks[i]; i++)
 		fprintf(stderr, " %s", round_attacks[i]);
@@ -1346,6 +1368,8 @@ int main(int argc, char **argv)
 		ret = cmd_round(dir, &ro);
 	} else if (!strcmp(cmd, "reboot")) {
 		ret = cmd_reboot(dir);
+	} else if (!strcmp(cmd, "ek-sha256")) {
+		ret = cmd_ek_sha256(dir);
 	} else {
 		usage();
 		ret = 2;

@@ -289,7 +289,7 @@ static void test_migration(const char *dir)
 		 "DROP TABLE policy_deletions; DROP TABLE verdict_hours;"
 		 " DROP TABLE audit_log; DROP TABLE audit_head; DROP TABLE audit_signed;"
 		 " DROP TABLE verdict_evidence; DROP TABLE evidence_boot_logs;"
-		 " DROP TABLE evidence_policies;"
+		 " DROP TABLE evidence_policies; DROP TABLE registrations; DROP TABLE agent_labels;"
 		 " ALTER TABLE verdicts DROP COLUMN changed;"
 		 " ALTER TABLE policies DROP COLUMN signer; ALTER TABLE policies DROP COLUMN signature;%s",
 		 teststore_pg() ? "UPDATE schema_version SET version = 8;" : "PRAGMA user_version = 8;");

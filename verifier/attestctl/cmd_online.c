@@ -636,6 +636,10 @@ int cmd_agent(int argc, char **argv)
 		if (!strcmp(argv[i], "retire") || !strcmp(argv[i], "reset") ||
 		    !strcmp(argv[i], "history"))
 			return agent_lifecycle(argc, argv);
+		if (!strcmp(argv[i], "add"))
+			return cmd_agent_add(argc, argv);
+		if (!strcmp(argv[i], "unregister"))
+			return cmd_agent_unregister(argc, argv);
 		break;
 	}
 	if ((ret = online_parse_opts(argc, argv, &o, &pos)))

@@ -9,6 +9,10 @@
 #define VERIFIER_ATTESTCTL_COMMANDS_H
 
 int cmd_replay(int argc, char **argv);
+/* cmd_registrations.c: `agent add`, `agent unregister` (argv[0] = "agent"), `registrations` */
+int cmd_agent_add(int argc, char **argv);
+int cmd_agent_unregister(int argc, char **argv);
+int cmd_registrations(int argc, char **argv);
 int cmd_check_quote(int argc, char **argv);
 int cmd_policy_learn(int argc, char **argv);
 int cmd_policy(int argc, char **argv);

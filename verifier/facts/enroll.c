@@ -147,6 +147,41 @@ static enum enroll_status verify_chain(const struct enroll_trust *t, X509 *cert,
 	return st;
 }
 
+/* SHA-256 of the DER SubjectPublicKeyInfo of key; -EINVAL (logged) if it has none. */
+static int spki_sha256(EVP_PKEY *key, uint8_t out[ENROLL_DIGEST_LEN])
+{
+	unsigned char *der = NULL;
+	unsigned int dlen = 0;
+	int n = key ? i2d_PUBKEY(key, &der) : -1;
+	int ret = 0;
+
+	if (n <= 0 || EVP_Digest(der, (size_t)n, out, &dlen, EVP_sha256(), NULL) != 1 ||
+	    dlen != ENROLL_DIGEST_LEN) {
+		log_openssl("enroll: EK public key digest");
+		ret = -EINVAL;
+	}
+	OPENSSL_free(der);
+	return ret;
+}
+
+int enroll_ek_cert_digest(const uint8_t *der, size_t len, uint8_t out[ENROLL_DIGEST_LEN],
+			  size_t *cert_len)
+{
+	const unsigned char *p = der;
+	X509 *cert = NULL;
+	int ret = -EINVAL;
+
+	*cert_len = 0;
+	if (len == 0 || len > LIMIT_EK_CERT || ekcert_trim(der, len, cert_len) ||
+	    !(cert = d2i_X509(NULL, &p, (long)*cert_len)) || p != der + *cert_len)
+		goto out;
+	ret = spki_sha256(X509_get0_pubkey(cert), out);
+out:
+	ERR_clear_error();
+	X509_free(cert);
+	return ret;
+}
+
 enum enroll_status enroll_check(const struct enroll_trust *t, const struct enroll_request *req,
 				struct enroll_result *out)
 {
@@ -202,6 +237,13 @@ enum enroll_status enroll_check(const struct enroll_trust *t, const struct enrol
 	if (!tpmkey_matches_evp(&ek, X509_get0_pubkey(cert))) {
 		st = refuse(out, ENROLL_EK_MISMATCH, "%s",
 			    "the EK certificate is for another key than ek_pub");
+		goto out;
+	}
+	if (spki_sha256(X509_get0_pubkey(cert), out->ek_spki_sha256) ||
+	    EVP_Digest(req->ek_pub, req->ek_pub_len, out->ek_pub_sha256, &dlen, EVP_sha256(),
+		       NULL) != 1 || dlen != ENROLL_DIGEST_LEN) {
+		log_openssl("enroll: EK digests");
+		st = ENROLL_INTERNAL;
 		goto out;
 	}
 

@@ -58,11 +58,23 @@ struct enroll_result {
 	uint8_t ak_name[LIMIT_TPM_NAME];
 	size_t ak_name_len;
 	size_t ek_cert_len;                     /* req->ek_cert without its NV fill */
+	/* What admission names the EK by (store.h, store_ek_kind): SHA-256 of ek_pub as sent,
+	 * and of the EK certificate's DER SubjectPublicKeyInfo */
+	uint8_t ek_pub_sha256[ENROLL_DIGEST_LEN];
+	uint8_t ek_spki_sha256[ENROLL_DIGEST_LEN];
 	char why[160];                          /* reason for a refusal, for the error message */
 };
 
 enum enroll_status enroll_check(const struct enroll_trust *t, const struct enroll_request *req,
 				struct enroll_result *out);
+
+/*
+ * An operator's EK certificate (attestctl agent add --ek-cert): exactly one DER certificate,
+ * then at most the fill of an NV index; the SHA-256 of its DER SubjectPublicKeyInfo into out
+ * and the certificate's length without the fill into *cert_len. -EINVAL if it is not one.
+ */
+int enroll_ek_cert_digest(const uint8_t *der, size_t len, uint8_t out[ENROLL_DIGEST_LEN],
+			  size_t *cert_len);
 
 /* SHA-256(secret) == digest, compared in constant time. */
 bool enroll_secret_matches(const uint8_t digest[ENROLL_DIGEST_LEN], const uint8_t *secret,

@@ -54,6 +54,10 @@ void handle_agent_get(const struct http_request *req, struct http_response *resp
 void handle_agent_verdicts(const struct http_request *req, struct http_response *resp);
 void handle_agent_counters(const struct http_request *req, struct http_response *resp);
 void handle_agent_set_policy(const struct http_request *req, struct http_response *resp);
+/* Admission: registrations of agents before they enroll (handlers_registrations.c). */
+void handle_registrations_add(const struct http_request *req, struct http_response *resp);
+void handle_registrations_list(const struct http_request *req, struct http_response *resp);
+void handle_registration_delete(const struct http_request *req, struct http_response *resp);
 /* Violations and their review (handlers_violations.c). */
 void handle_violations_list(const struct http_request *req, struct http_response *resp);
 void handle_violation_approve(const struct http_request *req, struct http_response *resp);

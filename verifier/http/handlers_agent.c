@@ -79,6 +79,16 @@ void handle_enroll(const struct http_request *req, struct http_response *resp)
 				 "agent \"%s\" was retired by an operator; it enrolls again only"
 				 " after `attestctl agent reset %s`", er.agent_id, er.agent_id);
 		break;
+	case AGENTS_NOT_ADMITTED:
+		if (en.unregistered)
+			http_reply_error(resp, PROTO_ERR_NOT_ADMITTED,
+					 "agent \"%s\" is not registered, and this verifier admits"
+					 " registered agents only (attestctl agent add)", er.agent_id);
+		else
+			http_reply_error(resp, PROTO_ERR_NOT_ADMITTED,
+					 "agent \"%s\" is registered with another EK than this TPM's"
+					 " (attestctl registrations)", er.agent_id);
+		break;
 	case AGENTS_EK_PENDING_FULL:
 		resp->retry_after = (unsigned)app->pending_ttl;
 		http_reply_error(resp, PROTO_ERR_TOO_MANY_PENDING,

@@ -39,6 +39,13 @@ const struct http_route app_routes[] = {
 	  handle_agent_history, "200 404 503", NULL },
 	{ "PUT", "/v1/agents/*/policy", LIMIT_SMALL_BODY, HTTP_TOKEN, "agent_policy",
 	  handle_agent_set_policy, "200 400 404 503", NULL },
+	/* Admission (handlers_registrations.c): a batch of many agents with their certificates. */
+	{ "POST", "/v1/registrations", LIMIT_REQUEST_BODY, HTTP_TOKEN, "registrations_add",
+	  handle_registrations_add, "201 400 404 409 500 503", NULL },
+	{ "GET", "/v1/registrations", LIMIT_SMALL_BODY, HTTP_TOKEN, "registrations",
+	  handle_registrations_list, "200 503", NULL },
+	{ "DELETE", "/v1/registrations/*", LIMIT_SMALL_BODY, HTTP_TOKEN, "registration_delete",
+	  handle_registration_delete, "200 404 503", NULL },
 	{ "GET", "/v1/violations", LIMIT_SMALL_BODY, HTTP_TOKEN, "violations",
 	  handle_violations_list, "200 400 503", "state agent limit" },
 	{ "POST", "/v1/violations/*/approve", LIMIT_SMALL_BODY, HTTP_TOKEN, "approve",

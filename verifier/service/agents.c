@@ -13,6 +13,7 @@ enum agents_status agents_enroll(struct app *app, const struct enroll_request *e
 				 struct agents_enrollment *out)
 {
 	struct enroll_result *res = &out->result;
+	struct store_admission adm;
 	enum store_enroll_result sr;
 	struct store_agent a;
 
@@ -37,9 +38,22 @@ enum agents_status agents_enroll(struct app *app, const struct enroll_request *e
 	memcpy(a.ak_name, res->ak_name, res->ak_name_len);
 	a.ak_name_len = res->ak_name_len;
 	memcpy(a.cred_digest, res->secret_digest, sizeof(a.cred_digest));
-	if (store_agent_enroll(app->store, &a, (int64_t)time(NULL), &sr))
+	memset(&adm, 0, sizeof(adm));
+	adm.required = app->admission == ADMISSION_REGISTERED;
+	memcpy(adm.ek_pub_sha256, res->ek_pub_sha256, sizeof(adm.ek_pub_sha256));
+	memcpy(adm.ek_spki_sha256, res->ek_spki_sha256, sizeof(adm.ek_spki_sha256));
+	if (store_agent_enroll_admitted(app->store, &a, &adm, (int64_t)time(NULL), &sr))
 		return AGENTS_STORE_FAILED;
 	switch (sr) {
+	case STORE_ENROLL_NOT_REGISTERED:
+		out->unregistered = true;
+		log_warn("enroll: agent \"%s\" refused: not admitted (no registration;"
+			 " --admission registered)", a.id);
+		return AGENTS_NOT_ADMITTED;
+	case STORE_ENROLL_EK_NOT_REGISTERED:
+		log_warn("enroll: agent \"%s\" refused: not admitted (its registration names"
+			 " another EK)", a.id);
+		return AGENTS_NOT_ADMITTED;
 	case STORE_ENROLL_ALREADY:
 		return AGENTS_ALREADY_ACTIVE;
 	case STORE_ENROLL_CONFLICT:

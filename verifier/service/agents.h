@@ -5,6 +5,10 @@
  * A refusal changes nothing stored. Re-enrolling an id that is pending, or active with the same
  * EK and AK, replaces its pending credential; an id held by another EK or AK is refused.
  *
+ * Admission (store.h, "Registrations"): a registered id enrolls only with the EK registered
+ * for it; with --admission registered an id without a registration is refused. Either
+ * refusal (AGENTS_NOT_ADMITTED) is logged and stores nothing.
+ *
  * An id an operator retired is refused (AGENTS_RETIRED) until an operator resets it; a reset
  * lets its next enrollment bring another EK and AK, which replace the old ones (store.h,
  * store_agent_reset()).
@@ -33,6 +37,8 @@ enum agents_status {
 	AGENTS_PENDING_FULL,     /* too many pending enrollments in all */
 	AGENTS_EXPIRED,          /* activate: the pending enrollment expired; enroll again */
 	AGENTS_RETIRED,          /* enroll: an operator retired the id (and did not reset it) */
+	AGENTS_NOT_ADMITTED,     /* enroll: not registered (--admission registered), or registered
+				  * with another EK; `unregistered` says which */
 	AGENTS_STORE_FAILED,
 	AGENTS_INTERNAL,
 };
@@ -42,6 +48,7 @@ struct agents_enrollment {
 	struct enroll_result result; /* the credential for the agent (wipe it after use) */
 	bool reenrolled;            /* an existing pending record was replaced */
 	bool replaced;              /* a reset agent enrolled with new keys (store.h) */
+	bool unregistered;          /* AGENTS_NOT_ADMITTED: no registration (else another EK) */
 };
 
 enum agents_status agents_enroll(struct app *app, const struct enroll_request *er,

@@ -34,6 +34,12 @@ enum evidence_keep {
 	EVIDENCE_KEEP_NONE,
 };
 
+/* Who may enroll (store.h, "Registrations"): --admission. */
+enum admission {
+	ADMISSION_OPEN = 0,   /* the default: an unregistered id is bound to the first EK */
+	ADMISSION_REGISTERED, /* only registered ids, each with the EK registered */
+};
+
 struct app {
 	struct store *store;
 	struct nonces *nonces;     /* outstanding challenges */
@@ -65,6 +71,7 @@ struct app {
 	 * inventory); by default only to a request with a token of any role. */
 	bool metrics_agents_public;
 	enum evidence_keep evidence_keep;
+	enum admission admission;
 	struct webhooks *webhooks;  /* the delivery thread (webhooks.h); NULL without --webhook.
 				     * Set before the server starts. */
 	/*

@@ -280,7 +280,50 @@ void store_set_enroll_limits(struct store *st, const struct store_enroll_limits 
 int store_agent_enroll(struct store *st, const struct store_agent *a, int64_t now,
 		       enum store_enroll_result *result)
 {
-	return st->be->ops->agent_enroll(st->be, a, now, &st->enroll, result);
+	return st->be->ops->agent_enroll(st->be, a, NULL, now, &st->enroll, result);
+}
+
+int store_agent_enroll_admitted(struct store *st, const struct store_agent *a,
+				const struct store_admission *adm, int64_t now,
+				enum store_enroll_result *result)
+{
+	return st->be->ops->agent_enroll(st->be, a, adm, now, &st->enroll, result);
+}
+
+const char *store_ek_kind_str(enum store_ek_kind k)
+{
+	return k == STORE_EK_CERT ? "cert" : "public";
+}
+
+int store_registrations_add(struct store *st, const struct store_registration *regs, size_t n,
+			    const char *actor, int64_t now, size_t *failed)
+{
+	*failed = 0;
+	if (n == 0 || !regs)
+		return -EINVAL;
+	return st->be->ops->registrations_add(st->be, regs, n, actor, now, failed);
+}
+
+int store_registration_get(struct store *st, const char *agent, store_registration_cb cb,
+			   void *arg)
+{
+	return st->be->ops->registration_get(st->be, agent, cb, arg);
+}
+
+int store_registrations_list(struct store *st, store_registration_cb cb, void *arg)
+{
+	return st->be->ops->registrations_list(st->be, cb, arg);
+}
+
+int store_registration_delete(struct store *st, const char *agent, const char *actor,
+			      int64_t now)
+{
+	return st->be->ops->registration_delete(st->be, agent, actor, now);
+}
+
+int store_agent_labels(struct store *st, const char *agent, store_label_cb cb, void *arg)
+{
+	return st->be->ops->agent_labels(st->be, agent, cb, arg);
 }
 
 int store_agent_get(struct store *st, const char *id, struct store_agent *out)

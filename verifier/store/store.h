@@ -112,6 +112,8 @@ enum store_enroll_result {
 	STORE_ENROLL_RETIRED,       /* the id was retired and not reset: refused */
 	STORE_ENROLL_REPLACED,      /* reset by an operator: the id now holds this EK and AK,
 				     * pending; its boot session starts over, its history stays */
+	STORE_ENROLL_NOT_REGISTERED, /* admission required and the id has no registration */
+	STORE_ENROLL_EK_NOT_REGISTERED, /* the id's registration names another EK */
 };
 
 /*
@@ -136,6 +138,27 @@ void store_set_enroll_limits(struct store *st, const struct store_enroll_limits 
 int store_agent_enroll(struct store *st, const struct store_agent *a, int64_t now,
 		       enum store_enroll_result *result);
 
+/*
+ * What admission knows of the EK an enrollment brings (its certificate was verified to certify
+ * ek_pub before): the two SHA-256 digests a registration may name it by (store_ek_kind).
+ */
+struct store_admission {
+	bool required;                 /* --admission registered: an id needs a registration */
+	uint8_t ek_pub_sha256[32];     /* of ek_pub, the marshalled TPM2B_PUBLIC as sent */
+	uint8_t ek_spki_sha256[32];    /* of the EK certificate's DER SubjectPublicKeyInfo */
+};
+/*
+ * The same, with admission decided in the enrollment's transaction: an id with a registration
+ * enrolls only with the EK it names (STORE_ENROLL_EK_NOT_REGISTERED), whether or not
+ * adm->required; without one it is refused only if adm->required
+ * (STORE_ENROLL_NOT_REGISTERED). Either refusal stores nothing. A new agent (STORE_ENROLL_NEW)
+ * of a registered id starts with the registration's policy and labels. store_agent_enroll()
+ * is this with adm NULL: no registration is consulted.
+ */
+int store_agent_enroll_admitted(struct store *st, const struct store_agent *a,
+				const struct store_admission *adm, int64_t now,
+				enum store_enroll_result *result);
+
 int store_agent_get(struct store *st, const char *id, struct store_agent *out);
 
 /*
@@ -151,13 +174,66 @@ int store_agent_activate(struct store *st, const char *id,
 /*
  * Assigns a policy by name ("" = default). -ENOENT unknown agent, -ENODATA no policy of that
  * name (nothing changed). Serialized with store_policy_delete(): a policy is never deleted
- * while an assignment to it commits.
+ * while an assignment to it commits. An id that is registered (store_registrations_add()) and
+ * not enrolled yet is assigned through its registration: it enrolls with that policy. The
+ * registration of an enrolled agent follows its assignment too (a purged agent that enrolls
+ * again starts with it).
  */
 int store_agent_set_policy(struct store *st, const char *id, const char *policy);
 
 typedef int (*store_agent_cb)(void *arg, const struct store_agent *a);
 /* Every agent ordered by id; blobs are not loaded (lengths 0, pointers NULL). */
 int store_agents_list(struct store *st, store_agent_cb cb, void *arg);
+
+/* Registrations -------------------------------------------------------------------------- */
+
+/*
+ * Admission (verifier(8), ADMISSION): an operator registers an agent id before it enrolls,
+ * with what names its EK, and the policy and labels it starts with. A registration binds the
+ * id to that EK for good (until it is deleted): an enrollment of the id with another EK is
+ * refused in either admission mode; with --admission registered an id without one is refused.
+ */
+enum store_ek_kind {
+	STORE_EK_PUBLIC = 0, /* SHA-256 of the EK's marshalled TPM2B_PUBLIC (tpm2_readpublic -o) */
+	STORE_EK_CERT,       /* SHA-256 of the DER SubjectPublicKeyInfo of its EK certificate */
+};
+const char *store_ek_kind_str(enum store_ek_kind k); /* "public", "cert" */
+
+struct store_registration {
+	const char *agent;
+	enum store_ek_kind ek_kind;
+	uint8_t ek_sha256[32];
+	const uint8_t *ek_cert; /* DER, kept for the operator when given (NULL, 0: none) */
+	size_t ek_cert_len;
+	const char *policy;     /* "" = the default policy */
+	const char *labels;     /* a JSON object of text values, canonical (sorted keys) */
+	const char *actor;      /* read only: who registered it */
+	int64_t created_at;     /* read only */
+};
+
+/*
+ * Registers n agents in one transaction, all or none: -EEXIST if registrations[*failed]'s id
+ * is registered already (or twice in the list), -ENODATA if it names a policy that does not
+ * exist; nothing is stored then. Each registration is a record of the audit trail
+ * ("agent.registered", by actor). An id that is enrolled already may be registered: that binds
+ * its EK from then on, its policy and labels are not changed.
+ */
+int store_registrations_add(struct store *st, const struct store_registration *regs, size_t n,
+			    const char *actor, int64_t now, size_t *failed);
+typedef int (*store_registration_cb)(void *arg, const struct store_registration *r);
+/* Calls cb once with the registration of `agent`; -ENOENT if none. */
+int store_registration_get(struct store *st, const char *agent, store_registration_cb cb,
+			   void *arg);
+/* Every registration, by id. */
+int store_registrations_list(struct store *st, store_registration_cb cb, void *arg);
+/* Deletes the registration of `agent` (the agent, if enrolled, stays); audited
+ * ("agent.unregistered"). -ENOENT if none. */
+int store_registration_delete(struct store *st, const char *agent, const char *actor,
+			      int64_t now);
+
+/* An agent's labels (KEY=VALUE, proto/labels.h), by key; none for an unknown agent. */
+typedef int (*store_label_cb)(void *arg, const char *key, const char *value);
+int store_agent_labels(struct store *st, const char *agent, store_label_cb cb, void *arg);
 
 /* Boot state and rounds ------------------------------------------------------------------ */
 
@@ -535,7 +611,8 @@ int store_policies_list(struct store *st, const char *default_policy,
 			store_policy_summary_cb cb, void *arg);
 
 /*
- * Deletes policy `name` and every version of it, only while no agent is assigned it, in one
+ * Deletes policy `name` and every version of it, only while no agent (nor any registration)
+ * is assigned it, in one
  * transaction that an assignment (store_agent_set_policy()) cannot interleave with: -EBUSY if
  * one is (nothing deleted), -ENOENT if there is no such policy (an amendment is none). The
  * deletion is recorded (`actor`, `now`, its newest version): a policy written again under the

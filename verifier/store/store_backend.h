@@ -82,9 +82,20 @@ struct store_ops {
 	void (*close)(struct store_backend *b);
 
 	/* With the limits of store_set_enroll_limits() (never NULL). */
-	int (*agent_enroll)(struct store_backend *b, const struct store_agent *a, int64_t now,
+	/* adm NULL: no registration consulted (store_agent_enroll()). */
+	int (*agent_enroll)(struct store_backend *b, const struct store_agent *a,
+			    const struct store_admission *adm, int64_t now,
 			    const struct store_enroll_limits *lim,
 			    enum store_enroll_result *result);
+	int (*registrations_add)(struct store_backend *b, const struct store_registration *regs,
+				 size_t n, const char *actor, int64_t now, size_t *failed);
+	int (*registration_get)(struct store_backend *b, const char *agent,
+				store_registration_cb cb, void *arg);
+	int (*registrations_list)(struct store_backend *b, store_registration_cb cb, void *arg);
+	int (*registration_delete)(struct store_backend *b, const char *agent, const char *actor,
+				   int64_t now);
+	int (*agent_labels)(struct store_backend *b, const char *agent, store_label_cb cb,
+			    void *arg);
 	int (*agent_get)(struct store_backend *b, const char *id, struct store_agent *out);
 	int (*agent_activate)(struct store_backend *b, const char *id,
 			      const uint8_t digest[STORE_CRED_DIGEST_LEN], int64_t now,

@@ -14,7 +14,7 @@
  * (store_sqlite_schema.c), each written once per dialect; store_pg_schema.c asserts the two
  * counts agree, so a migration added to one backend and not the other does not build.
  */
-#define STORE_PG_SCHEMA_VERSION 13
+#define STORE_PG_SCHEMA_VERSION 14
 
 /* Runs SQL without parameters or rows; 0, or -EIO logged with the server's SQLSTATE and message. */
 int store_pg_exec(PGconn *c, const char *sql);

@@ -237,6 +237,18 @@ static const char m12_policy_signatures[] =
 	"ALTER TABLE policies ADD COLUMN signer TEXT NOT NULL DEFAULT '';"
 	"ALTER TABLE policies ADD COLUMN signature TEXT NOT NULL DEFAULT '';";
 
+/* 14: registrations of agents before they enroll, labels (store_sqlite_schema.c). */
+static const char m14_registrations[] =
+	"CREATE TABLE registrations("
+	" agent TEXT PRIMARY KEY, ek_kind TEXT NOT NULL, ek_sha256 BYTEA NOT NULL,"
+	" ek_cert BYTEA, policy TEXT NOT NULL, labels TEXT NOT NULL, actor TEXT NOT NULL,"
+	" created_at BIGINT NOT NULL);"
+	"CREATE INDEX registrations_policy ON registrations(policy);"
+	"CREATE TABLE agent_labels("
+	" agent TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL,"
+	" PRIMARY KEY(agent, key));"
+	"CREATE INDEX agent_labels_key ON agent_labels(key, value);";
+
 static const struct migration {
 	const char *what;
 	const char *sql;
@@ -255,6 +267,7 @@ static const struct migration {
 	{ "the audit trail", m11_audit },
 	{ "who signed each policy version", m12_policy_signatures },
 	{ "the evidence of kept verdicts", m13_evidence },
+	{ "registrations of agents before they enroll, labels", m14_registrations },
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == STORE_PG_SCHEMA_VERSION,

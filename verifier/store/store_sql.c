@@ -398,7 +398,8 @@ static int enroll_facts(struct db *db, const struct store_agent *a, int64_t now,
 	int ret;
 
 	memset(f, 0, sizeof(*f));
-	if ((ret = exec(db, STMT_PENDING_EXPIRE, P(SV_INT(now - lim->pending_ttl)))))
+	if ((ret = exec(db, STMT_PENDING_EXPIRE_LABELS, P(SV_INT(now - lim->pending_ttl)))) ||
+	    (ret = exec(db, STMT_PENDING_EXPIRE, P(SV_INT(now - lim->pending_ttl)))))
 		return ret;
 	expired = changes(db);
 	if (expired > 0)
@@ -494,12 +495,115 @@ static int enroll_write(struct db *db, const struct store_agent *a, int64_t now,
 	}
 }
 
-int store_sql_agent_enroll(struct store_backend *b, const struct store_agent *a, int64_t now,
+/* What an enrollment reads of its id's registration. */
+struct enroll_registration {
+	bool found;
+	enum store_ek_kind kind;
+	uint8_t ek_sha256[32];
+	char policy[LIMIT_POLICY_NAME + 1];
+	char *labels; /* JSON object text, malloc'd */
+};
+
+static int registration_row(struct db *db, struct store_registration *r)
+{
+	const void *p;
+	size_t n;
+
+	memset(r, 0, sizeof(*r));
+	r->agent = col_text(db, 0);
+	r->ek_kind = strcmp(col_text(db, 1), "cert") ? STORE_EK_PUBLIC : STORE_EK_CERT;
+	p = col_blob(db, 2, &n);
+	if (!p || n != sizeof(r->ek_sha256)) {
+		log_error("store: the registration of agent \"%s\" holds an EK digest of %zu bytes",
+			  r->agent, n);
+		return -EINVAL;
+	}
+	memcpy(r->ek_sha256, p, n);
+	r->ek_cert = col_blob(db, 3, &r->ek_cert_len);
+	r->policy = col_text(db, 4);
+	r->labels = col_text(db, 5);
+	r->actor = col_text(db, 6);
+	r->created_at = col_int(db, 7);
+	return 0;
+}
+
+static int enroll_registration_read(struct db *db, const char *id,
+				    struct enroll_registration *out)
+{
+	struct store_registration r;
+	int ret;
+
+	memset(out, 0, sizeof(*out));
+	ret = first(db, STMT_REGISTRATION_GET, P(SV_TEXT(id)));
+	if (ret <= 0)
+		return ret;
+	ret = registration_row(db, &r);
+	if (!ret) {
+		out->found = true;
+		out->kind = r.ek_kind;
+		memcpy(out->ek_sha256, r.ek_sha256, sizeof(out->ek_sha256));
+		snprintf(out->policy, sizeof(out->policy), "%s", r.policy ? r.policy : "");
+		out->labels = strdup(r.labels ? r.labels : "{}");
+		if (!out->labels)
+			ret = -ENOMEM;
+	}
+	done(db);
+	return ret;
+}
+
+/*
+ * Labels (a JSON object of text values) given to an agent that lacks those keys: a
+ * registration's, written when its agent enrolls. The caller holds the transaction.
+ */
+static int labels_add(struct db *db, const char *agent, const char *labels)
+{
+	json_t *o = json_loads(labels, 0, NULL);
+	const char *key;
+	json_t *v;
+	int ret = 0;
+
+	if (!json_is_object(o)) {
+		json_decref(o);
+		log_error("store: the labels of agent \"%s\" are not a JSON object", agent);
+		return -EINVAL;
+	}
+	json_object_foreach(o, key, v) {
+		if (!json_is_string(v)) {
+			ret = -EINVAL;
+			break;
+		}
+		if ((ret = exec(db, STMT_LABEL_ADD,
+				P(SV_TEXT(agent), SV_TEXT(key), SV_TEXT(json_string_value(v))))))
+			break;
+	}
+	json_decref(o);
+	return ret;
+}
+
+/*
+ * Admission, in the enrollment's transaction (store_agent_enroll_admitted()): the result
+ * that refuses the enrollment, or STORE_ENROLL_NEW when admission lets it go on.
+ */
+static enum store_enroll_result admission_decide(const struct store_admission *adm,
+						 const struct enroll_registration *reg)
+{
+	const uint8_t *have;
+
+	if (!reg->found)
+		return adm->required ? STORE_ENROLL_NOT_REGISTERED : STORE_ENROLL_NEW;
+	have = reg->kind == STORE_EK_CERT ? adm->ek_spki_sha256 : adm->ek_pub_sha256;
+	return memcmp(have, reg->ek_sha256, sizeof(reg->ek_sha256)) ? STORE_ENROLL_EK_NOT_REGISTERED
+								     : STORE_ENROLL_NEW;
+}
+
+int store_sql_agent_enroll(struct store_backend *b, const struct store_agent *a,
+			   const struct store_admission *adm, int64_t now,
 			   const struct store_enroll_limits *lim,
 			   enum store_enroll_result *result)
 {
+	struct enroll_registration reg = { 0 };
 	struct store_enroll_facts facts;
-	struct store_agent cur;
+	struct store_agent cur, admitted;
 	struct db db;
 	int ret;
 	bool exists;
@@ -510,6 +614,16 @@ int store_sql_agent_enroll(struct store_backend *b, const struct store_agent *a,
 	if ((ret = db.o->begin(db.c, STORE_LOCK_ENROLL)) ||
 	    (ret = enroll_facts(&db, a, now, lim, &facts)))
 		goto out;
+	if (adm) {
+		if ((ret = enroll_registration_read(&db, a->id, &reg)) < 0)
+			goto out;
+		ret = 0;
+		*result = admission_decide(adm, &reg);
+		if (*result != STORE_ENROLL_NEW) {
+			ret = db.o->commit(db.c); /* the expiry of pending enrollments alone */
+			goto refused;
+		}
+	}
 	ret = agent_read(&db, a->id, &cur);
 	if (ret && ret != -ENOENT)
 		goto out;
@@ -518,9 +632,14 @@ int store_sql_agent_enroll(struct store_backend *b, const struct store_agent *a,
 	if (exists)
 		store_agent_release(&cur);
 	ret = 0;
+	admitted = *a;
+	if (*result == STORE_ENROLL_NEW && reg.found)
+		snprintf(admitted.policy, sizeof(admitted.policy), "%s", reg.policy);
 	if (*result == STORE_ENROLL_NEW || *result == STORE_ENROLL_REFRESHED ||
 	    *result == STORE_ENROLL_REPLACED)
-		ret = enroll_write(&db, a, now, *result);
+		ret = enroll_write(&db, &admitted, now, *result);
+	if (!ret && *result == STORE_ENROLL_NEW && reg.found)
+		ret = labels_add(&db, a->id, reg.labels);
 	/*
 	 * Refused: only the expiry is kept (it would happen at the next enrollment). Refreshed:
 	 * the old credential dies with the update; a pending activation with it now fails.
@@ -530,6 +649,8 @@ int store_sql_agent_enroll(struct store_backend *b, const struct store_agent *a,
 out:
 	if (ret)
 		*result = STORE_ENROLL_CONFLICT;
+refused:
+	free(reg.labels);
 	db_put(&db);
 	return ret;
 }
@@ -605,6 +726,152 @@ out:
 	return ret;
 }
 
+/* 0 if policy `name` has a version, -ENODATA if not. The caller holds the policy lock. */
+static int policy_exists(struct db *db, const char *name)
+{
+	int ret = first(db, STMT_POLICY_VERSION, P(SV_TEXT(name)));
+
+	if (ret <= 0)
+		return ret ? ret : -EIO; /* max() always has its row */
+	ret = db->o->col_null(db->c, 0) ? -ENODATA : 0;
+	done(db);
+	return ret;
+}
+
+/* Registrations -------------------------------------------------------------------------- */
+
+/* Under the policy lock: a policy a registration names exists when it commits. */
+int store_sql_registrations_add(struct store_backend *b, const struct store_registration *regs,
+				size_t n, const char *actor, int64_t now, size_t *failed)
+{
+	struct db db;
+	size_t i;
+	int ret;
+
+	*failed = 0;
+	if ((ret = db_get(b, &db)))
+		return ret;
+	if ((ret = db.o->begin(db.c, STORE_LOCK_POLICY)))
+		goto out;
+	for (i = 0; i < n; i++) {
+		const struct store_registration *r = &regs[i];
+
+		*failed = i;
+		if (r->policy[0] && (ret = policy_exists(&db, r->policy)))
+			goto out;
+		if ((ret = exec(&db, STMT_REGISTRATION_ADD,
+				P(SV_TEXT(r->agent), SV_TEXT(store_ek_kind_str(r->ek_kind)),
+				  SV_BLOB(r->ek_sha256, sizeof(r->ek_sha256)),
+				  SV_BLOB(r->ek_cert_len ? r->ek_cert : NULL, r->ek_cert_len),
+				  SV_TEXT(r->policy), SV_TEXT(r->labels), SV_TEXT(actor), SV_INT(now)))))
+			goto out;
+		if (changes(&db) != 1) {
+			ret = -EEXIST;
+			goto out;
+		}
+	}
+	/* The audit records last (audit_append()), one per registration. */
+	for (i = 0; i < n; i++) {
+		char hex[2 * sizeof(regs[i].ek_sha256) + 1];
+		json_t *labels = json_loads(regs[i].labels, 0, NULL);
+
+		*failed = i;
+		for (size_t k = 0; k < sizeof(regs[i].ek_sha256); k++)
+			snprintf(hex + 2 * k, 3, "%02x", regs[i].ek_sha256[k]);
+		if ((ret = audit_append(&db, now, "agent.registered", actor, regs[i].agent,
+					json_pack("{s:s, s:s, s:s, s:o}", "ek",
+						  store_ek_kind_str(regs[i].ek_kind), "ek_sha256",
+						  hex, "policy", regs[i].policy, "labels",
+						  labels ? labels : json_object()))))
+			goto out;
+	}
+	*failed = 0;
+	ret = db.o->commit(db.c);
+out:
+	db_put(&db);
+	return ret;
+}
+
+int store_sql_registration_get(struct store_backend *b, const char *agent,
+			       store_registration_cb cb, void *arg)
+{
+	struct store_registration r;
+	struct db db;
+	int ret;
+
+	if ((ret = db_get(b, &db)))
+		return ret;
+	ret = first(&db, STMT_REGISTRATION_GET, P(SV_TEXT(agent)));
+	if (ret == 1) {
+		ret = registration_row(&db, &r);
+		if (!ret)
+			ret = cb(arg, &r);
+		done(&db);
+	} else if (ret == 0) {
+		ret = -ENOENT;
+	}
+	db_put(&db);
+	return ret;
+}
+
+int store_sql_registrations_list(struct store_backend *b, store_registration_cb cb, void *arg)
+{
+	struct store_registration r;
+	struct db db;
+	int ret, row;
+
+	if ((ret = db_get(b, &db)))
+		return ret;
+	for (row = first(&db, STMT_REGISTRATIONS_LIST, NULL, 0); row == 1; row = next_row(&db))
+		if ((ret = registration_row(&db, &r)) || (ret = cb(arg, &r)))
+			break;
+	if (!ret && row < 0)
+		ret = row;
+	done(&db);
+	db_put(&db);
+	return ret;
+}
+
+int store_sql_agent_labels(struct store_backend *b, const char *agent, store_label_cb cb,
+			   void *arg)
+{
+	struct db db;
+	int ret, row;
+
+	if ((ret = db_get(b, &db)))
+		return ret;
+	for (row = first(&db, STMT_LABELS_GET, P(SV_TEXT(agent))); row == 1; row = next_row(&db))
+		if ((ret = cb(arg, col_text(&db, 0), col_text(&db, 1))))
+			break;
+	if (!ret && row < 0)
+		ret = row;
+	done(&db);
+	db_put(&db);
+	return ret;
+}
+
+/* Under the enrollment lock: an enrollment reads the registration it admits by. */
+int store_sql_registration_delete(struct store_backend *b, const char *agent,
+				  const char *actor, int64_t now)
+{
+	struct db db;
+	int ret;
+
+	if ((ret = db_get(b, &db)))
+		return ret;
+	if ((ret = db.o->begin(db.c, STORE_LOCK_ENROLL)) ||
+	    (ret = exec(&db, STMT_REGISTRATION_DELETE, P(SV_TEXT(agent)))))
+		goto out;
+	if (changes(&db) != 1)
+		ret = -ENOENT;
+	else if (!(ret = audit_append(&db, now, "agent.unregistered", actor, agent,
+				      json_object())))
+		ret = db.o->commit(db.c);
+out:
+	db_put(&db);
+	return ret;
+}
+
 /*
  * Under the policy lock: the policy it names exists when the assignment commits, and a
  * deletion (store_sql_policy_delete()) that read "no agent uses it" has committed before or
@@ -613,6 +880,7 @@ out:
 int store_sql_agent_set_policy(struct store_backend *b, const char *id, const char *policy)
 {
 	struct db db;
+	bool enrolled;
 	int ret;
 
 	if ((ret = db_get(b, &db)))
@@ -620,14 +888,27 @@ int store_sql_agent_set_policy(struct store_backend *b, const char *id, const ch
 	if ((ret = db.o->begin(db.c, STORE_LOCK_POLICY)) ||
 	    (ret = exec(&db, STMT_AGENT_SET_POLICY, P(SV_TEXT(id), SV_TEXT(policy)))))
 		goto out;
-	if (changes(&db) != 1) {
+	enrolled = changes(&db) == 1;
+	if (!enrolled) {
 		ret = unchanged_agent(&db, id);
 		if (ret == -EALREADY)
 			ret = -ENODATA; /* the agent exists: the policy does not */
+		if (ret != -ENOENT)
+			goto out;
+		/* Not enrolled: registered, perhaps (its enrollment takes the policy then). */
+		if (policy[0] && (ret = policy_exists(&db, policy)))
+			goto out;
+	}
+	if ((ret = exec(&db, STMT_REGISTRATION_SET_POLICY, P(SV_TEXT(id), SV_TEXT(policy)))))
+		goto out;
+	if (!enrolled && changes(&db) != 1) {
+		ret = -ENOENT;
 		goto out;
 	}
 	if ((ret = audit_append(&db, (int64_t)time(NULL), "agent.policy", "operator", id,
-				json_pack("{s:s}", "policy", policy))))
+				enrolled ? json_pack("{s:s}", "policy", policy)
+					 : json_pack("{s:s, s:b}", "policy", policy,
+						     "registration", 1))))
 		goto out;
 	ret = db.o->commit(db.c);
 out:
@@ -1820,6 +2101,16 @@ int store_sql_policy_delete(struct store_backend *b, const char *name, const cha
 	}
 	ret = col_int(&db, 0) > 0 ? -EBUSY : 0;
 	done(&db);
+	if (ret)
+		goto out;
+	/* A registered agent enrolls with its registration's policy: that one is in use too. */
+	ret = first(&db, STMT_POLICY_REGISTRATIONS, P(SV_TEXT(name)));
+	if (ret <= 0) {
+		ret = ret ? ret : -EIO;
+		goto out;
+	}
+	ret = col_int(&db, 0) > 0 ? -EBUSY : 0;
+	done(&db);
 	if (ret || (ret = exec(&db, STMT_POLICY_DELETE, P(SV_TEXT(name)))) ||
 	    (ret = exec(&db, STMT_POLICY_DELETION_RECORD,
 			P(SV_TEXT(name), SV_INT(newest), SV_TEXT(actor), SV_INT(now)))) ||
@@ -1861,7 +2152,7 @@ static int purge(struct db *db, const char *id)
 	static const enum store_stmt steps[] = {
 		STMT_PURGE_BOOT_STATE, STMT_PURGE_BOOT_LOG, STMT_PURGE_VERDICTS, STMT_PURGE_HOURS,
 		STMT_PURGE_VIOLATIONS, STMT_PURGE_AMENDMENT, STMT_PURGE_HISTORY, STMT_PURGE_AGENT,
-		STMT_PURGE_EVIDENCE, STMT_PURGE_EVIDENCE_AMENDMENT,
+		STMT_PURGE_EVIDENCE, STMT_PURGE_EVIDENCE_AMENDMENT, STMT_PURGE_LABELS,
 	};
 	int ret = 0;
 
@@ -2163,6 +2454,10 @@ static const struct copy_table {
 	{ "verdict_evidence", "verdict_id, agent, record, ak_pub, boot_log", "ITTBB", false },
 	{ "evidence_boot_logs", "sha256, log, used_at", "BBI", false },
 	{ "evidence_policies", "name, version, json", "TIT", false },
+	{ "registrations",
+	  "agent, ek_kind, ek_sha256, ek_cert, policy, labels, actor, created_at", "TTBBTTTI",
+	  false },
+	{ "agent_labels", "agent, key, value", "TTT", false },
 };
 
 #define COPY_SQL_MAX 1024

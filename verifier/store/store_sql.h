@@ -20,9 +20,19 @@ int store_sql_open(const struct store_driver_ops *drv, const struct store_ops *o
 		   const char *location, struct store_backend **out);
 
 void store_sql_close(struct store_backend *b);
-int store_sql_agent_enroll(struct store_backend *b, const struct store_agent *a, int64_t now,
+int store_sql_agent_enroll(struct store_backend *b, const struct store_agent *a,
+			   const struct store_admission *adm, int64_t now,
 			   const struct store_enroll_limits *lim,
 			   enum store_enroll_result *result);
+int store_sql_registrations_add(struct store_backend *b, const struct store_registration *regs,
+				size_t n, const char *actor, int64_t now, size_t *failed);
+int store_sql_registration_get(struct store_backend *b, const char *agent,
+			       store_registration_cb cb, void *arg);
+int store_sql_registrations_list(struct store_backend *b, store_registration_cb cb, void *arg);
+int store_sql_registration_delete(struct store_backend *b, const char *agent,
+				  const char *actor, int64_t now);
+int store_sql_agent_labels(struct store_backend *b, const char *agent, store_label_cb cb,
+			   void *arg);
 int store_sql_agent_get(struct store_backend *b, const char *id, struct store_agent *out);
 int store_sql_agent_activate(struct store_backend *b, const char *id,
 			     const uint8_t digest[STORE_CRED_DIGEST_LEN], int64_t now,
@@ -115,6 +125,11 @@ const char *store_sql_copy_table(size_t i, unsigned *ncolumns);
 		.scheme = (scheme_), .open = (open_), .close = store_sql_close,            \
 		.agent_enroll = store_sql_agent_enroll, .agent_get = store_sql_agent_get,  \
 		.agent_activate = store_sql_agent_activate,                                \
+		.registrations_add = store_sql_registrations_add,                          \
+		.registration_get = store_sql_registration_get,                            \
+		.registrations_list = store_sql_registrations_list,                        \
+		.registration_delete = store_sql_registration_delete,                      \
+		.agent_labels = store_sql_agent_labels,                                    \
 		.agent_set_policy = store_sql_agent_set_policy,                            \
 		.agents_list = store_sql_agents_list, .boot_get = store_sql_boot_get,      \
 		.boot_log_get = store_sql_boot_log_get,                                    \

@@ -10,7 +10,7 @@
 #include <sqlite3.h>
 
 /* The schema version this build writes (PRAGMA user_version): the number of migrations. */
-#define STORE_SQLITE_SCHEMA_VERSION 13
+#define STORE_SQLITE_SCHEMA_VERSION 14
 
 /* Runs SQL without rows; 0, or -EIO logged with SQLite's code and message. */
 int store_sqlite_exec(sqlite3 *db, const char *sql);

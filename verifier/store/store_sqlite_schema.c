@@ -526,6 +526,25 @@ static int m13_evidence(sqlite3 *db)
 		" PRIMARY KEY(name, version));");
 }
 
+/*
+ * 14: admission (store.h, "Registrations"): agents an operator registered before they enroll,
+ * each with the SHA-256 that names its EK, the policy and labels it starts with; the labels of
+ * enrolled agents, one row per key.
+ */
+static int m14_registrations(sqlite3 *db)
+{
+	return store_sqlite_exec(db,
+		"CREATE TABLE registrations("
+		" agent TEXT PRIMARY KEY, ek_kind TEXT NOT NULL, ek_sha256 BLOB NOT NULL,"
+		" ek_cert BLOB, policy TEXT NOT NULL, labels TEXT NOT NULL, actor TEXT NOT NULL,"
+		" created_at INTEGER NOT NULL);"
+		"CREATE INDEX registrations_policy ON registrations(policy);"
+		"CREATE TABLE agent_labels("
+		" agent TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL,"
+		" PRIMARY KEY(agent, key));"
+		"CREATE INDEX agent_labels_key ON agent_labels(key, value);");
+}
+
 static const struct migration {
 	const char *what;
 	int (*apply)(sqlite3 *db);
@@ -544,6 +563,7 @@ static const struct migration {
 	{ "the audit trail", m11_audit },
 	{ "who signed each policy version", m12_policy_signatures },
 	{ "the evidence of kept verdicts", m13_evidence },
+	{ "registrations of agents before they enroll, labels", m14_registrations },
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == STORE_SQLITE_SCHEMA_VERSION,

@@ -59,6 +59,10 @@
 	" WHERE agent = ?1 AND reason = ?2" path_index " AND path = ?3 AND digest = ?4"         \
 	" ORDER BY id DESC LIMIT 1"
 
+#define REGISTRATION_SELECT                                                                \
+	"SELECT agent, ek_kind, ek_sha256, ek_cert, policy, labels, actor, created_at"         \
+	" FROM registrations"
+
 /* STMT(what, sql) or STMT(what, sql, pg): one entry of the table. */
 #define STMT_(what_, sql_, pg_, ...) { .what = (what_), .sql = (sql_), .pg = (pg_) }
 #define STMT(...) STMT_(__VA_ARGS__, NULL, 0)
@@ -367,4 +371,35 @@ const struct store_statement store_statements[STMT_COUNT] = {
 	[STMT_PURGE_EVIDENCE] = STMT("purge", "DELETE FROM verdict_evidence WHERE agent = ?1"),
 	[STMT_PURGE_EVIDENCE_AMENDMENT] = STMT("purge",
 		"DELETE FROM evidence_policies WHERE name = ?1"),
+	[STMT_PURGE_LABELS] = STMT("purge", "DELETE FROM agent_labels WHERE agent = ?1"),
+	/* No change: the id is registered already (store_sql.c says -EEXIST). */
+	[STMT_REGISTRATION_ADD] = STMT("registration write",
+		"INSERT INTO registrations(agent, ek_kind, ek_sha256, ek_cert, policy, labels,"
+		" actor, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"
+		" ON CONFLICT(agent) DO NOTHING"),
+	[STMT_REGISTRATION_GET] = STMT("registration lookup", REGISTRATION_SELECT
+		" WHERE agent = ?1"),
+	[STMT_REGISTRATIONS_LIST] = STMT("registrations list", REGISTRATION_SELECT
+		" ORDER BY agent"),
+	[STMT_REGISTRATION_DELETE] = STMT("registration delete",
+		"DELETE FROM registrations WHERE agent = ?1"),
+	[STMT_REGISTRATION_SET_POLICY] = STMT("registration policy",
+		"UPDATE registrations SET policy = ?2 WHERE agent = ?1"),
+	[STMT_POLICY_REGISTRATIONS] = STMT("policy registrations",
+		"SELECT COUNT(*) FROM registrations WHERE policy = ?1"),
+	[STMT_LABEL_SET] = STMT("label write",
+		"INSERT INTO agent_labels(agent, key, value) VALUES (?1, ?2, ?3)"
+		" ON CONFLICT(agent, key) DO UPDATE SET value = excluded.value"),
+	/* A label the agent has not got yet (a registration's, at enrollment). */
+	[STMT_LABEL_ADD] = STMT("label write",
+		"INSERT INTO agent_labels(agent, key, value) VALUES (?1, ?2, ?3)"
+		" ON CONFLICT(agent, key) DO NOTHING"),
+	/* The labels of the pending enrollments STMT_PENDING_EXPIRE is about to delete. */
+	[STMT_PENDING_EXPIRE_LABELS] = STMT("expiry of pending enrollments",
+		"DELETE FROM agent_labels WHERE agent IN (SELECT id FROM agents"
+		" WHERE state = 'pending' AND enrolled_at <= ?1)"),
+	[STMT_LABEL_DELETE] = STMT("label delete",
+		"DELETE FROM agent_labels WHERE agent = ?1 AND key = ?2"),
+	[STMT_LABELS_GET] = STMT("labels lookup",
+		"SELECT key, value FROM agent_labels WHERE agent = ?1 ORDER BY key"),
 };
