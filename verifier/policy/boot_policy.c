@@ -8,7 +8,7 @@
 
 #include <openssl/evp.h>
 
-#include "verifier/policy/policy.h"
+#include "verifier/policy/policy_digest.h"
 #include "verifier/policy/policy_json.h"
 
 #define seterr policy_seterr

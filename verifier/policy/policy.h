@@ -22,6 +22,7 @@
 #include <stdint.h>
 
 #include "proto/imalog.h" /* enum ima_digest_type */
+#include "verifier/policy/policy_digest.h" /* the digest spelling: alg:hex */
 
 struct policy;
 struct policy_keys;
@@ -150,27 +151,17 @@ int policy_add_digest(struct policy *p, const char *path, uint16_t alg, const ui
  * if regcomp refuses it, -EBUSY, -ENOMEM. */
 int policy_add_exclude(struct policy *p, const char *regex);
 
+/*
+ * The digests the policy lists for path (path_len raw bytes, as IMA recorded it), "alg:hex" each,
+ * in a new JSON array (jansson's json_t): what an operator compares a digest_mismatch with.
+ * NULL when the path is not listed (or on allocation failure).
+ */
+struct json_t;
+struct json_t *policy_json_path_digests(const struct policy *p, const char *path,
+					size_t path_len);
+
 /* Our format, keys sorted, so equal policies serialise equally: paths that are UTF-8 under
  * "digests", the others under "digests_hex" (hex of the raw bytes). NULL on allocation failure. */
 char *policy_to_json(const struct policy *p);
-
-/*
- * "alg:hex" as policies write digests (lowercase hex of the algorithm's size; s need not be
- * NUL-terminated): the algorithm's row with out filled (LIMIT_DIGEST bytes of room), or NULL
- * with *why set.
- */
-struct alg;
-const struct alg *policy_digest_parse(const char *s, size_t len, uint8_t *out, const char **why);
-/*
- * A file digest as policies write it: "alg:hex", or typed "ima:alg:hex" (the same) or
- * "verity:alg:hex" (an fs-verity digest); *type gets the type. As policy_digest_parse().
- */
-const struct alg *policy_file_digest_parse(const char *s, size_t len, uint8_t *out,
-					   enum ima_digest_type *type, const char **why);
-
-/* Helpers shared with attestctl: "sha256" <-> TPM2_ALG_ID, digest size (0 if unknown). */
-uint16_t policy_alg_from_name(const char *name, size_t len);
-const char *policy_alg_name(uint16_t alg);
-size_t policy_alg_digest_size(uint16_t alg);
 
 #endif

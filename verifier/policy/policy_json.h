@@ -1,9 +1,10 @@
 /*
- * policy_json: what policy.c shares with the files that load a part of a policy
+ * policy_json: what the policy loader shares with the files that load a part of a policy
  * (policy_keys.c, policy_file.c, boot_policy.c): how the JSON spells a digest, the one-line
- * error and the import warning; and the "alg:hex" text that verdicts and violations show too
- * (attest.c, boot_check.c), so that an operator reads a digest as a policy lists it.
- * Implemented in policy.c, which owns the format.
+ * error and the import warning; and (through policy_digest.h) the "alg:hex" text that verdicts
+ * and violations show too (attest.c, boot_check.c), so that an operator reads a digest as a
+ * policy lists it. Implemented in policy_json.c, which needs no other part of the engine: the
+ * section loaders depend on it, never on policy.c.
  */
 #ifndef VERIFIER_POLICY_JSON_H
 #define VERIFIER_POLICY_JSON_H
@@ -16,6 +17,7 @@
 
 #include "proto/dynbuf.h"
 #include "proto/limits.h"
+#include "verifier/policy/policy_digest.h"
 
 /*
  * A digest: in our format "alg:hex" (lowercase hex, alg sha1/sha256/sha384/sha512); in
@@ -26,22 +28,6 @@ uint16_t policy_json_digest(const json_t *v, bool keylime, uint8_t *out, const c
 
 /* "alg:hex" as a new JSON string (NULL for an unknown alg or on allocation failure). */
 json_t *policy_json_digest_string(uint16_t alg, const uint8_t *digest);
-
-struct policy;
-/*
- * The digests the policy lists for path (path_len raw bytes, as IMA recorded it), "alg:hex" each,
- * in a new JSON array: what an operator compares a digest_mismatch with. NULL when the path is
- * not listed (or on allocation failure).
- */
-json_t *policy_json_path_digests(const struct policy *p, const char *path, size_t path_len);
-
-/*
- * "alg:hex" into out[cap] (cut to fit; LIMIT_DIGEST_TEXT + 1 holds any policy algorithm's):
- * alg_name, ':', the lowercase hex of the len bytes of digest (none when digest is NULL or len
- * is past LIMIT_DIGEST). Returns out.
- */
-char *policy_digest_text(const char *alg_name, const uint8_t *digest, size_t len, char *out,
-			 size_t cap);
 
 /* printf into err[errlen] (nothing when err is NULL or errlen 0): a loader's one-line reason. */
 void policy_seterr(char *err, size_t errlen, const char *fmt, ...)

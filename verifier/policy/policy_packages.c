@@ -92,8 +92,8 @@ int policy_packages_add_version(struct policy_packages *pk, const char *name,
 
 	if (pk->nvers >= LIMIT_POLICY_PACKAGES)
 		return -E2BIG;
-	/* A linear check would cost a release's load n^2: the caller checks duplicates (policy.c
-	 * keys them in its table); this module only stores. */
+	/* A linear check would cost a release's load n^2: the caller checks duplicates
+	 * (policy_load_packages.c keys them in its table); this module only stores. */
 	rc = add_str(pk, name, &v.name_off);
 	if (!rc)
 		rc = add_str(pk, version, &v.version_off);
