@@ -37,7 +37,8 @@ struct eventlog;
  * with buf and log to release (eventlog_release(), dynbuf_release()).
  */
 int eventlog_load(const char *cmd, const char *path, struct dynbuf *buf, struct eventlog *log);
-/* cmd_online.c: operator calls to a running verifier */
+/* operator calls to a running verifier (online.h): cmd_agents.c, cmd_agent.c, cmd_verdicts.c,
+ * cmd_counters.c, cmd_audit.c, cmd_violations.c, cmd_review.c (approve, dismiss), cmd_amendment.c */
 int cmd_agents(int argc, char **argv);
 int cmd_agent(int argc, char **argv);
 int cmd_verdicts(int argc, char **argv);

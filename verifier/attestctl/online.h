@@ -1,5 +1,5 @@
 /*
- * The HTTPS client attestctl's online subcommands share (implemented in cmd_online.c, on
+ * The HTTPS client attestctl's online subcommands share (implemented in online.c, on
  * common/http_client.h).
  *
  * online_parse_opts(): common options --verifier URL --ca FILE --token-file FILE --json

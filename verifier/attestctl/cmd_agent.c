@@ -1,0 +1,178 @@
+/*
+ * attestctl agent ID: one agent, its last verdict and what it booted; agent retire ID [--purge],
+ * agent reset ID, agent history ID: its lifecycle (online.h for the common options, defaults,
+ * output and exit status; `agent add` and `agent unregister` are cmd_registrations.c's).
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "proto/evidence.h"
+#include "verifier/attestctl/commands.h"
+#include "verifier/attestctl/online.h"
+#include "verifier/attestctl/show.h"
+#include "verifier/http/api_codec.h"
+
+static json_int_t num(json_t *o, const char *key)
+{
+	return json_integer_value(json_object_get(o, key));
+}
+
+/* Runs the request and handles the common parts: transport errors, API errors, --json. */
+
+/* The "boot" object of an agent: what its firmware event log says it booted. */
+static void print_boot(json_t *b)
+{
+	json_t *k = json_object_get(b, "kernel");
+	const char *status = show_str(b, "status");
+	char t[32];
+
+	if (!json_is_object(b)) {
+		printf("boot:            no firmware event log (an agent without one, or older than this verifier)\n");
+		return;
+	}
+	online_fmt_time(num(b, "received_at"), t, sizeof(t));
+	printf("boot log:        %" JSON_INTEGER_FORMAT " events, %" JSON_INTEGER_FORMAT " bytes, received %s; %s\n",
+	       num(b, "events"), num(b, "log_bytes"), t,
+	       !strcmp(status, "replays")    ? "replays to the quoted PCRs"
+	       : !strcmp(status, "mismatch") ? "does NOT replay to the quoted PCRs"
+	       : !strcmp(status, "corrupt")  ? "does not parse"
+					     : status);
+	printf("firmware:        ");
+	fputs(show_str(b, "firmware"), stdout);
+	if (json_is_string(json_object_get(b, "pcr0")))
+		printf(" (PCR 0 %s)", show_str(b, "pcr0"));
+	printf("\nsecure boot:     %s\n", show_str(b, "secure_boot"));
+	printf("kernel:          ");
+	if (json_is_object(k)) {
+		json_t *allowed = json_object_get(k, "allowed");
+
+		printf("%s", show_str(k, "digest"));
+		if (json_is_string(json_object_get(k, "file"))) {
+			printf(" from \"");
+			fputs(show_str(k, "file"), stdout);
+			printf("\"");
+		}
+		if (json_is_string(json_object_get(k, "name"))) {
+			printf(", \"");
+			fputs(show_str(k, "name"), stdout);
+			printf("\"");
+		}
+		if (json_is_boolean(allowed))
+			printf(" (%s)", json_is_true(allowed) ? "allowed" : "NOT allowed by the policy");
+	} else {
+		printf("- (no EFI application in PCR 4)");
+	}
+	printf("\ncommand line:    ");
+	if (json_is_string(json_object_get(b, "cmdline"))) {
+		fputs(show_str(b, "cmdline"), stdout);
+		printf(" (%s)", json_is_true(json_object_get(b, "cmdline_verified"))
+				      ? "verified against PCR 9"
+				      : "as the agent reported it: not measured, or not the measured one");
+	} else {
+		printf("- (not reported)");
+	}
+	printf("\n");
+}
+
+/* agent retire ID [--purge] | agent reset ID | agent history ID */
+static int agent_lifecycle(int argc, char **argv)
+{
+	struct online_opts o;
+	const char *args[2];
+	char path[300], t[32];
+	json_t *j = NULL, *e;
+	size_t i;
+	int n, ret;
+
+	if ((ret = online_parse_words(argc, argv, &o, args, 2, &n)))
+		return ret;
+	if (n != 2 || !agent_id_valid(args[1]) || (o.purge && strcmp(args[0], "retire"))) {
+		fprintf(stderr, "usage: attestctl agent retire ID [--purge] | agent reset ID |"
+				" agent history ID\n");
+		return 2;
+	}
+	if (!strcmp(args[0], "retire")) {
+		snprintf(path, sizeof(path), "/v1/agents/%s%s", args[1], o.purge ? "?purge=1" : "");
+		if ((ret = online_fetch(&o, HTTP_DELETE, path, NULL, &j)) || !j)
+			return ret;
+		printf(o.purge ? "agent %s: purged (it and everything stored for it are deleted;"
+				 " the id is free)\n"
+			       : "agent %s: retired (its evidence is refused, its EK is free, its"
+				 " history is kept)\n", args[1]);
+	} else if (!strcmp(args[0], "reset")) {
+		snprintf(path, sizeof(path), "/v1/agents/%s/reset", args[1]);
+		if ((ret = online_fetch(&o, HTTP_POST, path, NULL, &j)) || !j)
+			return ret;
+		printf("agent %s: reset (its next enrollment may bring a new EK and AK)\n", args[1]);
+	} else {
+		snprintf(path, sizeof(path), "/v1/agents/%s/history", args[1]);
+		if ((ret = online_fetch(&o, HTTP_GET, path, NULL, &j)) || !j)
+			return ret;
+		printf("%-21s %-12s %-16s %s\n", "TIME", "EVENT", "ACTOR", "DETAIL");
+		json_array_foreach(json_object_get(j, "history"), i, e) {
+			online_fmt_time(num(e, "time"), t, sizeof(t));
+			printf("%-21s %-12s %-16s ", t, show_str(e, "event"), show_str(e, "actor"));
+			fputs(show_str(e, "detail"), stdout);
+			printf("\n");
+		}
+	}
+	json_decref(j);
+	return 0;
+}
+
+int cmd_agent(int argc, char **argv)
+{
+	struct online_opts o;
+	const char *pos;
+	char path[256], t1[32], t2[32], t3[32], t4[32];
+	struct api_agent a;
+	json_t *j = NULL;
+	int ret;
+
+	/* The first word that is not an option or an option's value names the action. */
+	for (int i = 1; i < argc; i++) {
+		if (argv[i][0] == '-') {
+			if (strcmp(argv[i], "--json") && strcmp(argv[i], "--purge") &&
+			    !strchr(argv[i], '='))
+				i++;
+			continue;
+		}
+		if (!strcmp(argv[i], "retire") || !strcmp(argv[i], "reset") ||
+		    !strcmp(argv[i], "history"))
+			return agent_lifecycle(argc, argv);
+		if (!strcmp(argv[i], "add"))
+			return cmd_agent_add(argc, argv);
+		if (!strcmp(argv[i], "unregister"))
+			return cmd_agent_unregister(argc, argv);
+		break;
+	}
+	if ((ret = online_parse_opts(argc, argv, &o, &pos)))
+		return ret;
+	if (!pos || !agent_id_valid(pos)) {
+		online_usage("agent");
+		return 2;
+	}
+	snprintf(path, sizeof(path), "/v1/agents/%s", pos);
+	if ((ret = online_fetch(&o, HTTP_GET, path, NULL, &j)) || !j)
+		return ret;
+	api_agent_decode(j, &a);
+	online_fmt_time(a.created_at, t1, sizeof(t1));
+	online_fmt_time(a.activated_at, t2, sizeof(t2));
+	online_fmt_time(a.last_seen, t3, sizeof(t3));
+	online_fmt_time(a.stale_after, t4, sizeof(t4));
+	printf("agent:           %s\nstate:           %s\npolicy:          %s\n"
+	       "ak name:         %s\nenrolled:        %s\nactivated:       %s\n"
+	       "boot number:     %" PRId64 "\nnext entry:      %" PRId64 "\n"
+	       "last verdict:    %s\nopen violations: %" PRId64 "\n"
+	       "last seen:       %s (every %" PRId64 " s%s; stale after %s)\n",
+	       show_cstr(a.agent_id), show_cstr(a.state), show_cstr(a.policy), show_cstr(a.ak_name),
+	       t1, t2, a.boot_number, a.next_entry, show_cstr(a.last_verdict), a.open_violations, t3,
+	       a.interval, a.interval_reported ? ", as the agent reported" : ", the verifier's default",
+	       t4);
+	print_boot(a.boot);
+	json_decref(j);
+	return 0;
+}
