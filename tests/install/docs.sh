@@ -109,6 +109,13 @@ check "--version of each binary is 'NAME VERSION'" bash -c \
 check_eq "README.md: no command uses sudo (a minimal Debian lacks it; say \"as root\")" "" \
 	"$(grep -nw sudo "$TOP/README.md" | grep -v 'no `sudo`\|`sudo` is not' | tr '\n' ' ')"
 
+# --- the page's login: bookmarkable views, the token never in an address -------------------
+check "verifier(8), THE WEB PAGE: bookmarks and the password manager, never the token in an address" \
+	bash -c "sed -n '/^# THE WEB PAGE/,/^# /p' '$TOP/verifier/verifier.8.scd' | tr '\n' ' ' |
+		grep -q 'bookmarked.*never part of an address.*password manager'"
+check "the page's token field is one a password manager may fill (autocomplete current-password)" \
+	grep -q 'id="token"[^>]*autocomplete="current-password"' "$TOP/verifier/http/ui/index.html"
+
 # --- the README against the packaged unit ---------------------------------------------------
 # The verifier's unit runs as a user systemd makes (DynamicUser=): a secret it reads cannot be
 # a file of root's in /etc/attest (mode 0600), and a verifier run by hand beside the unit is
