@@ -1,9 +1,9 @@
 /*
- * verifier/http/api_codec: the operator API's agent, verdict, counter, violation and decision
- * resources. Encoding writes the members the API has always answered, in its order (the exact
- * compact text is pinned: a rename or a reorder is a change of the contract, to make in
- * docs/openapi.json too); decoding reads back every member, and reads a missing or mistyped one
- * as 0, false or NULL.
+ * verifier/http/api_codec: the operator API's agent, verdict, counter, violation, decision,
+ * history, policy, version and rollback resources. Encoding writes the members the API has
+ * always answered, in its order (the exact compact text is pinned: a rename or a reorder is a
+ * change of the contract, to make in docs/openapi.json too); decoding reads back every member,
+ * and reads a missing or mistyped one as 0, false or NULL.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -207,8 +207,61 @@ int main(void)
 		CHECK(o && !json_object_get(o, "scope"), "a dismissal has no scope");
 		json_decref(o);
 	}
+	CASE_BEGIN("an agent's history, policies, versions, a rollback");
+	{
+		struct api_agent_event ev = { 2, 100, "activated", "agent", NULL }, dev;
+		struct api_policy_summary ps = { "fleet", 3, 200, "alice", 7 }, dps;
+		struct api_policy_version pv = { 2, "bob", 300, 144, true, NULL }, dpv;
+		struct api_rollback rb = { 4, 2, true, 7, "", NULL, "host-1" }, drb;
+
+		o = api_agent_event_encode(&ev);
+		CHECK(text_is(json_dumps(o, JSON_COMPACT),
+			      "{\"id\":2,\"time\":100,\"event\":\"activated\",\"actor\":\"agent\","
+			      "\"detail\":\"\"}"),
+		      "event: members and order (no detail: \"\")");
+		api_agent_event_decode(o, &dev);
+		CHECK(dev.id == 2 && dev.time == 100 && !strcmp(dev.event, "activated") &&
+		      !strcmp(dev.actor, "agent") && !strcmp(dev.detail, ""), "event decoded back");
+		json_decref(o);
+		o = api_policy_summary_encode(&ps);
+		CHECK(text_is(json_dumps(o, JSON_COMPACT),
+			      "{\"name\":\"fleet\",\"version\":3,\"time\":200,\"actor\":\"alice\","
+			      "\"agents\":7}"),
+		      "policy: members and order");
+		api_policy_summary_decode(o, &dps);
+		CHECK(!strcmp(dps.name, "fleet") && dps.version == 3 && dps.time == 200 &&
+		      !strcmp(dps.actor, "alice") && dps.agents == 7, "policy decoded back");
+		json_decref(o);
+		o = api_policy_version_encode(&pv);
+		CHECK(text_is(json_dumps(o, JSON_COMPACT),
+			      "{\"version\":2,\"actor\":\"bob\",\"time\":300,\"bytes\":144,"
+			      "\"signed\":true,\"signer\":\"\"}"),
+		      "version: members and order (no signer: \"\")");
+		api_policy_version_decode(o, &dpv);
+		CHECK(dpv.version == 2 && !strcmp(dpv.actor, "bob") && dpv.time == 300 &&
+		      dpv.bytes == 144 && dpv.signed_ && !strcmp(dpv.signer, ""),
+		      "version decoded back");
+		json_decref(o);
+		o = api_rollback_encode(&rb);
+		CHECK(text_is(json_dumps(o, JSON_COMPACT),
+			      "{\"version\":4,\"from\":2,\"changed\":true,\"agents\":7,"
+			      "\"signer\":\"\",\"agent_id\":\"host-1\"}"),
+		      "an amendment's rollback: members and order");
+		api_rollback_decode(o, &drb);
+		CHECK(drb.version == 4 && drb.from == 2 && drb.changed && drb.agents == 7 &&
+		      !strcmp(drb.agent_id, "host-1") && !drb.name, "rollback decoded back");
+		json_decref(o);
+		rb.agent_id = NULL;
+		rb.name = "fleet";
+		o = api_rollback_encode(&rb);
+		CHECK(o && !strcmp(json_string_value(json_object_get(o, "name")), "fleet") &&
+		      !json_object_get(o, "agent_id"), "a policy's rollback names the policy");
+		json_decref(o);
+	}
 	CHECK(!strcmp(API_AGENTS, "agents") && !strcmp(API_VERDICTS, "verdicts") &&
-	      !strcmp(API_HOURS, "hours") && !strcmp(API_VIOLATIONS, "violations"),
+	      !strcmp(API_HOURS, "hours") && !strcmp(API_VIOLATIONS, "violations") &&
+	      !strcmp(API_HISTORY, "history") && !strcmp(API_POLICIES, "policies") &&
+	      !strcmp(API_VERSIONS, "versions") && !strcmp(API_VERSIONS_AGENTS, "agents"),
 	      "the lists' members");
 	return check_finish();
 }

@@ -112,11 +112,13 @@ static int agent_lifecycle(int argc, char **argv)
 		if ((ret = online_fetch(&o, HTTP_GET, path, NULL, &j)) || !j)
 			return ret;
 		printf("%-21s %-12s %-16s %s\n", "TIME", "EVENT", "ACTOR", "DETAIL");
-		json_array_foreach(json_object_get(j, "history"), i, e) {
-			online_fmt_time(num(e, "time"), t, sizeof(t));
-			printf("%-21s %-12s %-16s ", t, show_str(e, "event"), show_str(e, "actor"));
-			fputs(show_str(e, "detail"), stdout);
-			printf("\n");
+		json_array_foreach(json_object_get(j, API_HISTORY), i, e) {
+			struct api_agent_event ev;
+
+			api_agent_event_decode(e, &ev);
+			online_fmt_time(ev.time, t, sizeof(t));
+			printf("%-21s %-12s %-16s %s\n", t, show_cstr(ev.event), show_cstr(ev.actor),
+			       show_cstr(ev.detail));
 		}
 	}
 	json_decref(j);

@@ -18,6 +18,7 @@
  * different), 1 the verifier refused, 2 usage, I/O or transport error. Common options as in
  * online.h.
  */
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +30,7 @@
 #include "verifier/attestctl/commands.h"
 #include "verifier/attestctl/online.h"
 #include "verifier/attestctl/show.h"
+#include "verifier/http/api_codec.h"
 #include "verifier/policy/policy_file.h"
 
 static const char usage_text[] =
@@ -224,23 +226,23 @@ int policy_print_history(const struct online_opts *o, const char *path, const ch
 
 	if ((ret = online_fetch(o, HTTP_GET, path, NULL, &j)) || !j)
 		return ret;
-	if (json_object_get(j, "agents"))
+	if (json_object_get(j, API_VERSIONS_AGENTS))
 		printf("%s: used by %" JSON_INTEGER_FORMAT " agents\n", what,
-		       json_integer_value(json_object_get(j, "agents")));
+		       json_integer_value(json_object_get(j, API_VERSIONS_AGENTS)));
 	printf("%-8s %-21s %10s  %-16s  %s\n", "VERSION", "TIME", "BYTES", "SIGNER", "BY");
-	json_array_foreach(json_object_get(j, "versions"), i, v) {
-		const char *signer = json_string_value(json_object_get(v, "signer"));
+	json_array_foreach(json_object_get(j, API_VERSIONS), i, v) {
+		struct api_policy_version pv;
+		const char *signer;
 
-		if (!signer || !signer[0])
-			signer = json_is_true(json_object_get(v, "signed")) ? "unchecked" : "-";
-		else
-			signer = show_cstr(signer);
-		online_fmt_time(json_integer_value(json_object_get(v, "time")), t, sizeof(t));
-		printf("%-8" JSON_INTEGER_FORMAT " %-21s %10" JSON_INTEGER_FORMAT "  %-16.16s  %s\n",
-		       json_integer_value(json_object_get(v, "version")), t,
-		       json_integer_value(json_object_get(v, "bytes")), signer, show_str(v, "actor"));
+		api_policy_version_decode(v, &pv);
+		signer = pv.signer && pv.signer[0] ? show_cstr(pv.signer)
+			 : pv.signed_		   ? "unchecked"
+						   : "-";
+		online_fmt_time(pv.time, t, sizeof(t));
+		printf("%-8" PRId64 " %-21s %10" PRId64 "  %-16.16s  %s\n", pv.version, t, pv.bytes,
+		       signer, show_cstr(pv.actor));
 	}
-	if (!json_array_size(json_object_get(j, "versions")))
+	if (!json_array_size(json_object_get(j, API_VERSIONS)))
 		printf("(none)\n");
 	json_decref(j);
 	return 0;
@@ -250,6 +252,7 @@ int policy_print_history(const struct online_opts *o, const char *path, const ch
 int policy_rollback_to(const struct online_opts *o, const char *path, const char *what,
 		       const char *version)
 {
+	struct api_rollback r;
 	char body[64];
 	json_t *j = NULL;
 	int ret;
@@ -257,13 +260,13 @@ int policy_rollback_to(const struct online_opts *o, const char *path, const char
 	snprintf(body, sizeof(body), "{\"version\": %s}", version);
 	if ((ret = online_fetch(o, HTTP_POST, path, body, &j)) || !j)
 		return ret;
-	if (json_is_true(json_object_get(j, "changed")))
-		printf("%s rolled back to version %s: now version %" JSON_INTEGER_FORMAT "\n", what,
-		       version, json_integer_value(json_object_get(j, "version")));
+	api_rollback_decode(j, &r);
+	if (r.changed)
+		printf("%s rolled back to version %s: now version %" PRId64 "\n", what, version,
+		       r.version);
 	else
-		printf("%s: version %" JSON_INTEGER_FORMAT " already has the text of version %s;"
-		       " nothing changed\n", what, json_integer_value(json_object_get(j, "version")),
-		       version);
+		printf("%s: version %" PRId64 " already has the text of version %s; nothing changed\n",
+		       what, r.version, version);
 	json_decref(j);
 	return 0;
 }
@@ -279,13 +282,13 @@ static int policy_list(struct online_opts *o)
 	if ((ret = online_fetch(o, HTTP_GET, "/v1/policies", NULL, &j)) || !j)
 		return ret;
 	printf("%-24s %7s %6s  %-21s %s\n", "POLICY", "VERSION", "AGENTS", "WRITTEN", "BY");
-	json_array_foreach(json_object_get(j, "policies"), i, p) {
-		online_fmt_time(json_integer_value(json_object_get(p, "time")), t, sizeof(t));
-		printf("%-24s %7" JSON_INTEGER_FORMAT " %6" JSON_INTEGER_FORMAT "  %-21s %s\n",
-		       show_str(p, "name"),
-		       json_integer_value(json_object_get(p, "version")),
-		       json_integer_value(json_object_get(p, "agents")), t,
-		       show_str(p, "actor"));
+	json_array_foreach(json_object_get(j, API_POLICIES), i, p) {
+		struct api_policy_summary ps;
+
+		api_policy_summary_decode(p, &ps);
+		online_fmt_time(ps.time, t, sizeof(t));
+		printf("%-24s %7" PRId64 " %6" PRId64 "  %-21s %s\n", show_cstr(ps.name), ps.version,
+		       ps.agents, t, show_cstr(ps.actor));
 	}
 	json_decref(j);
 	return 0;

@@ -1,6 +1,5 @@
 /*
- * api_codec: the operator API's agent, verdict, counter, violation and decision resources
- * (api_codec.h).
+ * api_codec: the operator API's resources as they travel (api_codec.h).
  */
 #include "verifier/http/api_codec.h"
 
@@ -258,4 +257,77 @@ void api_decision_decode(const json_t *o, struct api_decision *d)
 	d->policy_agents = get_int(o, "policy_agents");
 	d->into_amendment = json_object_get(o, "amendment_version") != NULL;
 	d->amendment_version = get_int(o, "amendment_version");
+}
+
+json_t *api_agent_event_encode(const struct api_agent_event *e)
+{
+	return json_pack("{s:I, s:I, s:s, s:s, s:s}", "id", (json_int_t)e->id, "time",
+			 (json_int_t)e->time, "event", e->event, "actor", e->actor, "detail",
+			 e->detail ? e->detail : "");
+}
+
+void api_agent_event_decode(const json_t *o, struct api_agent_event *e)
+{
+	e->id = get_int(o, "id");
+	e->time = get_int(o, "time");
+	e->event = get_str(o, "event");
+	e->actor = get_str(o, "actor");
+	e->detail = get_str(o, "detail");
+}
+
+json_t *api_policy_summary_encode(const struct api_policy_summary *p)
+{
+	return json_pack("{s:s, s:I, s:I, s:s, s:I}", "name", p->name, "version",
+			 (json_int_t)p->version, "time", (json_int_t)p->time, "actor", p->actor,
+			 "agents", (json_int_t)p->agents);
+}
+
+void api_policy_summary_decode(const json_t *o, struct api_policy_summary *p)
+{
+	p->name = get_str(o, "name");
+	p->version = get_int(o, "version");
+	p->time = get_int(o, "time");
+	p->actor = get_str(o, "actor");
+	p->agents = get_int(o, "agents");
+}
+
+json_t *api_policy_version_encode(const struct api_policy_version *v)
+{
+	return json_pack("{s:I, s:s, s:I, s:I, s:b, s:s}", "version", (json_int_t)v->version,
+			 "actor", v->actor, "time", (json_int_t)v->time, "bytes",
+			 (json_int_t)v->bytes, "signed", v->signed_, "signer",
+			 v->signer ? v->signer : "");
+}
+
+void api_policy_version_decode(const json_t *o, struct api_policy_version *v)
+{
+	v->version = get_int(o, "version");
+	v->actor = get_str(o, "actor");
+	v->time = get_int(o, "time");
+	v->bytes = get_int(o, "bytes");
+	v->signed_ = get_bool(o, "signed");
+	v->signer = get_str(o, "signer");
+}
+
+json_t *api_rollback_encode(const struct api_rollback *r)
+{
+	json_t *o = json_pack("{s:I, s:I, s:b, s:I, s:s}", "version", (json_int_t)r->version,
+			      "from", (json_int_t)r->from, "changed", r->changed, "agents",
+			      (json_int_t)r->agents, "signer", r->signer);
+
+	if (o)
+		json_object_set_new(o, r->agent_id ? "agent_id" : "name",
+				    json_string(r->agent_id ? r->agent_id : r->name));
+	return o;
+}
+
+void api_rollback_decode(const json_t *o, struct api_rollback *r)
+{
+	r->version = get_int(o, "version");
+	r->from = get_int(o, "from");
+	r->changed = get_bool(o, "changed");
+	r->agents = get_int(o, "agents");
+	r->signer = get_str(o, "signer");
+	r->name = get_str(o, "name");
+	r->agent_id = get_str(o, "agent_id");
 }

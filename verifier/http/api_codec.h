@@ -2,7 +2,10 @@
  * api_codec: the operator API's resources as they travel, in one place: the agent, its verdicts
  * and its hourly counters (GET /v1/agents, /v1/agents/{id}, .../verdicts, .../counters), the
  * violations (GET /v1/violations) and what a decision did (POST /v1/violations/{id}/approve,
- * dismiss). The handlers (handlers_fleet.c, handlers_violations.c) fill a struct and encode it;
+ * dismiss), an agent's history (GET /v1/agents/{id}/history), the named policies and the
+ * versions of a policy or an amendment (GET /v1/policies, .../versions) and what a rollback did.
+ * The handlers (handlers_fleet.c, handlers_violations.c, handlers_lifecycle.c,
+ * handlers_policies.c, handlers_policy_history.c) fill a struct and encode it;
  * attestctl decodes the answer into the same struct; their members are named nowhere else in
  * C. docs/openapi.json describes the same members (tests/integration/openapi.sh validates the
  * answers against it); the web page (ui/app.js) reads them by name in JavaScript.
@@ -27,6 +30,12 @@
 #define API_VERDICTS "verdicts" /* GET .../verdicts: {"agent_id": ID, "verdicts": [verdict...]} */
 #define API_HOURS "hours"       /* GET .../counters: {"agent_id": ID, "hours": [hour...]} */
 #define API_VIOLATIONS "violations" /* GET /v1/violations: {"violations": [violation...]} */
+#define API_HISTORY "history"   /* GET .../history: {"agent_id": ID, "history": [event...]} */
+#define API_POLICIES "policies" /* GET /v1/policies: {"policies": [policy summary...]} */
+/* GET /v1/policies/{name}/versions: {"name": NAME, "agents": N, "versions": [version...]};
+ * GET /v1/agents/{id}/amendment/versions: {"agent_id": ID, "versions": [version...]}. */
+#define API_VERSIONS "versions"
+#define API_VERSIONS_AGENTS "agents" /* how many agents the policy judges */
 
 /* The policy and amendment versions that judged a verdict; known false: null (not recorded). */
 struct api_versions {
@@ -120,6 +129,41 @@ struct api_decision {
 	int64_t amendment_version;
 };
 
+/* One step of an agent's lifecycle: enrolled, retired, reset, ... by whom, with its detail. */
+struct api_agent_event {
+	int64_t id, time;
+	const char *event, *actor, *detail;
+};
+
+/* A named policy: its newest version, when and by whom, how many agents it judges. */
+struct api_policy_summary {
+	const char *name;
+	int64_t version, time;
+	const char *actor;
+	int64_t agents;
+};
+
+/* One version of a policy or an amendment; signer: the key that verified it ("" unsigned). */
+struct api_policy_version {
+	int64_t version;
+	const char *actor;
+	int64_t time, bytes;
+	bool signed_;
+	const char *signer;
+};
+
+/*
+ * What a rollback did: the version it wrote (or the newest, when that one already had the old
+ * text: changed false), the version it came from, the agents judged by it, the signer of the
+ * text; and whose: name (a policy) or agent_id (an amendment), one of them.
+ */
+struct api_rollback {
+	int64_t version, from;
+	bool changed;
+	int64_t agents;
+	const char *signer, *name, *agent_id;
+};
+
 json_t *api_agent_encode(const struct api_agent *a);
 void api_agent_decode(const json_t *o, struct api_agent *a);
 json_t *api_verdict_encode(const struct api_verdict *v);
@@ -133,5 +177,13 @@ void api_violation_annotate(json_t *o, json_t *expected, const char *explanation
 json_t *api_expected_encode(const struct api_expected *e);
 json_t *api_decision_encode(const struct api_decision *d);
 void api_decision_decode(const json_t *o, struct api_decision *d);
+json_t *api_agent_event_encode(const struct api_agent_event *e);
+void api_agent_event_decode(const json_t *o, struct api_agent_event *e);
+json_t *api_policy_summary_encode(const struct api_policy_summary *p);
+void api_policy_summary_decode(const json_t *o, struct api_policy_summary *p);
+json_t *api_policy_version_encode(const struct api_policy_version *v);
+void api_policy_version_decode(const json_t *o, struct api_policy_version *v);
+json_t *api_rollback_encode(const struct api_rollback *r);
+void api_rollback_decode(const json_t *o, struct api_rollback *r);
 
 #endif

@@ -15,6 +15,7 @@
 #include "common/log.h"
 #include "proto/evidence.h"
 #include "verifier/facts/agentcache.h"
+#include "verifier/http/api_codec.h"
 #include "verifier/http/handlers.h"
 
 /* ?purge=1 or ?purge=0 (absent: 0); -EINVAL for anything else. */
@@ -102,9 +103,8 @@ void handle_agent_reset(const struct http_request *req, struct http_response *re
 
 static int history_cb(void *arg, const struct store_agent_event *e)
 {
-	json_t *o = json_pack("{s:I, s:I, s:s, s:s, s:s}", "id", (json_int_t)e->id, "time",
-			      (json_int_t)e->time, "event", e->event, "actor", e->actor, "detail",
-			      e->detail ? e->detail : "");
+	const struct api_agent_event ev = { e->id, e->time, e->event, e->actor, e->detail };
+	json_t *o = api_agent_event_encode(&ev);
 
 	return o && json_array_append_new(arg, o) == 0 ? 0 : -ENOMEM;
 }
@@ -132,5 +132,5 @@ void handle_agent_history(const struct http_request *req, struct http_response *
 		http_reply_store_failure(resp);
 		return;
 	}
-	reply_json_value(resp, 200, json_pack("{s:s, s:o}", "agent_id", id, "history", arr));
+	reply_json_value(resp, 200, json_pack("{s:s, s:o}", "agent_id", id, API_HISTORY, arr));
 }

@@ -16,6 +16,7 @@
 #include <jansson.h>
 
 #include "common/log.h"
+#include "verifier/http/api_codec.h"
 #include "verifier/http/handlers.h"
 #include "verifier/policy/policy.h"
 #include "verifier/service/policy_sign.h"
@@ -200,9 +201,8 @@ out:
 
 static int policies_cb(void *arg, const struct store_policy_summary *p)
 {
-	json_t *o = json_pack("{s:s, s:I, s:I, s:s, s:I}", "name", p->name, "version",
-			      (json_int_t)p->version, "time", (json_int_t)p->time, "actor",
-			      p->actor, "agents", (json_int_t)p->agents);
+	const struct api_policy_summary ps = { p->name, p->version, p->time, p->actor, p->agents };
+	json_t *o = api_policy_summary_encode(&ps);
 
 	return o && json_array_append_new(arg, o) == 0 ? 0 : -ENOMEM;
 }
@@ -218,7 +218,7 @@ void handle_policies_list(const struct http_request *req, struct http_response *
 		http_reply_store_failure(resp);
 		return;
 	}
-	reply_json_value(resp, 200, json_pack("{s:o}", "policies", arr));
+	reply_json_value(resp, 200, json_pack("{s:o}", API_POLICIES, arr));
 }
 
 /*

@@ -18,15 +18,15 @@
 
 #include <jansson.h>
 
+#include "verifier/http/api_codec.h"
 #include "verifier/http/handlers.h"
 #include "verifier/service/policy_history.h"
 
 static int version_cb(void *arg, const struct store_policy_version *v)
 {
-	json_t *o = json_pack("{s:I, s:s, s:I, s:I, s:b, s:s}", "version", (json_int_t)v->version,
-			      "actor", v->actor, "time", (json_int_t)v->time, "bytes",
-			      (json_int_t)v->bytes, "signed", v->signed_, "signer",
-			      v->signer ? v->signer : "");
+	const struct api_policy_version pv = { v->version, v->actor, v->time, v->bytes, v->signed_,
+					       v->signer };
+	json_t *o = api_policy_version_encode(&pv);
 
 	return o && json_array_append_new(arg, o) == 0 ? 0 : -ENOMEM;
 }
@@ -95,8 +95,8 @@ void handle_policy_versions(const struct http_request *req, struct http_response
 		http_reply_store_failure(resp);
 		return;
 	}
-	reply_json_value(resp, 200, json_pack("{s:s, s:I, s:o}", "name", name, "agents",
-					      (json_int_t)agents, "versions", arr));
+	reply_json_value(resp, 200, json_pack("{s:s, s:I, s:o}", "name", name, API_VERSIONS_AGENTS,
+					      (json_int_t)agents, API_VERSIONS, arr));
 }
 
 void handle_policy_version_get(const struct http_request *req, struct http_response *resp)
@@ -127,8 +127,6 @@ void handle_policy_version_get(const struct http_request *req, struct http_respo
 static void reply_rollback(struct http_response *resp, enum history_status hs,
 			   const struct history_rollback *r, const char *name, const char *id)
 {
-	json_t *o;
-
 	switch (hs) {
 	case HISTORY_OK:
 		break;
@@ -153,12 +151,15 @@ static void reply_rollback(struct http_response *resp, enum history_status hs,
 		http_reply_store_failure(resp);
 		return;
 	}
-	o = json_pack("{s:I, s:I, s:b, s:I, s:s}", "version", (json_int_t)r->version, "from",
-		      (json_int_t)r->from, "changed", r->changed, "agents", (json_int_t)r->agents,
-		      "signer", r->signer);
-	if (o)
-		json_object_set_new(o, id ? "agent_id" : "name", json_string(id ? id : name));
-	reply_json_value(resp, 200, o);
+	reply_json_value(resp, 200, api_rollback_encode(&(struct api_rollback){
+		.version = r->version,
+		.from = r->from,
+		.changed = r->changed,
+		.agents = (int64_t)r->agents,
+		.signer = r->signer,
+		.name = name,
+		.agent_id = id,
+	}));
 }
 
 void handle_policy_rollback(const struct http_request *req, struct http_response *resp)
@@ -228,7 +229,7 @@ void handle_amendment_versions(const struct http_request *req, struct http_respo
 	arr = versions_of(req->app, name, resp);
 	if (arr)
 		reply_json_value(resp, 200, json_pack("{s:s, s:o}", "agent_id", req->arg[0],
-						      "versions", arr));
+						      API_VERSIONS, arr));
 }
 
 void handle_amendment_rollback(const struct http_request *req, struct http_response *resp)
