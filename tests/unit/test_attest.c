@@ -1,7 +1,8 @@
 /*
  * The verifier's decision logic (verifier/decision/attest.c) on quotes made in software (tests/lib/softtpm)
  * over hand-built ima-ng lists: trusted rounds, incremental rounds, prefix matches, and every
- * way the evidence can lie.
+ * way the evidence can lie. Each case builds its own machine and boot (attested_boot()), so a
+ * case that fails leaves nothing behind for the next.
  */
 #include "verifier/decision/attest.h"
 #include "tests/unit/check.h"
@@ -364,26 +365,74 @@ static int boot_round(struct machine *m, struct round *r, unsigned from, unsigne
 }
 
 /*
+ * Shared by every case and never changed by one: the machine's AK, another AK, a strict policy
+ * (make_policy(NULL)) and a lenient one (violations ignored). Each case builds its own machine
+ * (machine_init()) and boot, so that a failing case leaves nothing behind for the next.
+ */
+static EVP_PKEY *ak, *other_ak;
+static struct policy *pol, *lenient;
+static const uint8_t zero[32];
+
+static void machine_init(struct machine *m)
+{
+	memset(m, 0, sizeof(*m));
+	m->ak = ak;
+	m->rc = replay_ctx_new(REPLAY_SHA1 | REPLAY_SHA256);
+	m->log = imalog_new();
+}
+
+static void machine_release(struct machine *m)
+{
+	replay_ctx_free(m->rc);
+	imalog_free(m->log);
+}
+
+/*
+ * The boot most cases start from: boot_aggregate, then /bin/a, /bin/b, /tmp/evil (which pol
+ * does not list), /bin/c, /usr/bin/tool; the first n entries listed, extended into PCR 10 and
+ * attested by one round against pol; *st is the state after it (next entry n).
+ */
+static void attested_boot(struct machine *m, struct boot_state *st, unsigned n)
+{
+	static const char *const files[] = {"/bin/a", "/bin/b", "/tmp/evil", "/bin/c",
+					    "/usr/bin/tool"};
+	struct boot_state none = {0};
+	struct round r;
+
+	machine_boot(m, 1);
+	for (unsigned i = 1; i < n; i++)
+		add_file(&m->list, files[i - 1]);
+	machine_extend(m, n);
+	CHECK(run_round(m, &r, 0, n, &none, pol, NULL) == 0 && r.res.next.next_entry == n &&
+		      r.res.next.boot_number == 1,
+	      "a boot of %u entries attested", n);
+	*st = r.res.next;
+	attest_result_release(&r.res);
+}
+
+/*
  * The first round of a boot judges its firmware log even when the evidence starts at the wrong
  * entry (log_offset_mismatch): round.c stores the judgement's key with the boot, so the next
  * round does not judge it again. The findings must be the round's violations, stored with it:
  * before, they were dropped, and the next round of the same boot (an unlisted kernel) was
  * trusted.
  */
-static void test_boot_findings_survive_offset_mismatch(struct machine *m)
+static void test_boot_findings_survive_a_log_offset_mismatch(void)
 {
+	struct machine mach, *m = &mach;
 	struct blob ovmf = load("guest-ovmf.bin");
 	const char *pj = "{\"version\": 1, \"digests\": {}, \"excludes\": [\".*\"], \"boot\":"
 			 " {\"kernels\": [\"sha256:1111111111111111111111111111111111111111111111111111111111111111\"]}}";
 	char err[256] = "";
-	struct policy *pol = policy_load(pj, strlen(pj), err, sizeof(err));
+	struct policy *boot_pol = policy_load(pj, strlen(pj), err, sizeof(err));
 	struct boot_input in = {.log = ovmf.p, .log_len = ovmf.n, .cmdline = NULL};
 	struct boot_state prev;
 	struct round r;
 	const struct attest_violation *v;
 	size_t nfindings;
 
-	CHECK(pol != NULL, "a policy that allows another kernel (%s)", err);
+	machine_init(m);
+	CHECK(boot_pol != NULL, "a policy that allows another kernel (%s)", err);
 	machine_boot(m, 9);
 	boot_pcrs_of(&ovmf, &m->pcrs);
 	{
@@ -406,7 +455,7 @@ static void test_boot_findings_survive_offset_mismatch(struct machine *m)
 	machine_extend(m, 1);
 
 	/* round 1: a new boot whose evidence claims to start at entry 7 */
-	CHECK(boot_round(m, &r, 0, 1, 7, NULL, pol, &in, 0) == 0, "round 1 evaluates");
+	CHECK(boot_round(m, &r, 0, 1, 7, NULL, boot_pol, &in, 0) == 0, "round 1 evaluates");
 	nfindings = r.res.boot.nfindings;
 	CHECK(!r.res.verdict.trusted && has_reason(&r.res, "log_offset_mismatch") &&
 		      has_reason(&r.res, "boot_not_in_policy") && r.res.boot.judged && nfindings == 1,
@@ -424,13 +473,14 @@ static void test_boot_findings_survive_offset_mismatch(struct machine *m)
 	attest_result_release(&r.res);
 
 	/* round 2: from entry 0, the boot not judged again; its stored finding awaits review */
-	CHECK(boot_round(m, &r, 0, 1, 0, &prev, pol, &in, nfindings) == 0, "round 2 evaluates");
+	CHECK(boot_round(m, &r, 0, 1, 0, &prev, boot_pol, &in, nfindings) == 0, "round 2 evaluates");
 	CHECK(!r.res.boot.judged && !r.res.verdict.trusted && has_reason(&r.res, "open_violations"),
 	      "round 2: not judged again, untrusted while the finding is open (%s)",
 	      r.res.verdict.nreasons ? r.res.verdict.reason[0].code : "trusted");
 	attest_result_release(&r.res);
-	policy_free(pol);
+	policy_free(boot_pol);
 	free(ovmf.p);
+	machine_release(m);
 }
 
 static struct judged_versions versions(const char *policy, int64_t pv, int64_t av)
@@ -446,8 +496,9 @@ static struct judged_versions versions(const char *policy, int64_t pv, int64_t a
  * again from entry 0 under the new ones, whether the change tightens (a file allowed before is
  * not any more) or widens (a file refused before is allowed now).
  */
-static void test_rejudgement(struct machine *m, const struct policy *pol)
+static void test_a_policy_change_rejudges_the_whole_boot(void)
 {
+	struct machine mach, *m = &mach;
 	const char *empty_json = "{\"version\": 1, \"digests\": {}}";
 	char err[128] = "", *wide_json;
 	struct policy *empty = policy_load(empty_json, strlen(empty_json), err, sizeof(err));
@@ -458,6 +509,7 @@ static void test_rejudgement(struct machine *m, const struct policy *pol)
 	struct round r;
 	uint8_t d[32];
 
+	machine_init(m);
 	CHECK(empty != NULL, "an empty policy loads (%s)", err);
 	machine_boot(m, 4);
 	file_digest("/bin/a", d);
@@ -532,27 +584,17 @@ static void test_rejudgement(struct machine *m, const struct policy *pol)
 	free(wide_json);
 	policy_free(wide);
 	policy_free(empty);
+	machine_release(m);
 }
 
-int main(void)
+static void test_first_round_of_a_boot(void)
 {
-	struct machine m = {0};
+	struct machine m;
 	struct round r;
 	struct boot_state st = {0};
-	struct policy *pol = make_policy(NULL);
-	struct policy *lenient = make_policy("ignore");
-	EVP_PKEY *other_ak = EVP_PKEY_Q_keygen(NULL, NULL, "RSA", (size_t)2048);
 
-	setenv("TPM_TEST_DATA", "tests/data/eventlog", 0);
-	srand(7);
-	m.ak = EVP_PKEY_Q_keygen(NULL, NULL, "RSA", (size_t)2048);
-	m.rc = replay_ctx_new(REPLAY_SHA1 | REPLAY_SHA256);
-	m.log = imalog_new();
-	CHECK(m.ak && other_ak && pol && m.rc && m.log, "setup");
-	CHECK(lenient && policy_violations_allowed(lenient), "lenient policy has violations ignored");
-
-	CASE_BEGIN("first round of a boot");
-	/* 1. First round of a boot: boot_aggregate and two allowed files. */
+	machine_init(&m);
+	/* First round of a boot: boot_aggregate and two allowed files. */
 	machine_boot(&m, 1);
 	add_file(&m.list, "/bin/a");
 	add_file(&m.list, "/bin/b");
@@ -564,9 +606,18 @@ int main(void)
 	CHECK(r.res.next.boot_number == 1 && !r.res.new_boot, "first boot is boot 1");
 	st = r.res.next;
 	attest_result_release(&r.res);
+	machine_release(&m);
+}
 
-	CASE_BEGIN("incremental round, unknown program");
-	/* 2. Incremental: only the new entry is sent; an unknown program. */
+static void test_incremental_round_unknown_program(void)
+{
+	struct machine m;
+	struct round r;
+	struct boot_state st = {0};
+
+	machine_init(&m);
+	attested_boot(&m, &st, 3);
+	/* Incremental: only the new entry is sent; an unknown program. */
 	add_file(&m.list, "/tmp/evil");
 	machine_extend(&m, 4);
 	CHECK(run_round(&m, &r, 3, 4, &st, pol, NULL) == 0, "round 2 evaluates");
@@ -578,9 +629,18 @@ int main(void)
 	CHECK(r.res.next.next_entry == 4, "replay still advances past a policy failure");
 	st = r.res.next;
 	attest_result_release(&r.res);
+	machine_release(&m);
+}
 
-	CASE_BEGIN("a prefix of the list quoted");
-	/* 3. Prefix: two new entries read, PCR extended only for the first. */
+static void test_a_prefix_of_the_list_quoted(void)
+{
+	struct machine m;
+	struct round r;
+	struct boot_state st = {0};
+
+	machine_init(&m);
+	attested_boot(&m, &st, 4);
+	/* Prefix: two new entries read, PCR extended only for the first. */
 	add_file(&m.list, "/bin/c");
 	add_file(&m.list, "/usr/bin/tool");
 	machine_extend(&m, 5);
@@ -595,15 +655,33 @@ int main(void)
 	      r.res.next.next_entry == 6, "tail attested next round");
 	st = r.res.next;
 	attest_result_release(&r.res);
+	machine_release(&m);
+}
 
-	CASE_BEGIN("nothing new");
-	/* 4. Nothing new: the stored state alone must match. */
+static void test_nothing_new(void)
+{
+	struct machine m;
+	struct round r;
+	struct boot_state st = {0};
+
+	machine_init(&m);
+	attested_boot(&m, &st, 6);
+	/* Nothing new: the stored state alone must match. */
 	CHECK(run_round(&m, &r, 6, 6, &st, pol, NULL) == 0 && r.res.verdict.trusted,
 	      "round without new entries trusted");
 	attest_result_release(&r.res);
+	machine_release(&m);
+}
 
-	CASE_BEGIN("open violations");
-	/* 4b. Violations of this boot not yet reviewed keep a clean round untrusted. */
+static void test_open_violations(void)
+{
+	struct machine m;
+	struct round r;
+	struct boot_state st = {0};
+
+	machine_init(&m);
+	attested_boot(&m, &st, 6);
+	/* Violations of this boot not yet reviewed keep a clean round untrusted. */
 	round_open_violations = 2;
 	CHECK(run_round(&m, &r, 6, 6, &st, pol, NULL) == 0 && !r.res.verdict.trusted &&
 	      r.res.verdict.nreasons == 1 && has_reason(&r.res, "open_violations") &&
@@ -615,9 +693,18 @@ int main(void)
 	      "an untrusted round names its own reasons, not open_violations");
 	attest_result_release(&r.res);
 	round_open_violations = 0;
+	machine_release(&m);
+}
 
-	CASE_BEGIN("stale nonce, other AK, lying PCR");
-	/* 5. A quote over another nonce, another AK, a lying PCR value. */
+static void test_stale_nonce_other_ak_lying_pcr(void)
+{
+	struct machine m;
+	struct round r;
+	struct boot_state st = {0};
+
+	machine_init(&m);
+	attested_boot(&m, &st, 6);
+	/* A quote over another nonce, another AK, a lying PCR value. */
 	uint8_t stale[32] = {1};
 	CHECK(run_round(&m, &r, 6, 6, &st, pol, stale) == 0 && has_reason(&r.res, "nonce_mismatch") &&
 	      memcmp(&r.res.next, &st, sizeof(st)) == 0, "stale nonce: nonce_mismatch, state unchanged");
@@ -642,9 +729,18 @@ int main(void)
 	CHECK(attest_evaluate(&req, &r.res) == 0 && has_reason(&r.res, "pcr_digest_mismatch"),
 	      "reported PCR differs from quoted: pcr_digest_mismatch");
 	attest_result_release(&r.res);
+	machine_release(&m);
+}
 
-	CASE_BEGIN("edited entry");
-	/* 6. An edited entry whose template hash was recomputed: the replay exposes it. */
+static void test_edited_entry(void)
+{
+	struct machine m;
+	struct round r;
+	struct boot_state st = {0};
+
+	machine_init(&m);
+	attested_boot(&m, &st, 6);
+	/* An edited entry whose template hash was recomputed: the replay exposes it. */
 	{
 		struct machine f2 = m;
 		struct boot_state s5;
@@ -670,15 +766,33 @@ int main(void)
 		      has_reason(&r.res, "pcr_mismatch"), "edited entry with stale hash: log_corrupt");
 		attest_result_release(&r.res);
 	}
+	machine_release(&m);
+}
 
-	CASE_BEGIN("log offset mismatch");
-	/* 7. Evidence starting at another offset than the verifier expects. */
+static void test_log_offset_mismatch(void)
+{
+	struct machine m;
+	struct round r;
+	struct boot_state st = {0};
+
+	machine_init(&m);
+	attested_boot(&m, &st, 6);
+	/* Evidence starting at another offset than the verifier expects. */
 	CHECK(run_round(&m, &r, 5, 6, &st, pol, NULL) == 0 && has_reason(&r.res, "log_offset_mismatch"),
 	      "resent old entries: log_offset_mismatch");
 	attest_result_release(&r.res);
+	machine_release(&m);
+}
 
-	CASE_BEGIN("clock rollbacks");
-	/* 8. Clock rollbacks. */
+static void test_clock_rollbacks(void)
+{
+	struct machine m;
+	struct round r;
+	struct boot_state st = {0};
+
+	machine_init(&m);
+	attested_boot(&m, &st, 6);
+	/* Clock rollbacks. */
 	struct softtpm_clock saved = m.clk;
 	m.clk.clock = st.clock - 1;
 	CHECK(run_round(&m, &r, 6, 6, &st, pol, NULL) == 0 && has_reason(&r.res, "clock_rollback"),
@@ -690,10 +804,18 @@ int main(void)
 	      "resetCount back: reset_count_rollback");
 	attest_result_release(&r.res);
 	m.clk = saved;
+	machine_release(&m);
+}
 
-	CASE_BEGIN("violation entries");
-	/* 9. Violation entries: strict policy fails them, a lenient one accepts them. */
-	uint8_t zero[32] = {0};
+static void test_violation_entries(void)
+{
+	struct machine m;
+	struct round r;
+	struct boot_state st = {0};
+
+	machine_init(&m);
+	attested_boot(&m, &st, 6);
+	/* Violation entries: strict policy fails them, a lenient one accepts them. */
 	add_entry(&m.list, "sha256", zero, 32, "/var/log/app.log", true);
 	machine_extend(&m, 7);
 	CHECK(run_round(&m, &r, 6, 7, &st, pol, NULL) == 0 && has_reason(&r.res, "violation_entry") &&
@@ -703,9 +825,26 @@ int main(void)
 	      "ToMToU entry accepted when the policy says ignore");
 	st = r.res.next;
 	attest_result_release(&r.res);
+	machine_release(&m);
+}
 
-	CASE_BEGIN("reboot");
-	/* 10. Reboot: resetCount up; evidence from the old offset is told to start over. */
+static void test_reboot(void)
+{
+	struct machine m;
+	struct round r;
+	struct boot_state st = {0};
+
+	machine_init(&m);
+	attested_boot(&m, &st, 6);
+	/* The ToMToU entry of "violation entries", accepted: the state at entry 7. */
+	add_entry(&m.list, "sha256", zero, 32, "/var/log/app.log", true);
+	machine_extend(&m, 7);
+	CHECK(run_round(&m, &r, 6, 7, &st, lenient, NULL) == 0 && r.res.verdict.trusted &&
+		      r.res.next.next_entry == 7,
+	      "a boot of 7 entries attested, the last a violation");
+	st = r.res.next;
+	attest_result_release(&r.res);
+	/* Reboot: resetCount up; evidence from the old offset is told to start over. */
 	machine_boot(&m, 1);
 	add_file(&m.list, "/bin/a");
 	machine_extend(&m, 2);
@@ -753,17 +892,37 @@ int main(void)
 	}
 	round_open_violations = 0;
 	round_open_prev_boot = 0;
+	machine_release(&m);
+}
 
-	CASE_BEGIN("boot_aggregate mismatch");
-	/* 11. boot_aggregate that does not match the quoted PCR 0-7. */
+static void test_boot_aggregate_mismatch(void)
+{
+	struct machine m;
+	struct round r;
+	struct boot_state st = {0};
+
+	machine_init(&m);
+	attested_boot(&m, &st, 6);
+	/* The machine rebooted (as in "reboot"); st is still the state of boot 1. */
+	machine_boot(&m, 1);
+	add_file(&m.list, "/bin/a");
+	machine_extend(&m, 2);
+	/* boot_aggregate that does not match the quoted PCR 0-7. */
 	struct pcr_bank *b1 = pcr_set_bank(&m.pcrs, TPM2_ALG_SHA1);
 	b1->value[3][0] ^= 0x80;
 	CHECK(run_round(&m, &r, 0, 2, &st, pol, NULL) == 0 && has_reason(&r.res, "boot_aggregate_mismatch"),
 	      "firmware PCRs differ from boot_aggregate: boot_aggregate_mismatch");
 	attest_result_release(&r.res);
+	machine_release(&m);
+}
 
-	CASE_BEGIN("TPM bypass");
-	/* 12. IMA without a TPM (ima_tpm=7): zero boot_aggregate, PCR 10 never extended. */
+static void test_tpm_bypass(void)
+{
+	struct machine m;
+	struct round r;
+
+	machine_init(&m);
+	/* IMA without a TPM (ima_tpm=7): zero boot_aggregate, PCR 10 never extended. */
 	machine_boot(&m, 1);
 	m.list.len = 0;
 	m.list.n = 0;
@@ -773,9 +932,16 @@ int main(void)
 	      !r.res.verdict.trusted && r.res.next.next_entry == 0,
 	      "TPM bypass: tpm_bypass, nothing of the list is covered by PCR 10");
 	attest_result_release(&r.res);
+	machine_release(&m);
+}
 
-	CASE_BEGIN("PCR 10 that never followed the list");
-	/* 12b. A list with entries and PCR 10 at its reset value: only the empty prefix replays. */
+static void test_pcr_10_that_never_followed_the_list(void)
+{
+	struct machine m;
+	struct round r;
+
+	machine_init(&m);
+	/* A list with entries and PCR 10 at its reset value: only the empty prefix replays. */
 	machine_boot(&m, 3);
 	add_file(&m.list, "/bin/a");
 	CHECK(run_round(&m, &r, 0, 2, NULL, pol, NULL) == 0 && !r.res.verdict.trusted &&
@@ -786,9 +952,16 @@ int main(void)
 	CHECK(run_round(&m, &r, 0, 2, NULL, pol, NULL) == 0 && r.res.verdict.trusted,
 	      "the same list once PCR 10 follows it: trusted");
 	attest_result_release(&r.res);
+	machine_release(&m);
+}
 
-	CASE_BEGIN("amendment");
-	/* 12c. An operator approved /opt/mine for this agent only: its amendment allows it. */
+static void test_amendment(void)
+{
+	struct machine m;
+	struct round r;
+
+	machine_init(&m);
+	/* An operator approved /opt/mine for this agent only: its amendment allows it. */
 	{
 		struct policy *am = policy_new();
 		uint8_t d[32];
@@ -810,9 +983,16 @@ int main(void)
 		round_amendment = NULL;
 		policy_free(am);
 	}
+	machine_release(&m);
+}
 
-	CASE_BEGIN("a flood hides nothing");
-	/* 12d. 100,000 entries of one unknown file, then one more unknown file. */
+static void test_a_flood_hides_nothing(void)
+{
+	struct machine m;
+	struct round r;
+
+	machine_init(&m);
+	/* 100,000 entries of one unknown file, then one more unknown file. */
 	machine_boot(&m, 5);
 	CHECK(flood_round(&m, &r, pol, 100000, 1) == 0 && !r.res.verdict.trusted &&
 		      r.res.nviolations == 2,
@@ -830,9 +1010,16 @@ int main(void)
 		      "the verdict names both, the flood with its count");
 	}
 	attest_result_release(&r.res);
+	machine_release(&m);
+}
 
-	CASE_BEGIN("past the cap, counted and stored");
-	/* 12e. More distinct unknown files than a round stores one by one. */
+static void test_past_the_cap_counted_and_stored(void)
+{
+	struct machine m;
+	struct round r;
+
+	machine_init(&m);
+	/* More distinct unknown files than a round stores one by one. */
 	machine_boot(&m, 6);
 	CHECK(flood_round(&m, &r, pol, 0, LIMIT_ROUND_VIOLATIONS + 5) == 0 &&
 		      r.res.nviolations == LIMIT_ROUND_VIOLATIONS + 1,
@@ -848,8 +1035,18 @@ int main(void)
 	}
 	CHECK(has_reason(&r.res, "violations_unrecorded") && has_reason(&r.res, "more_reasons"),
 	      "the verdict says so even with its reasons full");
-	CASE_BEGIN("TPM bypass, PCR 10 extended by user space");
-	/* 12b. In bypass nothing stops root from extending PCR 10 of the quoted chip to match the
+	attest_result_release(&r.res);
+	machine_release(&m);
+}
+
+static void test_tpm_bypass_pcr_10_extended_by_user_space(void)
+{
+	struct machine m;
+	struct round r;
+	struct boot_state st = {0};
+
+	machine_init(&m);
+	/* In bypass nothing stops root from extending PCR 10 of the quoted chip to match the
 	 * list: still tpm_bypass, and the list is judged from entry 0 again next round. */
 	machine_boot_bypass(&m, 1);
 	add_file(&m.list, "/bin/a");
@@ -869,12 +1066,20 @@ int main(void)
 	      has_reason(&r.res, "log_offset_mismatch") && !r.res.verdict.trusted,
 	      "an agent that skips entry 0 is not judged on the tail alone");
 	attest_result_release(&r.res);
+	machine_release(&m);
+}
 
-	CASE_BEGIN("TPM bound late");
-	/* 12c. The chip registered after IMA started (kernel-patches/0006, 0007): zero
+static void test_tpm_bound_late(void)
+{
+	struct machine m;
+	struct round r;
+	struct boot_state st = {0};
+	uint8_t late[20];
+
+	machine_init(&m);
+	/* The chip registered after IMA started (kernel-patches/0006, 0007): zero
 	 * boot_aggregate, the entries measured before, boot_aggregate_late over the chip's PCRs,
 	 * all of it extended: trusted from entry 0, then incrementally. */
-	uint8_t late[20];
 	machine_boot_bypass(&m, 4);
 	add_file(&m.list, "/bin/a");
 	sha1_aggregate(&m, late);
@@ -898,9 +1103,17 @@ int main(void)
 	CHECK(run_round(&m, &r, 5, 6, &st, pol, NULL) == 0 && has_reason(&r.res, "not_in_allowlist"),
 	      "a second boot_aggregate_late: not_in_allowlist");
 	attest_result_release(&r.res);
+	machine_release(&m);
+}
 
-	CASE_BEGIN("TPM bound late, quote before boot_aggregate_late");
-	/* 12d. The quote covers only entries before boot_aggregate_late: an entry past the quoted
+static void test_tpm_bound_late_quote_before_boot_aggregate_late(void)
+{
+	struct machine m;
+	struct round r;
+	uint8_t late[20];
+
+	machine_init(&m);
+	/* The quote covers only entries before boot_aggregate_late: an entry past the quoted
 	 * PCR is the agent's word, not the TPM's. */
 	machine_boot_bypass(&m, 4);
 	add_file(&m.list, "/bin/a");
@@ -920,9 +1133,17 @@ int main(void)
 	      r.res.next.next_entry == 0,
 	      "bypass, PCR 10 untouched, agent appends boot_aggregate_late: tpm_bypass");
 	attest_result_release(&r.res);
+	machine_release(&m);
+}
 
-	CASE_BEGIN("TPM bound late, wrong boot_aggregate_late");
-	/* 12e. boot_aggregate_late is checked like boot_aggregate; a zero one binds nothing. */
+static void test_tpm_bound_late_wrong_boot_aggregate_late(void)
+{
+	struct machine m;
+	struct round r;
+	uint8_t late[20];
+
+	machine_init(&m);
+	/* boot_aggregate_late is checked like boot_aggregate; a zero one binds nothing. */
 	machine_boot_bypass(&m, 4);
 	add_file(&m.list, "/bin/a");
 	sha1_aggregate(&m, late);
@@ -940,8 +1161,16 @@ int main(void)
 	CHECK(run_round(&m, &r, 0, 3, NULL, pol, NULL) == 0 && has_reason(&r.res, "tpm_bypass") &&
 	      r.res.next.next_entry == 0, "zero boot_aggregate_late: still tpm_bypass");
 	attest_result_release(&r.res);
+	machine_release(&m);
+}
 
-	CASE_BEGIN("boot_aggregate_late in a normal boot");
+static void test_boot_aggregate_late_in_a_normal_boot(void)
+{
+	struct machine m;
+	struct round r;
+	uint8_t late[20];
+
+	machine_init(&m);
 	machine_boot(&m, 5);
 	sha1_aggregate(&m, late);
 	add_entry(&m.list, "sha1", late, 20, "boot_aggregate_late", false);
@@ -950,9 +1179,17 @@ int main(void)
 	      !has_reason(&r.res, "tpm_bypass"),
 	      "boot_aggregate_late after a real boot_aggregate: not_in_allowlist");
 	attest_result_release(&r.res);
+	machine_release(&m);
+}
 
-	CASE_BEGIN("upstream late start: boot_aggregate_late as entry 0");
-	/* 12f. The upstream IMA_INIT_LATE_SYNC option names the first entry boot_aggregate_late,
+static void test_upstream_late_start_boot_aggregate_late_as_entry_0(void)
+{
+	struct machine m;
+	struct round r;
+	uint8_t late[20];
+
+	machine_init(&m);
+	/* The upstream IMA_INIT_LATE_SYNC option names the first entry boot_aggregate_late,
 	 * computed as boot_aggregate: judged as boot_aggregate, and a later one is still a
 	 * second name no policy lists. */
 	machine_boot(&m, 6);
@@ -998,18 +1235,33 @@ int main(void)
 	CHECK(run_round(&m, &r, 0, 2, NULL, pol, NULL) == 0 && has_reason(&r.res, "tpm_bypass") &&
 	      r.res.next.next_entry == 0, "zero entry-0 boot_aggregate_late alone: tpm_bypass");
 	attest_result_release(&r.res);
+	machine_release(&m);
+}
 
-	CASE_BEGIN("no policy");
-	/* 13. No policy: every entry passes, only the cryptography is judged. */
+static void test_no_policy(void)
+{
+	struct machine m;
+	struct round r;
+
+	machine_init(&m);
+	/* No policy: every entry passes, only the cryptography is judged. */
 	machine_boot(&m, 2);
 	add_file(&m.list, "/opt/anything");
 	machine_extend(&m, 2);
 	CHECK(run_round(&m, &r, 0, 2, NULL, NULL, NULL) == 0 && r.res.verdict.trusted,
 	      "no policy: trusted on cryptography alone");
 	attest_result_release(&r.res);
+	machine_release(&m);
+}
 
-	CASE_BEGIN("signed files");
-	/* 14. ima-sig entries: a trusted signature admits a file the digest list lacks; the same
+static void test_signed_files(void)
+{
+	struct machine m;
+	struct round r;
+	struct boot_state st = {0};
+
+	machine_init(&m);
+	/* ima-sig entries: a trusted signature admits a file the digest list lacks; the same
 	 * signature over changed content is bad_file_signature, recorded for review. */
 	{
 		EVP_PKEY *signer = EVP_PKEY_Q_keygen(NULL, NULL, "EC", "P-256");
@@ -1096,17 +1348,52 @@ int main(void)
 		OPENSSL_free(der);
 		EVP_PKEY_free(signer);
 	}
+	machine_release(&m);
+}
 
-	CHECK_CASE("boot findings survive a log_offset mismatch",
-		   test_boot_findings_survive_offset_mismatch(&m));
-	CHECK_CASE("a policy change re-judges the whole boot (tightening and widening)",
-		   test_rejudgement(&m, pol));
+int main(void)
+{
+	setenv("TPM_TEST_DATA", "tests/data/eventlog", 0);
+	srand(7);
+	ak = EVP_PKEY_Q_keygen(NULL, NULL, "RSA", (size_t)2048);
+	other_ak = EVP_PKEY_Q_keygen(NULL, NULL, "RSA", (size_t)2048);
+	pol = make_policy(NULL);
+	lenient = make_policy("ignore");
+	CHECK(ak && other_ak && pol, "setup");
+	CHECK(lenient && policy_violations_allowed(lenient), "lenient policy has violations ignored");
+
+	CASE(test_first_round_of_a_boot);
+	CASE(test_incremental_round_unknown_program);
+	CASE(test_a_prefix_of_the_list_quoted);
+	CASE(test_nothing_new);
+	CASE(test_open_violations);
+	CASE(test_stale_nonce_other_ak_lying_pcr);
+	CASE(test_edited_entry);
+	CASE(test_log_offset_mismatch);
+	CASE(test_clock_rollbacks);
+	CASE(test_violation_entries);
+	CASE(test_reboot);
+	CASE(test_boot_aggregate_mismatch);
+	CASE(test_tpm_bypass);
+	CASE(test_pcr_10_that_never_followed_the_list);
+	CASE(test_amendment);
+	CASE(test_a_flood_hides_nothing);
+	CASE(test_past_the_cap_counted_and_stored);
+	CASE(test_tpm_bypass_pcr_10_extended_by_user_space);
+	CASE(test_tpm_bound_late);
+	CASE(test_tpm_bound_late_quote_before_boot_aggregate_late);
+	CASE(test_tpm_bound_late_wrong_boot_aggregate_late);
+	CASE(test_boot_aggregate_late_in_a_normal_boot);
+	CASE(test_upstream_late_start_boot_aggregate_late_as_entry_0);
+	CASE(test_no_policy);
+	CASE(test_signed_files);
+
+	CASE(test_boot_findings_survive_a_log_offset_mismatch);
+	CASE(test_a_policy_change_rejudges_the_whole_boot);
 
 	policy_free(pol);
 	policy_free(lenient);
-	EVP_PKEY_free(m.ak);
+	EVP_PKEY_free(ak);
 	EVP_PKEY_free(other_ak);
-	replay_ctx_free(m.rc);
-	imalog_free(m.log);
 	return check_finish();
 }
