@@ -1,9 +1,9 @@
 /*
  * verifier/http/api_codec: the operator API's agent, verdict, counter, violation, decision,
- * history, policy, version and rollback resources. Encoding writes the members the API has
- * always answered, in its order (the exact compact text is pinned: a rename or a reorder is a
- * change of the contract, to make in docs/openapi.json too); decoding reads back every member,
- * and reads a missing or mistyped one as 0, false or NULL.
+ * history, policy, version, rollback, stored-policy and amendment resources. Encoding writes
+ * the members the API has always answered, in its order (the exact compact text is pinned: a
+ * rename or a reorder is a change of the contract, to make in docs/openapi.json too); decoding
+ * reads back every member, and reads a missing or mistyped one as 0, false or NULL.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -256,6 +256,36 @@ int main(void)
 		o = api_rollback_encode(&rb);
 		CHECK(o && !strcmp(json_string_value(json_object_get(o, "name")), "fleet") &&
 		      !json_object_get(o, "agent_id"), "a policy's rollback names the policy");
+		json_decref(o);
+	}
+	CASE_BEGIN("a policy stored, an amendment");
+	{
+		struct api_policy_stored ps = { "p2", 1, NULL, false, "" }, dps;
+		struct api_amendment am = { "host-1", 0, NULL }, dam;
+
+		o = api_policy_stored_encode(&ps);
+		CHECK(text_is(json_dumps(o, JSON_COMPACT),
+			      "{\"name\":\"p2\",\"version\":1,\"warnings\":[],\"signed\":false,"
+			      "\"signer\":\"\"}"),
+		      "stored: members and order (no warnings: [])");
+		api_policy_stored_decode(o, &dps);
+		CHECK(!strcmp(dps.name, "p2") && dps.version == 1 && json_is_array(dps.warnings) &&
+		      !dps.signed_ && !strcmp(dps.signer, ""), "stored decoded back");
+		json_decref(o);
+		o = api_amendment_encode(&am);
+		CHECK(text_is(json_dumps(o, JSON_COMPACT),
+			      "{\"agent_id\":\"host-1\",\"version\":0,\"amendment\":null}"),
+		      "no amendment yet: version 0, null");
+		api_amendment_decode(o, &dam);
+		CHECK(!strcmp(dam.agent_id, "host-1") && dam.version == 0 && !dam.amendment,
+		      "decoded back");
+		json_decref(o);
+		am.version = 2;
+		am.amendment = json_pack("{s:{}}", "digests");
+		o = api_amendment_encode(&am);
+		api_amendment_decode(o, &dam);
+		CHECK(dam.version == 2 && json_is_object(json_object_get(dam.amendment, "digests")),
+		      "an amendment's document");
 		json_decref(o);
 	}
 	CHECK(!strcmp(API_AGENTS, "agents") && !strcmp(API_VERDICTS, "verdicts") &&

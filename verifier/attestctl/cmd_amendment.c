@@ -8,6 +8,7 @@
  * version, and version 0 is the empty amendment (it withdraws every approval scoped to the
  * agent). Exit 0, 1 the verifier refused, 2 usage or transport error. Options as in online.h.
  */
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,7 @@
 #include "verifier/attestctl/commands.h"
 #include "verifier/attestctl/online.h"
 #include "verifier/attestctl/show.h"
+#include "verifier/http/api_codec.h"
 
 static const char usage_text[] =
 	"usage: attestctl amendment AGENT | amendment history AGENT\n"
@@ -40,6 +42,7 @@ static void print_paths(json_t *digests, bool hex)
 
 static int show(const struct online_opts *o, const char *agent)
 {
+	struct api_amendment am;
 	char path[256];
 	json_t *j = NULL, *doc, *boot;
 	int ret;
@@ -47,9 +50,9 @@ static int show(const struct online_opts *o, const char *agent)
 	snprintf(path, sizeof(path), "/v1/agents/%s/amendment", agent);
 	if ((ret = online_fetch(o, HTTP_GET, path, NULL, &j)) || !j)
 		return ret;
-	doc = json_object_get(j, "amendment");
-	printf("agent %s: amendment version %" JSON_INTEGER_FORMAT "\n", agent,
-	       json_integer_value(json_object_get(j, "version")));
+	api_amendment_decode(j, &am);
+	doc = am.amendment;
+	printf("agent %s: amendment version %" PRId64 "\n", agent, am.version);
 	print_paths(json_object_get(doc, "digests"), false);
 	/* Paths that are not UTF-8 travel as the hex of their bytes. */
 	print_paths(json_object_get(doc, "digests_hex"), true);

@@ -332,6 +332,7 @@ int cmd_policy(int argc, char **argv)
 		return 0;
 	}
 	if (!strcmp(verb, "put") && nargs == 3) {
+		struct api_policy_stored stored;
 		char *text = NULL, err[512];
 		size_t len = 0, i;
 		json_t *w;
@@ -347,15 +348,14 @@ int cmd_policy(int argc, char **argv)
 		free(text);
 		if (ret)
 			return ret;
-		printf("policy %s version %lld", args[1],
-		       (long long)json_integer_value(json_object_get(j, "version")));
-		if (json_string_value(json_object_get(j, "signer")) &&
-		    json_string_value(json_object_get(j, "signer"))[0])
-			printf(", signed by %s", show_str(j, "signer"));
-		else if (json_is_true(json_object_get(j, "signed")))
+		api_policy_stored_decode(j, &stored);
+		printf("policy %s version %" PRId64, args[1], stored.version);
+		if (stored.signer && stored.signer[0])
+			printf(", signed by %s", show_cstr(stored.signer));
+		else if (stored.signed_)
 			printf(", signed (unchecked: the verifier has no --policy-signers)");
 		printf("\n");
-		json_array_foreach(json_object_get(j, "warnings"), i, w)
+		json_array_foreach(stored.warnings, i, w)
 			fprintf(stderr, "attestctl: warning: policy %s: %s\n", args[1],
 				show_cstr(json_string_value(w)));
 		json_decref(j);

@@ -14,6 +14,7 @@
  * refused, 2 usage, I/O, transport error or an archive that does not verify.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +26,7 @@
 #include "verifier/attestctl/commands.h"
 #include "verifier/attestctl/debpkg.h"
 #include "verifier/attestctl/online.h"
+#include "verifier/http/api_codec.h"
 #include "verifier/policy/policy.h"
 
 #define DEFAULT_RETIRE_DAYS 7u
@@ -84,6 +86,7 @@ static void policy_hashes(const json_t *pkgs, struct deb_hashes *h)
 int cmd_policy_update(int argc, char **argv)
 {
 	struct deb_source src = {0};
+	struct api_policy_stored stored;
 	struct online_opts o;
 	const char *args[1] = {NULL}, **online_argv = calloc((size_t)argc + 1, sizeof(char *));
 	unsigned long retire_days = DEFAULT_RETIRE_DAYS;
@@ -211,8 +214,8 @@ int cmd_policy_update(int argc, char **argv)
 	}
 	if ((ret = online_fetch(&o, HTTP_PUT, path, text, &j)))
 		goto out;
-	printf("policy %s version %lld\n", args[0],
-	       (long long)json_integer_value(json_object_get(j, "version")));
+	api_policy_stored_decode(j, &stored);
+	printf("policy %s version %" PRId64 "\n", args[0], stored.version);
 	ret = 0;
 out:
 	/* The names taken from the policy point into cur: released after them. */

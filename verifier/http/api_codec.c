@@ -331,3 +331,37 @@ void api_rollback_decode(const json_t *o, struct api_rollback *r)
 	r->name = get_str(o, "name");
 	r->agent_id = get_str(o, "agent_id");
 }
+
+json_t *api_policy_stored_encode(const struct api_policy_stored *p)
+{
+	return json_pack("{s:s, s:I, s:o, s:b, s:s}", "name", p->name, "version",
+			 (json_int_t)p->version, "warnings", p->warnings ? p->warnings : json_array(),
+			 "signed", p->signed_, "signer", p->signer);
+}
+
+void api_policy_stored_decode(const json_t *o, struct api_policy_stored *p)
+{
+	json_t *w = json_object_get(o, "warnings");
+
+	p->name = get_str(o, "name");
+	p->version = get_int(o, "version");
+	p->warnings = json_is_array(w) ? w : NULL;
+	p->signed_ = get_bool(o, "signed");
+	p->signer = get_str(o, "signer");
+}
+
+json_t *api_amendment_encode(const struct api_amendment *a)
+{
+	return json_pack("{s:s, s:I, s:o}", "agent_id", a->agent_id, "version",
+			 (json_int_t)a->version, "amendment",
+			 a->amendment ? a->amendment : json_null());
+}
+
+void api_amendment_decode(const json_t *o, struct api_amendment *a)
+{
+	json_t *doc = json_object_get(o, "amendment");
+
+	a->agent_id = get_str(o, "agent_id");
+	a->version = get_int(o, "version");
+	a->amendment = json_is_object(doc) ? doc : NULL;
+}

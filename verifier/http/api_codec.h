@@ -3,7 +3,8 @@
  * and its hourly counters (GET /v1/agents, /v1/agents/{id}, .../verdicts, .../counters), the
  * violations (GET /v1/violations) and what a decision did (POST /v1/violations/{id}/approve,
  * dismiss), an agent's history (GET /v1/agents/{id}/history), the named policies and the
- * versions of a policy or an amendment (GET /v1/policies, .../versions) and what a rollback did.
+ * versions of a policy or an amendment (GET /v1/policies, .../versions), what storing a policy
+ * and a rollback did, an agent's amendment.
  * The handlers (handlers_fleet.c, handlers_violations.c, handlers_lifecycle.c,
  * handlers_policies.c, handlers_policy_history.c) fill a struct and encode it;
  * attestctl decodes the answer into the same struct; their members are named nowhere else in
@@ -164,6 +165,24 @@ struct api_rollback {
 	const char *signer, *name, *agent_id;
 };
 
+/* What storing a policy did (PUT /v1/policies/{name}): its new version, the import warnings
+ * (an array of strings, taken; NULL: []), and whether its text was signed and by whom. */
+struct api_policy_stored {
+	const char *name;
+	int64_t version;
+	json_t *warnings;
+	bool signed_;
+	const char *signer;
+};
+
+/* An agent's amendment (GET /v1/agents/{id}/amendment): its version (0: none yet) and the
+ * document (taken; NULL: null). */
+struct api_amendment {
+	const char *agent_id;
+	int64_t version;
+	json_t *amendment;
+};
+
 json_t *api_agent_encode(const struct api_agent *a);
 void api_agent_decode(const json_t *o, struct api_agent *a);
 json_t *api_verdict_encode(const struct api_verdict *v);
@@ -185,5 +204,9 @@ json_t *api_policy_version_encode(const struct api_policy_version *v);
 void api_policy_version_decode(const json_t *o, struct api_policy_version *v);
 json_t *api_rollback_encode(const struct api_rollback *r);
 void api_rollback_decode(const json_t *o, struct api_rollback *r);
+json_t *api_policy_stored_encode(const struct api_policy_stored *p);
+void api_policy_stored_decode(const json_t *o, struct api_policy_stored *p);
+json_t *api_amendment_encode(const struct api_amendment *a);
+void api_amendment_decode(const json_t *o, struct api_amendment *a);
 
 #endif

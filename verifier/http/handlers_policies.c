@@ -191,10 +191,13 @@ void handle_policy_put(const struct http_request *req, struct http_response *res
 		 ver, json_array_size(warnings),
 		 sp.is_signed ? (sp.signer[0] ? ", signed by " : ", signed (unchecked)") : "",
 		 sp.signer);
-	reply_json_value(resp, 200,
-			 json_pack("{s:s, s:I, s:o, s:b, s:s}", "name", req->arg[0], "version",
-				   (json_int_t)ver, "warnings", warnings, "signed", sp.is_signed,
-				   "signer", sp.signer));
+	reply_json_value(resp, 200, api_policy_stored_encode(&(struct api_policy_stored){
+		.name = req->arg[0],
+		.version = ver,
+		.warnings = warnings,
+		.signed_ = sp.is_signed,
+		.signer = sp.signer,
+	}));
 out:
 	signed_policy_release(&sp);
 }

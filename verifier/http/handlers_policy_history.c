@@ -214,9 +214,11 @@ void handle_amendment_get(const struct http_request *req, struct http_response *
 	if (json)
 		doc = json_loads(json, 0, NULL);
 	free(json);
-	reply_json_value(resp, 200, json_pack("{s:s, s:I, s:o}", "agent_id", req->arg[0], "version",
-					      (json_int_t)version, "amendment",
-					      doc ? doc : json_null()));
+	reply_json_value(resp, 200, api_amendment_encode(&(struct api_amendment){
+		.agent_id = req->arg[0],
+		.version = version,
+		.amendment = doc,
+	}));
 }
 
 void handle_amendment_versions(const struct http_request *req, struct http_response *resp)
