@@ -99,8 +99,13 @@ static void test_pae(void)
 	free(pae);
 }
 
-static void test_roundtrip(EVP_PKEY *key, EVP_PKEY *other)
+/* The keys every case signs and checks with, made once in main(). */
+static EVP_PKEY *signer_key, *other_key;
+
+static void test_roundtrip(void)
 {
+	EVP_PKEY *key = signer_key;
+	EVP_PKEY *other = other_key;
 	char *env = dsse_sign(DSSE_TYPE_POLICY, (const uint8_t *)policy_text, strlen(policy_text), key);
 	char keyid[DSSE_KEYID_LEN + 1];
 	struct dsse_envelope e;
@@ -130,8 +135,10 @@ static void test_roundtrip(EVP_PKEY *key, EVP_PKEY *other)
 }
 
 /* A keyid is not authenticated: a lying keyid does not stop a good signature, nor help a bad one. */
-static void test_keyid_unauthenticated(EVP_PKEY *key, EVP_PKEY *other)
+static void test_keyid_unauthenticated(void)
 {
+	EVP_PKEY *key = signer_key;
+	EVP_PKEY *other = other_key;
 	char *env = dsse_sign(DSSE_TYPE_POLICY, (const uint8_t *)policy_text, strlen(policy_text), key);
 	char *lie = with_sig_member(env, "keyid", json_string("not-the-key"));
 	char *none = with_sig_member(env, "keyid", NULL);
@@ -144,8 +151,10 @@ static void test_keyid_unauthenticated(EVP_PKEY *key, EVP_PKEY *other)
 	free(none);
 }
 
-static void test_tampered(EVP_PKEY *key, EVP_PKEY *other)
+static void test_tampered(void)
 {
+	EVP_PKEY *key = signer_key;
+	EVP_PKEY *other = other_key;
 	char *env = dsse_sign(DSSE_TYPE_POLICY, (const uint8_t *)policy_text, strlen(policy_text), key);
 	char changed[sizeof(policy_text)];
 	char *t1, *t2, *t3, *t4;
@@ -178,8 +187,9 @@ static void test_tampered(EVP_PKEY *key, EVP_PKEY *other)
 	free(t4);
 }
 
-static void test_types(EVP_PKEY *key)
+static void test_types(void)
 {
+	EVP_PKEY *key = signer_key;
 	char *env = dsse_sign(DSSE_TYPE_POLICY, (const uint8_t *)policy_text, strlen(policy_text), key);
 	char *t1 = with_member(env, "payloadType", json_string("application/vnd.in-toto+json"));
 	char *t2 = with_member(env, "payloadType", json_integer(1));
@@ -199,8 +209,9 @@ static void test_types(EVP_PKEY *key)
 	free(t4);
 }
 
-static void test_base64(EVP_PKEY *key)
+static void test_base64(void)
 {
+	EVP_PKEY *key = signer_key;
 	static const char *bad[] = {"e30", "e30=\n", " e30=", "e3-=", "e3_=", "!!!!", "", "e30=e30="};
 	char *env = dsse_sign(DSSE_TYPE_POLICY, (const uint8_t *)policy_text, strlen(policy_text), key);
 
@@ -223,8 +234,9 @@ static void test_base64(EVP_PKEY *key)
 	free(env);
 }
 
-static void test_members(EVP_PKEY *key)
+static void test_members(void)
 {
+	EVP_PKEY *key = signer_key;
 	char *env = dsse_sign(DSSE_TYPE_POLICY, (const uint8_t *)policy_text, strlen(policy_text), key);
 	const char *roots[] = {"payloadType", "payload", "signatures"};
 	const char *why = NULL;
@@ -283,8 +295,9 @@ static void test_members(EVP_PKEY *key)
 }
 
 /* Every cap, at its value (accepted) and one past (refused). */
-static void test_lengths(EVP_PKEY *key)
+static void test_lengths(void)
 {
+	EVP_PKEY *key = signer_key;
 	char *env = dsse_sign(DSSE_TYPE_POLICY, (const uint8_t *)policy_text, strlen(policy_text), key);
 	size_t plen = strlen(policy_text);
 	char keyid[LIMIT_DSSE_KEYID + 2];
@@ -353,8 +366,10 @@ static char *pem_of(EVP_PKEY *k)
 	return s;
 }
 
-static void test_keys_parse(EVP_PKEY *key, EVP_PKEY *other)
+static void test_keys_parse(void)
 {
+	EVP_PKEY *key = signer_key;
+	EVP_PKEY *other = other_key;
 	char *a = pem_of(key), *b = pem_of(other), both[4096], big[LIMIT_POLICY_SIGNERS_BYTES / 8];
 	EVP_PKEY *rsa = EVP_RSA_gen(2048), *p384 = EVP_PKEY_Q_keygen(NULL, NULL, "EC", "P-384");
 	char *r = pem_of(rsa), *e384 = pem_of(p384);
@@ -411,18 +426,19 @@ static void test_keys_parse(EVP_PKEY *key, EVP_PKEY *other)
 
 int main(void)
 {
-	EVP_PKEY *key = p256(), *other = p256();
+	signer_key = p256();
+	other_key = p256();
 
 	CASE(test_pae);
-	CHECK_CASE("round trip", test_roundtrip(key, other));
-	CHECK_CASE("keyid is not authenticated", test_keyid_unauthenticated(key, other));
-	CHECK_CASE("tampered", test_tampered(key, other));
-	CHECK_CASE("payload types", test_types(key));
-	CHECK_CASE("base64", test_base64(key));
-	CHECK_CASE("members", test_members(key));
-	CHECK_CASE("lengths", test_lengths(key));
-	CHECK_CASE("signer keys", test_keys_parse(key, other));
-	EVP_PKEY_free(key);
-	EVP_PKEY_free(other);
+	CASE(test_roundtrip);
+	CASE(test_keyid_unauthenticated);
+	CASE(test_tampered);
+	CASE(test_types);
+	CASE(test_base64);
+	CASE(test_members);
+	CASE(test_lengths);
+	CASE(test_keys_parse);
+	EVP_PKEY_free(signer_key);
+	EVP_PKEY_free(other_key);
 	return check_finish();
 }

@@ -348,8 +348,15 @@ static void test_trusted_all(struct app *app, struct machine *m)
 	app->evidence_keep = EVIDENCE_KEEP_UNTRUSTED;
 }
 
-static void test_untrusted(struct app *app, struct machine *m)
+/* The verifier, its store and the machine every case attests, set up once in main(). */
+static struct app shared_app;
+static struct machine shared_machine;
+static struct blob boot_log;
+
+static void test_untrusted(void)
 {
+	struct app *app = &shared_app;
+	struct machine *m = &shared_machine;
 	struct verdict_response v, v2;
 	struct evidence_check c;
 	char *json = NULL;
@@ -387,8 +394,11 @@ static void test_untrusted(struct app *app, struct machine *m)
  * is untrusted (boot_log_mismatch), its evidence names the log, which the export carries; the
  * next round judges the stored log again and names the same copy.
  */
-static void test_event_log(struct app *app, struct machine *m, const struct blob *log)
+static void test_event_log(void)
 {
+	struct app *app = &shared_app;
+	struct machine *m = &shared_machine;
+	const struct blob *log = &boot_log;
 	static struct answer ans;
 	struct verdict_response v, v2;
 	struct evidence_check c;
@@ -432,8 +442,10 @@ static void test_event_log(struct app *app, struct machine *m, const struct blob
  * entry 0 under the new versions, still untrusted while the violations are open; the record
  * carries the amendment's text, and one without /bin/evil in it reaches another verdict.
  */
-static void test_amendment(struct app *app, struct machine *m)
+static void test_amendment(void)
 {
+	struct app *app = &shared_app;
+	struct machine *m = &shared_machine;
 	struct verdict_response v;
 	struct evidence_check c;
 	char json_am[256], hex[65], *json = NULL, *t = NULL;
@@ -479,8 +491,10 @@ static int count_rows(void *arg, const struct store_verdict *v)
 	return 0;
 }
 
-static void test_retention(struct app *app, struct machine *m)
+static void test_retention(void)
 {
+	struct app *app = &shared_app;
+	struct machine *m = &shared_machine;
 	struct verdict_response v[4];
 	uint64_t deleted = 0;
 	int64_t ids[17] = { 0 };
@@ -508,8 +522,10 @@ static void test_retention(struct app *app, struct machine *m)
 	      (long long)ids[0]);
 }
 
-static void test_keep_modes(struct app *app, struct machine *m)
+static void test_keep_modes(void)
 {
+	struct app *app = &shared_app;
+	struct machine *m = &shared_machine;
 	struct verdict_response v;
 
 	app->evidence_keep = EVIDENCE_KEEP_NONE;
@@ -521,8 +537,9 @@ static void test_keep_modes(struct app *app, struct machine *m)
 	app->evidence_keep = EVIDENCE_KEEP_UNTRUSTED;
 }
 
-static void test_purge(struct app *app)
+static void test_purge(void)
 {
+	struct app *app = &shared_app;
 	struct store_evidence e;
 	int64_t ids[17] = { 0 };
 
@@ -562,36 +579,32 @@ static void app_release(struct app *app)
 int main(void)
 {
 	char dir[] = "/tmp/test_evidence_record.XXXXXX", uri[300], cmd[300];
-	static struct machine m;
-	struct app app;
-	struct blob log;
 
 	setenv("TPM_TEST_DATA", "tests/data/eventlog", 0);
-	log = load("guest-seabios.bin");
-	app_init(&app);
+	boot_log = load("guest-seabios.bin");
+	app_init(&shared_app);
 	if (!mkdtemp(dir))
 		return 2;
-	m.ak = EVP_EC_gen("P-256");
-	CASE_BEGIN("setup");
+	shared_machine.ak = EVP_EC_gen("P-256");
 	printf("# backend: %s\n", teststore_backend());
-	CHECK(app.nonces && app.agents && m.ak &&
+	CHECK(shared_app.nonces && shared_app.agents && shared_machine.ak &&
 		      teststore_uri(dir, "verifier", uri, sizeof(uri)) == 0 &&
-		      store_open(uri, &app.store) == 0,
+		      store_open(uri, &shared_app.store) == 0,
 	      "store, challenge table, agent cache, AK");
-	if (app.store) {
-		CHECK(put_policy(&app) == 0 && enroll(&app, &m) == 0 && machine_boot(&m) == 0,
+	if (shared_app.store) {
+		CHECK(put_policy(&shared_app) == 0 && enroll(&shared_app, &shared_machine) == 0 &&
+			      machine_boot(&shared_machine) == 0,
 		      "policy, agent enrolled, machine booted");
-		CHECK_CASE("an untrusted verdict reached again", test_untrusted(&app, &m));
-		CHECK_CASE("retention keeps what it keeps with its evidence",
-			   test_retention(&app, &m));
-		CHECK_CASE("--evidence-keep none and all", test_keep_modes(&app, &m));
-		CHECK_CASE("an event log, kept once", test_event_log(&app, &m, &log));
-		CHECK_CASE("an amendment judges the round", test_amendment(&app, &m));
-		CHECK_CASE("purge", test_purge(&app));
+		CASE(test_untrusted);
+		CASE(test_retention);
+		CASE(test_keep_modes);
+		CASE(test_event_log);
+		CASE(test_amendment);
+		CASE(test_purge);
 	}
-	app_release(&app);
-	free(log.p);
-	EVP_PKEY_free(m.ak);
+	app_release(&shared_app);
+	free(boot_log.p);
+	EVP_PKEY_free(shared_machine.ak);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	if (system(cmd) != 0)
 		fprintf(stderr, "cleanup of %s failed\n", dir);

@@ -144,8 +144,12 @@ static void build_sample(struct list *l)
 	add_legacy(l, zero20, "/var/log/x", 10, true);
 }
 
-static void test_templates(struct imalog *log)
+/* The parser every case reads lists with, made once in main(). */
+static struct imalog *shared_log;
+
+static void test_templates(void)
 {
+	struct imalog *log = shared_log;
 	struct list l;
 	struct ima_entry e;
 	struct ima_error err;
@@ -235,8 +239,9 @@ static void expect_bad(struct imalog *log, const struct list *l, int code, const
 	      "%s: rc %d msg \"%s\"", what, rc, err.msg ? err.msg : "");
 }
 
-static void test_bad_entries(struct imalog *log)
+static void test_bad_entries(void)
 {
+	struct imalog *log = shared_log;
 	static struct list l;
 	static uint8_t d[LIMIT_IMA_PATH + 64];
 	uint8_t dg[80], bad[20];
@@ -380,8 +385,9 @@ static void test_bad_entries(struct imalog *log)
 	}
 }
 
-static void test_truncation_and_flips(struct imalog *log)
+static void test_truncation_and_flips(void)
 {
+	struct imalog *log = shared_log;
 	static struct list l;
 	struct ima_error err;
 	unsigned count, ok_flips = 0, bad_ok = 0, bad_trunc = 0;
@@ -444,8 +450,9 @@ static void test_truncation_and_flips(struct imalog *log)
 	CHECK(ok_flips > 0 && ok_flips < 8 * l.len, "some flips (pcr/name) parse: %u", ok_flips);
 }
 
-static void test_resume(struct imalog *log)
+static void test_resume(void)
 {
+	struct imalog *log = shared_log;
 	static struct list l;
 	struct ima_entry e;
 	struct ima_error err;
@@ -500,8 +507,9 @@ static void test_record_framing(void)
 }
 
 /* d-ngv2 names what its digest is: "ima:" a file hash, "verity:" an fs-verity digest. */
-static void test_digest_types(struct imalog *log)
+static void test_digest_types(void)
 {
+	struct imalog *log = shared_log;
 	static const struct { const char *prefix; enum ima_digest_type t; } cases[] = {
 		{"ima:sha256", IMA_DIGEST_IMA},
 		{"verity:sha256", IMA_DIGEST_VERITY},
@@ -533,18 +541,18 @@ static void test_digest_types(struct imalog *log)
 
 int main(void)
 {
-	struct imalog *log = imalog_new();
+	shared_log = imalog_new();
 
-	CHECK(log != NULL, "imalog_new");
-	if (!log)
+	CHECK(shared_log != NULL, "imalog_new");
+	if (!shared_log)
 		return check_finish();
-	CHECK_CASE("templates", test_templates(log));
-	CHECK_CASE("bad entries", test_bad_entries(log));
-	CHECK_CASE("truncation and flips", test_truncation_and_flips(log));
-	CHECK_CASE("resume", test_resume(log));
-	CHECK_CASE("digest types", test_digest_types(log));
+	CASE(test_templates);
+	CASE(test_bad_entries);
+	CASE(test_truncation_and_flips);
+	CASE(test_resume);
+	CASE(test_digest_types);
 	CASE(test_record_framing);
-	imalog_free(log);
+	imalog_free(shared_log);
 	imalog_free(NULL);
 	return check_finish();
 }

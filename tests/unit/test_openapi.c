@@ -67,8 +67,12 @@ static json_t *operation_of(json_t *paths, const struct http_route *rt)
 }
 
 /* Every operation of the document names a route of the table. */
-static void test_document_routes_exist(json_t *paths)
+/* The document (DOC_PATH) and its "paths", read once in main(). */
+static json_t *openapi_doc, *openapi_paths;
+
+static void test_document_routes_exist(void)
 {
+	json_t *paths = openapi_paths;
 	const char *tmpl, *method;
 	json_t *item, *op;
 	char pattern[256];
@@ -90,8 +94,9 @@ static void test_document_routes_exist(json_t *paths)
 }
 
 /* Every route is in the document, with its security and exactly its statuses. */
-static void test_routes_documented(json_t *paths)
+static void test_routes_documented(void)
 {
+	json_t *paths = openapi_paths;
 	for (size_t i = 0; i < app_nroutes; i++) {
 		const struct http_route *rt = &app_routes[i];
 		json_t *op = operation_of(paths, rt), *responses, *security;
@@ -140,8 +145,10 @@ static json_t *parameter_deref(json_t *doc, json_t *p)
  * the names its row declares (routes.c, `query`), which are the only ones http_query() answers
  * a handler and the only ones the server lets through.
  */
-static void test_query_parameters(json_t *doc, json_t *paths)
+static void test_query_parameters(void)
 {
+	json_t *doc = openapi_doc;
+	json_t *paths = openapi_paths;
 	for (size_t i = 0; i < app_nroutes; i++) {
 		const struct http_route *rt = &app_routes[i];
 		json_t *op = operation_of(paths, rt), *p;
@@ -209,20 +216,21 @@ static void test_comparison_bites(void)
 int main(void)
 {
 	json_error_t err;
-	json_t *doc = json_load_file(DOC_PATH, JSON_REJECT_DUPLICATES, &err), *paths;
 
-	CHECK(doc != NULL, "cannot read " DOC_PATH " (run from the top of the tree): %s line %d",
+	openapi_doc = json_load_file(DOC_PATH, JSON_REJECT_DUPLICATES, &err);
+	CHECK(openapi_doc != NULL,
+	      "cannot read " DOC_PATH " (run from the top of the tree): %s line %d",
 	      err.text, err.line);
-	if (!doc)
+	if (!openapi_doc)
 		return check_finish();
-	CHECK(!strncmp(json_string_value(json_object_get(doc, "openapi")) ?: "", "3.", 2),
+	CHECK(!strncmp(json_string_value(json_object_get(openapi_doc, "openapi")) ?: "", "3.", 2),
 	      DOC_PATH " is not OpenAPI 3");
-	paths = json_object_get(doc, "paths");
-	CHECK_CASE("document routes exist", test_document_routes_exist(paths));
-	CHECK_CASE("routes documented", test_routes_documented(paths));
-	CHECK_CASE("query parameters declared", test_query_parameters(doc, paths));
+	openapi_paths = json_object_get(openapi_doc, "paths");
+	CASE(test_document_routes_exist);
+	CASE(test_routes_documented);
+	CASE(test_query_parameters);
 	CASE(test_undeclared_read);
 	CASE(test_comparison_bites);
-	json_decref(doc);
+	json_decref(openapi_doc);
 	return check_finish();
 }

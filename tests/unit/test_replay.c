@@ -159,8 +159,14 @@ static int replay_buf(struct replay_ctx *rc, struct imalog *log, struct replay_s
 	return r;
 }
 
-static void test_model(struct replay_ctx *rc, struct imalog *log)
+/* The replay context and list parser of the cases that take them, made once in main(). */
+static struct replay_ctx *shared_rc;
+static struct imalog *shared_log;
+
+static void test_model(void)
 {
+	struct replay_ctx *rc = shared_rc;
+	struct imalog *log = shared_log;
 	static struct model m;
 	struct replay_state st, full;
 	size_t len;
@@ -277,8 +283,10 @@ static void test_boot_aggregate(void)
 }
 
 /* tests/data: NAME.bin with NAME.pcrs (`sha1 HEX` / `sha256 HEX`), recorded from real guests. */
-static void test_data_lists(struct replay_ctx *rc, struct imalog *log)
+static void test_data_lists(void)
 {
+	struct replay_ctx *rc = shared_rc;
+	struct imalog *log = shared_log;
 	glob_t g;
 
 	if (glob("tests/data/*.bin", 0, NULL, &g) != 0)
@@ -328,18 +336,18 @@ static void test_data_lists(struct replay_ctx *rc, struct imalog *log)
 
 int main(void)
 {
-	struct replay_ctx *rc = replay_ctx_new(REPLAY_ALL_BANKS);
-	struct imalog *log = imalog_new();
+	shared_rc = replay_ctx_new(REPLAY_ALL_BANKS);
+	shared_log = imalog_new();
 
-	CHECK(rc && log, "constructors");
-	if (rc && log) {
-		CHECK_CASE("model", test_model(rc, log));
+	CHECK(shared_rc && shared_log, "constructors");
+	if (shared_rc && shared_log) {
+		CASE(test_model);
 		CASE(test_matches);
 		CASE(test_boot_aggregate);
-		CHECK_CASE("data lists", test_data_lists(rc, log));
+		CASE(test_data_lists);
 	}
-	replay_ctx_free(rc);
-	imalog_free(log);
+	replay_ctx_free(shared_rc);
+	imalog_free(shared_log);
 	replay_ctx_free(NULL);
 	return check_finish();
 }

@@ -170,8 +170,16 @@ static void run_newer_round(struct app *app, const char *agent)
 	newer.ran = true;
 }
 
-static void test_two_nonces_in_flight(struct app *app, struct machine *m)
+/* Two verifiers on one store and the machine every case attests, set up in main(). */
+static char tmp_dir[] = "/tmp/test_round.XXXXXX";
+static char store_uri[300];
+static struct app shared_app, second_app;
+static struct machine shared_machine;
+
+static void test_two_nonces_in_flight(void)
 {
+	struct app *app = &shared_app;
+	struct machine *m = &shared_machine;
 	static struct answer older, again;
 	struct challenge c1, c2, c3;
 	struct verdict_response v;
@@ -220,8 +228,10 @@ static void test_two_nonces_in_flight(struct app *app, struct machine *m)
  * it committed; answering it is a round like any other, and it is single-use. The verifier
  * offers none when the agent's next round would come after half the nonce's lifetime.
  */
-static void test_next_challenge(struct app *app, struct machine *m)
+static void test_next_challenge(void)
 {
+	struct app *app = &shared_app;
+	struct machine *m = &shared_machine;
 	static struct answer ans;
 	struct verdict_response v, v2;
 	struct challenge c;
@@ -363,46 +373,52 @@ static void app_release(struct app *app)
 	cluster_free(app->cluster);
 }
 
-int main(void)
+/* A second verifier on the same store: a cluster key both load, then test_two_verifiers(). */
+static void test_two_verifiers_one_cluster_key(void)
 {
-	char dir[] = "/tmp/test_round.XXXXXX", uri[300], cmd[300], key[320];
-	static struct machine m;
-	struct app app, app2;
+	char key[320];
 	FILE *f;
 
-	app_init(&app);
-	app_init(&app2);
-	if (!mkdtemp(dir))
+	snprintf(key, sizeof(key), "%s/cluster.key", tmp_dir);
+	f = fopen(key, "w");
+	CHECK(f && fputs("0123456789abcdef0123456789abcdef0123456789abcdef\n", f) >= 0 &&
+		      fclose(f) == 0,
+	      "a cluster key");
+	CHECK(cluster_load(key, &shared_app.cluster) == 0 &&
+		      cluster_load(key, &second_app.cluster) == 0 &&
+		      store_open(store_uri, &second_app.store) == 0,
+	      "a second verifier on the same store, both with the key");
+	if (shared_app.cluster && second_app.store)
+		test_two_verifiers(&shared_app, &second_app, &shared_machine);
+}
+
+int main(void)
+{
+	char cmd[300];
+
+	app_init(&shared_app);
+	app_init(&second_app);
+	if (!mkdtemp(tmp_dir))
 		return 2;
-	m.ak = EVP_EC_gen("P-256");
-	CASE_BEGIN("setup");
+	shared_machine.ak = EVP_EC_gen("P-256");
 	printf("# backend: %s\n", teststore_backend());
-	CHECK(app.nonces && app.agents && m.ak && teststore_uri(dir, "verifier", uri, sizeof(uri)) == 0 &&
-		      store_open(uri, &app.store) == 0,
+	CHECK(shared_app.nonces && shared_app.agents && shared_machine.ak &&
+		      teststore_uri(tmp_dir, "verifier", store_uri, sizeof(store_uri)) == 0 &&
+		      store_open(store_uri, &shared_app.store) == 0,
 	      "store, challenge table, agent cache, AK");
-	if (app.store) {
-		CHECK(put_policy(&app) == 0, "default policy");
-		CHECK(enroll(&app, &m) == 0, "agent enrolled and active");
-		CHECK(machine_boot(&m) == 0, "machine booted");
-		CHECK_CASE("two nonces in flight", test_two_nonces_in_flight(&app, &m));
-		CHECK_CASE("the next challenge with the verdict", test_next_challenge(&app, &m));
-		CASE_BEGIN("two verifiers, one cluster key");
-		snprintf(key, sizeof(key), "%s/cluster.key", dir);
-		f = fopen(key, "w");
-		CHECK(f && fputs("0123456789abcdef0123456789abcdef0123456789abcdef\n", f) >= 0 &&
-			      fclose(f) == 0,
-		      "a cluster key");
-		CHECK(cluster_load(key, &app.cluster) == 0 && cluster_load(key, &app2.cluster) == 0 &&
-			      store_open(uri, &app2.store) == 0,
-		      "a second verifier on the same store, both with the key");
-		if (app.cluster && app2.store)
-			test_two_verifiers(&app, &app2, &m);
+	if (shared_app.store) {
+		CHECK(put_policy(&shared_app) == 0, "default policy");
+		CHECK(enroll(&shared_app, &shared_machine) == 0, "agent enrolled and active");
+		CHECK(machine_boot(&shared_machine) == 0, "machine booted");
+		CASE(test_two_nonces_in_flight);
+		CASE(test_next_challenge);
+		CASE(test_two_verifiers_one_cluster_key);
 	}
-	app_release(&app);
-	app_release(&app2);
-	EVP_PKEY_free(m.ak);
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	app_release(&shared_app);
+	app_release(&second_app);
+	EVP_PKEY_free(shared_machine.ak);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmp_dir);
 	if (system(cmd) != 0)
-		fprintf(stderr, "cleanup of %s failed\n", dir);
+		fprintf(stderr, "cleanup of %s failed\n", tmp_dir);
 	return check_finish();
 }

@@ -78,8 +78,13 @@ static int newest_judged_cb(void *arg, const struct store_verdict *v)
 	return 1;
 }
 
-static void test_agents(struct store *st)
+/* The temporary directory and the store every case works in, made in main(). */
+static char tmp_dir[] = "/tmp/test_store.XXXXXX";
+static struct store *shared_store;
+
+static void test_agents(void)
 {
+	struct store *st = shared_store;
 	struct store_agent a, got;
 	enum store_enroll_result r;
 	uint8_t digest[32];
@@ -158,8 +163,9 @@ static int last_reasons_cb(void *arg, const struct store_agent *a)
 	return 0;
 }
 
-static void test_rounds(struct store *st)
+static void test_rounds(void)
 {
+	struct store *st = shared_store;
 	struct last_reasons lr;
 	struct boot_state bs, got;
 	struct store_round_violation v[2];
@@ -343,8 +349,9 @@ static struct viol_rows lc_rows(struct store *st)
  * sent again; a decision is final; a recurrence after it (later in the boot, or after a reboot)
  * opens a new row naming the decided one; open counts per boot and in all.
  */
-static void test_violation_lifecycle(struct store *st)
+static void test_violation_lifecycle(void)
 {
+	struct store *st = shared_store;
 	struct viol_rows rows;
 	uint64_t total = 0, in_boot = 0;
 	int64_t first;
@@ -406,8 +413,9 @@ static struct viol_rows bf_rows(struct store *st)
  * or the agent would be trusted after one untrusted round. Dismissed, the decision stands for
  * this boot, as it does for an IMA entry sent again; open, it is not counted twice.
  */
-static void test_boot_finding_judged_again(struct store *st)
+static void test_boot_finding_judged_again(void)
 {
+	struct store *st = shared_store;
 	struct store_agent a;
 	enum store_enroll_result er;
 	struct store_round_violation kernel = {
@@ -462,8 +470,9 @@ static int hist_cb(void *arg, const struct store_policy_version *v)
 }
 
 /* The firmware event log an agent sent: written with a round, kept until the next one. */
-static void test_boot_logs(struct store *st)
+static void test_boot_logs(void)
 {
+	struct store *st = shared_store;
 	static uint8_t log1[] = {1, 2, 3, 0, 5}, log2[] = {9, 9};
 	struct store_boot_log put, got;
 	struct boot_state bs, cur;
@@ -545,8 +554,9 @@ static int sig_hist_cb(void *arg, const struct store_policy_version *v)
  * same text signed is a new version (it records the signature), the same signed text again is
  * not; an unsigned version reads back "" for both.
  */
-static void test_policy_signatures(struct store *st)
+static void test_policy_signatures(void)
 {
+	struct store *st = shared_store;
 	const struct store_policy_sig alice = {"aa11", "{\"payloadType\":\"t\",\"signatures\":[1]}"};
 	const struct store_policy_sig bob = {"bb22", "{\"payloadType\":\"t\",\"signatures\":[2]}"};
 	char *json = NULL, *signer = NULL, *signature = NULL;
@@ -583,8 +593,9 @@ static void test_policy_signatures(struct store *st)
 	CHECK(store_policy_delete(st, "signed", "test", 5) == 0, "deleted (the cases after list policies)");
 }
 
-static void test_policies(struct store *st)
+static void test_policies(void)
 {
+	struct store *st = shared_store;
 	int64_t ver = 0;
 	char *json = NULL;
 
@@ -623,8 +634,9 @@ static void test_policies(struct store *st)
 }
 
 /* A round that fails inside its batch (a NOT NULL column) changes nothing and says so. */
-static void test_failed_round(struct store *st)
+static void test_failed_round(void)
 {
+	struct store *st = shared_store;
 	struct store_round_violation v = { .entry = 1, .reason = "not_in_allowlist",
 					   .path = NULL, .digest = "sha256:00",
 					   .template_name = "ima-ng" };
@@ -662,8 +674,9 @@ static void test_failed_round(struct store *st)
  * commits second is refused and stores nothing (issue 15: it used to overwrite the newer
  * state, sending the expected next entry back).
  */
-static void test_round_cas(struct store *st)
+static void test_round_cas(void)
 {
+	struct store *st = shared_store;
 	struct boot_state start, fast, slow, got;
 	struct store_round r;
 	struct store_counts c0, c1;
@@ -726,8 +739,9 @@ static int policies_cb(void *arg, const struct store_policy_summary *p)
  * policies they do not expect). A policy written again after its deletion goes on from the
  * version it had, so that no (name, version) ever names two texts.
  */
-static void test_policies_list(struct store *st)
+static void test_policies_list(void)
 {
+	struct store *st = shared_store;
 	char seen[256] = "";
 	char amendment[STORE_AMENDMENT_NAME_MAX + 1];
 	char *json = NULL;
@@ -789,8 +803,9 @@ static void *policy_race_thread(void *arg)
  * two connections; each is serialized with the other by the policy lock).
  */
 #define POLICY_RACES 60
-static void test_policy_delete_race(struct store *st)
+static void test_policy_delete_race(void)
 {
+	struct store *st = shared_store;
 	pthread_barrier_t go;
 	struct policy_race r[2];
 	pthread_t t[2];
@@ -831,8 +846,9 @@ static void test_policy_delete_race(struct store *st)
 	      "db-01 back on strict, race gone");
 }
 
-static void test_round_context(struct store *st)
+static void test_round_context(void)
 {
+	struct store *st = shared_store;
 	struct store_round_ctx c;
 	struct store_boot_log bl;
 	struct boot_state bs;
@@ -873,8 +889,9 @@ static void test_round_context(struct store *st)
  * A round's challenge is spent with it (store.h, struct store_round): once in the whole store,
  * whichever verifier committed it; a round refused for any reason spends nothing.
  */
-static void test_spent_nonces(struct store *st)
+static void test_spent_nonces(void)
 {
+	struct store *st = shared_store;
 	static const uint8_t n1[32] = { 1, 2, 3 }, n2[32] = { 4, 5, 6 };
 	struct boot_state bs, got;
 	struct store_round r;
@@ -934,8 +951,9 @@ static void test_spent_nonces(struct store *st)
 }
 
 /* Pending enrollments expire and are capped per EK and in all; one EK, one active agent. */
-static void test_enroll_limits(const char *dir)
+static void test_enroll_limits(void)
 {
+	const char *dir = tmp_dir;
 	struct store_enroll_limits lim = { .pending_ttl = 100, .max_pending_per_ek = 2,
 					   .max_pending = 5 };
 	struct store_agent a, got;
@@ -1071,8 +1089,9 @@ static int int64_cmp(const void *a, const void *b)
 }
 
 /* Rounds from many threads at once: each committed once, with its own verdict id. */
-static void test_group_commit(struct store *st)
+static void test_group_commit(void)
 {
+	struct store *st = shared_store;
 	static struct gc_arg g[GC_THREADS];
 	static int64_t all[GC_THREADS * GC_ROUNDS];
 	pthread_t t[GC_THREADS];
@@ -1240,8 +1259,9 @@ static int db_set_version(const char *path, const char *name, int v)
 }
 
 /* URIs, schema versions, rows that fail their checks. */
-static void test_open(const char *dir)
+static void test_open(void)
 {
+	const char *dir = tmp_dir;
 	char path[256], uri[300];
 	struct store *st = (struct store *)&st;
 	struct boot_state bs;
@@ -1289,48 +1309,48 @@ static void test_open(const char *dir)
 
 int main(void)
 {
-	char dir[] = "/tmp/test_store.XXXXXX", path[256];
-	struct store *st = NULL;
+	char path[256];
 	struct store_agent a;
 
-	if (!mkdtemp(dir))
+	if (!mkdtemp(tmp_dir))
 		return 1;
 	CASE(test_boot_state_encoding);
-	CHECK_CASE("open", test_open(dir));
-	CHECK_CASE("enrollment limits", test_enroll_limits(dir));
+	CASE(test_open);
+	CASE(test_enroll_limits);
 	printf("# backend: %s\n", teststore_backend());
-	CHECK(teststore_uri(dir, "state", path, sizeof(path)) == 0 && store_open(path, &st) == 0,
+	CHECK(teststore_uri(tmp_dir, "state", path, sizeof(path)) == 0 &&
+		      store_open(path, &shared_store) == 0,
 	      "open");
-	if (st) {
-		CHECK_CASE("agents", test_agents(st));
-		CHECK_CASE("rounds", test_rounds(st));
-		CHECK_CASE("violation lifecycle", test_violation_lifecycle(st));
-		CHECK_CASE("boot logs", test_boot_logs(st));
-		CHECK_CASE("policies", test_policies(st));
-		CHECK_CASE("signed policy versions", test_policy_signatures(st));
-		CHECK_CASE("round context", test_round_context(st));
-		CHECK_CASE("the list of policies, and deleting one", test_policies_list(st));
-		CHECK_CASE("a deletion and an assignment at once", test_policy_delete_race(st));
-		CHECK_CASE("failed round", test_failed_round(st));
-		CHECK_CASE("round compare-and-swap", test_round_cas(st));
-		CHECK_CASE("spent challenges", test_spent_nonces(st));
-		CHECK_CASE("group commit", test_group_commit(st));
+	if (shared_store) {
+		CASE(test_agents);
+		CASE(test_rounds);
+		CASE(test_violation_lifecycle);
+		CASE(test_boot_logs);
+		CASE(test_policies);
+		CASE(test_policy_signatures);
+		CASE(test_round_context);
+		CASE(test_policies_list);
+		CASE(test_policy_delete_race);
+		CASE(test_failed_round);
+		CASE(test_round_cas);
+		CASE(test_spent_nonces);
+		CASE(test_group_commit);
 		/* last: its agent would count among the policies' agents above */
-		CHECK_CASE("a boot finding judged again", test_boot_finding_judged_again(st));
-		store_close(st);
+		CASE(test_boot_finding_judged_again);
+		store_close(shared_store);
 	}
 	/* Reopen: everything committed is there. */
-	st = NULL;
-	CHECK(store_open(path, &st) == 0, "reopen");
-	if (st) {
-		CHECK(store_agent_get(st, "web-01", &a) == 0 && a.state == AGENT_ACTIVE,
+	shared_store = NULL;
+	CHECK(store_open(path, &shared_store) == 0, "reopen");
+	if (shared_store) {
+		CHECK(store_agent_get(shared_store, "web-01", &a) == 0 && a.state == AGENT_ACTIVE,
 		      "durable after reopen");
 		store_agent_release(&a);
 	}
-	store_close(st);
+	store_close(shared_store);
 	store_close(NULL);
-	snprintf(path, sizeof(path), "rm -rf %s", dir);
+	snprintf(path, sizeof(path), "rm -rf %s", tmp_dir);
 	if (system(path) != 0)
-		fprintf(stderr, "cleanup of %s failed\n", dir);
+		fprintf(stderr, "cleanup of %s failed\n", tmp_dir);
 	return check_finish();
 }

@@ -131,8 +131,13 @@ static int count_kind(void *arg, const struct audit_record *r)
 	return 0;
 }
 
-static void test_registrations(struct store *st)
+/* The temporary directory and the store every case works in, made in main(). */
+static char tmp_dir[] = "/tmp/test_store_admission.XXXXXX";
+static struct store *shared_store;
+
+static void test_registrations(void)
 {
+	struct store *st = shared_store;
 	struct tpm t1, t2, t3;
 	struct store_registration regs[3];
 	char list[1024] = "";
@@ -172,8 +177,9 @@ static void test_registrations(struct store *st)
 	      "nothing of a refused batch stored");
 }
 
-static void test_enrollment(struct store *st)
+static void test_enrollment(void)
 {
+	struct store *st = shared_store;
 	struct tpm t1, t2, t3, other, open1, open_other;
 	struct store_registration r;
 	enum store_enroll_result res;
@@ -227,8 +233,9 @@ static void test_enrollment(struct store *st)
 	      "no admission given (store_agent_enroll()): first come (%d)", res);
 }
 
-static void test_policy_and_delete(struct store *st)
+static void test_policy_and_delete(void)
 {
+	struct store *st = shared_store;
 	struct store_registration r;
 	struct tpm t4;
 	struct store_agent a;
@@ -271,22 +278,22 @@ static void test_policy_and_delete(struct store *st)
 
 int main(void)
 {
-	char dir[] = "/tmp/test_store_admission.XXXXXX", uri[256];
-	struct store *st = NULL;
+	char uri[256];
 
-	if (!mkdtemp(dir))
+	if (!mkdtemp(tmp_dir))
 		return 2;
 	printf("# backend: %s\n", teststore_backend());
-	CHECK(teststore_uri(dir, "admission", uri, sizeof(uri)) == 0 && store_open(uri, &st) == 0,
+	CHECK(teststore_uri(tmp_dir, "admission", uri, sizeof(uri)) == 0 &&
+		      store_open(uri, &shared_store) == 0,
 	      "open");
-	if (st) {
-		CHECK_CASE("registrations, all or none", test_registrations(st));
-		CHECK_CASE("enrollment admitted or refused", test_enrollment(st));
-		CHECK_CASE("policy before enrollment, deletion, audit", test_policy_and_delete(st));
-		store_close(st);
+	if (shared_store) {
+		CASE(test_registrations);
+		CASE(test_enrollment);
+		CASE(test_policy_and_delete);
+		store_close(shared_store);
 	}
-	snprintf(uri, sizeof(uri), "rm -rf %s", dir);
+	snprintf(uri, sizeof(uri), "rm -rf %s", tmp_dir);
 	if (system(uri) != 0)
-		fprintf(stderr, "cleanup of %s failed\n", dir);
+		fprintf(stderr, "cleanup of %s failed\n", tmp_dir);
 	return check_finish();
 }

@@ -107,8 +107,13 @@ static int first_violation(void *arg, const struct store_violation *v)
 	return 1;
 }
 
-static void test_records(struct store *st)
+/* The temporary directory and the store every case works in, made in main(). */
+static char tmp_dir[] = "/tmp/test_store_audit.XXXXXX";
+static struct store *shared_store;
+
+static void test_records(void)
 {
+	struct store *st = shared_store;
 	const char *want[] = { "trust", "trust", "trust", "policy.version", "agent.policy",
 			       "violation.decided", "agent.reset", "agent.retired", "agent.purged" };
 	static struct trail t;
@@ -195,8 +200,9 @@ static void *writer_thread(void *p)
 	return NULL;
 }
 
-static void test_concurrent(struct store *st)
+static void test_concurrent(void)
 {
+	struct store *st = shared_store;
 	struct writer w[4];
 	pthread_t th[4];
 	static struct trail t;
@@ -225,8 +231,10 @@ static int signed_cb(void *arg, const struct store_audit_signed *s)
 	return 1;
 }
 
-static void test_signer(struct store *st, const char *dir)
+static void test_signer(void)
 {
+	struct store *st = shared_store;
+	const char *dir = tmp_dir;
 	struct audit_signer *s = NULL;
 	struct store_audit_signed head = { 0 };
 	char key[256];
@@ -251,22 +259,22 @@ static void test_signer(struct store *st, const char *dir)
 
 int main(void)
 {
-	char dir[] = "/tmp/test_store_audit.XXXXXX", uri[256];
-	struct store *st = NULL;
+	char uri[256];
 
-	if (!mkdtemp(dir))
+	if (!mkdtemp(tmp_dir))
 		return 2;
 	printf("# backend: %s\n", teststore_backend());
-	CHECK(teststore_uri(dir, "audit", uri, sizeof(uri)) == 0 && store_open(uri, &st) == 0,
+	CHECK(teststore_uri(tmp_dir, "audit", uri, sizeof(uri)) == 0 &&
+		      store_open(uri, &shared_store) == 0,
 	      "open");
-	if (st) {
-		CHECK_CASE("what appends a record", test_records(st));
-		CHECK_CASE("concurrent writers", test_concurrent(st));
-		CHECK_CASE("the signed head", test_signer(st, dir));
-		store_close(st);
+	if (shared_store) {
+		CASE(test_records);
+		CASE(test_concurrent);
+		CASE(test_signer);
+		store_close(shared_store);
 	}
-	snprintf(uri, sizeof(uri), "rm -rf %s", dir);
+	snprintf(uri, sizeof(uri), "rm -rf %s", tmp_dir);
 	if (system(uri) != 0)
-		fprintf(stderr, "cleanup of %s failed\n", dir);
+		fprintf(stderr, "cleanup of %s failed\n", tmp_dir);
 	return check_finish();
 }

@@ -214,8 +214,13 @@ static json_int_t data_int(json_t *body, const char *key)
 	return json_integer_value(json_object_get(json_object_get(body, "data"), key));
 }
 
-static void test_retire(struct store *st)
+/* The temporary directory and the store every case works in, made in main(). */
+static char tmp_dir[] = "/tmp/test_store_lifecycle.XXXXXX";
+static struct store *shared_store;
+
+static void test_retire(void)
 {
+	struct store *st = shared_store;
 	enum store_enroll_result r;
 	struct store_agent a;
 	struct history h;
@@ -267,8 +272,9 @@ static int count_verdicts(void *arg, const struct store_verdict *v)
 	return 0;
 }
 
-static void test_purge(struct store *st)
+static void test_purge(void)
 {
+	struct store *st = shared_store;
 	struct count_ctx c = { 0 };
 	enum store_enroll_result r;
 	struct boot_state bs;
@@ -299,8 +305,9 @@ static void test_purge(struct store *st)
 	CHECK(store_agent_retire(st, "pur-1", 302, "bob", true) == -ENOENT, "then it is unknown");
 }
 
-static void test_reset(struct store *st)
+static void test_reset(void)
 {
+	struct store *st = shared_store;
 	enum store_enroll_result r;
 	struct store_agent a;
 	struct boot_state bs;
@@ -369,8 +376,9 @@ static void test_reset(struct store *st)
 	CHECK(a.state == AGENT_ACTIVE && a.retired_at == 0, "active again");
 }
 
-static void test_liveness(struct store *st)
+static void test_liveness(void)
 {
+	struct store *st = shared_store;
 	const struct store_liveness lv = { .default_interval = 10, .intervals = 3 };
 	enum store_enroll_result r;
 	struct store_agent a;
@@ -411,8 +419,9 @@ static void test_liveness(struct store *st)
 }
 
 /* The events: which call raises which, what the body says, one row per target. */
-static void test_events(struct store *st)
+static void test_events(void)
 {
+	struct store *st = shared_store;
 	const char *const hooks[] = { HOOK_A, HOOK_B };
 	enum store_enroll_result r;
 	struct rows a, b;
@@ -607,8 +616,9 @@ static void test_events(struct store *st)
 }
 
 /* Events are written with their change or not at all. */
-static void test_events_atomic(struct store *st)
+static void test_events_atomic(void)
 {
+	struct store *st = shared_store;
 	const char *const hooks[] = { HOOK_A };
 	enum store_enroll_result r;
 	struct store_round_violation bad = { .reason = "not_in_allowlist", .digest = "sha256:00",
@@ -645,25 +655,25 @@ static void test_events_atomic(struct store *st)
 
 int main(void)
 {
-	char dir[] = "/tmp/test_store_lifecycle.XXXXXX", uri[300], cmd[300];
-	struct store *st = NULL;
+	char uri[300], cmd[300];
 
-	if (!mkdtemp(dir))
+	if (!mkdtemp(tmp_dir))
 		return 1;
 	printf("# backend: %s\n", teststore_backend());
-	CHECK(teststore_uri(dir, "lifecycle", uri, sizeof(uri)) == 0 && store_open(uri, &st) == 0,
+	CHECK(teststore_uri(tmp_dir, "lifecycle", uri, sizeof(uri)) == 0 &&
+		      store_open(uri, &shared_store) == 0,
 	      "open");
-	if (st) {
-		CHECK_CASE("retire", test_retire(st));
-		CHECK_CASE("purge", test_purge(st));
-		CHECK_CASE("reset", test_reset(st));
-		CHECK_CASE("liveness", test_liveness(st));
-		CHECK_CASE("webhook events", test_events(st));
-		CHECK_CASE("events with their change", test_events_atomic(st));
-		store_close(st);
+	if (shared_store) {
+		CASE(test_retire);
+		CASE(test_purge);
+		CASE(test_reset);
+		CASE(test_liveness);
+		CASE(test_events);
+		CASE(test_events_atomic);
+		store_close(shared_store);
 	}
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmp_dir);
 	if (system(cmd) != 0)
-		fprintf(stderr, "cleanup of %s failed\n", dir);
+		fprintf(stderr, "cleanup of %s failed\n", tmp_dir);
 	return check_finish();
 }

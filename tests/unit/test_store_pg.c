@@ -31,6 +31,9 @@ static double now_s(void)
 	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
+/* The temporary directory the cases work in, made in main(). */
+static char tmp_dir[] = "/tmp/test_store_pg.XXXXXX";
+
 static void test_uris_and_absent_server(void)
 {
 	struct store *st = (struct store *)&st;
@@ -63,8 +66,9 @@ static void *open_thread(void *p)
 	return NULL;
 }
 
-static void test_concurrent_migrations(const char *dir)
+static void test_concurrent_migrations(void)
 {
+	const char *dir = tmp_dir;
 	struct opener o[OPENERS];
 	pthread_t t[OPENERS];
 	char uri[300], log[16384];
@@ -181,8 +185,9 @@ static int count_cb(void *arg, const struct store_verdict *v)
 	return 0;
 }
 
-static void test_two_verifiers(const char *dir)
+static void test_two_verifiers(void)
 {
+	const char *dir = tmp_dir;
 	struct store *st[VERIFIERS] = { NULL };
 	struct racer r[VERIFIERS * THREADS_PER];
 	pthread_t t[VERIFIERS * THREADS_PER];
@@ -301,8 +306,9 @@ static void *dl_thread(void *p)
 	return NULL;
 }
 
-static void test_opposite_batches(const char *dir)
+static void test_opposite_batches(void)
 {
+	const char *dir = tmp_dir;
 	struct store_backend *be[2] = { NULL, NULL };
 	struct dl_arg d[2];
 	pthread_barrier_t go;
@@ -354,17 +360,15 @@ out:
 
 int main(void)
 {
-	char dir[] = "/tmp/test_store_pg.XXXXXX";
-
-	if (!mkdtemp(dir))
+	if (!mkdtemp(tmp_dir))
 		return 2;
 	printf("# backend: %s\n", teststore_backend());
 	CASE(test_uris_and_absent_server);
 	if (teststore_pg()) {
-		CHECK_CASE("verifiers starting together migrate once", test_concurrent_migrations(dir));
-		CHECK_CASE("two verifiers, one agent's rounds", test_two_verifiers(dir));
-		CHECK_CASE("batches in opposite orders do not deadlock", test_opposite_batches(dir));
+		CASE(test_concurrent_migrations);
+		CASE(test_two_verifiers);
+		CASE(test_opposite_batches);
 	}
-	rmdir(dir);
+	rmdir(tmp_dir);
 	return check_finish();
 }

@@ -123,8 +123,13 @@ static unsigned list(struct store *st, const char *agent, struct ids *s)
 	return s->n;
 }
 
-static void test_retention(struct store *st)
+/* The temporary directory and the store every case works in, made in main(). */
+static char tmp_dir[] = "/tmp/test_store_retention.XXXXXX";
+static struct store *shared_store;
+
+static void test_retention(void)
 {
+	struct store *st = shared_store;
 	static struct agent_rounds a1 = { .id = "ret-a1" }, a2 = { .id = "ret-a2" };
 	const char *x = "[{\"code\":\"not_in_allowlist\"}]";
 	const char *y = "[{\"code\":\"not_in_allowlist\"},{\"code\":\"pcr_mismatch\"}]";
@@ -232,8 +237,9 @@ static void test_retention(struct store *st)
 }
 
 /* The thread: started, it prunes at once; stopped, it is gone. */
-static void test_thread(struct store *st)
+static void test_thread(void)
 {
+	struct store *st = shared_store;
 	static struct agent_rounds a3 = { .id = "ret-a3" };
 	struct retention_config cfg = { .verdicts_keep = 2, .counters_days = 0, .interval = 1 };
 	struct retention *r = NULL;
@@ -270,8 +276,9 @@ static int raw_int(const char *uri, const char *name, const char *sql)
 }
 
 /* A store of the version before retention, upgraded: its verdicts judged, its hours counted. */
-static void test_migration(const char *dir)
+static void test_migration(void)
 {
+	const char *dir = tmp_dir;
 	char uri[256], down[1024];
 	struct store *st = NULL;
 
@@ -313,22 +320,22 @@ static void test_migration(const char *dir)
 
 int main(void)
 {
-	char dir[] = "/tmp/test_store_retention.XXXXXX", uri[256];
-	struct store *st = NULL;
+	char uri[256];
 
-	if (!mkdtemp(dir))
+	if (!mkdtemp(tmp_dir))
 		return 2;
 	printf("# backend: %s\n", teststore_backend());
-	CHECK(teststore_uri(dir, "retention", uri, sizeof(uri)) == 0 && store_open(uri, &st) == 0,
+	CHECK(teststore_uri(tmp_dir, "retention", uri, sizeof(uri)) == 0 &&
+		      store_open(uri, &shared_store) == 0,
 	      "open");
-	if (st) {
-		CHECK_CASE("retention keeps what it must", test_retention(st));
-		CHECK_CASE("the retention thread", test_thread(st));
-		store_close(st);
+	if (shared_store) {
+		CASE(test_retention);
+		CASE(test_thread);
+		store_close(shared_store);
 	}
-	CHECK_CASE("an older store upgraded", test_migration(dir));
-	snprintf(uri, sizeof(uri), "rm -rf %s", dir);
+	CASE(test_migration);
+	snprintf(uri, sizeof(uri), "rm -rf %s", tmp_dir);
 	if (system(uri) != 0)
-		fprintf(stderr, "cleanup of %s failed\n", dir);
+		fprintf(stderr, "cleanup of %s failed\n", tmp_dir);
 	return check_finish();
 }
