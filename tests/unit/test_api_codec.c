@@ -1,6 +1,6 @@
 /*
  * verifier/http/api_codec: the operator API's agent, verdict, counter, violation, decision,
- * history, policy, version, rollback, stored-policy and amendment resources. Encoding writes
+ * history, policy, version, rollback, stored-policy, amendment and EAR resources. Encoding writes
  * the members the API has always answered, in its order (the exact compact text is pinned: a
  * rename or a reorder is a change of the contract, to make in docs/openapi.json too); decoding
  * reads back every member, and reads a missing or mistyped one as 0, false or NULL.
@@ -286,6 +286,28 @@ int main(void)
 		api_amendment_decode(o, &dam);
 		CHECK(dam.version == 2 && json_is_object(json_object_get(dam.amendment, "digests")),
 		      "an amendment's document");
+		json_decref(o);
+	}
+	CASE_BEGIN("an attestation result, pending, a key rotation");
+	{
+		struct api_ear ok = { "host-1", "a.b.c", NULL, 0 }, wait = { NULL, NULL, "n0nce", 3 }, de;
+		struct api_ear_rotation rot = { "k2", "k1" }, dr;
+
+		CHECK(text_is(compact(api_ear_encode(&ok)), "{\"agent_id\":\"host-1\",\"ear\":\"a.b.c\"}"),
+		      "a result");
+		o = api_ear_encode(&wait);
+		CHECK(text_is(json_dumps(o, JSON_COMPACT),
+			      "{\"status\":\"pending\",\"nonce\":\"n0nce\",\"retry_after\":3}"),
+		      "pending");
+		api_ear_decode(o, &de);
+		CHECK(!de.token && !strcmp(de.nonce, "n0nce") && de.retry_after == 3,
+		      "pending decoded back");
+		json_decref(o);
+		o = api_ear_rotation_encode(&rot);
+		CHECK(text_is(json_dumps(o, JSON_COMPACT), "{\"kid\":\"k2\",\"retired_kid\":\"k1\"}"),
+		      "a rotation");
+		api_ear_rotation_decode(o, &dr);
+		CHECK(!strcmp(dr.kid, "k2") && !strcmp(dr.retired_kid, "k1"), "rotation decoded back");
 		json_decref(o);
 	}
 	CHECK(!strcmp(API_AGENTS, "agents") && !strcmp(API_VERDICTS, "verdicts") &&

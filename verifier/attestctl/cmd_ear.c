@@ -30,6 +30,7 @@
 #include "verifier/attestctl/commands.h"
 #include "verifier/attestctl/online.h"
 #include "verifier/attestctl/show.h"
+#include "verifier/http/api_codec.h"
 
 #define JWKS_MAX (1u << 20)
 /* Clocks of the verifier and of whoever checks may differ this much. */
@@ -211,8 +212,11 @@ static int ear_verify(int argc, char **argv, const struct ear_opts *eo)
 		text[--len] = '\0';
 	token = text + strspn(text, " \t\r\n");
 	if (*token == '{') {
+		struct api_ear ear;
+
 		wrapped = json_loads(token, 0, NULL);
-		token = json_string_value(json_object_get(wrapped, "ear"));
+		api_ear_decode(wrapped, &ear);
+		token = ear.token;
 		if (!token) {
 			fprintf(stderr, "attestctl: \"%s\" is JSON without an \"ear\" member\n", argv[2]);
 			goto out;
@@ -262,6 +266,7 @@ static int ear_get(int argc, char **argv, const struct ear_opts *eo)
 	snprintf(path, sizeof(path), "/v1/agents/%s/ear%s%s", agent, eo->nonce ? "?nonce=" : "",
 		 eo->nonce ? eo->nonce : "");
 	for (;;) {
+		struct api_ear ear;
 		json_t *ans = NULL;
 		long status = 0;
 		char *body = NULL;
@@ -277,16 +282,16 @@ static int ear_get(int argc, char **argv, const struct ear_opts *eo)
 				return ret;
 			/* A file gets the token as sent (a JWT: base64url and dots); the
 			 * terminal gets it shown. */
-			ret = write_out(eo->out, eo->out ? (json_string_value(json_object_get(ans, "ear"))
-							    ? json_string_value(json_object_get(ans, "ear"))
-							    : "")
-							 : show_str(ans, "ear"));
+			api_ear_decode(ans, &ear);
+			ret = write_out(eo->out, eo->out ? (ear.token ? ear.token : "")
+							 : show_cstr(ear.token));
 			json_decref(ans);
 			return ret;
 		}
 		ans = json_loads(body, 0, NULL);
 		free(body);
-		retry = json_integer_value(json_object_get(ans, "retry_after"));
+		api_ear_decode(ans, &ear);
+		retry = ear.retry_after;
 		json_decref(ans);
 		if (retry < 1)
 			retry = 1;
@@ -320,8 +325,11 @@ static int ear_simple(int argc, char **argv, const struct ear_opts *eo, enum htt
 	if ((ret = online_fetch(&o, m, path, m == HTTP_POST ? "{}" : NULL, &ans)))
 		return ret;
 	if (m == HTTP_POST) {
+		struct api_ear_rotation rot;
+
+		api_ear_rotation_decode(ans, &rot);
 		printf("signing key rotated: results are now signed by \"%s\"; \"%s\" stays published"
-		       " (--ear-key-keep)\n", show_str(ans, "kid"), show_str(ans, "retired_kid"));
+		       " (--ear-key-keep)\n", show_cstr(rot.kid), show_cstr(rot.retired_kid));
 		json_decref(ans);
 		return 0;
 	}

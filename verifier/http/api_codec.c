@@ -365,3 +365,30 @@ void api_amendment_decode(const json_t *o, struct api_amendment *a)
 	a->version = get_int(o, "version");
 	a->amendment = json_is_object(doc) ? doc : NULL;
 }
+
+json_t *api_ear_encode(const struct api_ear *e)
+{
+	if (e->token)
+		return json_pack("{s:s, s:s}", "agent_id", e->agent_id, "ear", e->token);
+	return json_pack("{s:s, s:s, s:I}", "status", "pending", "nonce", e->nonce, "retry_after",
+			 (json_int_t)e->retry_after);
+}
+
+void api_ear_decode(const json_t *o, struct api_ear *e)
+{
+	e->agent_id = get_str(o, "agent_id");
+	e->token = get_str(o, "ear");
+	e->nonce = get_str(o, "nonce");
+	e->retry_after = get_int(o, "retry_after");
+}
+
+json_t *api_ear_rotation_encode(const struct api_ear_rotation *r)
+{
+	return json_pack("{s:s, s:s}", "kid", r->kid, "retired_kid", r->retired_kid);
+}
+
+void api_ear_rotation_decode(const json_t *o, struct api_ear_rotation *r)
+{
+	r->kid = get_str(o, "kid");
+	r->retired_kid = get_str(o, "retired_kid");
+}

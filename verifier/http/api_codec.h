@@ -4,7 +4,8 @@
  * violations (GET /v1/violations) and what a decision did (POST /v1/violations/{id}/approve,
  * dismiss), an agent's history (GET /v1/agents/{id}/history), the named policies and the
  * versions of a policy or an amendment (GET /v1/policies, .../versions), what storing a policy
- * and a rollback did, an agent's amendment.
+ * and a rollback did, an agent's amendment, its attestation result and a signing key's rotation
+ * (handlers_ear.c).
  * The handlers (handlers_fleet.c, handlers_violations.c, handlers_lifecycle.c,
  * handlers_policies.c, handlers_policy_history.c) fill a struct and encode it;
  * attestctl decodes the answer into the same struct; their members are named nowhere else in
@@ -183,6 +184,22 @@ struct api_amendment {
 	json_t *amendment;
 };
 
+/*
+ * An attestation result (GET /v1/agents/{id}/ear): the token (200), or, while the round bound to
+ * a relying party's nonce has not come (202, pending: token NULL), that nonce and the seconds
+ * to ask again after. A key rotation (POST /v1/ear/keys/rotate): the new key's kid and the one
+ * it replaced.
+ */
+struct api_ear {
+	const char *agent_id, *token;
+	const char *nonce;
+	int64_t retry_after;
+};
+
+struct api_ear_rotation {
+	const char *kid, *retired_kid;
+};
+
 json_t *api_agent_encode(const struct api_agent *a);
 void api_agent_decode(const json_t *o, struct api_agent *a);
 json_t *api_verdict_encode(const struct api_verdict *v);
@@ -208,5 +225,9 @@ json_t *api_policy_stored_encode(const struct api_policy_stored *p);
 void api_policy_stored_decode(const json_t *o, struct api_policy_stored *p);
 json_t *api_amendment_encode(const struct api_amendment *a);
 void api_amendment_decode(const json_t *o, struct api_amendment *a);
+json_t *api_ear_encode(const struct api_ear *e);
+void api_ear_decode(const json_t *o, struct api_ear *e);
+json_t *api_ear_rotation_encode(const struct api_ear_rotation *r);
+void api_ear_rotation_decode(const json_t *o, struct api_ear_rotation *r);
 
 #endif

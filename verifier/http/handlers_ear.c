@@ -15,6 +15,7 @@
 
 #include "proto/ear.h"
 #include "proto/evidence.h"
+#include "verifier/http/api_codec.h"
 #include "verifier/http/handlers.h"
 #include "verifier/service/ear.h"
 #include "verifier/store/ear_keys.h"
@@ -58,8 +59,8 @@ void handle_agent_ear(const struct http_request *req, struct http_response *resp
 	}
 	switch (ear_token(app, req->arg[0], 0, nonce, now, &token, &retry)) {
 	case EAR_OK:
-		reply_json_value(resp, 200, json_pack("{s:s, s:s}", "agent_id", req->arg[0], "ear",
-						      token));
+		reply_json_value(resp, 200, api_ear_encode(&(struct api_ear){
+			.agent_id = req->arg[0], .token = token }));
 		break;
 	case EAR_NO_RESULT:
 		http_reply_error(resp, PROTO_ERR_NO_RESULT,
@@ -67,9 +68,8 @@ void handle_agent_ear(const struct http_request *req, struct http_response *resp
 				 " the agent's next round makes one", req->arg[0]);
 		break;
 	case EAR_PENDING:
-		reply_json_value(resp, 202, json_pack("{s:s, s:s, s:I}", "status", "pending",
-						      "nonce", nonce, "retry_after",
-						      (json_int_t)retry));
+		reply_json_value(resp, 202, api_ear_encode(&(struct api_ear){
+			.nonce = nonce, .retry_after = retry }));
 		break;
 	case EAR_TOO_MANY:
 		http_reply_error(resp, PROTO_ERR_TOO_MANY_NONCES,
@@ -101,5 +101,5 @@ void handle_ear_rotate(const struct http_request *req, struct http_response *res
 				 " one stays in use (see the verifier's log)");
 		return;
 	}
-	reply_json_value(resp, 200, json_pack("{s:s, s:s}", "kid", kid, "retired_kid", old));
+	reply_json_value(resp, 200, api_ear_rotation_encode(&(struct api_ear_rotation){ kid, old }));
 }
