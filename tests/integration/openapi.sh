@@ -90,12 +90,18 @@ call POST /v1/agents yes '{"not":"an enrollment"}'
 call POST /v1/agents/host-1/challenges no '{}'
 call DELETE '/v1/agents/host-1?purge=0'
 call POST /v1/agents/host-1/reset yes ''
+call PUT /v1/agents/host-1/labels yes '{"set":{"site":"lab1"},"remove":["rack"]}'
+call POST /v1/policies/second/assign yes '{"label":"site=lab1"}'
+call POST /v1/registrations yes '{"registrations":[{"agent_id":"new-1","ek_sha256":"0000000000000000000000000000000000000000000000000000000000000000","labels":{"site":"lab1"}}]}'
+call GET /v1/registrations
+call DELETE /v1/registrations/new-1
 call GET /v1/backup
 
 # Query parameters: each one a route declares, with a good value (answered, validated above
 # against its schema) and a bad one (refused by the handler, which shows that it reads it);
 # one no route declares, and one given twice, refused by the server before any handler.
 call GET '/v1/agents?state=active&policy=default'
+call GET '/v1/agents?label=site%3Dlab1'
 call GET '/v1/agents/host-1/verdicts?limit=5'
 call GET '/v1/agents/host-1/counters?limit=5'
 call GET '/v1/violations?state=open&agent=host-1&limit=5'
@@ -114,6 +120,7 @@ refused() {
 }
 refused '/v1/agents?state=asleep' 'state:'
 refused '/v1/agents?policy=a%20b' 'policy:'
+refused '/v1/agents?label=site' 'label:'
 refused '/v1/agents/host-1/verdicts?limit=0' 'limit:'
 refused '/v1/agents/host-1/counters?limit=x' 'limit:'
 refused '/v1/violations?state=maybe' 'state must be'

@@ -6,7 +6,7 @@
 set -uo pipefail
 source "$(dirname "$0")/../lib.sh"
 
-PROGS=(test_store test_store_pg test_store_retention test_store_audit test_store_lifecycle test_store_backup test_store_copy test_round test_review test_evidence_record test_policy_sign test_store_admission)
+PROGS=(test_store test_store_pg test_store_retention test_store_audit test_store_lifecycle test_store_backup test_store_copy test_round test_review test_evidence_record test_policy_sign test_store_admission test_store_labels)
 for p in "${PROGS[@]}"; do
 	[[ -x $B/tests/$p ]] || { fail "missing $B/tests/$p (run make)"; finish; exit 1; }
 done

@@ -22,6 +22,18 @@ static json_int_t num(json_t *o, const char *key)
 
 /* Runs the request and handles the common parts: transport errors, API errors, --json. */
 
+/* An agent's labels, KEY=VALUE in the order the verifier sent them (by key). */
+static void print_labels(json_t *labels)
+{
+	const char *key;
+	json_t *v;
+
+	printf("labels:         ");
+	json_object_foreach(labels, key, v)
+		printf(" %s=%s", show_cstr(key), show_cstr(json_string_value(v)));
+	printf("%s\n", json_object_size(labels) ? "" : " -");
+}
+
 /* The "boot" object of an agent: what its firmware event log says it booted. */
 static void print_boot(json_t *b)
 {
@@ -147,6 +159,8 @@ int cmd_agent(int argc, char **argv)
 			return agent_lifecycle(argc, argv);
 		if (!strcmp(argv[i], "add"))
 			return cmd_agent_add(argc, argv);
+		if (!strcmp(argv[i], "label"))
+			return cmd_agent_label(argc, argv);
 		if (!strcmp(argv[i], "unregister"))
 			return cmd_agent_unregister(argc, argv);
 		break;
@@ -174,6 +188,7 @@ int cmd_agent(int argc, char **argv)
 	       t1, t2, a.boot_number, a.next_entry, show_cstr(a.last_verdict), a.open_violations, t3,
 	       a.interval, a.interval_reported ? ", as the agent reported" : ", the verifier's default",
 	       t4);
+	print_labels(json_object_get(j, "labels"));
 	print_boot(a.boot);
 	json_decref(j);
 	return 0;

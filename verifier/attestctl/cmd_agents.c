@@ -9,6 +9,7 @@
 #include <jansson.h>
 
 #include "proto/evidence.h"
+#include "proto/labels.h"
 #include "verifier/attestctl/commands.h"
 #include "verifier/attestctl/online.h"
 #include "verifier/attestctl/show.h"
@@ -38,8 +39,9 @@ static void print_agent_row(const json_t *o)
 
 int cmd_agents(int argc, char **argv)
 {
+	char key[LIMIT_LABEL_KEY + 1], value[LIMIT_LABEL_VALUE + 1];
 	struct online_opts o;
-	char path[256];
+	char path[512];
 	const char *pos;
 	json_t *j = NULL, *arr, *a;
 	size_t i;
@@ -52,9 +54,15 @@ int cmd_agents(int argc, char **argv)
 		online_usage("agents");
 		return 2;
 	}
-	snprintf(path, sizeof(path), "/v1/agents%s%s%s%s", o.state ? "?state=" : "",
+	if (o.label && label_parse(o.label, key, value)) {
+		fprintf(stderr, "attestctl: --label KEY=VALUE (a key of 1-%u [A-Za-z0-9._/-], a value"
+				" of 1-%u [A-Za-z0-9._:/-])\n", LIMIT_LABEL_KEY, LIMIT_LABEL_VALUE);
+		return 2;
+	}
+	snprintf(path, sizeof(path), "/v1/agents%s%s%s%s%s%s%s%s", o.state ? "?state=" : "",
 		 o.state ? o.state : "", o.policy ? (o.state ? "&policy=" : "?policy=") : "",
-		 o.policy ? o.policy : "");
+		 o.policy ? o.policy : "", o.label ? (o.state || o.policy ? "&label=" : "?label=") : "",
+		 o.label ? key : "", o.label ? "%3D" : "", o.label ? value : "");
 	if ((ret = online_fetch(&o, HTTP_GET, path, NULL, &j)) || !j)
 		return ret;
 	arr = json_object_get(j, API_AGENTS);

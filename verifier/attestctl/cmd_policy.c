@@ -35,6 +35,7 @@
 
 static const char usage_text[] =
 	"usage: attestctl policy list | get NAME [--version N] | put NAME FILE | assign AGENT NAME\n"
+	"                      | assign --label KEY=VALUE NAME [--yes]\n"
 	"                      | diff OLD NEW | history NAME | rollback NAME VERSION | delete NAME\n"
 	"                      | update NAME --apt-repo DIR --keyring FILE [...] (policy update --help)\n"
 	"                      | sign --key KEY.pem FILE [--out FILE]\n"
@@ -361,7 +362,9 @@ int cmd_policy(int argc, char **argv)
 		json_decref(j);
 		return 0;
 	}
-	if (!strcmp(verb, "assign") && nargs == 3) {
+	if (!strcmp(verb, "assign") && nargs == 2 && o.label)
+		return policy_assign_label(&o, args[1]);
+	if (!strcmp(verb, "assign") && nargs == 3 && !o.label) {
 		json_t *body = json_pack("{s:s}", "policy", args[2]);
 		char *text = body ? json_dumps(body, JSON_COMPACT) : NULL;
 		json_decref(body);

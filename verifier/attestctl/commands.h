@@ -13,6 +13,8 @@ int cmd_replay(int argc, char **argv);
 int cmd_agent_add(int argc, char **argv);
 int cmd_agent_unregister(int argc, char **argv);
 int cmd_registrations(int argc, char **argv);
+/* cmd_labels.c: `agent label` (argv[0] = "agent") */
+int cmd_agent_label(int argc, char **argv);
 int cmd_check_quote(int argc, char **argv);
 int cmd_policy_learn(int argc, char **argv);
 int cmd_policy(int argc, char **argv);

@@ -303,6 +303,7 @@ int online_parse_opts(int argc, char **argv, struct online_opts *o, const char *
 		{ "path", required_argument, NULL, 'F' },
 		{ "digest", required_argument, NULL, 'D' },
 		{ "yes", no_argument, NULL, 'y' },
+		{ "label", required_argument, NULL, 'L' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -351,6 +352,7 @@ int online_parse_opts(int argc, char **argv, struct online_opts *o, const char *
 		case 'F': o->path = optarg; break;
 		case 'D': o->digest = optarg; break;
 		case 'y': o->yes = true; break;
+		case 'L': o->label = optarg; break;
 		default: online_usage(argv[0]); return 2;
 		}
 	}
@@ -390,7 +392,7 @@ int online_parse_words(int argc, char **argv, struct online_opts *o, const char 
 		if (argv[i][0] == '-' && argv[i][1] == '-') {
 			opt_argv[opt_argc++] = argv[i];
 			if (strcmp(argv[i], "--json") && strcmp(argv[i], "--purge") &&
-			    strcmp(argv[i], "--open") && i + 1 < argc)
+			    strcmp(argv[i], "--open") && strcmp(argv[i], "--yes") && i + 1 < argc)
 				opt_argv[opt_argc++] = argv[++i];
 		} else if (*n < max) {
 			args[(*n)++] = argv[i];

@@ -3,8 +3,8 @@
  * common/http_client.h).
  *
  * online_parse_opts(): common options --verifier URL --ca FILE --token-file FILE --json
- *   (--open --state --agent --limit for listings, --scope for approve, --version for policy
- *   get); defaults from $ATTEST_VERIFIER, $ATTEST_CA,
+ *   (--open --state --agent --limit --label for listings, --scope for approve, --version for
+ *   policy get, --label --yes for policy assign by label); defaults from $ATTEST_VERIFIER, $ATTEST_CA,
  *   $ATTEST_TOKEN_FILE. *pos gets the one positional argument allowed (or NULL). 0 or 2.
  * online_request(): METHOD PATH with an optional JSON body; *status and *body (caller frees).
  *   0, or 2 with a message printed (transport or TLS failure).
@@ -37,6 +37,7 @@ struct online_opts {
 	const char *policy;  /* agents, approve/dismiss --path: only agents judged by this policy */
 	const char *path;    /* approve/dismiss: every open violation of this path ... */
 	const char *digest;  /* ... and digest */
+	const char *label;   /* agents, policy assign: only agents with this label, KEY=VALUE */
 	bool yes;            /* approve/dismiss --path: apply, not only count */
 	bool json;
 	bool purge;          /* agent retire: delete it and its history */
@@ -59,6 +60,9 @@ int online_fetch(const struct online_opts *o, enum http_method method, const cha
 int policy_print_history(const struct online_opts *o, const char *path, const char *what);
 int policy_rollback_to(const struct online_opts *o, const char *path, const char *what,
 		       const char *version);
+/* cmd_labels.c, for cmd_policy.c: policy assign --label KEY=VALUE NAME [--yes]. 0, 1 (counted
+ * only, or refused), 2. */
+int policy_assign_label(const struct online_opts *o, const char *policy);
 /* "2026-12-03 07:31:57Z" (UTC), or "-" for 0. */
 void online_fmt_time(json_int_t t, char *out, size_t cap);
 

@@ -58,6 +58,9 @@ void handle_agent_set_policy(const struct http_request *req, struct http_respons
 void handle_registrations_add(const struct http_request *req, struct http_response *resp);
 void handle_registrations_list(const struct http_request *req, struct http_response *resp);
 void handle_registration_delete(const struct http_request *req, struct http_response *resp);
+/* Labels (handlers_labels.c): an agent's, and a policy assigned by label. */
+void handle_agent_labels(const struct http_request *req, struct http_response *resp);
+void handle_policy_assign(const struct http_request *req, struct http_response *resp);
 /* Violations and their review (handlers_violations.c). */
 void handle_violations_list(const struct http_request *req, struct http_response *resp);
 void handle_violation_approve(const struct http_request *req, struct http_response *resp);

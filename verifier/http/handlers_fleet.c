@@ -15,6 +15,7 @@
 
 #include "common/log.h"
 #include "proto/encoding.h"
+#include "proto/labels.h"
 #include "proto/limits.h"
 #include "verifier/facts/agentcache.h"
 #include "verifier/http/api_codec.h"
@@ -135,6 +136,24 @@ static json_t *boot_json(struct app *app, const char *id)
 	return o;
 }
 
+static int one_label(void *arg, const char *key, const char *value)
+{
+	return json_object_set_new(arg, key, json_string(value)) ? -ENOMEM : 0;
+}
+
+/* Sets "labels" of o to agent id's: 0, or the store's failure. */
+static int agent_labels_json(struct app *app, const char *id, json_t *o)
+{
+	json_t *l = json_object();
+	int ret = l ? store_agent_labels(app->store, id, one_label, l) : -ENOMEM;
+
+	if (!ret && json_object_set_new(o, "labels", l))
+		return -ENOMEM;
+	if (ret)
+		json_decref(l);
+	return ret;
+}
+
 struct agents_ctx {
 	const struct app *app;
 	json_t *arr;
@@ -142,7 +161,28 @@ struct agents_ctx {
 	int64_t default_version;
 	const char *state;  /* only agents shown in this state (NULL: any) */
 	const char *policy; /* only agents judged by this policy, as shown (NULL: any) */
+	json_t *labels;     /* every agent's labels: {ID: {KEY: VALUE}} (store_labels_all()) */
+	const char *label_key; /* only agents labelled so (NULL: any) */
+	const char *label_value;
 };
+
+/* Collects store_labels_all() rows into {ID: {KEY: VALUE}}. */
+static int fleet_label(void *arg, const char *agent, const char *key, const char *value)
+{
+	json_t *all = arg, *o = json_object_get(all, agent);
+
+	if (!o && (!(o = json_object()) || json_object_set_new(all, agent, o)))
+		return -ENOMEM;
+	return json_object_set_new(o, key, json_string(value)) ? -ENOMEM : 0;
+}
+
+/* An agent's labels as the API shows them: an object, {} for none (a new reference). */
+static json_t *labels_of(json_t *all, const char *id)
+{
+	json_t *o = json_object_get(all, id);
+
+	return o ? json_incref(o) : json_object();
+}
 
 /* The states an agent is shown in (agent_view()), for ?state=. */
 static const char *const shown_states[] = { "pending", "active", "stale", "rejudging", "retired" };
@@ -162,22 +202,32 @@ static int agents_cb(void *arg, const struct store_agent *a)
 	struct api_agent v;
 	json_t *o;
 
+	const char *lv = c->label_key ? json_string_value(json_object_get(
+						json_object_get(c->labels, a->id), c->label_key))
+				      : NULL;
+
 	agent_view(c->app, a, c->now, c->default_version, name_hex, &v);
-	if ((c->state && strcmp(v.state, c->state)) || (c->policy && strcmp(v.policy, c->policy))) {
+	if ((c->state && strcmp(v.state, c->state)) || (c->policy && strcmp(v.policy, c->policy)) ||
+	    (c->label_key && (!lv || strcmp(lv, c->label_value)))) {
 		json_decref(v.last_reasons); /* filtered out by what it is shown as */
 		return 0;
 	}
 	o = api_agent_encode(&v);
+	if (o && json_object_set_new(o, "labels", labels_of(c->labels, a->id)))
+		return -ENOMEM;
 	return o && json_array_append_new(c->arr, o) == 0 ? 0 : -ENOMEM;
 }
 
-/* GET /v1/agents[?state=S][&policy=NAME]: the fleet, or the agents shown so. */
+/* GET /v1/agents[?state=S][&policy=NAME][&label=KEY=VALUE]: the fleet, or the agents shown
+ * so, each with its labels. */
 void handle_agents_list(const struct http_request *req, struct http_response *resp)
 {
 	struct app *app = req->app;
+	char key[LIMIT_LABEL_KEY + 1], value[LIMIT_LABEL_VALUE + 1];
+	const char *label = http_query(req, "label");
 	json_t *arr;
 	struct agents_ctx c = { app, NULL, (int64_t)time(NULL), 0, http_query(req, "state"),
-				http_query(req, "policy") };
+				http_query(req, "policy"), NULL, NULL, NULL };
 
 	if (c.state && !shown_state_valid(c.state)) {
 		http_reply_error(resp, PROTO_ERR_BAD_REQUEST, "state: one of pending, active, stale,"
@@ -188,14 +238,29 @@ void handle_agents_list(const struct http_request *req, struct http_response *re
 		http_reply_error(resp, PROTO_ERR_BAD_REQUEST, "policy: a policy name");
 		return;
 	}
+	if (label && label_parse(label, key, value)) {
+		http_reply_error(resp, PROTO_ERR_BAD_REQUEST, "label: KEY=VALUE (a key of 1-%u"
+				 " [A-Za-z0-9._/-], a value of 1-%u [A-Za-z0-9._:/-])",
+				 LIMIT_LABEL_KEY, LIMIT_LABEL_VALUE);
+		return;
+	}
+	if (label) {
+		c.label_key = key;
+		c.label_value = value;
+	}
 	c.arr = arr = json_array();
-	/* The store is not called from its own callbacks: the default's version first. */
-	if (!arr || judges_default_version(app, &c.default_version) ||
+	c.labels = json_object();
+	/* The store is not called from its own callbacks: the default's version and the labels
+	 * first. */
+	if (!arr || !c.labels || judges_default_version(app, &c.default_version) ||
+	    store_labels_all(app->store, fleet_label, c.labels) ||
 	    store_agents_list(app->store, agents_cb, &c)) {
 		json_decref(arr);
+		json_decref(c.labels);
 		http_reply_store_failure(resp);
 		return;
 	}
+	json_decref(c.labels);
 	reply_json_value(resp, 200, json_pack("{s:o}", API_AGENTS, arr));
 }
 
@@ -234,6 +299,10 @@ void handle_agent_get(const struct http_request *req, struct http_response *resp
 	v.ak_pub = ak_pub = base64_encode_alloc(a.ak_pub, a.ak_pub_len);
 	v.boot = boot_json(app, a.id);
 	o = api_agent_encode(&v);
+	if (o && agent_labels_json(app, a.id, o)) {
+		json_decref(o);
+		o = NULL; /* a 500 */
+	}
 	free(ek_cert);
 	free(ak_pub);
 	store_agent_release(&a);

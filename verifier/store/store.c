@@ -326,6 +326,30 @@ int store_agent_labels(struct store *st, const char *agent, store_label_cb cb, v
 	return st->be->ops->agent_labels(st->be, agent, cb, arg);
 }
 
+int store_labels_all(struct store *st, store_fleet_label_cb cb, void *arg)
+{
+	return st->be->ops->labels_all(st->be, cb, arg);
+}
+
+int store_agent_labels_change(struct store *st, const char *id, const struct store_label *set,
+			      size_t nset, const char *const *remove, size_t nremove,
+			      const char *actor, int64_t now)
+{
+	if (nset > LIMIT_LABELS || nremove > LIMIT_LABELS)
+		return -E2BIG;
+	return st->be->ops->agent_labels_change(st->be, id, set, nset, remove, nremove, actor,
+						now);
+}
+
+int store_policy_assign_label(struct store *st, const char *policy, const struct store_label *l,
+			      bool apply, const char *actor, int64_t now, store_id_cb cb,
+			      void *arg, uint64_t *matching)
+{
+	*matching = 0;
+	return st->be->ops->policy_assign_label(st->be, policy, l, apply, actor, now, cb, arg,
+						matching);
+}
+
 int store_agent_get(struct store *st, const char *id, struct store_agent *out)
 {
 	return st->be->ops->agent_get(st->be, id, out);

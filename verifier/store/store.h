@@ -231,9 +231,44 @@ int store_registrations_list(struct store *st, store_registration_cb cb, void *a
 int store_registration_delete(struct store *st, const char *agent, const char *actor,
 			      int64_t now);
 
+/* Labels ------------------------------------------------------------------------------- */
+
 /* An agent's labels (KEY=VALUE, proto/labels.h), by key; none for an unknown agent. */
 typedef int (*store_label_cb)(void *arg, const char *key, const char *value);
 int store_agent_labels(struct store *st, const char *agent, store_label_cb cb, void *arg);
+/* Every enrolled agent's labels, by agent then key (one query for the fleet list). */
+typedef int (*store_fleet_label_cb)(void *arg, const char *agent, const char *key,
+				    const char *value);
+int store_labels_all(struct store *st, store_fleet_label_cb cb, void *arg);
+
+/*
+ * Changes the labels of agent `id` in one transaction: each set[i] (keys and values checked by
+ * the caller, proto/labels.h) is added or replaced, each remove[i] deleted (one it lacks is no
+ * error). An id that is registered and not enrolled has its registration's labels changed (it
+ * enrolls with them); an enrolled agent's registration, if any, follows too. -ENOENT if the id
+ * is neither, -E2BIG if it would have more than LIMIT_LABELS (nothing changed). Audited
+ * ("agent.labels", by actor).
+ */
+struct store_label {
+	const char *key;
+	const char *value;
+};
+int store_agent_labels_change(struct store *st, const char *id, const struct store_label *set,
+			      size_t nset, const char *const *remove, size_t nremove,
+			      const char *actor, int64_t now);
+
+/*
+ * Assigns policy `policy` ("" = the default) to every enrolled agent labelled key=value that is
+ * not assigned it yet, in one transaction (apply), or only says which (!apply): cb is called
+ * with each such agent's id, in id order, and *matching gets how many agents have the label in
+ * all. Each assignment is audited ("agent.policy", with the label) and an agent's registration
+ * follows. -ENODATA if no policy has that name (nothing changed). Serialized with
+ * store_policy_delete() as store_agent_set_policy() is.
+ */
+typedef int (*store_id_cb)(void *arg, const char *id);
+int store_policy_assign_label(struct store *st, const char *policy, const struct store_label *l,
+			      bool apply, const char *actor, int64_t now, store_id_cb cb,
+			      void *arg, uint64_t *matching);
 
 /* Boot state and rounds ------------------------------------------------------------------ */
 

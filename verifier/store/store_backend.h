@@ -96,6 +96,14 @@ struct store_ops {
 				   int64_t now);
 	int (*agent_labels)(struct store_backend *b, const char *agent, store_label_cb cb,
 			    void *arg);
+	int (*labels_all)(struct store_backend *b, store_fleet_label_cb cb, void *arg);
+	int (*agent_labels_change)(struct store_backend *b, const char *id,
+				   const struct store_label *set, size_t nset,
+				   const char *const *remove, size_t nremove, const char *actor,
+				   int64_t now);
+	int (*policy_assign_label)(struct store_backend *b, const char *policy,
+				   const struct store_label *l, bool apply, const char *actor,
+				   int64_t now, store_id_cb cb, void *arg, uint64_t *matching);
 	int (*agent_get)(struct store_backend *b, const char *id, struct store_agent *out);
 	int (*agent_activate)(struct store_backend *b, const char *id,
 			      const uint8_t digest[STORE_CRED_DIGEST_LEN], int64_t now,

@@ -850,6 +850,205 @@ int store_sql_agent_labels(struct store_backend *b, const char *agent, store_lab
 	return ret;
 }
 
+int store_sql_labels_all(struct store_backend *b, store_fleet_label_cb cb, void *arg)
+{
+	struct db db;
+	int ret, row;
+
+	if ((ret = db_get(b, &db)))
+		return ret;
+	for (row = first(&db, STMT_LABELS_ALL, NULL, 0); row == 1; row = next_row(&db))
+		if ((ret = cb(arg, col_text(&db, 0), col_text(&db, 1), col_text(&db, 2))))
+			break;
+	if (!ret && row < 0)
+		ret = row;
+	done(&db);
+	db_put(&db);
+	return ret;
+}
+
+/* A registration's labels (JSON text) with the change applied, in *out (caller frees). */
+static int labels_json_change(const char *labels, const struct store_label *set, size_t nset,
+			      const char *const *remove, size_t nremove, char **out)
+{
+	json_t *o = json_loads(labels ? labels : "{}", 0, NULL);
+	int ret = 0;
+
+	*out = NULL;
+	if (!json_is_object(o)) {
+		json_decref(o);
+		return -EINVAL;
+	}
+	for (size_t i = 0; !ret && i < nset; i++)
+		if (json_object_set_new(o, set[i].key, json_string(set[i].value)))
+			ret = -ENOMEM;
+	for (size_t i = 0; i < nremove; i++)
+		json_object_del(o, remove[i]);
+	if (!ret && json_object_size(o) > LIMIT_LABELS)
+		ret = -E2BIG;
+	if (!ret && !(*out = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS)))
+		ret = -ENOMEM;
+	json_decref(o);
+	return ret;
+}
+
+/* The audit record's detail of a label change: {"set": {K: V}, "remove": [K]}. */
+static json_t *labels_detail(const struct store_label *set, size_t nset,
+			     const char *const *remove, size_t nremove)
+{
+	json_t *s = json_object(), *r = json_array();
+
+	for (size_t i = 0; s && i < nset; i++)
+		json_object_set_new(s, set[i].key, json_string(set[i].value));
+	for (size_t i = 0; r && i < nremove; i++)
+		json_array_append_new(r, json_string(remove[i]));
+	if (!s || !r) {
+		json_decref(s);
+		json_decref(r);
+		return NULL;
+	}
+	return json_pack("{s:o, s:o}", "set", s, "remove", r);
+}
+
+/* Under the enrollment lock: an enrollment copies a registration's labels. */
+int store_sql_agent_labels_change(struct store_backend *b, const char *id,
+				  const struct store_label *set, size_t nset,
+				  const char *const *remove, size_t nremove, const char *actor,
+				  int64_t now)
+{
+	struct enroll_registration reg = { 0 };
+	char *reg_labels = NULL;
+	bool enrolled;
+	json_t *detail;
+	struct db db;
+	int ret;
+
+	if ((ret = db_get(b, &db)))
+		return ret;
+	if ((ret = db.o->begin(db.c, STORE_LOCK_ENROLL)))
+		goto out;
+	ret = unchanged_agent(&db, id);
+	if (ret != -EALREADY && ret != -ENOENT)
+		goto out;
+	enrolled = ret == -EALREADY;
+	if ((ret = enroll_registration_read(&db, id, &reg)) < 0)
+		goto out;
+	ret = 0;
+	if (!enrolled && !reg.found) {
+		ret = -ENOENT;
+		goto out;
+	}
+	for (size_t i = 0; enrolled && !ret && i < nset; i++)
+		ret = exec(&db, STMT_LABEL_SET,
+			   P(SV_TEXT(id), SV_TEXT(set[i].key), SV_TEXT(set[i].value)));
+	for (size_t i = 0; enrolled && !ret && i < nremove; i++)
+		ret = exec(&db, STMT_LABEL_DELETE, P(SV_TEXT(id), SV_TEXT(remove[i])));
+	if (!ret && enrolled) {
+		ret = first(&db, STMT_LABELS_COUNT, P(SV_TEXT(id)));
+		if (ret == 1) {
+			ret = col_int(&db, 0) > (int64_t)LIMIT_LABELS ? -E2BIG : 0;
+			done(&db);
+		} else if (ret == 0) {
+			ret = -EIO; /* COUNT always has its row */
+		}
+	}
+	if (!ret && reg.found &&
+	    !(ret = labels_json_change(reg.labels, set, nset, remove, nremove, &reg_labels)))
+		ret = exec(&db, STMT_REGISTRATION_LABELS_SET, P(SV_TEXT(id), SV_TEXT(reg_labels)));
+	if (ret)
+		goto out;
+	detail = labels_detail(set, nset, remove, nremove);
+	if (!detail) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	if (!(ret = audit_append(&db, now, "agent.labels", actor, id, detail)))
+		ret = db.o->commit(db.c);
+out:
+	free(reg.labels);
+	free(reg_labels);
+	db_put(&db);
+	return ret;
+}
+
+/* The ids a label assignment changes, collected before it writes. */
+struct id_list {
+	char **ids;
+	size_t n, cap;
+};
+
+static int id_list_add(struct id_list *l, const char *id)
+{
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? 2 * l->cap : 64;
+		char **p = realloc(l->ids, cap * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		l->ids = p;
+		l->cap = cap;
+	}
+	if (!(l->ids[l->n] = strdup(id)))
+		return -ENOMEM;
+	l->n++;
+	return 0;
+}
+
+static void id_list_release(struct id_list *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		free(l->ids[i]);
+	free(l->ids);
+	memset(l, 0, sizeof(*l));
+}
+
+/* Under the policy lock, as store_sql_agent_set_policy(). */
+int store_sql_policy_assign_label(struct store_backend *b, const char *policy,
+				  const struct store_label *l, bool apply, const char *actor,
+				  int64_t now, store_id_cb cb, void *arg, uint64_t *matching)
+{
+	struct id_list todo = { 0 };
+	char label[LIMIT_LABEL_KEY + LIMIT_LABEL_VALUE + 2];
+	struct db db;
+	int ret, row;
+
+	*matching = 0;
+	snprintf(label, sizeof(label), "%s=%s", l->key, l->value);
+	if ((ret = db_get(b, &db)))
+		return ret;
+	if ((ret = db.o->begin(db.c, STORE_LOCK_POLICY)) ||
+	    (policy[0] && (ret = policy_exists(&db, policy))))
+		goto out;
+	for (row = first(&db, STMT_LABEL_AGENTS, P(SV_TEXT(l->key), SV_TEXT(l->value),
+						     SV_TEXT(policy)));
+	     row == 1; row = next_row(&db)) {
+		(*matching)++;
+		if (!col_int(&db, 1) && (ret = id_list_add(&todo, col_text(&db, 0))))
+			break;
+	}
+	if (!ret && row < 0)
+		ret = row;
+	done(&db);
+	for (size_t i = 0; !ret && i < todo.n; i++)
+		ret = cb ? cb(arg, todo.ids[i]) : 0;
+	if (ret || !apply)
+		goto out;
+	for (size_t i = 0; !ret && i < todo.n; i++)
+		if (!(ret = exec(&db, STMT_AGENT_SET_POLICY, P(SV_TEXT(todo.ids[i]), SV_TEXT(policy)))))
+			ret = exec(&db, STMT_REGISTRATION_SET_POLICY,
+				   P(SV_TEXT(todo.ids[i]), SV_TEXT(policy)));
+	/* The audit records last (audit_append()), one per agent. */
+	for (size_t i = 0; !ret && i < todo.n; i++)
+		ret = audit_append(&db, now, "agent.policy", actor, todo.ids[i],
+				   json_pack("{s:s, s:s}", "policy", policy, "label", label));
+	if (!ret)
+		ret = db.o->commit(db.c);
+out:
+	id_list_release(&todo);
+	db_put(&db);
+	return ret;
+}
+
 /* Under the enrollment lock: an enrollment reads the registration it admits by. */
 int store_sql_registration_delete(struct store_backend *b, const char *agent,
 				  const char *actor, int64_t now)

@@ -33,6 +33,14 @@ int store_sql_registration_delete(struct store_backend *b, const char *agent,
 				  const char *actor, int64_t now);
 int store_sql_agent_labels(struct store_backend *b, const char *agent, store_label_cb cb,
 			   void *arg);
+int store_sql_labels_all(struct store_backend *b, store_fleet_label_cb cb, void *arg);
+int store_sql_agent_labels_change(struct store_backend *b, const char *id,
+				  const struct store_label *set, size_t nset,
+				  const char *const *remove, size_t nremove, const char *actor,
+				  int64_t now);
+int store_sql_policy_assign_label(struct store_backend *b, const char *policy,
+				  const struct store_label *l, bool apply, const char *actor,
+				  int64_t now, store_id_cb cb, void *arg, uint64_t *matching);
 int store_sql_agent_get(struct store_backend *b, const char *id, struct store_agent *out);
 int store_sql_agent_activate(struct store_backend *b, const char *id,
 			     const uint8_t digest[STORE_CRED_DIGEST_LEN], int64_t now,
@@ -130,6 +138,9 @@ const char *store_sql_copy_table(size_t i, unsigned *ncolumns);
 		.registrations_list = store_sql_registrations_list,                        \
 		.registration_delete = store_sql_registration_delete,                      \
 		.agent_labels = store_sql_agent_labels,                                    \
+		.labels_all = store_sql_labels_all,                                        \
+		.agent_labels_change = store_sql_agent_labels_change,                      \
+		.policy_assign_label = store_sql_policy_assign_label,                      \
 		.agent_set_policy = store_sql_agent_set_policy,                            \
 		.agents_list = store_sql_agents_list, .boot_get = store_sql_boot_get,      \
 		.boot_log_get = store_sql_boot_log_get,                                    \

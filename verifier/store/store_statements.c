@@ -402,4 +402,18 @@ const struct store_statement store_statements[STMT_COUNT] = {
 		"DELETE FROM agent_labels WHERE agent = ?1 AND key = ?2"),
 	[STMT_LABELS_GET] = STMT("labels lookup",
 		"SELECT key, value FROM agent_labels WHERE agent = ?1 ORDER BY key"),
+	/* Of enrolled agents only: a pending enrollment that expired leaves none (store_sql.c
+	 * deletes them with it), but a purge in flight is not listed either. */
+	[STMT_LABELS_ALL] = STMT("labels list",
+		"SELECT l.agent, l.key, l.value FROM agent_labels l"
+		" WHERE EXISTS(SELECT 1 FROM agents a WHERE a.id = l.agent) ORDER BY l.agent, l.key"),
+	[STMT_LABELS_COUNT] = STMT("labels count",
+		"SELECT COUNT(*) FROM agent_labels WHERE agent = ?1"),
+	[STMT_REGISTRATION_LABELS_SET] = STMT("registration labels",
+		"UPDATE registrations SET labels = ?2 WHERE agent = ?1"),
+	/* The enrolled agents labelled ?1=?2, and whether each is assigned policy ?3 already. */
+	[STMT_LABEL_AGENTS] = STMT("label agents",
+		"SELECT a.id, CASE WHEN a.policy = ?3 THEN 1 ELSE 0 END FROM agents a"
+		" JOIN agent_labels l ON l.agent = a.id WHERE l.key = ?1 AND l.value = ?2"
+		" ORDER BY a.id"),
 };
