@@ -2,11 +2,10 @@
 #include "attestd/agent.h"
 #include "tests/unit/check.h"
 
-int main(void)
+static void test_doubling_up_to_the_cap(void)
 {
-	unsigned base = 0, prev_base = 0, lo = ~0u, hi = 0;
+	unsigned base = 0, prev_base = 0;
 
-	CASE_BEGIN("doubling up to the cap");
 	for (int i = 0; i < 12; i++) {
 		unsigned d = agent_backoff_next(&base);
 
@@ -21,8 +20,13 @@ int main(void)
 		prev_base = base;
 	}
 	CHECK(base == AGENT_BACKOFF_MAX_MS, "capped at %u", base);
-	CASE_BEGIN("jitter varies");
-	/* Jitter really varies (1000 draws at the cap cannot all be equal). */
+}
+
+/* At the cap, 1000 draws: the jitter really varies (they cannot all be equal). */
+static void test_jitter_varies(void)
+{
+	unsigned base = AGENT_BACKOFF_MAX_MS, lo = ~0u, hi = 0;
+
 	for (int i = 0; i < 1000; i++) {
 		unsigned d = agent_backoff_next(&base);
 
@@ -32,8 +36,19 @@ int main(void)
 	CHECK(hi > lo && lo >= 48000 && hi <= AGENT_BACKOFF_MAX_MS,
 	      "jitter spread %u..%u, never over 60 s (attestd(8))", lo, hi);
 	CHECK(hi > 58000, "the jitter still reaches near the cap (%u)", hi);
-	CASE_BEGIN("reset after a success");
-	base = 0; /* after a success */
+}
+
+static void test_reset_after_a_success(void)
+{
+	unsigned base = 0; /* after a success */
+
 	CHECK(agent_backoff_next(&base) <= 1200 && base == AGENT_BACKOFF_MIN_MS, "reset to 1 s");
+}
+
+int main(void)
+{
+	CASE(test_doubling_up_to_the_cap);
+	CASE(test_jitter_varies);
+	CASE(test_reset_after_a_success);
 	return check_finish();
 }

@@ -102,88 +102,123 @@ static int one(struct http_client *c, struct server *s, enum http_method m, cons
 	return ret;
 }
 
-int main(void)
+/* The server the cases talk to (one request at a time) and the client they share. */
+static struct server srv;
+static struct http_client *client;
+
+static void test_get_and_post(void)
 {
-	const struct http_client_opts plain = { .allow_http = true, .total_timeout = 10 };
-	const struct http_client_opts https_only = { .total_timeout = 10 };
-	struct http_client *c, *strict;
-	struct server s;
 	struct dynbuf b;
 	long status = -1;
-	char url[64];
 
-	if (server_open(&s) < 0)
-		return 2;
-	c = http_client_new(&plain);
-	CHECK(c != NULL, "client created");
-	if (!c)
-		return check_finish();
-
-	CASE_BEGIN("get and post");
 	dynbuf_init(&b, 1000);
-	s.answer = "HTTP/1.1 200 OK";
-	s.body_len = 5;
-	CHECK(one(c, &s, HTTP_GET, NULL, NULL, &status, &b) == 0, "GET answered");
+	srv.answer = "HTTP/1.1 200 OK";
+	srv.body_len = 5;
+	CHECK(one(client, &srv, HTTP_GET, NULL, NULL, &status, &b) == 0, "GET answered");
 	CHECK(status == 200 && b.len == 5 && strcmp(dynbuf_str(&b), "bbbbb") == 0,
 	      "status and body of a GET (%ld, '%s')", status, dynbuf_str(&b));
-	CHECK(strncmp(s.request, "GET /v1/x HTTP/1.1\r\n", 20) == 0, "GET request line: '%.30s'",
-	      s.request);
-	CHECK(strstr(s.request, "\r\nAccept: application/json\r\n") != NULL, "Accept sent");
-	CHECK(strstr(s.request, "Content-Type:") == NULL, "no Content-Type on a GET");
+	CHECK(strncmp(srv.request, "GET /v1/x HTTP/1.1\r\n", 20) == 0, "GET request line: '%.30s'",
+	      srv.request);
+	CHECK(strstr(srv.request, "\r\nAccept: application/json\r\n") != NULL, "Accept sent");
+	CHECK(strstr(srv.request, "Content-Type:") == NULL, "no Content-Type on a GET");
 
 	dynbuf_release(&b);
-	s.answer = "HTTP/1.1 201 Created";
-	s.body_len = 2;
-	CHECK(one(c, &s, HTTP_POST, "Authorization: Bearer t0ken", "{\"a\":1}", &status, &b) == 0 &&
+	srv.answer = "HTTP/1.1 201 Created";
+	srv.body_len = 2;
+	CHECK(one(client, &srv, HTTP_POST, "Authorization: Bearer t0ken", "{\"a\":1}", &status,
+		  &b) == 0 &&
 		      status == 201 && b.len == 2,
 	      "POST answered 201 (%ld)", status);
-	CHECK(strncmp(s.request, "POST /v1/x HTTP/1.1\r\n", 21) == 0, "POST request line");
-	CHECK(strstr(s.request, "\r\nAuthorization: Bearer t0ken\r\n") != NULL, "extra header sent");
-	CHECK(strstr(s.request, "\r\nContent-Type: application/json\r\n") != NULL,
+	CHECK(strncmp(srv.request, "POST /v1/x HTTP/1.1\r\n", 21) == 0, "POST request line");
+	CHECK(strstr(srv.request, "\r\nAuthorization: Bearer t0ken\r\n") != NULL, "extra header sent");
+	CHECK(strstr(srv.request, "\r\nContent-Type: application/json\r\n") != NULL,
 	      "Content-Type on a POST");
-	CHECK(strstr(s.request, "\r\n\r\n{\"a\":1}") != NULL, "POST body sent");
+	CHECK(strstr(srv.request, "\r\n\r\n{\"a\":1}") != NULL, "POST body sent");
 
 	dynbuf_release(&b);
-	CASE_BEGIN("put, and the handle reused");
-	s.answer = "HTTP/1.1 404 Not Found";
-	s.body_len = 3;
-	CHECK(one(c, &s, HTTP_PUT, NULL, "{}", &status, &b) == 0 && status == 404 && b.len == 3,
+}
+
+static void test_put_and_the_handle_reused(void)
+{
+	struct dynbuf b;
+	long status = -1;
+
+	dynbuf_init(&b, 1000);
+	srv.answer = "HTTP/1.1 404 Not Found";
+	srv.body_len = 3;
+	CHECK(one(client, &srv, HTTP_PUT, NULL, "{}", &status, &b) == 0 && status == 404 &&
+		      b.len == 3,
 	      "a 404 is an answer, not a failure (%ld)", status);
-	CHECK(strncmp(s.request, "PUT /v1/x HTTP/1.1\r\n", 20) == 0, "PUT request line");
+	CHECK(strncmp(srv.request, "PUT /v1/x HTTP/1.1\r\n", 20) == 0, "PUT request line");
 
 	/* After a PUT the reused handle must go back to GET. */
 	dynbuf_release(&b);
-	s.answer = "HTTP/1.1 200 OK";
-	s.body_len = 0;
-	CHECK(one(c, &s, HTTP_GET, NULL, NULL, &status, &b) == 0 &&
-		      strncmp(s.request, "GET /v1/x HTTP/1.1\r\n", 20) == 0 &&
-		      strstr(s.request, "Authorization:") == NULL,
-	      "GET after PUT on the same handle, no stale header: '%.30s'", s.request);
+	srv.answer = "HTTP/1.1 200 OK";
+	srv.body_len = 0;
+	CHECK(one(client, &srv, HTTP_GET, NULL, NULL, &status, &b) == 0 &&
+		      strncmp(srv.request, "GET /v1/x HTTP/1.1\r\n", 20) == 0 &&
+		      strstr(srv.request, "Authorization:") == NULL,
+	      "GET after PUT on the same handle, no stale header: '%.30s'", srv.request);
+	dynbuf_release(&b);
+}
 
-	dynbuf_release(&b);
-	CASE_BEGIN("body cap");
+static void test_body_cap(void)
+{
+	struct dynbuf b;
+	long status = -1;
+
 	dynbuf_init(&b, 1000);
-	s.body_len = 1001;
-	CHECK(one(c, &s, HTTP_GET, NULL, NULL, &status, &b) == -EFBIG, "body past the cap: -EFBIG");
-	CHECK(http_client_error(c)[0] != '\0', "the failure has a text");
+	srv.answer = "HTTP/1.1 200 OK";
+	srv.body_len = 1001;
+	CHECK(one(client, &srv, HTTP_GET, NULL, NULL, &status, &b) == -EFBIG,
+	      "body past the cap: -EFBIG");
+	CHECK(http_client_error(client)[0] != '\0', "the failure has a text");
 	dynbuf_release(&b);
-	s.body_len = 1000;
-	CHECK(one(c, &s, HTTP_GET, NULL, NULL, &status, &b) == 0 && b.len == 1000,
+	srv.body_len = 1000;
+	CHECK(one(client, &srv, HTTP_GET, NULL, NULL, &status, &b) == 0 && b.len == 1000,
 	      "body of exactly the cap is kept");
 	dynbuf_release(&b);
+}
 
-	CASE_BEGIN("refusals");
+/* Last: it closes the server's socket. */
+static void test_refusals(void)
+{
+	const struct http_client_opts https_only = { .total_timeout = 10 };
+	struct http_client *strict;
+	char url[64];
+	struct dynbuf b;
+	long status = -1;
+
+	dynbuf_init(&b, 1000);
 	strict = http_client_new(&https_only);
-	snprintf(url, sizeof(url), "http://127.0.0.1:%u/v1/x", s.port);
-	CHECK(strict && http_client_request(strict, HTTP_GET, url, NULL, NULL, 0, &status, &b) == -EIO,
+	snprintf(url, sizeof(url), "http://127.0.0.1:%u/v1/x", srv.port);
+	CHECK(strict &&
+		      http_client_request(strict, HTTP_GET, url, NULL, NULL, 0, &status, &b) == -EIO,
 	      "https-only client refuses http://");
 	http_client_free(strict);
 
-	close(s.lfd);
-	CHECK(http_client_request(c, HTTP_GET, url, NULL, NULL, 0, &status, &b) == -ECONNREFUSED,
-	      "closed port: -ECONNREFUSED (%s)", http_client_error(c));
+	close(srv.lfd);
+	CHECK(http_client_request(client, HTTP_GET, url, NULL, NULL, 0, &status, &b) ==
+		      -ECONNREFUSED,
+	      "closed port: -ECONNREFUSED (%s)", http_client_error(client));
 	CHECK(status == 0, "no status without an answer");
 	dynbuf_release(&b);
-	http_client_free(c);
+}
+
+int main(void)
+{
+	const struct http_client_opts plain = { .allow_http = true, .total_timeout = 10 };
+
+	if (server_open(&srv) < 0)
+		return 2;
+	client = http_client_new(&plain);
+	CHECK(client != NULL, "client created");
+	if (!client)
+		return check_finish();
+	CASE(test_get_and_post);
+	CASE(test_put_and_the_handle_reused);
+	CASE(test_body_cap);
+	CASE(test_refusals);
+	http_client_free(client);
 	return check_finish();
 }

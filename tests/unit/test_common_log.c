@@ -80,11 +80,8 @@ static void openssl_queue(void)
 	log_openssl("tls: certificate check");
 }
 
-int main(void)
+static void test_levels(void)
 {
-	size_t n;
-
-	CASE_BEGIN("levels");
 	capture(levels_info);
 	CHECK(strcmp(captured, "attestd: info: stopping\n"
 			       "attestd: warning: verifier answered 409 to '/v1/agents'\n"
@@ -96,20 +93,32 @@ int main(void)
 
 	capture(levels_error);
 	CHECK(strcmp(captured, "verifier: error: only this\n") == 0, "errors only: '%s'", captured);
+}
 
-	CASE_BEGIN("long line");
+static void test_long_line(void)
+{
+	size_t n;
+
 	capture(long_line);
 	n = strlen(captured);
 	CHECK(n == 1023 && captured[n - 1] == '\n' && strncmp(captured, "verifier: info: aaa", 19) == 0 &&
 		      strchr(captured, '\n') == captured + n - 1,
 	      "an over-long line is cut to one 1023-byte line (got %zu bytes)", n);
+}
 
-	CASE_BEGIN("openssl errors");
+static void test_openssl_errors(void)
+{
 	capture(openssl_queue);
 	CHECK(strncmp(captured, "verifier: warning: tls: certificate check: openssl error ", 57) == 0,
 	      "openssl errors logged with their code: '%s'", captured);
 	CHECK(ERR_peek_error() == 0, "the openssl queue is drained");
+}
 
+int main(void)
+{
+	CASE(test_levels);
+	CASE(test_long_line);
+	CASE(test_openssl_errors);
 	log_init("test_common_log", LOG_LVL_INFO);
 	return check_finish();
 }
