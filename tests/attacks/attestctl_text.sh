@@ -6,7 +6,7 @@
 # The same text in every other thing attestctl shows from elsewhere (verifier/attestctl/show.h):
 # policy names and actors (policy list, history), a policy's paths (policy get, diff), an
 # amendment's paths, violation paths and explanations, reason codes (verdicts), an agent's
-# history, --json answers, the EAR claims and a refused token's header (ear verify); JSON comes
+# history, registrations, --json answers, the EAR claims and a refused token's header (ear verify); JSON comes
 # out as JSON with \u00XX escapes.
 set -uo pipefail
 source "$(dirname "$0")/../lib.sh"
@@ -43,6 +43,8 @@ ROUTES = {
                                               "actor": EVIL}]},
     "/v1/policies/p": {"version": 1, "digests": {EVIL: [D]}, "excludes": [EVIL],
                        "violations": EVIL},
+    "/v1/registrations": {"registrations": [{"agent_id": EVIL, "ek": EVIL, "ek_sha256": EVIL,
+                                             "policy": EVIL, "labels": {"k": EVIL}}]},
 }
 class H(http.server.BaseHTTPRequestHandler):
     def do_GET(self):
@@ -105,6 +107,7 @@ shown "amendment: paths and digests" "$SHOWN sha256:abab" ctl amendment a
 shown "violations: paths, reasons, explanations" "       $SHOWN" ctl violations
 shown "verdicts: reason codes and policies" "$SHOWN" ctl verdicts a
 shown "agent history: events, actors, details" "$SHOWN" ctl agent history a
+shown "registrations: ids, policies and labels" "$SHOWN" ctl registrations
 shown "agents --json: the answer with C1 escaped" '\u009B31m' ctl agents --json
 
 # EAR: a result signed by a key of the JWK set whose claims hold the text, and a token whose

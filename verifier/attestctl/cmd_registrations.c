@@ -32,9 +32,9 @@
 #include "proto/encoding.h"
 #include "proto/evidence.h"
 #include "proto/labels.h"
-#include "proto/text.h"
 #include "verifier/attestctl/commands.h"
 #include "verifier/attestctl/online.h"
+#include "verifier/attestctl/show.h"
 
 #define ADD_FILE_MAX (256u << 20) /* a --from file */
 #define LINE_MAX_BYTES 8192u
@@ -363,7 +363,7 @@ static bool element_index(const char *msg, size_t *idx)
 static int send_all(const struct online_opts *o, json_t *items, json_t *lines, const char *file,
 		    bool csv)
 {
-	char *send = NULL, *body = NULL, code[64], msg[512], shown[TEXT_ESCAPED_MAX(512)];
+	char *send = NULL, *body = NULL, code[64], msg[512];
 	json_t *req = json_pack("{s:O}", "registrations", items);
 	long status = 0;
 	size_t idx;
@@ -383,7 +383,8 @@ static int send_all(const struct online_opts *o, json_t *items, json_t *lines, c
 		if (error_parse(body, strlen(body), code, sizeof(code), msg, sizeof(msg))) {
 			fprintf(stderr, "attestctl: verifier answered %ld\n", status);
 		} else {
-			text_render_line(msg, strlen(msg), shown, sizeof(shown));
+			const char *shown = show_cstr(msg);
+
 			if (file && element_index(msg, &idx) && idx < json_array_size(lines))
 				fprintf(stderr, "attestctl: %s%s%" JSON_INTEGER_FORMAT ": verifier"
 					" refused (%ld %s): %s\n", file, csv ? ":" : ": item ",
@@ -514,21 +515,11 @@ int cmd_registrations(int argc, char **argv)
 		return ret;
 	printf("%-24s %-6s %-64s %-16s %s\n", "AGENT", "EK", "EK SHA256", "POLICY", "LABELS");
 	json_array_foreach(json_object_get(j, "registrations"), i, e) {
-		char *labels = json_dumps(json_object_get(e, "labels"), JSON_COMPACT | JSON_SORT_KEYS);
-		char shown[TEXT_ESCAPED_MAX(512)];
-		const char *ss[4] = { "agent_id", "ek", "ek_sha256", "policy" };
-		char f[4][TEXT_ESCAPED_MAX(130)];
+		char *labels = show_json(json_object_get(e, "labels"), JSON_COMPACT | JSON_SORT_KEYS);
 
-		for (int k = 0; k < 4; k++) {
-			json_t *v = json_object_get(e, ss[k]);
-
-			text_render_line(json_is_string(v) ? json_string_value(v) : "-",
-					 json_is_string(v) ? json_string_length(v) : 1, f[k],
-					 sizeof(f[k]));
-		}
-		text_render_line(labels ? labels : "{}", labels ? strlen(labels) : 2, shown,
-				 sizeof(shown));
-		printf("%-24s %-6s %-64s %-16s %s\n", f[0], f[1], f[2], f[3], shown);
+		printf("%-24s %-6s %-64s %-16s %s\n", show_str(e, "agent_id"), show_str(e, "ek"),
+		       show_str(e, "ek_sha256"), show_str(e, "policy"),
+		       show_cstr(labels ? labels : "{}"));
 		free(labels);
 	}
 	json_decref(j);
