@@ -84,136 +84,164 @@ static int64_t put(struct app *app, const char *name, const char *text)
 	return v;
 }
 
-int main(void)
+/*
+ * What every case uses, made once in main(): a verifier's app on a store, two signer keys with
+ * their keyids, the signers file, and envelopes of policy_b (by k1, by k2, k1's with another
+ * payload, k2's claiming k1's keyid). The cases run in order on one policy "p": each adds to its
+ * versions and signers where the one before left them.
+ */
+static struct app verifier_app;
+static EVP_PKEY *key1, *key2;
+static char keyid1[DSSE_KEYID_LEN + 1], keyid2[DSSE_KEYID_LEN + 1], signers_pem[300];
+static char *env_k1, *env_k2, *env_tampered, *env_forged;
+
+static void test_without_signers_as_before_an_envelope_kept_unchecked(void)
 {
-	char dir[] = "/tmp/test_policy_sign.XXXXXX", uri[300], pem[300];
-	char kid1[DSSE_KEYID_LEN + 1], kid2[DSSE_KEYID_LEN + 1], *signer = NULL, *sigtext = NULL;
-	char *json = NULL, *env1, *env2, *tampered, *forged, *b64;
-	EVP_PKEY *k1 = EVP_PKEY_Q_keygen(NULL, NULL, "EC", "P-256");
-	EVP_PKEY *k2 = EVP_PKEY_Q_keygen(NULL, NULL, "EC", "P-256");
 	struct signed_policy sp;
-	struct history_rollback hr;
-	struct app app;
-	int64_t v = 0;
 
-	memset(&app, 0, sizeof(app));
-	pthread_rwlock_init(&app.reload_lock, NULL);
-	policy_cache_init(&app.policies);
-	policy_cache_init(&app.amendments);
-	if (!mkdtemp(dir) || !k1 || !k2 || dsse_keyid(k1, kid1) || dsse_keyid(k2, kid2))
-		return 1;
-	snprintf(pem, sizeof(pem), "%s/signers.pem", dir);
-	printf("# backend: %s\n", teststore_backend());
-	CHECK(teststore_uri(dir, "state", uri, sizeof(uri)) == 0 && store_open(uri, &app.store) == 0,
-	      "a store");
-	env1 = dsse_sign(DSSE_TYPE_POLICY, (const uint8_t *)policy_b, strlen(policy_b), k1);
-	env2 = dsse_sign(DSSE_TYPE_POLICY, (const uint8_t *)policy_b, strlen(policy_b), k2);
-	b64 = base64_encode_alloc((const uint8_t *)policy_a, strlen(policy_a));
-	tampered = edit(env1, false, "payload", json_string(b64));
-	forged = edit(env2, true, "keyid", json_string(kid1));
-	CHECK(env1 && env2 && tampered && forged, "envelopes made");
-
-	CASE_BEGIN("without signers: as before, an envelope kept unchecked");
-	CHECK(!policy_sign_required(&app), "no signature required");
-	CHECK(open_text(&app, policy_a, &sp) == SIGN_OK && !sp.is_signed && !strcmp(sp.json, policy_a) &&
+	CHECK(!policy_sign_required(&verifier_app), "no signature required");
+	CHECK(open_text(&verifier_app, policy_a, &sp) == SIGN_OK && !sp.is_signed && !strcmp(sp.json, policy_a) &&
 		      !sp.signature && !sp.signer[0],
 	      "a plain policy: itself, unsigned");
 	signed_policy_release(&sp);
-	CHECK(open_text(&app, env2, &sp) == SIGN_OK && sp.is_signed && !strcmp(sp.json, policy_b) &&
+	CHECK(open_text(&verifier_app, env_k2, &sp) == SIGN_OK && sp.is_signed && !strcmp(sp.json, policy_b) &&
 		      sp.len == strlen(policy_b) && !sp.signer[0] && sp.signature &&
 		      !strstr(sp.signature, "payload\"") && strstr(sp.signature, "signatures"),
 	      "an envelope: its payload, signed, no signer, the envelope kept without its payload");
 	signed_policy_release(&sp);
-	CHECK(open_text(&app, "not json {", &sp) == SIGN_OK && !sp.is_signed &&
+	CHECK(open_text(&verifier_app, "not json {", &sp) == SIGN_OK && !sp.is_signed &&
 		      !strcmp(sp.json, "not json {"),
 	      "a body that is not JSON: left to the policy loader, whose message says why");
 	signed_policy_release(&sp);
-	CHECK(open_text(&app, "{\"payloadType\": \"x\", \"payload\": \"e30=\", \"signatures\": []}",
+	CHECK(open_text(&verifier_app, "{\"payloadType\": \"x\", \"payload\": \"e30=\", \"signatures\": []}",
 			&sp) == SIGN_MALFORMED && strstr(sp.why, "DSSE"),
 	      "a malformed envelope is refused (%s)", sp.why);
 	signed_policy_release(&sp);
-	CHECK(put(&app, "p", policy_a) == 1 && put(&app, "p", env2) == 2,
+	CHECK(put(&verifier_app, "p", policy_a) == 1 && put(&verifier_app, "p", env_k2) == 2,
 	      "v1 unsigned, v2 signed by k2 (unchecked)");
+}
 
-	CASE_BEGIN("with signers: only what a signer's key verifies");
-	CHECK(set_signers(&app, pem, &k1, 1) == 0 && app.signers->n == 1 &&
-		      !strcmp(app.signers->keyids[0], kid1),
+static void test_with_signers_only_what_a_signer_s_key_verifies(void)
+{
+	char *json = NULL, *signer = NULL, *sigtext = NULL;
+	struct signed_policy sp;
+
+	CHECK(set_signers(&verifier_app, signers_pem, &key1, 1) == 0 && verifier_app.signers->n == 1 &&
+		      !strcmp(verifier_app.signers->keyids[0], keyid1),
 	      "signers: k1, its keyid computed");
-	CHECK(policy_sign_required(&app), "a signature required");
-	CHECK(open_text(&app, policy_a, &sp) == SIGN_UNSIGNED && !sp.json &&
+	CHECK(policy_sign_required(&verifier_app), "a signature required");
+	CHECK(open_text(&verifier_app, policy_a, &sp) == SIGN_UNSIGNED && !sp.json &&
 		      strstr(sp.why, "attestctl policy sign"),
 	      "a plain policy: refused, with how to sign it");
 	signed_policy_release(&sp);
-	CHECK(open_text(&app, "not json {", &sp) == SIGN_UNSIGNED, "a body that is not JSON: unsigned");
+	CHECK(open_text(&verifier_app, "not json {", &sp) == SIGN_UNSIGNED, "a body that is not JSON: unsigned");
 	signed_policy_release(&sp);
-	CHECK(open_text(&app, env2, &sp) == SIGN_BAD_SIGNATURE && !sp.json, "another key's: refused");
+	CHECK(open_text(&verifier_app, env_k2, &sp) == SIGN_BAD_SIGNATURE && !sp.json, "another key's: refused");
 	signed_policy_release(&sp);
-	CHECK(open_text(&app, tampered, &sp) == SIGN_BAD_SIGNATURE, "a tampered payload: refused");
+	CHECK(open_text(&verifier_app, env_tampered, &sp) == SIGN_BAD_SIGNATURE, "a tampered payload: refused");
 	signed_policy_release(&sp);
-	CHECK(open_text(&app, forged, &sp) == SIGN_BAD_SIGNATURE,
+	CHECK(open_text(&verifier_app, env_forged, &sp) == SIGN_BAD_SIGNATURE,
 	      "another key's signature claiming k1's keyid: refused");
 	signed_policy_release(&sp);
-	CHECK(open_text(&app, env1, &sp) == SIGN_OK && sp.is_signed && !strcmp(sp.signer, kid1) &&
+	CHECK(open_text(&verifier_app, env_k1, &sp) == SIGN_OK && sp.is_signed && !strcmp(sp.signer, keyid1) &&
 		      !strcmp(sp.json, policy_b),
 	      "k1's: taken, signer k1");
 	signed_policy_release(&sp);
-	CHECK(put(&app, "p", env1) == 3, "v3 signed by k1");
-	CHECK(store_policy_get_signed_version(app.store, "p", 3, &json, &signer, &sigtext) == 0 &&
-		      !strcmp(signer, kid1) && !strcmp(json, policy_b) && sigtext[0],
+	CHECK(put(&verifier_app, "p", env_k1) == 3, "v3 signed by k1");
+	CHECK(store_policy_get_signed_version(verifier_app.store, "p", 3, &json, &signer, &sigtext) == 0 &&
+		      !strcmp(signer, keyid1) && !strcmp(json, policy_b) && sigtext[0],
 	      "stored with its signer and envelope");
 	free(json);
 	free(signer);
 	free(sigtext);
+}
 
-	CASE_BEGIN("rollbacks keep and check signatures");
-	CHECK(policy_history_rollback(&app, "p", false, 1, "operator", &hr) == HISTORY_UNSIGNED &&
-		      strstr(hr.why, "unsigned") && store_policy_version(app.store, "p", &v) == 0 &&
+static void test_rollbacks_keep_and_check_signatures(void)
+{
+	char *json = NULL, *signer = NULL, *sigtext = NULL;
+	struct history_rollback hr;
+	int64_t v = 0;
+
+	CHECK(policy_history_rollback(&verifier_app, "p", false, 1, "operator", &hr) == HISTORY_UNSIGNED &&
+		      strstr(hr.why, "unsigned") && store_policy_version(verifier_app.store, "p", &v) == 0 &&
 		      v == 3,
 	      "to a version stored unsigned: refused, nothing written (%s)", hr.why);
-	CHECK(policy_history_rollback(&app, "p", false, 2, "operator", &hr) == HISTORY_BAD_SIGNATURE &&
-		      store_policy_version(app.store, "p", &v) == 0 && v == 3,
+	CHECK(policy_history_rollback(&verifier_app, "p", false, 2, "operator", &hr) == HISTORY_BAD_SIGNATURE &&
+		      store_policy_version(verifier_app.store, "p", &v) == 0 && v == 3,
 	      "to one no signer verifies: refused, nothing written (%s)", hr.why);
-	CHECK(set_signers(&app, pem, (EVP_PKEY *[]){ k1, k2 }, 2) == 0, "signers: k1 and k2");
-	CHECK(policy_history_rollback(&app, "p", false, 2, "operator", &hr) == HISTORY_OK &&
-		      hr.version == 4 && !strcmp(hr.signer, kid2),
+	CHECK(set_signers(&verifier_app, signers_pem, (EVP_PKEY *[]){ key1, key2 }, 2) == 0, "signers: k1 and k2");
+	CHECK(policy_history_rollback(&verifier_app, "p", false, 2, "operator", &hr) == HISTORY_OK &&
+		      hr.version == 4 && !strcmp(hr.signer, keyid2),
 	      "with k2 a signer again: version 2 back as version 4, signed by k2");
-	CHECK(store_policy_get_signed_version(app.store, "p", 4, &json, &signer, &sigtext) == 0 &&
-		      !strcmp(signer, kid2) && !strcmp(json, policy_b) && strstr(sigtext, kid2),
+	CHECK(store_policy_get_signed_version(verifier_app.store, "p", 4, &json, &signer, &sigtext) == 0 &&
+		      !strcmp(signer, keyid2) && !strcmp(json, policy_b) && strstr(sigtext, keyid2),
 	      "version 4 keeps version 2's envelope");
 	free(json);
 	free(signer);
 	free(sigtext);
-	CHECK(set_signers(&app, pem, &k1, 1) == 0 &&
-		      policy_history_rollback(&app, "p", false, 4, "operator", &hr) ==
+	CHECK(set_signers(&verifier_app, signers_pem, &key1, 1) == 0 &&
+		      policy_history_rollback(&verifier_app, "p", false, 4, "operator", &hr) ==
 			      HISTORY_BAD_SIGNATURE,
 	      "k2 removed: what it signed is refused on rollback");
-	CHECK(policy_history_rollback(&app, "agent/x", true, 0, "operator", &hr) == HISTORY_OK,
+	CHECK(policy_history_rollback(&verifier_app, "agent/x", true, 0, "operator", &hr) == HISTORY_OK,
 	      "an amendment's version 0 (no approval): allowed");
+}
 
-	CASE_BEGIN("a stored signature that is not an envelope's rest");
-	CHECK(policy_sign_recheck(&app, policy_a, "[]", &sp) == SIGN_MALFORMED && !sp.json,
+static void test_a_stored_signature_that_is_not_an_envelope_s_rest(void)
+{
+	struct signed_policy sp;
+
+	CHECK(policy_sign_recheck(&verifier_app, policy_a, "[]", &sp) == SIGN_MALFORMED && !sp.json,
 	      "a JSON list: refused (%s)", sp.why);
 	signed_policy_release(&sp);
-	CHECK(policy_sign_recheck(&app, policy_a, "{\"payloadType\": 1}", &sp) == SIGN_MALFORMED &&
+	CHECK(policy_sign_recheck(&verifier_app, policy_a, "{\"payloadType\": 1}", &sp) == SIGN_MALFORMED &&
 		      !sp.json,
 	      "an object that does not make an envelope: refused (%s)", sp.why);
 	signed_policy_release(&sp);
+}
 
-	free(env1);
-	free(env2);
-	free(tampered);
-	free(forged);
+int main(void)
+{
+	char dir[] = "/tmp/test_policy_sign.XXXXXX", uri[300];
+	char *b64;
+
+	key1 = EVP_PKEY_Q_keygen(NULL, NULL, "EC", "P-256");
+	key2 = EVP_PKEY_Q_keygen(NULL, NULL, "EC", "P-256");
+	pthread_rwlock_init(&verifier_app.reload_lock, NULL);
+	policy_cache_init(&verifier_app.policies);
+	policy_cache_init(&verifier_app.amendments);
+	if (!mkdtemp(dir) || !key1 || !key2 || dsse_keyid(key1, keyid1) || dsse_keyid(key2, keyid2))
+		return 1;
+	snprintf(signers_pem, sizeof(signers_pem), "%s/signers.pem", dir);
+	printf("# backend: %s\n", teststore_backend());
+	CHECK(teststore_uri(dir, "state", uri, sizeof(uri)) == 0 && store_open(uri, &verifier_app.store) == 0,
+	      "a store");
+	env_k1 = dsse_sign(DSSE_TYPE_POLICY, (const uint8_t *)policy_b, strlen(policy_b), key1);
+	env_k2 = dsse_sign(DSSE_TYPE_POLICY, (const uint8_t *)policy_b, strlen(policy_b), key2);
+	b64 = base64_encode_alloc((const uint8_t *)policy_a, strlen(policy_a));
+	env_tampered = edit(env_k1, false, "payload", json_string(b64));
+	env_forged = edit(env_k2, true, "keyid", json_string(keyid1));
+	CHECK(env_k1 && env_k2 && env_tampered && env_forged, "envelopes made");
+
+	CASE(test_without_signers_as_before_an_envelope_kept_unchecked);
+	CASE(test_with_signers_only_what_a_signer_s_key_verifies);
+	CASE(test_rollbacks_keep_and_check_signatures);
+	CASE(test_a_stored_signature_that_is_not_an_envelope_s_rest);
+	free(env_k1);
+	free(env_k2);
+	free(env_tampered);
+	free(env_forged);
 	free(b64);
-	policy_signers_free(app.signers);
-	EVP_PKEY_free(k1);
-	EVP_PKEY_free(k2);
-	store_close(app.store);
-	policy_cache_release(&app.policies);
-	policy_cache_release(&app.amendments);
-	unlink(pem);
+	policy_signers_free(verifier_app.signers);
+	EVP_PKEY_free(key1);
+	EVP_PKEY_free(key2);
+	store_close(verifier_app.store);
+	policy_cache_release(&verifier_app.policies);
+	policy_cache_release(&verifier_app.amendments);
+	unlink(signers_pem);
 	for (const char *const *sfx = (const char *const[]){ "", "-wal", "-shm", NULL }; *sfx; sfx++) {
-		snprintf(pem, sizeof(pem), "%s/state.db%s", dir, *sfx);
-		unlink(pem);
+		snprintf(signers_pem, sizeof(signers_pem), "%s/state.db%s", dir, *sfx);
+		unlink(signers_pem);
 	}
 	rmdir(dir);
 	return check_finish();

@@ -345,243 +345,269 @@ static void race_rollback(struct app *app, const char *name)
 	race.wrote = race.hs == HISTORY_OK ? hr.version : -1;
 }
 
-int main(void)
+/*
+ * The verifier's app on a store seeded with 5 violations of web-01 (seed()), their ids, and
+ * web-01's amendment's name: set up once in main(). The cases run in order: each decides
+ * violations on the store the ones before it left.
+ */
+static struct app rapp;
+static char amendment[STORE_AMENDMENT_NAME_MAX + 1];
+static int64_t id_learn, id_viol, id_other, id_nodigest, id_rawpath;
+
+static void test_refusals_change_nothing(void)
 {
-	char dir[] = "/tmp/test_review.XXXXXX", path[256], uri[300];
-	char amend[STORE_AMENDMENT_NAME_MAX + 1], *json = NULL;
-	struct app app;
 	struct review_result r;
-	struct found f = { 0 };
-	int64_t version = 0, v2 = 0;
+	int64_t version = 0;
 
-	memset(&app, 0, sizeof(app));
-	policy_cache_init(&app.policies);
-	policy_cache_init(&app.amendments);
-	store_amendment_name("web-01", amend);
-	if (!mkdtemp(dir))
-		return 1;
-	printf("# backend: %s\n", teststore_backend());
-	CHECK(teststore_uri(dir, "state", uri, sizeof(uri)) == 0 && store_open(uri, &app.store) == 0 &&
-		      seed(app.store) == 0, "store with 5 violations");
-	CHECK(store_violations_list(app.store, -1, "web-01", 10, collect, &f) == 0 && f.n == 5,
-	      "5 violations listed (%d)", f.n);
-	if (f.n != 5)
-		return check_finish();
-	/* One round stored them in the order given, with consecutive ids. */
-	int64_t learn = f.id[0];
-
-	for (int i = 1; i < f.n; i++)
-		if (f.id[i] < learn)
-			learn = f.id[i];
-	int64_t viol = learn + 1, other = learn + 2, nodigest = learn + 3, rawpath = learn + 4;
-
-	CASE_BEGIN("refusals change nothing");
-	CHECK(review_decide(&app, 999999, VIOLATION_APPROVED, REVIEW_SCOPE_AGENT, "operator", &r) ==
+	CHECK(review_decide(&rapp, 999999, VIOLATION_APPROVED, REVIEW_SCOPE_AGENT, "operator", &r) ==
 		      REVIEW_UNKNOWN_VIOLATION,
 	      "unknown violation refused");
-	CHECK(review_decide(&app, 0, VIOLATION_DISMISSED, REVIEW_SCOPE_AGENT, "operator", &r) ==
+	CHECK(review_decide(&rapp, 0, VIOLATION_DISMISSED, REVIEW_SCOPE_AGENT, "operator", &r) ==
 		      REVIEW_UNKNOWN_VIOLATION,
 	      "id 0 refused");
-	CHECK(review_decide(&app, learn, VIOLATION_APPROVED, REVIEW_SCOPE_POLICY, "operator", &r) ==
-		      REVIEW_UNKNOWN_POLICY && strstr(r.why, "does not exist") && still_open(app.store, learn),
+	CHECK(review_decide(&rapp, id_learn, VIOLATION_APPROVED, REVIEW_SCOPE_POLICY, "operator", &r) ==
+		      REVIEW_UNKNOWN_POLICY && strstr(r.why, "does not exist") && still_open(rapp.store, id_learn),
 	      "widening a policy that does not exist is refused (%s)", r.why);
-	CHECK(review_decide(&app, viol, VIOLATION_APPROVED, REVIEW_SCOPE_AGENT, "operator", &r) ==
+	CHECK(review_decide(&rapp, id_viol, VIOLATION_APPROVED, REVIEW_SCOPE_AGENT, "operator", &r) ==
 		      REVIEW_NOT_APPROVABLE && strstr(r.why, "\"violations\": \"ignore\"") &&
-		      strstr(r.why, "dismiss") && still_open(app.store, viol),
+		      strstr(r.why, "dismiss") && still_open(rapp.store, id_viol),
 	      "approving a violation entry is refused with what to do instead (%s)", r.why);
-	CHECK(review_decide(&app, nodigest, VIOLATION_APPROVED, REVIEW_SCOPE_AGENT, "operator", &r) ==
+	CHECK(review_decide(&rapp, id_nodigest, VIOLATION_APPROVED, REVIEW_SCOPE_AGENT, "operator", &r) ==
 		      REVIEW_NOT_APPROVABLE && strstr(r.why, "digest length does not match the algorithm") &&
-		      still_open(app.store, nodigest),
+		      still_open(rapp.store, id_nodigest),
 	      "a violation without a usable digest (hex too short for sha256) is not approvable,"
 	      " and the why says so (%s)", r.why);
-	CHECK(store_policy_version(app.store, POLICY_DEFAULT_NAME, &version) == -ENOENT &&
-		      store_policy_version(app.store, amend, &version) == -ENOENT,
+	CHECK(store_policy_version(rapp.store, POLICY_DEFAULT_NAME, &version) == -ENOENT &&
+		      store_policy_version(rapp.store, amendment, &version) == -ENOENT,
 	      "no policy and no amendment written");
+}
 
-	CASE_BEGIN("approve for this agent only");
-	CHECK(review_decide(&app, learn, VIOLATION_APPROVED, REVIEW_SCOPE_AGENT, "operator", &r) == REVIEW_OK &&
+static void test_approve_for_this_agent_only(void)
+{
+	char *json = NULL;
+	struct review_result r;
+	int64_t version = 0;
+
+	CHECK(review_decide(&rapp, id_learn, VIOLATION_APPROVED, REVIEW_SCOPE_AGENT, "operator", &r) == REVIEW_OK &&
 		      r.into_amendment && !r.into_policy && r.amendment_version == 1 &&
 		      !strcmp(r.policy, POLICY_DEFAULT_NAME) && !strcmp(r.agent, "web-01"),
 	      "the file goes into web-01's amendment, version 1");
-	CHECK(allows(app.store, amend, "/usr/bin/new", 12, &version) && version == 1,
+	CHECK(allows(rapp.store, amendment, "/usr/bin/new", 12, &version) && version == 1,
 	      "the amendment allows the approved file");
-	CHECK(store_policy_version(app.store, POLICY_DEFAULT_NAME, &version) == -ENOENT,
+	CHECK(store_policy_version(rapp.store, POLICY_DEFAULT_NAME, &version) == -ENOENT,
 	      "the shared policy is untouched");
-	CHECK(review_decide(&app, learn, VIOLATION_DISMISSED, REVIEW_SCOPE_AGENT, "operator", &r) ==
+	CHECK(review_decide(&rapp, id_learn, VIOLATION_DISMISSED, REVIEW_SCOPE_AGENT, "operator", &r) ==
 		      REVIEW_ALREADY_DECIDED && strstr(r.why, "approved"),
 	      "a decided violation stays decided (%s)", r.why);
-	CHECK(review_decide(&app, rawpath, VIOLATION_APPROVED, REVIEW_SCOPE_AGENT, "operator", &r) == REVIEW_OK &&
+	CHECK(review_decide(&rapp, id_rawpath, VIOLATION_APPROVED, REVIEW_SCOPE_AGENT, "operator", &r) == REVIEW_OK &&
 		      r.amendment_version == 2 && r.path_escaped &&
 		      !strcmp(r.path, "/usr/bin/t\\xffol"),
 	      "a path that is not UTF-8: approved (shown as %s)", r.path);
-	CHECK(allows(app.store, amend, "/usr/bin/t\xffol", 13, &version) && version == 2,
+	CHECK(allows(rapp.store, amendment, "/usr/bin/t\xffol", 13, &version) && version == 2,
 	      "the amendment allows the raw bytes");
-	CHECK(!allows(app.store, amend, "/usr/bin/t\\xffol", 16, &version),
+	CHECK(!allows(rapp.store, amendment, "/usr/bin/t\\xffol", 16, &version),
 	      "and not a file named with a backslash");
-	CHECK(store_policy_get(app.store, amend, &json, &version) == 0 &&
+	CHECK(store_policy_get(rapp.store, amendment, &json, &version) == 0 &&
 		      strstr(json, "\"digests_hex\"") && strstr(json, "\"2f7573722f62696e2f74ff6f6c\"") &&
 		      !strstr(json, "xffol"),
 	      "its policy text carries the raw path as hex under digests_hex");
 	free(json);
+}
 
-	CASE_BEGIN("approve into the policy");
-	CHECK(store_policy_put(app.store, POLICY_DEFAULT_NAME,
+static void test_approve_into_the_policy(void)
+{
+	struct review_result r;
+	int64_t version = 0;
+	int64_t v2 = 0;
+
+	CHECK(store_policy_put(rapp.store, POLICY_DEFAULT_NAME,
 			       "{\"version\": 1, \"digests\": {}}", "test", 103, &v2) == 0 && v2 == 1,
 	      "a default policy exists now");
-	CHECK(review_decide(&app, other, VIOLATION_APPROVED, REVIEW_SCOPE_POLICY, "operator", &r) == REVIEW_OK &&
+	CHECK(review_decide(&rapp, id_other, VIOLATION_APPROVED, REVIEW_SCOPE_POLICY, "operator", &r) == REVIEW_OK &&
 		      r.into_policy && !r.into_amendment && r.policy_version == 2 &&
 		      r.policy_agents == 1,
 	      "scope policy: default version 2, used by 1 agent (%llu)",
 	      (unsigned long long)r.policy_agents);
-	CHECK(allows(app.store, POLICY_DEFAULT_NAME, "/usr/bin/other", 14, &version) && version == 2,
+	CHECK(allows(rapp.store, POLICY_DEFAULT_NAME, "/usr/bin/other", 14, &version) && version == 2,
 	      "the shared policy allows it");
+}
 
-	CASE_BEGIN("dismiss");
-	CHECK(review_decide(&app, viol, VIOLATION_DISMISSED, REVIEW_SCOPE_AGENT, "operator", &r) == REVIEW_OK &&
+static void test_dismiss(void)
+{
+	struct found f = { 0 };
+	struct review_result r;
+	int64_t version = 0;
+
+	CHECK(review_decide(&rapp, id_viol, VIOLATION_DISMISSED, REVIEW_SCOPE_AGENT, "operator", &r) == REVIEW_OK &&
 		      !r.into_policy && !r.into_amendment,
 	      "dismissing closes without teaching");
-	CHECK(store_policy_version(app.store, POLICY_DEFAULT_NAME, &version) == 0 && version == 2 &&
-		      store_policy_version(app.store, amend, &version) == 0 && version == 2,
+	CHECK(store_policy_version(rapp.store, POLICY_DEFAULT_NAME, &version) == 0 && version == 2 &&
+		      store_policy_version(rapp.store, amendment, &version) == 0 && version == 2,
 	      "no new version for a dismissal");
 	memset(&f, 0, sizeof(f));
-	CHECK(store_violations_list(app.store, VIOLATION_OPEN, "web-01", 10, collect, &f) == 0 &&
-		      f.n == 1 && f.id[0] == nodigest,
+	CHECK(store_violations_list(rapp.store, VIOLATION_OPEN, "web-01", 10, collect, &f) == 0 &&
+		      f.n == 1 && f.id[0] == id_nodigest,
 	      "only the refused one is still open");
+}
 
-	CASE_BEGIN("boot findings: scoped like files");
-	CHECK(seed_boot(app.store) == 0, "a round with four boot findings");
+static void test_boot_findings_scoped_like_files(void)
+{
+	struct found f = { 0 };
+	struct review_result r;
+	int64_t version = 0;
+
+	CHECK(seed_boot(rapp.store) == 0, "a round with four boot findings");
 	memset(&f, 0, sizeof(f));
-	CHECK(store_violations_list(app.store, VIOLATION_OPEN, "web-01", 10, collect, &f) == 0 &&
+	CHECK(store_violations_list(rapp.store, VIOLATION_OPEN, "web-01", 10, collect, &f) == 0 &&
 		      f.n == 5,
 	      "five open: the refused file and four boot findings (%d)", f.n);
 	{
 		/* the second round's, after the first round's five */
-		int64_t kernel = rawpath + 1, cmd = rawpath + 2, sb = rawpath + 3,
-			unverifiable = rawpath + 4;
+		int64_t kernel = id_rawpath + 1, cmd = id_rawpath + 2, sb = id_rawpath + 3,
+			unverifiable = id_rawpath + 4;
 		struct policy *p;
 		int64_t before = 0, after = 0;
 
-		CHECK(review_decide(&app, sb, VIOLATION_APPROVED, REVIEW_SCOPE_AGENT, "operator", &r) ==
+		CHECK(review_decide(&rapp, sb, VIOLATION_APPROVED, REVIEW_SCOPE_AGENT, "operator", &r) ==
 			      REVIEW_NOT_APPROVABLE && strstr(r.why, "Secure Boot") &&
-			      strstr(r.why, "dismiss") && still_open(app.store, sb),
+			      strstr(r.why, "dismiss") && still_open(rapp.store, sb),
 		      "Secure Boot in the wrong state is refused with what to do instead (%s)", r.why);
-		CHECK(review_decide(&app, unverifiable, VIOLATION_APPROVED, REVIEW_SCOPE_POLICY, "operator", &r) ==
+		CHECK(review_decide(&rapp, unverifiable, VIOLATION_APPROVED, REVIEW_SCOPE_POLICY, "operator", &r) ==
 			      REVIEW_NOT_APPROVABLE && strstr(r.why, "cannot be judged") &&
-			      still_open(app.store, unverifiable),
+			      still_open(rapp.store, unverifiable),
 		      "an event that cannot be judged is refused too (%s)", r.why);
-		store_policy_version(app.store, POLICY_DEFAULT_NAME, &before);
-		CHECK(review_decide(&app, kernel, VIOLATION_APPROVED, REVIEW_SCOPE_AGENT, "operator", &r) ==
+		store_policy_version(rapp.store, POLICY_DEFAULT_NAME, &before);
+		CHECK(review_decide(&rapp, kernel, VIOLATION_APPROVED, REVIEW_SCOPE_AGENT, "operator", &r) ==
 			      REVIEW_OK && r.into_amendment && !r.into_policy,
 		      "the kernel, for this agent only: into its amendment (%s)", r.why);
-		p = load_named(app.store, amend);
+		p = load_named(rapp.store, amendment);
 		CHECK(p && boot_lists_kernel(p) && !boot_lists_cmdline(p),
 		      "the amendment's boot section lists the kernel, and only it");
-		CHECK(p && allows(app.store, amend, "/usr/bin/new", 12, &version),
+		CHECK(p && allows(rapp.store, amendment, "/usr/bin/new", 12, &version),
 		      "its earlier file approvals are kept");
 		policy_free(p);
-		p = load_named(app.store, POLICY_DEFAULT_NAME);
-		CHECK(p && !policy_boot(p) && store_policy_version(app.store, POLICY_DEFAULT_NAME,
+		p = load_named(rapp.store, POLICY_DEFAULT_NAME);
+		CHECK(p && !policy_boot(p) && store_policy_version(rapp.store, POLICY_DEFAULT_NAME,
 								   &after) == 0 && after == before,
 		      "the shared policy is untouched: no boot section, no new version");
 		policy_free(p);
-		CHECK(review_decide(&app, cmd, VIOLATION_APPROVED, REVIEW_SCOPE_POLICY, "operator", &r) ==
+		CHECK(review_decide(&rapp, cmd, VIOLATION_APPROVED, REVIEW_SCOPE_POLICY, "operator", &r) ==
 			      REVIEW_OK && r.into_policy && r.policy_version == before + 1,
 		      "the command line for the policy: a new version of it (%s)", r.why);
-		p = load_named(app.store, POLICY_DEFAULT_NAME);
+		p = load_named(rapp.store, POLICY_DEFAULT_NAME);
 		CHECK(p && boot_lists_cmdline(p) && !boot_lists_kernel(p) &&
-			      allows(app.store, POLICY_DEFAULT_NAME, "/usr/bin/other", 14, &version),
+			      allows(rapp.store, POLICY_DEFAULT_NAME, "/usr/bin/other", 14, &version),
 		      "the policy's boot section allows that exact command line; its files are kept");
 		policy_free(p);
-		p = load_named(app.store, amend);
+		p = load_named(rapp.store, amendment);
 		CHECK(p && !boot_lists_cmdline(p), "and the amendment does not");
 		policy_free(p);
-		CHECK(review_decide(&app, sb, VIOLATION_DISMISSED, REVIEW_SCOPE_AGENT, "operator", &r) == REVIEW_OK &&
-			      review_decide(&app, unverifiable, VIOLATION_DISMISSED, REVIEW_SCOPE_AGENT, "operator",
+		CHECK(review_decide(&rapp, sb, VIOLATION_DISMISSED, REVIEW_SCOPE_AGENT, "operator", &r) == REVIEW_OK &&
+			      review_decide(&rapp, unverifiable, VIOLATION_DISMISSED, REVIEW_SCOPE_AGENT, "operator",
 					    &r) == REVIEW_OK,
 		      "the refused boot findings can be dismissed");
 	}
+}
 
-	CASE_BEGIN("an approval never undoes a PUT that lands while it is written");
-	CHECK(seed_race(app.store) == 0, "a round with %d more files outside the policy", RACES);
+static void test_an_approval_never_undoes_a_put_that_lands_while_it_is_written(void)
+{
+	struct review_result r;
+	int64_t version = 0;
+
+	CHECK(seed_race(rapp.store) == 0, "a round with %d more files outside the policy", RACES);
 	{
 		int64_t before = 0;
 
 		memset(&race, 0, sizeof(race));
 		race.left = 1;
-		app.before_policy_write = race_put;
-		store_policy_version(app.store, POLICY_DEFAULT_NAME, &before);
-		CHECK(review_decide(&app, open_id(app.store, "/usr/bin/race0"), VIOLATION_APPROVED,
+		rapp.before_policy_write = race_put;
+		store_policy_version(rapp.store, POLICY_DEFAULT_NAME, &before);
+		CHECK(review_decide(&rapp, open_id(rapp.store, "/usr/bin/race0"), VIOLATION_APPROVED,
 				    REVIEW_SCOPE_POLICY,"operator", &r) == REVIEW_OK && r.into_policy,
 		      "approved into the policy (%s)", r.why);
 		CHECK(race.runs >= 1 && race.wrote == before + 1,
 		      "the PUT landed between the approval's read and its write (version %lld)",
 		      (long long)race.wrote);
-		CHECK(allows_cd(app.store, POLICY_DEFAULT_NAME, "/usr/bin/put-1"),
+		CHECK(allows_cd(rapp.store, POLICY_DEFAULT_NAME, "/usr/bin/put-1"),
 		      "the policy keeps what the PUT wrote");
-		CHECK(allows(app.store, POLICY_DEFAULT_NAME, "/usr/bin/race0", 14, &version) &&
+		CHECK(allows(rapp.store, POLICY_DEFAULT_NAME, "/usr/bin/race0", 14, &version) &&
 			      version == r.policy_version && r.policy_version == race.wrote + 1,
 		      "and allows the approved file, in the version after the PUT's (%lld)",
 		      (long long)r.policy_version);
-		CHECK(!allows(app.store, POLICY_DEFAULT_NAME, "/usr/bin/other", 14, &version),
+		CHECK(!allows(rapp.store, POLICY_DEFAULT_NAME, "/usr/bin/other", 14, &version),
 		      "what the PUT removed stays removed");
 	}
+}
 
-	CASE_BEGIN("an approval never undoes a rollback that lands while it is written");
+static void test_an_approval_never_undoes_a_rollback_that_lands_while_it_is_written(void)
+{
+	struct review_result r;
+	int64_t version = 0;
+
 	{
 		memset(&race, 0, sizeof(race));
 		race.left = 1;
 		race.rollback_to = 2; /* "/usr/bin/other" approved, before the boot approval */
-		app.before_policy_write = race_rollback;
-		CHECK(review_decide(&app, open_id(app.store, "/usr/bin/race1"), VIOLATION_APPROVED,
+		rapp.before_policy_write = race_rollback;
+		CHECK(review_decide(&rapp, open_id(rapp.store, "/usr/bin/race1"), VIOLATION_APPROVED,
 				    REVIEW_SCOPE_POLICY,"operator", &r) == REVIEW_OK && r.into_policy,
 		      "approved into the policy (%s)", r.why);
 		CHECK(race.hs == HISTORY_OK && race.wrote > 0,
 		      "the rollback to version 2 landed in between (version %lld)",
 		      (long long)race.wrote);
-		CHECK(allows(app.store, POLICY_DEFAULT_NAME, "/usr/bin/race1", 14, &version) &&
+		CHECK(allows(rapp.store, POLICY_DEFAULT_NAME, "/usr/bin/race1", 14, &version) &&
 			      r.policy_version == race.wrote + 1 &&
-			      allows(app.store, POLICY_DEFAULT_NAME, "/usr/bin/other", 14, &version),
+			      allows(rapp.store, POLICY_DEFAULT_NAME, "/usr/bin/other", 14, &version),
 		      "the approved file goes on top of version 2's text");
-		CHECK(!allows_cd(app.store, POLICY_DEFAULT_NAME, "/usr/bin/put-1") &&
-			      !allows(app.store, POLICY_DEFAULT_NAME, "/usr/bin/race0", 14, &version),
+		CHECK(!allows_cd(rapp.store, POLICY_DEFAULT_NAME, "/usr/bin/put-1") &&
+			      !allows(rapp.store, POLICY_DEFAULT_NAME, "/usr/bin/race0", 14, &version),
 		      "what the rollback withdrew stays withdrawn");
 
 		memset(&race, 0, sizeof(race));
 		race.left = 1;
 		race.rollback_to = 0; /* the empty amendment: every approval for web-01 withdrawn */
-		CHECK(review_decide(&app, open_id(app.store, "/usr/bin/race2"), VIOLATION_APPROVED,
+		CHECK(review_decide(&rapp, open_id(rapp.store, "/usr/bin/race2"), VIOLATION_APPROVED,
 				    REVIEW_SCOPE_AGENT, "operator", &r) == REVIEW_OK && r.into_amendment,
 		      "approved for web-01 only (%s)", r.why);
 		CHECK(race.hs == HISTORY_OK && r.amendment_version == race.wrote + 1,
 		      "the amendment's rollback to nothing landed in between");
-		CHECK(allows(app.store, amend, "/usr/bin/race2", 14, &version) &&
-			      !allows(app.store, amend, "/usr/bin/new", 12, &version),
+		CHECK(allows(rapp.store, amendment, "/usr/bin/race2", 14, &version) &&
+			      !allows(rapp.store, amendment, "/usr/bin/new", 12, &version),
 		      "the amendment holds the approved file and nothing the rollback withdrew");
 	}
+}
 
-	CASE_BEGIN("a policy written under every approval attempt: refused, nothing decided");
+static void test_a_policy_written_under_every_approval_attempt_refused_nothing_decided(void)
+{
+	struct review_result r;
+	int64_t version = 0;
+
 	{
-		int64_t id = open_id(app.store, "/usr/bin/race3");
+		int64_t id = open_id(rapp.store, "/usr/bin/race3");
 
 		memset(&race, 0, sizeof(race));
 		race.left = -1;
-		app.before_policy_write = race_put;
-		CHECK(review_decide(&app, id, VIOLATION_APPROVED, REVIEW_SCOPE_POLICY,"operator", &r) ==
-			      REVIEW_CONFLICT && strstr(r.why, "retry") && still_open(app.store, id),
+		rapp.before_policy_write = race_put;
+		CHECK(review_decide(&rapp, id, VIOLATION_APPROVED, REVIEW_SCOPE_POLICY,"operator", &r) ==
+			      REVIEW_CONFLICT && strstr(r.why, "retry") && still_open(rapp.store, id),
 		      "the approval gives up after %d attempts, the violation stays open (%s)",
 		      race.runs, r.why);
-		CHECK(store_policy_version(app.store, POLICY_DEFAULT_NAME, &version) == 0 &&
+		CHECK(store_policy_version(rapp.store, POLICY_DEFAULT_NAME, &version) == 0 &&
 			      version == race.wrote &&
-			      !allows(app.store, POLICY_DEFAULT_NAME, "/usr/bin/race3", 14, &version),
+			      !allows(rapp.store, POLICY_DEFAULT_NAME, "/usr/bin/race3", 14, &version),
 		      "the last PUT stands, without the file");
-		app.before_policy_write = NULL;
-		CHECK(review_decide(&app, id, VIOLATION_APPROVED, REVIEW_SCOPE_POLICY,"operator", &r) ==
-			      REVIEW_OK && allows(app.store, POLICY_DEFAULT_NAME, "/usr/bin/race3", 14,
+		rapp.before_policy_write = NULL;
+		CHECK(review_decide(&rapp, id, VIOLATION_APPROVED, REVIEW_SCOPE_POLICY,"operator", &r) ==
+			      REVIEW_OK && allows(rapp.store, POLICY_DEFAULT_NAME, "/usr/bin/race3", 14,
 						  &version),
 		      "approved once the writes stop");
 	}
+}
 
-	CASE_BEGIN("a command line the policy's words refuse is approved for the policy only");
+static void test_a_command_line_the_policy_s_words_refuse_is_approved_for_the_policy_only(void)
+{
+	struct review_result r;
+
 	{
 		/* An exact command line in an amendment keeps the policy's required and forbidden
 		 * words (boot_check.h): approved for one agent, it would close the finding and allow
@@ -590,28 +616,35 @@ int main(void)
 		struct found open = { 0 };
 		int64_t id, before = 0, after = 0;
 
-		CHECK(put_boot_section(app.store, POLICY_DEFAULT_NAME,
+		CHECK(put_boot_section(rapp.store, POLICY_DEFAULT_NAME,
 				       "{\"cmdline\": {\"required\": [\"ima_policy=tcb\"]}}") == 0 &&
-			      seed_cmdline(app.store, line) == 0,
+			      seed_cmdline(rapp.store, line) == 0,
 		      "the policy requires ima_policy=tcb; a round with a command line without it");
-		store_violations_list(app.store, VIOLATION_OPEN, "web-01", 10, collect, &open);
+		store_violations_list(rapp.store, VIOLATION_OPEN, "web-01", 10, collect, &open);
 		id = open.n ? open.id[0] : 0;
 		for (int i = 1; i < open.n; i++)
 			if (open.id[i] > id)
 				id = open.id[i];
-		store_policy_version(app.store, amend, &before);
-		CHECK(review_decide(&app, id, VIOLATION_APPROVED, REVIEW_SCOPE_AGENT, "operator", &r) ==
+		store_policy_version(rapp.store, amendment, &before);
+		CHECK(review_decide(&rapp, id, VIOLATION_APPROVED, REVIEW_SCOPE_AGENT, "operator", &r) ==
 			      REVIEW_NOT_APPROVABLE && strstr(r.why, "lacks the required \"ima_policy=tcb\"") &&
-			      strstr(r.why, "scope policy") && still_open(app.store, id),
+			      strstr(r.why, "scope policy") && still_open(rapp.store, id),
 		      "for this agent alone: refused, with what to do instead (%s)", r.why);
-		CHECK(store_policy_version(app.store, amend, &after) == 0 && after == before,
+		CHECK(store_policy_version(rapp.store, amendment, &after) == 0 && after == before,
 		      "and its amendment has no new version");
-		CHECK(review_decide(&app, id, VIOLATION_APPROVED, REVIEW_SCOPE_POLICY,"operator", &r) == REVIEW_OK &&
-			      r.into_policy && !still_open(app.store, id),
+		CHECK(review_decide(&rapp, id, VIOLATION_APPROVED, REVIEW_SCOPE_POLICY,"operator", &r) == REVIEW_OK &&
+			      r.into_policy && !still_open(rapp.store, id),
 		      "for the policy: listed as one of its exact command lines (%s)", r.why);
 	}
+}
 
-	CASE_BEGIN("an fs-verity digest is approved typed");
+static void test_an_fs_verity_digest_is_approved_typed(void)
+{
+	char path[256];
+	char *json = NULL;
+	struct review_result r;
+	int64_t version = 0;
+
 	{
 		/* attest.c records an ima-sigv2 entry's verity digest as "verity:sha256:hex";
 		 * approving it must teach that, or the next round would find it again. */
@@ -628,16 +661,16 @@ int main(void)
 		memset(d, 0xab, sizeof(d));
 		snprintf(hex, sizeof(hex), "verity:sha256:");
 		hex_encode(d, 32, hex + 14);
-		CHECK(commit_round(app.store, &v, 1, 107) == 0, "a round with a verity digest");
-		store_violations_list(app.store, VIOLATION_OPEN, "web-01", 10, collect, &open);
+		CHECK(commit_round(rapp.store, &v, 1, 107) == 0, "a round with a verity digest");
+		store_violations_list(rapp.store, VIOLATION_OPEN, "web-01", 10, collect, &open);
 		id = open.n ? open.id[0] : 0;
 		for (int i = 1; i < open.n; i++)
 			if (open.id[i] > id)
 				id = open.id[i];
-		CHECK(review_decide(&app, id, VIOLATION_APPROVED, REVIEW_SCOPE_AGENT, "operator", &r) ==
+		CHECK(review_decide(&rapp, id, VIOLATION_APPROVED, REVIEW_SCOPE_AGENT, "operator", &r) ==
 			      REVIEW_OK,
 		      "approved for web-01 (%s)", r.why);
-		if (store_policy_get(app.store, amend, &json, &version) == 0)
+		if (store_policy_get(rapp.store, amendment, &json, &version) == 0)
 			p = policy_load(json, strlen(json), path, sizeof(path));
 		CHECK(json && strstr(json, "\"verity:sha256:abab"), "the amendment lists it typed");
 		CHECK(p && policy_check_typed(p, "/usr/bin/verity", 15, IMA_DIGEST_VERITY,
@@ -649,11 +682,49 @@ int main(void)
 		free(json);
 		json = NULL;
 	}
+}
 
-	store_close(app.store);
-	policy_cache_release(&app.policies);
-	policy_cache_release(&app.amendments);
-	unlink(path);
+int main(void)
+{
+	char dir[] = "/tmp/test_review.XXXXXX", uri[300];
+	struct found f = { 0 };
+
+	policy_cache_init(&rapp.policies);
+	policy_cache_init(&rapp.amendments);
+	store_amendment_name("web-01", amendment);
+	if (!mkdtemp(dir))
+		return 1;
+	printf("# backend: %s\n", teststore_backend());
+	CHECK(teststore_uri(dir, "state", uri, sizeof(uri)) == 0 && store_open(uri, &rapp.store) == 0 &&
+		      seed(rapp.store) == 0, "store with 5 violations");
+	CHECK(store_violations_list(rapp.store, -1, "web-01", 10, collect, &f) == 0 && f.n == 5,
+	      "5 violations listed (%d)", f.n);
+	if (f.n != 5)
+		return check_finish();
+	/* One round stored them in the order given, with consecutive ids. */
+	id_learn = f.id[0];
+
+	for (int i = 1; i < f.n; i++)
+		if (f.id[i] < id_learn)
+			id_learn = f.id[i];
+	id_viol = id_learn + 1;
+	id_other = id_learn + 2;
+	id_nodigest = id_learn + 3;
+	id_rawpath = id_learn + 4;
+
+	CASE(test_refusals_change_nothing);
+	CASE(test_approve_for_this_agent_only);
+	CASE(test_approve_into_the_policy);
+	CASE(test_dismiss);
+	CASE(test_boot_findings_scoped_like_files);
+	CASE(test_an_approval_never_undoes_a_put_that_lands_while_it_is_written);
+	CASE(test_an_approval_never_undoes_a_rollback_that_lands_while_it_is_written);
+	CASE(test_a_policy_written_under_every_approval_attempt_refused_nothing_decided);
+	CASE(test_a_command_line_the_policy_s_words_refuse_is_approved_for_the_policy_only);
+	CASE(test_an_fs_verity_digest_is_approved_typed);
+	store_close(rapp.store);
+	policy_cache_release(&rapp.policies);
+	policy_cache_release(&rapp.amendments);
 	rmdir(dir);
 	return check_finish();
 }

@@ -141,72 +141,105 @@ static bool serves(X509 *x)
 	return same;
 }
 
-int main(void)
+/*
+ * The certificates every case uses, made once in main(). server_cert.c keeps one pair for the
+ * process, so the cases run in order: each starts from what the one before it loaded.
+ */
+static struct pem_pair ca_pair, one_pair, two_pair;
+
+static void test_nothing_loaded_a_handshake_gets_nothing(void)
 {
-	struct pem_pair ca, one, two;
-	char why[256], fp[96], want[96];
-	char *chain = NULL;
+	char fp[96];
 
-	if (make(&ca, "test CA", NULL) || make(&one, "one", &ca) || make(&two, "two", &ca)) {
-		CHECK(0, "test certificates");
-		return check_finish();
-	}
-
-	CASE_BEGIN("nothing loaded: a handshake gets nothing");
 	CHECK(handshake(NULL, NULL) < 0, "refused");
 	server_cert_fingerprint(fp);
 	CHECK(fp[0] == '\0', "no fingerprint");
+}
 
-	CASE_BEGIN("a pair: served, with its fingerprint");
-	CHECK(server_cert_set(one.cert, one.key, why, sizeof(why)) == 0, "loaded: %s", why);
-	CHECK(serves(one.x), "each handshake gets certificate one");
-	CHECK(serves(one.x), "and the next one too (its own copy)");
-	fingerprint(one.x, want);
+static void test_a_pair_served_with_its_fingerprint(void)
+{
+	char why[256], fp[96], want[96];
+
+	CHECK(server_cert_set(one_pair.cert, one_pair.key, why, sizeof(why)) == 0, "loaded: %s", why);
+	CHECK(serves(one_pair.x), "each handshake gets certificate one");
+	CHECK(serves(one_pair.x), "and the next one too (its own copy)");
+	fingerprint(one_pair.x, want);
 	server_cert_fingerprint(fp);
 	CHECK(!strcmp(fp, want), "fingerprint %s, want %s", fp, want);
+}
 
-	CASE_BEGIN("refused pairs leave the current one serving");
-	CHECK(server_cert_set(two.cert, one.key, why, sizeof(why)) == -EINVAL &&
+static void test_refused_pairs_leave_the_current_one_serving(void)
+{
+	char why[256], fp[96], want[96];
+
+	CHECK(server_cert_set(two_pair.cert, one_pair.key, why, sizeof(why)) == -EINVAL &&
 	      strstr(why, "not the certificate's"), "another certificate's key: %s", why);
-	CHECK(server_cert_set("not a certificate\n", one.key, why, sizeof(why)) == -EINVAL &&
+	CHECK(server_cert_set("not a certificate\n", one_pair.key, why, sizeof(why)) == -EINVAL &&
 	      strstr(why, "not a PEM certificate"), "no certificate: %s", why);
-	CHECK(server_cert_set(two.cert, "not a key\n", why, sizeof(why)) == -EINVAL &&
+	CHECK(server_cert_set(two_pair.cert, "not a key\n", why, sizeof(why)) == -EINVAL &&
 	      strstr(why, "not an unencrypted PEM private key"), "no key: %s", why);
 	CHECK(server_cert_set(NULL, NULL, why, sizeof(why)) == -EINVAL, "nothing");
-	CHECK(serves(one.x), "certificate one still served");
+	CHECK(serves(one_pair.x), "certificate one still served");
+	fingerprint(one_pair.x, want);
 	server_cert_fingerprint(fp);
 	CHECK(!strcmp(fp, want), "and still its fingerprint");
+}
 
-	CASE_BEGIN("a new pair replaces it");
-	CHECK(server_cert_set(two.cert, two.key, why, sizeof(why)) == 0, "loaded: %s", why);
-	CHECK(serves(two.x), "certificate two served");
+static void test_a_new_pair_replaces_it(void)
+{
+	char why[256];
 
-	CASE_BEGIN("a chain: the server's certificate first, then its CA");
-	if (asprintf(&chain, "%s%s", one.cert, ca.cert) > 0) {
-		CHECK(server_cert_set(chain, one.key, why, sizeof(why)) == 0, "loaded: %s", why);
+	CHECK(server_cert_set(two_pair.cert, two_pair.key, why, sizeof(why)) == 0, "loaded: %s", why);
+	CHECK(serves(two_pair.x), "certificate two served");
+}
+
+static void test_a_chain_the_server_s_certificate_first_then_its_ca(void)
+{
+	char why[256];
+	char *chain = NULL;
+
+	if (asprintf(&chain, "%s%s", one_pair.cert, ca_pair.cert) > 0) {
+		CHECK(server_cert_set(chain, one_pair.key, why, sizeof(why)) == 0, "loaded: %s", why);
 		CHECK(handshake(NULL, NULL) == 2, "both certificates sent");
-		CHECK(serves(one.x), "the server's own first");
+		CHECK(serves(one_pair.x), "the server's own first");
 		free(chain);
 	} else {
 		CHECK(0, "asprintf");
 	}
 	/* The first certificate is the server's (GnuTLS sorts only the issuers after it): a file
 	 * that starts with the CA pairs the key with the CA, and is refused. */
-	if (asprintf(&chain, "%s%s", ca.cert, one.cert) > 0) {
-		CHECK(server_cert_set(chain, one.key, why, sizeof(why)) == -EINVAL,
+	if (asprintf(&chain, "%s%s", ca_pair.cert, one_pair.cert) > 0) {
+		CHECK(server_cert_set(chain, one_pair.key, why, sizeof(why)) == -EINVAL,
 		      "the CA first: refused (%s)", why);
-		CHECK(serves(one.x), "the chain loaded before still served");
+		CHECK(serves(one_pair.x), "the chain loaded before still served");
 		free(chain);
 	} else {
 		CHECK(0, "asprintf");
 	}
+}
 
-	CASE_BEGIN("cleared: a handshake gets nothing");
+static void test_cleared_a_handshake_gets_nothing(void)
+{
 	server_cert_clear();
 	CHECK(handshake(NULL, NULL) < 0, "refused");
+}
 
-	pair_release(&ca);
-	pair_release(&one);
-	pair_release(&two);
+int main(void)
+{
+	if (make(&ca_pair, "test CA", NULL) || make(&one_pair, "one", &ca_pair) ||
+	    make(&two_pair, "two", &ca_pair)) {
+		CHECK(0, "test certificates");
+		return check_finish();
+	}
+
+	CASE(test_nothing_loaded_a_handshake_gets_nothing);
+	CASE(test_a_pair_served_with_its_fingerprint);
+	CASE(test_refused_pairs_leave_the_current_one_serving);
+	CASE(test_a_new_pair_replaces_it);
+	CASE(test_a_chain_the_server_s_certificate_first_then_its_ca);
+	CASE(test_cleared_a_handshake_gets_nothing);
+	pair_release(&ca_pair);
+	pair_release(&one_pair);
+	pair_release(&two_pair);
 	return check_finish();
 }
