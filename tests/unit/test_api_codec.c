@@ -29,22 +29,15 @@ static bool text_is(char *got, const char *want)
 	return same;
 }
 
-int main(void)
-{
-	struct api_agent a = {
-		.agent_id = "host-1", .state = "stale", .policy = "default", .ak_name = "000b",
-		.created_at = 1, .activated_at = 2, .boot_number = 3, .next_entry = 4,
-		.last_verdict_at = 5, .open_violations = 6, .retired_at = 7, .reset_at = 8,
-		.last_seen = 9, .interval = 10, .interval_reported = true, .stale_after = 11,
-		.stale = true, .rejudging = false,
-		.judged_by = { true, "fleet", 12, 13 }, .policy_version = 14, .amendment_version = 15,
-		.last_reasons = json_pack("[s]", "not_in_allowlist"), .last_verdict = "untrusted",
-	};
-	struct api_agent d;
-	json_t *o;
+/*
+ * The agent the first two cases encode, filled in main(): the second takes what the first left
+ * and drops its verdict.
+ */
+static struct api_agent agent;
 
-	CASE_BEGIN("an agent in the fleet list");
-	CHECK(text_is(compact(api_agent_encode(&a)),
+static void test_an_agent_in_the_fleet_list(void)
+{
+	CHECK(text_is(compact(api_agent_encode(&agent)),
 		      "{\"agent_id\":\"host-1\",\"state\":\"stale\",\"policy\":\"default\","
 		      "\"ak_name\":\"000b\",\"created_at\":1,\"activated_at\":2,\"boot_number\":3,"
 		      "\"next_entry\":4,\"last_verdict_at\":5,\"open_violations\":6,\"retired_at\":7,"
@@ -54,16 +47,21 @@ int main(void)
 		      "\"amendment_version\":15,\"last_reasons\":[\"not_in_allowlist\"],"
 		      "\"last_verdict\":\"untrusted\"}"),
 	      "members and order");
+}
 
-	CASE_BEGIN("an agent in detail, never judged");
-	a.last_reasons = NULL;
-	a.last_verdict = NULL;
-	a.judged_by.known = false;
-	a.detail = true;
-	a.ek_cert = "RUs=";
-	a.ak_pub = NULL;
-	a.boot = json_pack("{s:s}", "status", "replays");
-	o = api_agent_encode(&a);
+static void test_an_agent_in_detail_never_judged(void)
+{
+	struct api_agent d;
+	json_t *o;
+
+	agent.last_reasons = NULL;
+	agent.last_verdict = NULL;
+	agent.judged_by.known = false;
+	agent.detail = true;
+	agent.ek_cert = "RUs=";
+	agent.ak_pub = NULL;
+	agent.boot = json_pack("{s:s}", "status", "replays");
+	o = api_agent_encode(&agent);
 	CHECK(o && json_is_null(json_object_get(o, "last_verdict")) &&
 	      json_is_null(json_object_get(o, "judged_by")) && !json_object_get(o, "last_reasons"),
 	      "no verdict yet: null, null, no last_reasons");
@@ -80,15 +78,24 @@ int main(void)
 	      !strcmp(json_string_value(json_object_get(d.boot, "status")), "replays"),
 	      "decoded back, member by member");
 	json_decref(o);
+}
 
-	CASE_BEGIN("decoding is lenient");
+static void test_decoding_is_lenient(void)
+{
+	struct api_agent d;
+	json_t *o;
+
 	o = json_pack("{s:i, s:s, s:s}", "agent_id", 5, "stale_after", "soon", "judged_by", "x");
 	api_agent_decode(o, &d);
 	CHECK(!d.agent_id && d.stale_after == 0 && !d.judged_by.known && !d.state && !d.boot &&
 	      !d.detail, "mistyped and missing members read as NULL, 0, false");
 	json_decref(o);
+}
 
-	CASE_BEGIN("a verdict");
+static void test_a_verdict(void)
+{
+	json_t *o;
+
 	{
 		struct api_verdict v = { 7, 100, 2, "untrusted", false,
 					 json_pack("[{s:s, s:s, s:i}]", "code", "not_in_allowlist",
@@ -119,8 +126,12 @@ int main(void)
 		      "no reasons: []; versions not recorded: null");
 		json_decref(o);
 	}
+}
 
-	CASE_BEGIN("an hour of counters");
+static void test_an_hour_of_counters(void)
+{
+	json_t *o;
+
 	{
 		struct api_hour h = { 3600, 360, 359, 1 }, dh;
 
@@ -132,7 +143,12 @@ int main(void)
 		CHECK(!memcmp(&h, &dh, sizeof(h)), "decoded back");
 		json_decref(o);
 	}
-	CASE_BEGIN("a violation, annotated");
+}
+
+static void test_a_violation_annotated(void)
+{
+	json_t *o;
+
 	{
 		struct api_violation v = {
 			.id = 2, .agent_id = "host-1", .boot_number = 1, .entry = 3,
@@ -173,8 +189,12 @@ int main(void)
 		      !json_object_get(o, "explanation"), "no recurs, expected, explanation: no members");
 		json_decref(o);
 	}
+}
 
-	CASE_BEGIN("a decision");
+static void test_a_decision(void)
+{
+	json_t *o;
+
 	{
 		struct api_decision dec = { 1, "approved", "host-1", "not_in_allowlist", "/usr/bin/evil",
 					  false, "sha256:22", "default", "agent", false, 0, 0, true,
@@ -207,7 +227,12 @@ int main(void)
 		CHECK(o && !json_object_get(o, "scope"), "a dismissal has no scope");
 		json_decref(o);
 	}
-	CASE_BEGIN("an agent's history, policies, versions, a rollback");
+}
+
+static void test_an_agent_s_history_policies_versions_a_rollback(void)
+{
+	json_t *o;
+
 	{
 		struct api_agent_event ev = { 2, 100, "activated", "agent", NULL }, dev;
 		struct api_policy_summary ps = { "fleet", 3, 200, "alice", 7 }, dps;
@@ -258,7 +283,12 @@ int main(void)
 		      !json_object_get(o, "agent_id"), "a policy's rollback names the policy");
 		json_decref(o);
 	}
-	CASE_BEGIN("a policy stored, an amendment");
+}
+
+static void test_a_policy_stored_an_amendment(void)
+{
+	json_t *o;
+
 	{
 		struct api_policy_stored ps = { "p2", 1, NULL, false, "" }, dps;
 		struct api_amendment am = { "host-1", 0, NULL }, dam;
@@ -288,7 +318,12 @@ int main(void)
 		      "an amendment's document");
 		json_decref(o);
 	}
-	CASE_BEGIN("an attestation result, pending, a key rotation");
+}
+
+static void test_an_attestation_result_pending_a_key_rotation(void)
+{
+	json_t *o;
+
 	{
 		struct api_ear ok = { "host-1", "a.b.c", NULL, 0 }, wait = { NULL, NULL, "n0nce", 3 }, de;
 		struct api_ear_rotation rot = { "k2", "k1" }, dr;
@@ -310,6 +345,30 @@ int main(void)
 		CHECK(!strcmp(dr.kid, "k2") && !strcmp(dr.retired_kid, "k1"), "rotation decoded back");
 		json_decref(o);
 	}
+}
+
+int main(void)
+{
+	agent = (struct api_agent){
+		.agent_id = "host-1", .state = "stale", .policy = "default", .ak_name = "000b",
+		.created_at = 1, .activated_at = 2, .boot_number = 3, .next_entry = 4,
+		.last_verdict_at = 5, .open_violations = 6, .retired_at = 7, .reset_at = 8,
+		.last_seen = 9, .interval = 10, .interval_reported = true, .stale_after = 11,
+		.stale = true, .rejudging = false,
+		.judged_by = { true, "fleet", 12, 13 }, .policy_version = 14, .amendment_version = 15,
+		.last_reasons = json_pack("[s]", "not_in_allowlist"), .last_verdict = "untrusted",
+	};
+
+	CASE(test_an_agent_in_the_fleet_list);
+	CASE(test_an_agent_in_detail_never_judged);
+	CASE(test_decoding_is_lenient);
+	CASE(test_a_verdict);
+	CASE(test_an_hour_of_counters);
+	CASE(test_a_violation_annotated);
+	CASE(test_a_decision);
+	CASE(test_an_agent_s_history_policies_versions_a_rollback);
+	CASE(test_a_policy_stored_an_amendment);
+	CASE(test_an_attestation_result_pending_a_key_rotation);
 	CHECK(!strcmp(API_AGENTS, "agents") && !strcmp(API_VERDICTS, "verdicts") &&
 	      !strcmp(API_HOURS, "hours") && !strcmp(API_VIOLATIONS, "violations") &&
 	      !strcmp(API_HISTORY, "history") && !strcmp(API_POLICIES, "policies") &&
