@@ -90,6 +90,8 @@ sa round "$W/a-n5" --append "$APP1"
 check_eq "registered without a policy: the default judges it" "200 trusted default" \
 	"$R_STATUS $(verdict) $(first_policy n5)"
 
+check_eq "the fleet says which agents are registered" "n1:true n4:true n5:true" \
+	"$(op /v1/agents | jq -r '[.agents[] | "\(.agent_id):\(.registered)"] | join(" ")')"
 check_eq "every registration listed" "n1 cert strict;n2 cert default;n4 public strict;n5 public default" \
 	"$(op /v1/registrations | jq -r '[.registrations[] | "\(.agent_id) \(.ek) \(.policy)"] | join(";")')"
 check "attestctl registrations shows n1's labels" grep -Eq '^n1 +cert .*strict +\{"role":"db","site":"lab1"\}' \
@@ -167,6 +169,7 @@ sa enroll "$W/a-o1" --verifier "$URL" --cacert "$CA" --id o1
 check_eq "open: an unregistered id enrolls as before" 200 "$R_STATUS"
 sa round "$W/a-o1" --append "$APP1"
 check_eq "open: and is judged by the default" "trusted default" "$(verdict) $(first_policy o1)"
+check_eq "open: it is not registered" false "$(op /v1/agents/o1 | jq -r .registered)"
 ctl agent add o2 --ek-cert "$W/a-o1/ek.der" >/dev/null || fail "register o2 (open)"
 sa enroll "$W/a-o2" --verifier "$URL" --cacert "$CA" --id o2
 check_eq "open: a registered id still enrolls only with its EK" "403 not_admitted" \

@@ -141,6 +141,13 @@ static int one_label(void *arg, const char *key, const char *value)
 	return json_object_set_new(arg, key, json_string(value)) ? -ENOMEM : 0;
 }
 
+static int registration_seen(void *arg, const struct store_registration *r)
+{
+	(void)arg;
+	(void)r;
+	return 0;
+}
+
 /* Sets "labels" of o to agent id's: 0, or the store's failure. */
 static int agent_labels_json(struct app *app, const char *id, json_t *o)
 {
@@ -162,6 +169,7 @@ struct agents_ctx {
 	const char *state;  /* only agents shown in this state (NULL: any) */
 	const char *policy; /* only agents judged by this policy, as shown (NULL: any) */
 	json_t *labels;     /* every agent's labels: {ID: {KEY: VALUE}} (store_labels_all()) */
+	json_t *registered; /* the registered ids: {ID: true} (store_registrations_list()) */
 	const char *label_key; /* only agents labelled so (NULL: any) */
 	const char *label_value;
 };
@@ -174,6 +182,12 @@ static int fleet_label(void *arg, const char *agent, const char *key, const char
 	if (!o && (!(o = json_object()) || json_object_set_new(all, agent, o)))
 		return -ENOMEM;
 	return json_object_set_new(o, key, json_string(value)) ? -ENOMEM : 0;
+}
+
+/* Collects the registered ids into {ID: true}. */
+static int registered_id(void *arg, const struct store_registration *r)
+{
+	return json_object_set_new(arg, r->agent, json_true()) ? -ENOMEM : 0;
 }
 
 /* An agent's labels as the API shows them: an object, {} for none (a new reference). */
@@ -213,13 +227,15 @@ static int agents_cb(void *arg, const struct store_agent *a)
 		return 0;
 	}
 	o = api_agent_encode(&v);
-	if (o && json_object_set_new(o, "labels", labels_of(c->labels, a->id)))
+	if (o && (json_object_set_new(o, "labels", labels_of(c->labels, a->id)) ||
+		  json_object_set_new(o, "registered",
+				      json_boolean(json_object_get(c->registered, a->id) != NULL))))
 		return -ENOMEM;
 	return o && json_array_append_new(c->arr, o) == 0 ? 0 : -ENOMEM;
 }
 
 /* GET /v1/agents[?state=S][&policy=NAME][&label=KEY=VALUE]: the fleet, or the agents shown
- * so, each with its labels. */
+ * so, each with its labels and whether it is registered (admission). */
 void handle_agents_list(const struct http_request *req, struct http_response *resp)
 {
 	struct app *app = req->app;
@@ -227,7 +243,7 @@ void handle_agents_list(const struct http_request *req, struct http_response *re
 	const char *label = http_query(req, "label");
 	json_t *arr;
 	struct agents_ctx c = { app, NULL, (int64_t)time(NULL), 0, http_query(req, "state"),
-				http_query(req, "policy"), NULL, NULL, NULL };
+				http_query(req, "policy"), NULL, NULL, NULL, NULL };
 
 	if (c.state && !shown_state_valid(c.state)) {
 		http_reply_error(resp, PROTO_ERR_BAD_REQUEST, "state: one of pending, active, stale,"
@@ -250,17 +266,21 @@ void handle_agents_list(const struct http_request *req, struct http_response *re
 	}
 	c.arr = arr = json_array();
 	c.labels = json_object();
+	c.registered = json_object();
 	/* The store is not called from its own callbacks: the default's version and the labels
 	 * first. */
 	if (!arr || !c.labels || judges_default_version(app, &c.default_version) ||
+	    !c.registered || store_registrations_list(app->store, registered_id, c.registered) ||
 	    store_labels_all(app->store, fleet_label, c.labels) ||
 	    store_agents_list(app->store, agents_cb, &c)) {
 		json_decref(arr);
 		json_decref(c.labels);
+		json_decref(c.registered);
 		http_reply_store_failure(resp);
 		return;
 	}
 	json_decref(c.labels);
+	json_decref(c.registered);
 	reply_json_value(resp, 200, json_pack("{s:o}", API_AGENTS, arr));
 }
 
@@ -273,7 +293,7 @@ void handle_agent_get(const struct http_request *req, struct http_response *resp
 	char *ek_cert, *ak_pub;
 	struct api_agent v;
 	json_t *o;
-	int ret;
+	int ret, reg;
 
 	if (!agent_id_valid(req->arg[0])) {
 		http_reply_error(resp, PROTO_ERR_UNKNOWN_AGENT, "no agent with this id");
@@ -299,7 +319,9 @@ void handle_agent_get(const struct http_request *req, struct http_response *resp
 	v.ak_pub = ak_pub = base64_encode_alloc(a.ak_pub, a.ak_pub_len);
 	v.boot = boot_json(app, a.id);
 	o = api_agent_encode(&v);
-	if (o && agent_labels_json(app, a.id, o)) {
+	reg = store_registration_get(app->store, a.id, registration_seen, NULL);
+	if (o && (agent_labels_json(app, a.id, o) || (reg && reg != -ENOENT) ||
+		  json_object_set_new(o, "registered", json_boolean(reg == 0)))) {
 		json_decref(o);
 		o = NULL; /* a 500 */
 	}
