@@ -4,11 +4,10 @@
  * CHECK(cond, fmt, ...) records one passed or one failed check; a failure prints
  * `FAIL file:line: message` on stderr and does not stop the case.
  *
- * A case is a named group of CHECKs, run from main():
- *   CASE(test_fn);                  runs void test_fn(void), named after it ("fn")
- *   CHECK_CASE("name", statement);  runs any statement, e.g. test_make(TPM2_ALG_RSA, "rsa")
- *   CASE_BEGIN("name"); ... CASE_END();  a case written inline in main(); the next
- *                                   CASE_BEGIN or check_finish() also ends it
+ * A case is a function of no arguments, run from main() with CASE(test_fn); it is named after
+ * the function, without "test_" and with spaces for underscores ("fn"). What several cases use
+ * (a store, keys, a temporary directory) is file-scope, set up in main() before the cases and
+ * said so where it is declared; a case run with other arguments is a small wrapper.
  * Each case prints one line on stdout when it ends, after its failures:
  *   ok 3 - policy: defaults
  *   FAIL 4 - policy: rejects (2 of 17 checks failed)
@@ -16,7 +15,7 @@
  * all fails (a test that cannot fail is a defect) and counts as one failed check. A case that
  * crashes ends the program (no fork per case: cases may share state set up in main()).
  *
- * check_finish() closes a case still open, prints `# cases: N ok, N failed`, then the line
+ * check_finish() prints `# cases: N ok, N failed`, then the line
  * every test program ends with, `N passed, N failed`, where N counts CHECKs (not cases; the
  * checks made outside any case count too), and returns the exit status. tests/run parses that
  * last line. State is per test program (one translation unit includes this header).
@@ -74,10 +73,10 @@ static inline void check_case_end(void)
 }
 
 /*
- * file: __FILE__ of the test program, for the prefix of its case lines. fn: name is a function
- * name, shown without "test_" and with spaces for underscores.
+ * file: __FILE__ of the test program, for the prefix of its case lines. name: the case's
+ * function, shown without "test_" and with spaces for underscores.
  */
-static inline void check_case_begin(const char *file, const char *name, int fn)
+static inline void check_case_begin(const char *file, const char *name)
 {
 	const char *base = strrchr(file, '/');
 	size_t n;
@@ -92,10 +91,10 @@ static inline void check_case_begin(const char *file, const char *name, int fn)
 	memcpy(check_case_prog, base, n);
 	check_case_prog[n] = '\0';
 	check_case_no++;
-	if (fn && strncmp(name, "test_", 5) == 0 && name[5])
+	if (strncmp(name, "test_", 5) == 0 && name[5])
 		name += 5;
 	snprintf(check_case_name, sizeof(check_case_name), "%s", name[0] ? name : "?");
-	for (char *c = check_case_name; fn && *c; c++)
+	for (char *c = check_case_name; *c; c++)
 		if (*c == '_')
 			*c = ' ';
 	check_case_p0 = check_passed;
@@ -103,19 +102,11 @@ static inline void check_case_begin(const char *file, const char *name, int fn)
 	fflush(stdout); /* anything the program printed comes before this case's failures */
 }
 
-#define CASE_BEGIN(name) check_case_begin(__FILE__, (name), 0)
-#define CASE_END() check_case_end()
-#define CHECK_CASE(name, ...)                          \
-	do {                                           \
-		check_case_begin(__FILE__, (name), 0); \
-		__VA_ARGS__;                           \
-		check_case_end();                      \
-	} while (0)
-#define CASE(fn)                                   \
-	do {                                       \
-		check_case_begin(__FILE__, #fn, 1); \
-		fn();                              \
-		check_case_end();                  \
+#define CASE(fn)                                 \
+	do {                                     \
+		check_case_begin(__FILE__, #fn); \
+		fn();                            \
+		check_case_end();                \
 	} while (0)
 
 static inline int check_finish(void)

@@ -450,14 +450,17 @@ static void check_refused(const char *src, const char *dir, const char *what, co
 }
 
 /* A new store is created at the current version, and says so (not "upgraded from 0"). */
-static void check_created(const char *dir)
+/* The fixtures (STORE_TEST_DATA, or tests/data) and the directory of the copies, set in main(). */
+static char fixture_v0[256], fixture_v2[256], fixture_v5[256];
+static char tmp_dir[] = "/tmp/test_store_migrate.XXXXXX";
+
+static void test_a_new_store(void)
 {
 	char uri[300], log[4096], want[96];
 	struct store *st = NULL;
 	int ret, capturing;
 
-	CASE_BEGIN("a new store");
-	snprintf(uri, sizeof(uri), "sqlite:%s/new.db", dir);
+	snprintf(uri, sizeof(uri), "sqlite:%s/new.db", tmp_dir);
 	capturing = stderrcap_begin();
 	ret = store_open(uri, &st);
 	stderrcap_end(log, sizeof(log));
@@ -470,20 +473,18 @@ static void check_created(const char *dir)
 }
 
 /*
- * Opens a copy of an older database (schema `from`), checks every fact, reopens it. The
- * version 2 fixture holds agent omega too.
+ * Opens a copy of an older database (schema `from`) and checks every fact. The version 2
+ * fixture holds agent omega too.
  */
 static void check_upgrade(const char *src, const char *dir, int from)
 {
-	char path[256], uri[300], name[64], log[4096], want[96];
+	char path[256], uri[300], log[4096], want[96];
 	struct store *st = NULL;
 	int v = -1, ret, capturing;
 
 	snprintf(path, sizeof(path), "%s/upgraded-v%d.db", dir, from);
 	snprintf(uri, sizeof(uri), "sqlite:%s", path);
 	CHECK(copy_file(src, path) == 0, "copy of %s", src);
-	snprintf(name, sizeof(name), "upgrade from version %d", from);
-	CASE_BEGIN(name);
 	capturing = stderrcap_begin();
 	ret = store_open(uri, &st);
 	stderrcap_end(log, sizeof(log));
@@ -513,9 +514,16 @@ static void check_upgrade(const char *src, const char *dir, int from)
 	CHECK(sql_int(path, "SELECT count(*) FROM agents WHERE retired_at != 0 OR reset_at != 0"
 			    " OR round_interval != 0 OR stale_event_for != 0", &v) == 0 && v == 0,
 	      "no agent is retired, reset or marked stale by the upgrade (%d)", v);
-	snprintf(name, sizeof(name), "version %d reopened", from);
-	CASE_BEGIN(name);
-	st = NULL;
+}
+
+/* Reopens the copy check_upgrade() upgraded: current, it is opened without a word. */
+static void check_reopened(const char *dir, int from)
+{
+	char uri[300], log[4096];
+	struct store *st = NULL;
+	int ret, capturing;
+
+	snprintf(uri, sizeof(uri), "sqlite:%s/upgraded-v%d.db", dir, from);
 	capturing = stderrcap_begin();
 	ret = store_open(uri, &st);
 	stderrcap_end(log, sizeof(log));
@@ -530,66 +538,119 @@ static void check_upgrade(const char *src, const char *dir, int from)
 	}
 }
 
-int main(void)
+static void test_the_fixtures(void)
 {
-	char dir[] = "/tmp/test_store_migrate.XXXXXX", path[256], src[256], src2[256], src5[256];
-	const char *data = getenv("STORE_TEST_DATA");
+	char path[256];
 	int v = -1, layout = -1;
 
-	snprintf(src, sizeof(src), "%s/store-v0.db", data ? data : "tests/data");
-	snprintf(src2, sizeof(src2), "%s/store-v2.db", data ? data : "tests/data");
-	snprintf(src5, sizeof(src5), "%s/store-v5.db", data ? data : "tests/data");
-	if (access(src, R_OK) || access(src2, R_OK) || access(src5, R_OK)) {
-		fprintf(stderr, "cannot read %s, %s or %s (run from the top of the tree)\n", src,
-			src2, src5);
-		return 2;
-	}
-	if (!mkdtemp(dir))
-		return 2;
 	/* Copies only: even a read leaves -wal and -shm files beside a WAL database. */
-	CASE_BEGIN("the fixtures");
-	snprintf(path, sizeof(path), "%s/fixture-v0.db", dir);
-	CHECK(copy_file(src, path) == 0 && sql_int(path, "PRAGMA user_version", &v) == 0 &&
+	snprintf(path, sizeof(path), "%s/fixture-v0.db", tmp_dir);
+	CHECK(copy_file(fixture_v0, path) == 0 && sql_int(path, "PRAGMA user_version", &v) == 0 &&
 		      v == 0 &&
 		      sql_int(path, "SELECT count(*) FROM boot_state WHERE layout = 1", &layout) == 0 &&
 		      layout == 2,
 	      "store-v0.db is from before versions (version %d, %d raw boot states)", v, layout);
-	snprintf(path, sizeof(path), "%s/fixture-v2.db", dir);
-	CHECK(copy_file(src2, path) == 0 && sql_int(path, "PRAGMA user_version", &v) == 0 &&
+	snprintf(path, sizeof(path), "%s/fixture-v2.db", tmp_dir);
+	CHECK(copy_file(fixture_v2, path) == 0 && sql_int(path, "PRAGMA user_version", &v) == 0 &&
 		      v == 2,
 	      "store-v2.db is at version 2 (%d)", v);
+}
 
-	check_upgrade(src, dir, 0);
-	snprintf(path, sizeof(path), "%s/upgraded-v0.db", dir);
+static void test_upgrade_from_version_0(void)
+{
+	check_upgrade(fixture_v0, tmp_dir, 0);
+}
+
+static void test_version_0_reopened(void)
+{
+	char path[256];
+	int layout = -1;
+
+	check_reopened(tmp_dir, 0);
+	snprintf(path, sizeof(path), "%s/upgraded-v0.db", tmp_dir);
 	CHECK(sql_int(path, "SELECT count(*) FROM pragma_table_info('boot_state')"
 			    " WHERE name = 'layout'", &layout) == 0 && layout == 0,
 	      "boot_state has no layout column any more");
-	check_upgrade(src2, dir, 2);
-	snprintf(path, sizeof(path), "%s/fixture-v5.db", dir);
-	CASE_BEGIN("the fixture of version 5");
-	CHECK(copy_file(src5, path) == 0 && sql_int(path, "PRAGMA user_version", &v) == 0 &&
+}
+
+static void test_upgrade_from_version_2(void)
+{
+	check_upgrade(fixture_v2, tmp_dir, 2);
+}
+
+static void test_version_2_reopened(void)
+{
+	check_reopened(tmp_dir, 2);
+}
+
+static void test_the_fixture_of_version_5(void)
+{
+	char path[256];
+	int v = -1;
+
+	snprintf(path, sizeof(path), "%s/fixture-v5.db", tmp_dir);
+	CHECK(copy_file(fixture_v5, path) == 0 && sql_int(path, "PRAGMA user_version", &v) == 0 &&
 		      v == 5,
 	      "store-v5.db is at version 5 (%d)", v);
-	check_upgrade(src5, dir, 5);
+}
 
-	check_created(dir);
+static void test_upgrade_from_version_5(void)
+{
+	check_upgrade(fixture_v5, tmp_dir, 5);
+}
 
-	CASE_BEGIN("version 2: violations with raw paths, reopened when they recur");
-	check_omega(src2, dir);
+static void test_version_5_reopened(void)
+{
+	check_reopened(tmp_dir, 5);
+}
 
-	CASE_BEGIN("broken rows stop the upgrade");
-	check_refused(src, dir, "a boot state of another size",
+static void test_version_2_violations_with_raw_paths_reopened_when_they_recur(void)
+{
+	check_omega(fixture_v2, tmp_dir);
+}
+
+static void test_broken_rows_stop_the_upgrade(void)
+{
+	check_refused(fixture_v0, tmp_dir, "a boot state of another size",
 		      "UPDATE boot_state SET state = substr(state, 1, 240) WHERE agent = 'gamma'");
-	check_refused(src, dir, "a boot state of another layout",
+	check_refused(fixture_v0, tmp_dir, "a boot state of another layout",
 		      "UPDATE boot_state SET layout = 2 WHERE agent = 'gamma'");
-	check_refused(src, dir, "a big-endian header",
+	check_refused(fixture_v0, tmp_dir, "a big-endian header",
 		      "UPDATE boot_state SET state = x'00000001000000f0' || substr(state, 9)"
 		      " WHERE agent = 'alpha'");
-	check_refused(src, dir, "a blob that disagrees with its columns",
+	check_refused(fixture_v0, tmp_dir, "a blob that disagrees with its columns",
 		      "UPDATE boot_state SET next_entry = 4 WHERE agent = 'alpha'");
+}
 
-	snprintf(path, sizeof(path), "rm -rf %s", dir);
-	if (system(path) != 0)
-		fprintf(stderr, "cleanup of %s failed\n", dir);
+int main(void)
+{
+	const char *data = getenv("STORE_TEST_DATA");
+	char cmd[300];
+
+	snprintf(fixture_v0, sizeof(fixture_v0), "%s/store-v0.db", data ? data : "tests/data");
+	snprintf(fixture_v2, sizeof(fixture_v2), "%s/store-v2.db", data ? data : "tests/data");
+	snprintf(fixture_v5, sizeof(fixture_v5), "%s/store-v5.db", data ? data : "tests/data");
+	if (access(fixture_v0, R_OK) || access(fixture_v2, R_OK) || access(fixture_v5, R_OK)) {
+		fprintf(stderr, "cannot read %s, %s or %s (run from the top of the tree)\n",
+			fixture_v0, fixture_v2, fixture_v5);
+		return 2;
+	}
+	if (!mkdtemp(tmp_dir))
+		return 2;
+	/* In order: each reopens the copy the upgrade before it wrote. */
+	CASE(test_the_fixtures);
+	CASE(test_upgrade_from_version_0);
+	CASE(test_version_0_reopened);
+	CASE(test_upgrade_from_version_2);
+	CASE(test_version_2_reopened);
+	CASE(test_the_fixture_of_version_5);
+	CASE(test_upgrade_from_version_5);
+	CASE(test_version_5_reopened);
+	CASE(test_a_new_store);
+	CASE(test_version_2_violations_with_raw_paths_reopened_when_they_recur);
+	CASE(test_broken_rows_stop_the_upgrade);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmp_dir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "cleanup of %s failed\n", tmp_dir);
 	return check_finish();
 }
