@@ -10,6 +10,69 @@
 #include "verifier/policy/policy_internal.h"
 #include "verifier/policy/policy_keys.h"
 
+/* A letter or a digit: escaped, it is a class or a backreference, never itself. */
+static bool alnum(char c)
+{
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+
+/*
+ * What a backslash and nx inside [...] of a Python pattern are in a POSIX bracket, or NULL with
+ * *why set. lit (3 bytes) holds an answer that is the character itself.
+ */
+static const char *bracket_escape(char nx, char *lit, const char **why)
+{
+	switch (nx) {
+	case 'd': return "[:digit:]";
+	case 'w': return "[:alnum:]_";
+	case 's': return "[:space:]";
+	case 'n': return "\n";
+	case 't': return "\t";
+	case '\\': return "\\";
+	default:
+		/* POSIX brackets have no escapes: a literal punctuation character stands for
+		 * itself, except the three with positional meaning. */
+		if (nx && nx != ']' && nx != '^' && nx != '-' && !alnum(nx)) {
+			lit[0] = nx;
+			lit[1] = '\0';
+			return lit;
+		}
+		*why = "unsupported escape inside [...]";
+		return NULL;
+	}
+}
+
+/* What a backslash and nx outside [...] are in an ERE, or NULL with *why set; lit as above. */
+static const char *escape(char nx, char *lit, const char **why)
+{
+	switch (nx) {
+	case 'd': return "[0-9]";
+	case 'D': return "[^0-9]";
+	case 'w': return "[[:alnum:]_]";
+	case 'W': return "[^[:alnum:]_]";
+	case 's': return "[[:space:]]";
+	case 'S': return "[^[:space:]]";
+	case 'A': return "^";
+	case 'Z': return "$";
+	case 'n': return "\n";
+	case 't': return "\t";
+	default:
+		if (nx && strchr(".[]{}()\\*+?|^$", nx)) {
+			lit[0] = '\\';
+			lit[1] = nx;
+			lit[2] = '\0';
+			return lit;
+		}
+		if (nx && !alnum(nx)) {
+			lit[0] = nx; /* "\/", "\-": the character itself */
+			lit[1] = '\0';
+			return lit;
+		}
+		*why = "unsupported escape (backreference, \\b, \\x, ...)";
+		return NULL;
+	}
+}
+
 /*
  * Rewrites a Python `re` pattern (as Keylime applies it, with re.match: anchored at the start
  * only) into our syntax (POSIX ERE, whole-path match): "(translated).*". Maps the common
@@ -35,6 +98,7 @@ char *keylime_regex(const char *py, const char **why, char *whybuf, size_t whyle
 		char c = py[i], nx = i + 1 < n ? py[i + 1] : '\0';
 		const char *rep = NULL;
 		bool after_quant = quant;
+		char lit[3];
 
 		quant = false;
 		if (br) {
@@ -53,25 +117,9 @@ char *keylime_regex(const char *py, const char **why, char *whybuf, size_t whyle
 				continue;
 			}
 			i++;
-			switch (nx) {
-			case 'd': rep = "[:digit:]"; break;
-			case 'w': rep = "[:alnum:]_"; break;
-			case 's': rep = "[:space:]"; break;
-			case 'n': rep = "\n"; break;
-			case 't': rep = "\t"; break;
-			case '\\': rep = "\\"; break;
-			default:
-				/* POSIX brackets have no escapes: a literal punctuation character
-				 * stands for itself, except the three with positional meaning. */
-				if (nx && nx != ']' && nx != '^' && nx != '-' &&
-				    !((nx >= '0' && nx <= '9') || (nx >= 'a' && nx <= 'z') ||
-				      (nx >= 'A' && nx <= 'Z'))) {
-					out[o++] = nx;
-					continue;
-				}
-				*why = "unsupported escape inside [...]";
+			rep = bracket_escape(nx, lit, why);
+			if (!rep)
 				goto fail;
-			}
 			memcpy(out + o, rep, strlen(rep));
 			o += strlen(rep);
 			continue;
@@ -120,31 +168,9 @@ char *keylime_regex(const char *py, const char **why, char *whybuf, size_t whyle
 			continue;
 		case '\\':
 			i++;
-			switch (nx) {
-			case 'd': rep = "[0-9]"; break;
-			case 'D': rep = "[^0-9]"; break;
-			case 'w': rep = "[[:alnum:]_]"; break;
-			case 'W': rep = "[^[:alnum:]_]"; break;
-			case 's': rep = "[[:space:]]"; break;
-			case 'S': rep = "[^[:space:]]"; break;
-			case 'A': rep = "^"; break;
-			case 'Z': rep = "$"; break;
-			case 'n': rep = "\n"; break;
-			case 't': rep = "\t"; break;
-			default:
-				if (nx && strchr(".[]{}()\\*+?|^$", nx)) {
-					out[o++] = '\\';
-					out[o++] = nx;
-					continue;
-				}
-				if (nx && !((nx >= '0' && nx <= '9') || (nx >= 'a' && nx <= 'z') ||
-					    (nx >= 'A' && nx <= 'Z'))) {
-					out[o++] = nx;  /* "\/", "\-": the character itself */
-					continue;
-				}
-				*why = "unsupported escape (backreference, \\b, \\x, ...)";
+			rep = escape(nx, lit, why);
+			if (!rep)
 				goto fail;
-			}
 			memcpy(out + o, rep, strlen(rep));
 			o += strlen(rep);
 			continue;

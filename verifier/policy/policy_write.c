@@ -167,9 +167,47 @@ fail:
 	return NULL;
 }
 
+/*
+ * The "digests" table digs of root (and root's "digests_hex" for paths that are not UTF-8): each
+ * path with the digests no package version lists (own: owned_records()). 0, or -1 when out of
+ * memory.
+ */
+static int digests_json(const struct policy *p, const uint8_t *own, json_t *root, json_t *digs)
+{
+	json_t *hexdigs = NULL, *list;
+
+	for (uint32_t e = 0; e < p->paths.count; e++) {
+		const struct kentry *ke = ktab_ent(&p->paths, e);
+		const uint8_t *r = arena_at(&p->digs, ke->dig_off);
+		const char *path = (const char *)arena_at(&p->paths.keys, ke->key_off);
+		uint16_t mine = 0;
+
+		/* Digests a package lists are written with it; a path whose digests all come
+		 * from packages is not repeated here (one listed nowhere stays: pinned to nothing). */
+		for (uint16_t n = 0; own && n < ke->ndig; n++) {
+			size_t off = record_offset(p, ke, n);
+
+			mine += !owned(own, off);
+		}
+		if (own && ke->ndig && !mine)
+			continue;
+		list = json_array();
+		/* JSON carries UTF-8 only: the raw bytes as hex, never an escaped look-alike. */
+		if (set_path_key(digs, &hexdigs, root, "digests_hex", path, ke->key_len, list))
+			return -1;
+		for (uint16_t n = 0; n < ke->ndig; n++) {
+			if (!owned(own, (size_t)(r - arena_at(&p->digs, 0))) &&
+			    json_array_append_new(list, digest_json(r[0], r + 1)))
+				return -1;
+			r += 1 + dk_alg(r[0])->size;
+		}
+	}
+	return 0;
+}
+
 char *policy_to_json(const struct policy *p)
 {
-	json_t *root = NULL, *digs, *list, *ex, *ba, *hexdigs = NULL;
+	json_t *root = NULL, *digs, *list, *ex, *ba;
 	uint8_t *own = NULL;
 	bool own_fail;
 	char *out = NULL;
@@ -206,47 +244,8 @@ char *policy_to_json(const struct policy *p)
 	own = owned_records(p, &own_fail);
 	if (own_fail)
 		goto out;
-	for (uint32_t e = 0; e < p->paths.count; e++) {
-		const struct kentry *ke = ktab_ent(&p->paths, e);
-		const uint8_t *r = arena_at(&p->digs, ke->dig_off);
-		const char *path = (const char *)arena_at(&p->paths.keys, ke->key_off);
-		uint16_t mine = 0;
-
-		/* Digests a package lists are written with it; a path whose digests all come
-		 * from packages is not repeated here (one listed nowhere stays: pinned to nothing). */
-		for (uint16_t n = 0; own && n < ke->ndig; n++) {
-			size_t off = record_offset(p, ke, n);
-
-			mine += !owned(own, off);
-		}
-		if (own && ke->ndig && !mine)
-			continue;
-		list = json_array();
-		if (text_is_utf8(path, ke->key_len)) {
-			if (json_object_setn_new(digs, path, ke->key_len, list))
-				goto out;
-		} else {
-			/* JSON carries UTF-8 only: the raw bytes as hex, never an escaped look-alike. */
-			char hex[2 * LIMIT_IMA_PATH + 1];
-
-			if (!hexdigs) {
-				hexdigs = json_object();
-				if (json_object_set_new(root, "digests_hex", hexdigs)) {
-					json_decref(list);
-					goto out;
-				}
-			}
-			hex_encode((const uint8_t *)path, ke->key_len, hex);
-			if (json_object_set_new(hexdigs, hex, list))
-				goto out;
-		}
-		for (uint16_t n = 0; n < ke->ndig; n++) {
-			if (!owned(own, (size_t)(r - arena_at(&p->digs, 0))) &&
-			    json_array_append_new(list, digest_json(r[0], r + 1)))
-				goto out;
-			r += 1 + dk_alg(r[0])->size;
-		}
-	}
+	if (digests_json(p, own, root, digs))
+		goto out;
 	if (p->pkgs && json_object_set_new(root, "packages", packages_json(p)))
 		goto out;
 	if (p->conffiles_any && json_object_set_new(root, "conffiles", json_string("any")))
