@@ -2,9 +2,10 @@
  * policy_packages: where a policy's digests come from. A policy built from Debian packages
  * (policies/README.md, "Packages") keeps, for each package version (name, version,
  * architecture), the files it installs and the digest records of each; a path's owner is the
- * first version that listed it. policy_load_packages.c reads the JSON and policy.c owns the path table; this module owns
- * the versions, the references from each version to (path entry, digest record) and the owner of
- * each path entry, so that a violation can name the package and its known versions.
+ * first version that listed it. policy_load_packages.c reads the JSON and policy.c owns the
+ * path table; this module owns the versions, the references from each version to (path entry,
+ * digest record) and the owner of each path entry, so that a violation can name the package and
+ * its known versions.
  *
  * Ownership: policy_packages_new() returns an empty table the caller frees with
  * policy_packages_free() (NULL is fine). Strings passed in are copied. Lookups are read-only and
