@@ -6,7 +6,8 @@
 # figure produced is a pass, a figure that could not be produced a failure; a missed target is
 # reported in the table, never a failure.
 #
-# Sections (BENCH_ONLY="replay quote throughput incr policy" picks some):
+# Sections (BENCH_ONLY="replay quote throughput incr policy" picks some; SCALE_AGENTS="1000" and
+# DETECT_AGENTS="10000" pick the fleet sizes of scale and detect):
 #   replay      attestctl replay vs evmctl ima_measurement vs bench/floor_replay
 #   quote       quote_verify in process vs tpm2_checkquote (one process per check) vs OpenSSL verify
 #   throughput  bench/loadgen with N agents against a real verifier (fresh state per N)
@@ -134,7 +135,8 @@ else
 	read -ra SCALE_N <<<"${SCALE_AGENTS:-1000 10000 100000}"
 	SCALE_PG_N=1000 SCALE_SEC=15
 	GROW_AGENTS=10 GROW_DAYS=7
-	DETECT_N=(1000 10000) DETECT_INTERVAL=60 DETECT_PCT=1 DETECT_IDLE_SEC=120 DETECT_SEC=240
+	read -ra DETECT_N <<<"${DETECT_AGENTS:-1000 10000}"
+	DETECT_INTERVAL=60 DETECT_PCT=1 DETECT_IDLE_SEC=120 DETECT_SEC=240
 	AGENT_N=(1000 100000 1000000) AGENT_ROUNDS=30
 fi
 LG_THREADS=${LG_THREADS:-8}

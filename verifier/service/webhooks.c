@@ -211,11 +211,12 @@ static bool deliver_one(struct webhooks *w, struct target *t, const struct claim
 
 /*
  * Delivers what is due for one URL, oldest first, until none is or the receiver cannot be
- * reached (a receiver that answers but refuses one event gets the next one meanwhile). Rows
- * are claimed and settled ROWS_PER_CLAIM at a time; a verifier that dies between the two
- * delivers its claimed rows again after the lease (at least once, as verifier(8) says).
+ * reached (a receiver that answers but refuses one event gets the next one meanwhile), at
+ * most ROWS_PER_PASS. Rows are claimed and settled ROWS_PER_CLAIM at a time; a verifier that
+ * dies between the two delivers its claimed rows again after the lease (at least once, as
+ * verifier(8) says). true when a whole pass went out and more may be due now.
  */
-static void deliver_due(struct webhooks *w, struct target *t)
+static bool deliver_due(struct webhooks *w, struct target *t)
 {
 	char errs[ROWS_PER_CLAIM][256];
 	bool reachable = true;
@@ -229,8 +230,10 @@ static void deliver_due(struct webhooks *w, struct target *t)
 
 		ret = store_outbox_claim(w->app->store, t->url, now, CLAIM_LEASE, ROWS_PER_CLAIM,
 					 claim_cb, &cl);
-		if (ret)
+		if (ret) {
 			log_warn("webhook: cannot read the outbox: %s", strerror(-ret));
+			reachable = false; /* the next pass waits for the timer */
+		}
 		for (size_t i = 0; i < cl.n; i++) {
 			if (!reachable) {
 				settle[i] = (struct store_outbox_settle){ .row = cl.rows[i].row,
@@ -249,8 +252,9 @@ static void deliver_due(struct webhooks *w, struct target *t)
 		for (size_t i = 0; i < cl.n; i++)
 			free(cl.rows[i].body);
 		if (cl.n < ROWS_PER_CLAIM)
-			return; /* nothing more is due */
+			return false; /* nothing more is due */
 	}
+	return reachable;
 }
 
 /* Stale scan ------------------------------------------------------------------------------ */
@@ -313,19 +317,41 @@ static void scan_stale(struct webhooks *w)
 	free(s.v);
 }
 
+static double monotonic_s(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/*
+ * The delivery thread: the stale scan once a second (it reads every agent: not once per kick,
+ * or a fleet's rounds would pay for it), then each URL's due events in turn. It sleeps until a
+ * kick or the next second, unless a URL had more due than one pass delivers: a backlog drains
+ * at the receivers' speed.
+ */
 static void *run(void *arg)
 {
 	struct webhooks *w = arg;
+	double last_scan = 0;
 	struct timespec until;
 
 	pthread_mutex_lock(&w->mu);
 	while (!w->stop) {
+		bool more = false;
+
 		w->kicked = false;
 		pthread_mutex_unlock(&w->mu);
-		scan_stale(w);
+		if (monotonic_s() - last_scan >= 1.0) {
+			last_scan = monotonic_s();
+			scan_stale(w);
+		}
 		for (size_t i = 0; i < w->n; i++)
-			deliver_due(w, &w->targets[i]);
+			more |= deliver_due(w, &w->targets[i]);
 		pthread_mutex_lock(&w->mu);
+		if (more)
+			continue;
 		/* Rows are due by the second (the outbox keeps whole seconds). */
 		clock_gettime(CLOCK_REALTIME, &until);
 		until.tv_sec += 1;
