@@ -1,7 +1,8 @@
 /*
- * The verifier's operator page: fleet, one agent (verdict timeline, violations, policy), one
- * policy (as the verifier enforces it, its versions with what each changed) and the violations
- * queue, over the same REST API as attestctl, with the operator token.
+ * The verifier's operator page: fleet (filtered by state or label; a policy assigned to every
+ * agent with a label), one agent (verdict timeline, violations, policy, labels), one policy (as
+ * the verifier enforces it, its versions with what each changed), the registrations (admission)
+ * and the violations queue, over the same REST API as attestctl, with the operator token.
  *
  * Rules this file keeps:
  *  - Every string from the API is untrusted (IMA paths are whatever a guest measured). It reaches
@@ -16,7 +17,12 @@
  *  - The token lives in sessionStorage (this tab only) and goes out as Authorization: Bearer.
  *  - Approval asks its scope, "this agent only" preselected (an amendment over the agent's
  *    policy); widening the shared policy must be chosen. Every policy change can be rolled back
- *    from the agent view's histories, each step confirmed by a second click.
+ *    from the agent view's histories, each step confirmed by a second click. A change to many
+ *    agents at once (a policy assigned by label) first shows how many it changes, from the
+ *    API's own dry run, and waits for a second click.
+ *  - An agent the API shows "stale" or "rejudging" is never shown with a green verdict: its last
+ *    verdict is only what was said before it fell silent, or under a policy version that no
+ *    longer judges it.
  */
 'use strict';
 
@@ -169,6 +175,45 @@
 		return el('a', { href: '#/agent/' + encodeURIComponent(String(id)), class: 'mono' }, id);
 	}
 
+	/* An agent's or registration's labels as [key, value] pairs, sorted by key. */
+	function labelPairs(labels) {
+		if (!labels || typeof labels !== 'object' || Array.isArray(labels))
+			return [];
+		return Object.keys(labels).sort().map((k) => [k, String(labels[k])]);
+	}
+
+	/* The labels as chips of text "KEY=VALUE"; onPick(pair), when given, makes each a button. */
+	function labelChips(labels, onPick) {
+		const out = el('span', { class: 'labels' });
+		for (const [k, v] of labelPairs(labels)) {
+			if (out.firstChild)
+				out.appendChild(document.createTextNode(' '));
+			out.appendChild(onPick
+				? el('button', { type: 'button', class: 'label', title: 'show only the agents labelled so',
+					onclick: () => onPick([k, v]) }, k + '=' + v)
+				: el('span', { class: 'label' }, k + '=' + v));
+		}
+		return out;
+	}
+
+	/* "KEY=VALUE ..." typed by the operator, as an object (null when one word is not KEY=VALUE;
+	 * the verifier checks the characters and says which it refuses). */
+	function parseLabels(text) {
+		const o = {};
+		for (const w of String(text).trim().split(/\s+/).filter((x) => x)) {
+			const i = w.indexOf('=');
+			if (i <= 0 || i === w.length - 1)
+				return null;
+			o[w.slice(0, i)] = w.slice(i + 1);
+		}
+		return o;
+	}
+
+	/* The versions that judged a verdict, or judge an agent now: "policy NAME vN (+ amendment vM)". */
+	function versionsText(policy, pv, av) {
+		return 'policy ' + policy + ' v' + pv + (Number(av) > 0 ? ' + amendment v' + av : '');
+	}
+
 	function setStatus(text, isError) {
 		const s = $('status');
 		s.textContent = visible(text);
@@ -257,12 +302,23 @@
 
 	const fleet = { agents: [], page: 0 };
 
-	/* A stale agent is never shown green: its last verdict is only what it said before it went silent. */
+	/*
+	 * A stale agent is never shown green: its last verdict is only what it said before it went
+	 * silent. Nor one awaiting re-judgement: its last verdict was made under policy or amendment
+	 * versions that no longer judge it (its next round judges its whole boot again).
+	 */
 	function fleetVerdict(a) {
-		if (a.state !== 'stale')
-			return verdictBadge(a.last_verdict);
-		return el('span', null, badge('bad', 'stale'), ' ',
-			el('span', { class: 'hint' }, 'was ' + (a.last_verdict || 'no verdict')));
+		if (a.state === 'stale')
+			return el('span', null, badge('bad', 'stale'), ' ',
+				el('span', { class: 'hint' }, 'was ' + (a.last_verdict || 'no verdict')));
+		if (a.rejudging === true || a.state === 'rejudging') {
+			const j = a.judged_by && typeof a.judged_by === 'object' ? a.judged_by : null;
+			return el('span', { title: 'its policy changed since its last verdict; its next round judges it again' },
+				badge('wait', 'rejudging'), ' ',
+				el('span', { class: 'hint' }, 'was ' + (a.last_verdict || 'no verdict') +
+					(j ? ' under ' + versionsText(j.policy, j.policy_version, j.amendment_version) : '')));
+		}
+		return verdictBadge(a.last_verdict);
 	}
 
 	/* The last verdict's reasons (codes, each once; the API sends no details in the list): the
@@ -294,16 +350,31 @@
 		return 4;
 	}
 
+	/* The label filter: "KEY=VALUE" (that label exactly) or "KEY" (any value), or '' (none). */
+	function labelFilter() {
+		const f = $('fleet-label').value.trim();
+		const i = f.indexOf('=');
+		return i < 0 ? { key: f, value: null, text: f } : { key: f.slice(0, i), value: f.slice(i + 1), text: f };
+	}
+
 	function fleetMatches(a) {
 		const q = $('fleet-filter').value.trim().toLowerCase();
 		if (q && String(a.agent_id).toLowerCase().indexOf(q) < 0)
 			return false;
+		const lf = labelFilter();
+		if (lf.key) {
+			const labels = a.labels && typeof a.labels === 'object' ? a.labels : {};
+			if (!Object.prototype.hasOwnProperty.call(labels, lf.key) ||
+			    (lf.value !== null && String(labels[lf.key]) !== lf.value))
+				return false;
+		}
 		switch ($('fleet-show').value) {
 		case 'untrusted': return a.last_verdict === 'untrusted';
 		case 'violations': return a.open_violations > 0;
 		case 'noverdict': return a.last_verdict !== 'trusted' && a.last_verdict !== 'untrusted';
 		case 'pending': return a.state === 'pending';
 		case 'stale': return a.state === 'stale';
+		case 'rejudging': return a.rejudging === true || a.state === 'rejudging';
 		default: return true;
 		}
 	}
@@ -319,6 +390,7 @@
 			['noverdict', n((a) => a.last_verdict !== 'trusted' && a.last_verdict !== 'untrusted') +
 				' without a verdict', 'none'],
 			['pending', n((a) => a.state === 'pending') + ' pending', 'none'],
+			['rejudging', n((a) => a.rejudging === true || a.state === 'rejudging') + ' rejudging', 'none'],
 			['open', open + ' open violations', open ? 'bad' : 'ok'],
 		];
 		const s = clear($('fleet-summary'));
@@ -348,9 +420,79 @@
 					a.state === 'pending' ? 'never' : timeCell(a.last_seen)),
 				el('td', { class: 'num boot' }, String(a.boot_number)),
 				el('td', { class: 'num open' + (open ? ' bad' : '') }, String(open)),
-				el('td', { class: 'policy' }, policyLink(a.policy))));
+				el('td', { class: 'policy' }, policyLink(a.policy)),
+				el('td', { class: 'labels' }, labelChips(a.labels, pickLabel))));
 		}
 		$('fleet-empty').hidden = rows.length > 0;
+	}
+
+	/* A label chip clicked in the fleet: filter by it. */
+	function pickLabel(pair) {
+		$('fleet-label').value = visible(pair[0] + '=' + pair[1]);
+		fleet.page = 0;
+		renderFleet();
+		renderAssign();
+	}
+
+	/*
+	 * Assigning a policy to every agent with the label the fleet is filtered by (POST
+	 * /v1/policies/NAME/assign): the API's dry run first says how many agents it would change,
+	 * and which; only the second click applies it. The box is redrawn when the label filter
+	 * changes, never by the auto-refresh (an armed confirmation stays under the pointer).
+	 */
+	async function renderAssign() {
+		const box = $('fleet-assign');
+		const lf = labelFilter();
+		clear(box);
+		box.hidden = !(lf.key && lf.value);
+		if (box.hidden)
+			return;
+		const label = lf.key + '=' + lf.value;
+		const select = el('select', { class: 'assign-policy' });
+		const preview = async () => {
+			const name = select.value;
+			if (!name)
+				return;
+			const path = '/v1/policies/' + encodeURIComponent(name) + '/assign';
+			let r;
+			try {
+				r = await api('POST', path, { label: label, apply: false });
+			} catch (e) {
+				failed(e);
+				return;
+			}
+			const ids = Array.isArray(r.agents) ? r.agents.map(String) : [];
+			clear(box);
+			box.appendChild(el('span', { class: 'ask count', 'data-count': ids.length },
+				ids.length + (ids.length === 1 ? ' agent' : ' agents') + ' labelled ' + label +
+				' would be assigned policy ' + name + ' (' + r.matching + ' with the label; the others use it already)' +
+				(ids.length ? ': ' + someOf(ids) : '') + '. '));
+			if (ids.length)
+				box.appendChild(el('button', { type: 'button', class: 'confirm assign', onclick: async (ev) => {
+					ev.target.disabled = true;
+					try {
+						const done = await api('POST', path, { label: label, apply: true });
+						const n = Array.isArray(done.agents) ? done.agents.length : 0;
+						await loadFleet();
+						setStatus('policy ' + name + ' assigned to ' + n + (n === 1 ? ' agent' : ' agents') +
+							' labelled ' + label);
+					} catch (e) {
+						failed(e);
+					}
+					renderAssign();
+				} }, 'Confirm: assign to ' + ids.length));
+			box.appendChild(el('button', { type: 'button', class: 'cancel', onclick: renderAssign }, 'Cancel'));
+		};
+		box.appendChild(el('span', { class: 'ask' }, 'Assign to every agent labelled ' + label + ' the policy '));
+		box.appendChild(select);
+		box.appendChild(el('button', { type: 'button', class: 'assign', onclick: preview }, 'Assign\u2026'));
+		try {
+			const r = await api('GET', '/v1/policies');
+			for (const p of Array.isArray(r.policies) ? r.policies : [])
+				select.appendChild(el('option', { value: visible(p && p.name) }, p && p.name));
+		} catch (e) {
+			failed(e);
+		}
 	}
 
 	async function loadFleet() {
@@ -898,6 +1040,50 @@
 				el('td', { class: 'detail' }, visible(h.detail)))))));
 	}
 
+	/*
+	 * The agent's labels, each removable, and a field setting more (PUT /v1/agents/ID/labels:
+	 * KEY=VALUE words; a key it has already gets the new value).
+	 */
+	function renderLabels(a) {
+		const box = clear($('agent-labels'));
+		box.dataset.agent = visible(a.agent_id);
+		const path = '/v1/agents/' + encodeURIComponent(a.agent_id) + '/labels';
+		const change = async (body, what) => {
+			try {
+				await api('PUT', path, body);
+				await loadAgent(a.agent_id);
+				setStatus('agent ' + a.agent_id + ': ' + what);
+			} catch (e) {
+				failed(e);
+				renderLabels(a);
+			}
+		};
+		const pairs = labelPairs(a.labels);
+		const list = el('ul', { class: 'labels' });
+		for (const [k, v] of pairs)
+			list.appendChild(el('li', { 'data-key': visible(k) }, el('span', { class: 'label' }, k + '=' + v), ' ',
+				el('button', { type: 'button', class: 'remove', title: 'remove this label',
+					onclick: (ev) => {
+						ev.target.disabled = true;
+						change({ remove: [k] }, 'label ' + k + ' removed');
+					} }, 'remove')));
+		box.appendChild(pairs.length ? list : el('p', { class: 'empty' }, 'No labels.'));
+		const input = el('input', { type: 'text', class: 'label-set', placeholder: 'KEY=VALUE ...',
+			spellcheck: 'false' });
+		const form = el('form', { class: 'label-form' }, input, ' ',
+			el('button', { type: 'submit', class: 'label-set' }, 'Set labels'));
+		form.addEventListener('submit', (ev) => {
+			ev.preventDefault();
+			const set = parseLabels(input.value);
+			if (!set || !Object.keys(set).length) {
+				setStatus('labels: type KEY=VALUE words, separated by spaces', true);
+				return;
+			}
+			change({ set: set }, 'labels set (' + Object.keys(set).map((k) => k + '=' + set[k]).join(' ') + ')');
+		});
+		box.appendChild(form);
+	}
+
 	async function loadAgent(id) {
 		if (agentView.id !== id) {
 			agentView.limit = VERDICTS_FIRST;
@@ -914,13 +1100,20 @@
 			api('GET', '/v1/agents/' + enc + '/history'),
 		]);
 		renderLifecycle(a, hist.history);
+		renderLabels(a);
 		const dl = clear($('agent-facts'));
 		fact(dl, 'state', a.state === 'stale' ? badge('bad', 'stale') : a.state);
 		fact(dl, 'last seen', el('span', null, timeCell(a.last_seen), ' (every ' + a.interval + ' s' +
 			(a.interval_reported ? ', as the agent reported' : ', the verifier\u2019s default') +
 			'; stale after ' + absTime(a.stale_after) + ')'));
-		fact(dl, 'last verdict', el('span', null, verdictBadge(a.last_verdict), ' ',
-			timeCell(a.last_verdict_at)));
+		fact(dl, 'last verdict', el('span', null, fleetVerdict(a), ' ', timeCell(a.last_verdict_at)));
+		const j = a.judged_by && typeof a.judged_by === 'object' ? a.judged_by : null;
+		if (j && j.policy !== undefined)
+			fact(dl, 'judged by', el('span', { class: 'judged' },
+				versionsText(j.policy, j.policy_version, j.amendment_version),
+				a.rejudging === true ? el('span', { class: 'hint' }, '; now ' +
+					versionsText(a.policy, a.policy_version, a.amendment_version) +
+					': its next round judges its whole boot again') : null));
 		fact(dl, 'boot', String(a.boot_number));
 		fact(dl, 'open violations', String(a.open_violations));
 		fact(dl, 'next IMA entry', String(a.next_entry));
@@ -1106,15 +1299,111 @@
 		setStatus('policy loaded ' + absTime(Date.now() / 1000));
 	}
 
+	/* ---- registrations (admission) --------------------------------------------------- */
+
+	/* Fills a policy <select> with the named policies, keeping its first option (the default). */
+	async function policyOptions(select) {
+		const r = await api('GET', '/v1/policies');
+		while (select.options.length > 1)
+			select.remove(1);
+		for (const p of Array.isArray(r.policies) ? r.policies : [])
+			if (p && p.name !== 'default')
+				select.appendChild(el('option', { value: visible(p.name) }, p.name));
+	}
+
+	/*
+	 * Every registered id with its EK digest, policy and labels, whether it has enrolled (it is
+	 * in the fleet), and who registered it; each can be unregistered (confirmed by a second
+	 * click; an enrolled agent stays). The form above registers one (POST /v1/registrations).
+	 */
+	async function loadRegistrations() {
+		setStatus('loading registrations\u2026');
+		const [r, ag] = await Promise.all([api('GET', '/v1/registrations'), api('GET', '/v1/agents'),
+			policyOptions($('reg-policy'))]);
+		const enrolled = new Set((Array.isArray(ag.agents) ? ag.agents : []).map((a) => String(a.agent_id)));
+		const regs = Array.isArray(r.registrations) ? r.registrations : [];
+		const box = clear($('reg-list'));
+		if (!regs.length) {
+			box.appendChild(el('p', { class: 'empty' }, 'No agent is registered.'));
+			setStatus('0 registrations, loaded ' + absTime(Date.now() / 1000));
+			return;
+		}
+		const tbody = el('tbody');
+		for (const g of regs) {
+			const cell = el('td', { class: 'actions' });
+			const buttons = () => {
+				clear(cell).appendChild(el('button', { type: 'button', class: 'unregister', onclick: () => {
+					clear(cell);
+					cell.appendChild(el('span', { class: 'ask' }, 'Delete this registration?'));
+					cell.appendChild(el('button', { type: 'button', class: 'confirm unregister',
+						onclick: async (ev) => {
+							ev.target.disabled = true;
+							try {
+								await api('DELETE', '/v1/registrations/' + encodeURIComponent(g.agent_id));
+								await loadRegistrations();
+								setStatus('registration of ' + g.agent_id + ' deleted');
+							} catch (e) {
+								failed(e);
+								buttons();
+							}
+						} }, 'Confirm unregister'));
+					cell.appendChild(el('button', { type: 'button', class: 'cancel', onclick: buttons }, 'Cancel'));
+				} }, 'Unregister'));
+			};
+			buttons();
+			const isIn = enrolled.has(String(g.agent_id));
+			tbody.appendChild(el('tr', { 'data-agent': visible(g.agent_id) },
+				el('td', { class: 'agent' }, isIn ? agentLink(g.agent_id) : el('span', { class: 'mono' }, g.agent_id)),
+				el('td', { class: 'ek mono', title: visible(g.ek_sha256) },
+					(g.ek === 'cert' ? 'certificate ' : 'public ') + shortDigest('sha256:' + g.ek_sha256)),
+				el('td', { class: 'policy' }, policyLink(g.policy || 'default')),
+				el('td', { class: 'labels' }, labelChips(g.labels, null)),
+				el('td', { class: 'enrolled' }, isIn ? 'enrolled' : 'not yet'),
+				el('td', { class: 'actor' }, g.actor),
+				el('td', { class: 'when' }, timeCell(g.created_at)),
+				cell));
+		}
+		box.appendChild(el('table', { class: 'registrations' },
+			el('thead', null, el('tr', null, ...['agent', 'EK (SHA-256)', 'policy', 'labels', 'enrolled',
+				'by', 'when', ''].map((h) => el('th', null, h)))), tbody));
+		setStatus(regs.length + ' registrations, loaded ' + absTime(Date.now() / 1000));
+	}
+
+	async function addRegistration() {
+		const labels = parseLabels($('reg-labels').value);
+		if (!labels) {
+			setStatus('labels: type KEY=VALUE words, separated by spaces', true);
+			return;
+		}
+		const reg = { agent_id: $('reg-id').value.trim(), ek_sha256: $('reg-ek').value.trim().toLowerCase() };
+		if ($('reg-policy').value)
+			reg.policy = $('reg-policy').value;
+		if (Object.keys(labels).length)
+			reg.labels = labels;
+		$('reg-add').disabled = true;
+		try {
+			await api('POST', '/v1/registrations', { registrations: [reg] });
+			for (const f of ['reg-id', 'reg-ek', 'reg-labels'])
+				$(f).value = '';
+			await loadRegistrations();
+			setStatus('agent ' + reg.agent_id + ' registered');
+		} catch (e) {
+			failed(e);
+		} finally {
+			$('reg-add').disabled = false;
+		}
+	}
+
 	/* ---- navigation ----------------------------------------------------------------- */
 
-	const VIEWS = ['login', 'fleet', 'agent', 'policyview', 'violations'];
+	const VIEWS = ['login', 'fleet', 'agent', 'policyview', 'registrations', 'violations'];
 
 	function show(view) {
 		for (const v of VIEWS)
 			$(v).hidden = v !== view;
 		$('nav-fleet').classList.toggle('current', view === 'fleet');
 		$('nav-violations').classList.toggle('current', view === 'violations');
+		$('nav-registrations').classList.toggle('current', view === 'registrations');
 	}
 
 	function showLogin(message) {
@@ -1144,6 +1433,9 @@
 		} else if (h.startsWith('#/policy/')) {
 			show('policyview');
 			p = loadPolicyView(arg('#/policy/'));
+		} else if (h === '#/registrations') {
+			show('registrations');
+			p = loadRegistrations();
 		} else if (h === '#/violations') {
 			show('violations');
 			p = loadQueue();
@@ -1182,6 +1474,11 @@
 		}, AUTO_REFRESH * 1000);
 		$('fleet-filter').addEventListener('input', () => { fleet.page = 0; renderFleet(); });
 		$('fleet-show').addEventListener('change', () => { fleet.page = 0; renderFleet(); });
+		$('fleet-label').addEventListener('input', () => { fleet.page = 0; renderFleet(); renderAssign(); });
+		$('reg-form').addEventListener('submit', (ev) => {
+			ev.preventDefault();
+			addRegistration().catch(failed);
+		});
 		$('viol-filter').addEventListener('input', () => { queue.page = 0; renderQueue(); });
 		$('viol-state').addEventListener('change', () => { queue.page = 0; loadQueue().catch(failed); });
 		$('timeline-more').addEventListener('click', () => {
