@@ -7,7 +7,8 @@
 # round, with the versions that judged them and those that judge them now; an agent's labels set
 # and removed in its view; the registrations (admission) listed, one added with its EK digest,
 # policy and labels, a refused one changing nothing, and one unregistered after a confirmation.
-# Everything is checked through the API too; screenshots under $BUILD/ui/.
+# The named policies listed with the agents each judges, an unused one deleted after a
+# confirmation, the fleet filtered by a policy. Everything is checked through the API too; screenshots under $BUILD/ui/.
 set -uo pipefail
 source "$(dirname "$0")/../lib.sh"
 source "$(dirname "$0")/../attacks/lib.bash"
@@ -96,6 +97,32 @@ js "const s = document.getElementById('fleet-show'); s.value = 'rejudging'; s.di
 check "\"rejudging\" shows a and b" wait_count '#fleet-rows tr[data-agent]' 2
 js "const s = document.getElementById('fleet-show'); s.value = 'all'; s.dispatchEvent(new Event('change')); return 1" >/dev/null
 check "rejudging screenshot written" shot rejudging
+
+# --- the named policies: each with its agents; an unused one deleted after a confirmation -----
+check_eq "policy spare stored (no agent uses it)" 200 "$(api -o /dev/null -w '%{http_code}' -X PUT \
+	--data-binary @"$W/strict.json" "$URL/v1/policies/spare")"
+click '#nav-policies'
+check "policies: three rows" wait_count '#pol-list tr[data-policy]' 3
+check_eq "each with the agents it judges, as the API counts them" \
+	"$(op /v1/policies | jq -r '[.policies[] | "\(.name):\(.agents)"] | join(" ")')" \
+	"$(js "return [...document.querySelectorAll('#pol-list tr[data-policy]')].map((e) => e.dataset.policy + ':' + e.querySelector('td.agents').textContent).join(' ')")"
+check_eq "strict: 2 agents, in use, no delete" "2 in use 0" \
+	"$(text '#pol-list tr[data-policy=strict] td.agents') $(text '#pol-list tr[data-policy=strict] td.actions') $(count '#pol-list tr[data-policy=strict] button')"
+check_eq "default is never deleted" 0 "$(count '#pol-list tr[data-policy=default] button')"
+click '#pol-list tr[data-policy=spare] button.delete'
+check "delete asks first" wait_count '#pol-list tr[data-policy=spare] button.confirm.delete' 1
+check_eq "nothing deleted before the confirmation" 200 \
+	"$(api -o /dev/null -w '%{http_code}' "$URL/v1/policies/spare")"
+check "policies screenshot written" shot policies
+click '#pol-list tr[data-policy=spare] button.confirm.delete'
+check "the page says it deleted spare" wait_text '#status' '^policy spare deleted$'
+check_eq "the API: spare is gone" 404 "$(api -o /dev/null -w '%{http_code}' "$URL/v1/policies/spare")"
+check_eq "the page: two rows left" 2 "$(count '#pol-list tr[data-policy]')"
+click '#pol-list tr[data-policy=strict] td.agents a'
+check "strict's agent count opens the fleet filtered by it: a and b" wait_count '#fleet-rows tr[data-agent]' 2
+check_eq "the fleet's policy filter says strict" strict "$(js "return document.getElementById('fleet-policy').value")"
+check_eq "those rows are a and b" "a b" \
+	"$(js "return [...document.querySelectorAll('#fleet-rows tr[data-agent]')].map((e) => e.dataset.agent).sort().join(' ')")"
 go "$URL/ui/#/agent/a"
 check "agent a: its last verdict shown rejudging" wait_text '#agent-facts' 'rejudging'
 check_eq "agent a: no green badge" 0 "$(count '#agent-facts .badge.ok')"

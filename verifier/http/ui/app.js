@@ -1,8 +1,9 @@
 /*
- * The verifier's operator page: fleet (filtered by state or label; a policy assigned to every
- * agent with a label), one agent (verdict timeline, violations, policy, labels), one policy (as
- * the verifier enforces it, its versions with what each changed), the registrations (admission)
- * and the violations queue, over the same REST API as attestctl, with the operator token.
+ * The verifier's operator page: fleet (filtered by state, label or policy; a policy assigned to
+ * every agent with a label), one agent (verdict timeline, violations, policy, labels), one policy
+ * (as the verifier enforces it, its versions with what each changed), the named policies (an
+ * unused one deleted), the registrations (admission) and the violations queue, over the same
+ * REST API as attestctl, with the operator token.
  *
  * Rules this file keeps:
  *  - Every string from the API is untrusted (IMA paths are whatever a guest measured). It reaches
@@ -300,7 +301,8 @@
 
 	/* ---- fleet ---------------------------------------------------------------------- */
 
-	const fleet = { agents: [], page: 0 };
+	/* policyWanted: the policy filter to choose at the next load (a policy's agent count clicked). */
+	const fleet = { agents: [], page: 0, policyWanted: null };
 
 	/*
 	 * A stale agent is never shown green: its last verdict is only what it said before it went
@@ -360,6 +362,9 @@
 	function fleetMatches(a) {
 		const q = $('fleet-filter').value.trim().toLowerCase();
 		if (q && String(a.agent_id).toLowerCase().indexOf(q) < 0)
+			return false;
+		const pf = $('fleet-policy').value;
+		if (pf && String(a.policy) !== pf)
 			return false;
 		const lf = labelFilter();
 		if (lf.key) {
@@ -503,6 +508,16 @@
 			(Number(y.open_violations) || 0) - (Number(x.open_violations) || 0) ||
 			String(x.agent_id).localeCompare(String(y.agent_id)));
 		fleet.agents = agents;
+		/* The policy filter offers the policies the fleet's agents use; the one chosen stays. */
+		const sel = $('fleet-policy');
+		const chosen = fleet.policyWanted !== null ? fleet.policyWanted : sel.value;
+		fleet.policyWanted = null;
+		const used = [...new Set(agents.map((a) => visible(a.policy)))].sort();
+		while (sel.options.length > 1)
+			sel.remove(1);
+		for (const n of chosen && used.indexOf(chosen) < 0 ? used.concat([chosen]) : used)
+			sel.appendChild(el('option', { value: n }, n));
+		sel.value = chosen;
 		renderSummary(agents);
 		renderFleet();
 		setStatus(agents.length + ' agents, loaded ' + absTime(Date.now() / 1000));
@@ -1299,6 +1314,66 @@
 		setStatus('policy loaded ' + absTime(Date.now() / 1000));
 	}
 
+	/* ---- the named policies --------------------------------------------------------- */
+
+	/*
+	 * GET /v1/policies: each policy's newest version, who wrote it and when, how many agents it
+	 * judges (a link to the fleet filtered by it). A policy no agent uses can be deleted with its
+	 * history (DELETE /v1/policies/NAME), confirmed by a second click; the verifier refuses one
+	 * a registration names (409), and the page shows its answer.
+	 */
+	async function loadPolicies() {
+		setStatus('loading policies\u2026');
+		const r = await api('GET', '/v1/policies');
+		const list = Array.isArray(r.policies) ? r.policies : [];
+		const box = clear($('pol-list'));
+		const tbody = el('tbody');
+		for (const p of list) {
+			const name = String(p.name);
+			const n = Number(p.agents) || 0;
+			const cell = el('td', { class: 'actions' });
+			const buttons = () => {
+				clear(cell);
+				if (name === 'default')
+					cell.appendChild(el('span', { class: 'hint' }, 'judges every agent that names none'));
+				else if (n > 0)
+					cell.appendChild(el('span', { class: 'hint' }, 'in use'));
+				else
+					cell.appendChild(el('button', { type: 'button', class: 'delete', onclick: () => {
+						clear(cell);
+						cell.appendChild(el('span', { class: 'ask' }, 'Delete ' + name + ' and its history?'));
+						cell.appendChild(el('button', { type: 'button', class: 'confirm delete',
+							onclick: async (ev) => {
+								ev.target.disabled = true;
+								try {
+									await api('DELETE', '/v1/policies/' + encodeURIComponent(name));
+									await loadPolicies();
+									setStatus('policy ' + name + ' deleted');
+								} catch (e) {
+									failed(e);
+									buttons();
+								}
+							} }, 'Confirm delete'));
+						cell.appendChild(el('button', { type: 'button', class: 'cancel', onclick: buttons }, 'Cancel'));
+					} }, 'Delete'));
+			};
+			buttons();
+			tbody.appendChild(el('tr', { 'data-policy': visible(name) },
+				el('td', { class: 'name' }, policyLink(name)),
+				el('td', { class: 'num version' }, 'v' + p.version),
+				el('td', { class: 'actor' }, p.actor),
+				el('td', { class: 'when' }, timeCell(p.time)),
+				el('td', { class: 'num agents' }, n > 0 ? el('a', { href: '#/fleet', title: 'the fleet, filtered by it',
+					onclick: () => { fleet.policyWanted = visible(name); fleet.page = 0; } }, String(n)) : '0'),
+				cell));
+		}
+		box.appendChild(list.length ? el('table', { class: 'policies' },
+			el('thead', null, el('tr', null, ...['policy', 'newest', 'by', 'when', 'agents', '']
+				.map((h) => el('th', h === 'agents' || h === 'newest' ? { class: 'num' } : null, h)))), tbody)
+			: el('p', { class: 'empty' }, 'No policies.'));
+		setStatus(list.length + ' policies, loaded ' + absTime(Date.now() / 1000));
+	}
+
 	/* ---- registrations (admission) --------------------------------------------------- */
 
 	/* Fills a policy <select> with the named policies, keeping its first option (the default). */
@@ -1396,7 +1471,7 @@
 
 	/* ---- navigation ----------------------------------------------------------------- */
 
-	const VIEWS = ['login', 'fleet', 'agent', 'policyview', 'registrations', 'violations'];
+	const VIEWS = ['login', 'fleet', 'agent', 'policyview', 'policies', 'registrations', 'violations'];
 
 	function show(view) {
 		for (const v of VIEWS)
@@ -1404,6 +1479,7 @@
 		$('nav-fleet').classList.toggle('current', view === 'fleet');
 		$('nav-violations').classList.toggle('current', view === 'violations');
 		$('nav-registrations').classList.toggle('current', view === 'registrations');
+		$('nav-policies').classList.toggle('current', view === 'policies');
 	}
 
 	function showLogin(message) {
@@ -1433,6 +1509,9 @@
 		} else if (h.startsWith('#/policy/')) {
 			show('policyview');
 			p = loadPolicyView(arg('#/policy/'));
+		} else if (h === '#/policies') {
+			show('policies');
+			p = loadPolicies();
 		} else if (h === '#/registrations') {
 			show('registrations');
 			p = loadRegistrations();
@@ -1475,6 +1554,7 @@
 		$('fleet-filter').addEventListener('input', () => { fleet.page = 0; renderFleet(); });
 		$('fleet-show').addEventListener('change', () => { fleet.page = 0; renderFleet(); });
 		$('fleet-label').addEventListener('input', () => { fleet.page = 0; renderFleet(); renderAssign(); });
+		$('fleet-policy').addEventListener('change', () => { fleet.page = 0; renderFleet(); });
 		$('reg-form').addEventListener('submit', (ev) => {
 			ev.preventDefault();
 			addRegistration().catch(failed);
