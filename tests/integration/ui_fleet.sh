@@ -133,6 +133,11 @@ check_eq "a's next round: judged by strict (app1 is not in it)" "untrusted activ
 	"$(verdict) $(op /v1/agents/a | jq -r .state)"
 click '#refresh'
 check "agent a after its round: judged by strict v1, not rejudging" wait_text '#agent-facts .judged' '^policy strict v1$'
+check_eq "its timeline: each verdict names the versions that judged it, newest first" \
+	"; judged by policy strict v1|; judged by policy default v1" \
+	"$(js "return [...document.querySelectorAll('#timeline > li .judged')].map((e) => e.textContent).join('|')")"
+check_eq "the API agrees" "strict 1 default 1" \
+	"$(op /v1/agents/a/verdicts | jq -r '[.verdicts[].judged_by | "\(.policy) \(.policy_version)"] | join(" ")')"
 
 # --- an agent's labels set and removed in its view --------------------------------------------
 check_eq "agent a: its two labels" "role=db site=lab1" \

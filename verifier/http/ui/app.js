@@ -714,11 +714,19 @@
 		dl.appendChild(el('dd', null, value));
 	}
 
-	/* The reasons of a verdict as one comparable key: its code and detail, in order. */
+	/* A verdict as one comparable key: its result, boot, the versions that judged it, and its
+	 * reasons' codes and details, in order. */
 	function verdictKey(v) {
 		const reasons = Array.isArray(v.reasons) ? v.reasons : [];
-		return JSON.stringify([v.verdict, v.boot_number, reasons.map((r) =>
+		return JSON.stringify([v.verdict, v.boot_number, judgedText(v), reasons.map((r) =>
 			r && typeof r === 'object' ? [r.code, r.detail] : [String(r)])]);
+	}
+
+	/* "policy NAME vN (+ amendment vM)" for what judged a verdict; '' for one from before the
+	 * verifier recorded it (judged_by null). */
+	function judgedText(v) {
+		const j = v && v.judged_by && typeof v.judged_by === 'object' ? v.judged_by : null;
+		return j ? versionsText(j.policy, j.policy_version, j.amendment_version) : '';
 	}
 
 	/*
@@ -752,7 +760,8 @@
 						absTime(g.oldest.time) }, ' \u00d7 ' + g.n) : null,
 					el('span', { class: 'hint' }, ' boot ' + v.boot_number + ', next entry ' +
 						v.next_offset + ' (' + relTime(v.time) + ')' +
-						(g.n > 1 ? '; the same since ' + absTime(g.oldest.time) : ''))));
+						(g.n > 1 ? '; the same since ' + absTime(g.oldest.time) : '')),
+					judgedText(v) ? el('span', { class: 'hint judged' }, '; judged by ' + judgedText(v)) : null));
 			if (reasons.length) {
 				const ul = el('ul', { class: 'reasons' });
 				for (const r of reasons) {
