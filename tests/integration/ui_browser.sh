@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The operator web page (/ui/) in a real browser: Debian's chromium driven by chromedriver over
-# the W3C WebDriver HTTP protocol with curl + jq. The verifier holds real agents (swtpm,
-# `attestd --once`, as in attest_flow.sh): two trusted, one untrusted with violations whose paths
-# carry HTML and a control character, plus 1,000 enrolled-but-not-activated agents for paging
-# (bench/loadgen, each with a software EK of its own: one TPM is one agent).
+# the W3C WebDriver HTTP protocol with curl + jq (tests/lib/webdriver.bash). The verifier holds
+# real agents (swtpm, `attestd --once`, as in attest_flow.sh): two trusted, one untrusted with
+# violations whose paths carry HTML and a control character, plus 1,000
+# enrolled-but-not-activated agents for paging (bench/loadgen, each with a software EK of its
+# own: one TPM is one agent).
 # Checks: serving (types, CSP, nosniff, fixed names), the token prompt, the fleet, filtering and
 # paging, the agent timeline, the violations queue showing paths as text, approving a violation
 # in the page for the one agent (preselected) and for its policy (chosen), the agent's own
@@ -14,21 +15,19 @@
 # digest_mismatch, the digests the policy lists beside the one measured.
 set -uo pipefail
 source "$(dirname "$0")/../lib.sh"
+source "$(dirname "$0")/../lib/webdriver.bash"
 
 IMAGEN=$B/tools/imagen
 LOADGEN=$B/bench/loadgen
 ATTESTCTL=$B/attestctl
 ATTESTD=$B/attestd
 VERIFIER=$B/verifier
-CHROMIUM=/usr/bin/chromium
-CHROMEDRIVER=/usr/bin/chromedriver
+# shellcheck disable=SC2034 # shot (tests/lib/webdriver.bash) writes there
 SHOTS=$TOP/${BUILD:-build}/ui
 for t in swtpm swtpm_setup tpm2_pcrextend tpm2_createek curl jq python3 base64; do
 	command -v $t >/dev/null || { skip "$t not installed"; finish; exit; }
 done
-for bin in "$CHROMIUM" "$CHROMEDRIVER"; do
-	[[ -x $bin ]] || { skip "$bin not installed (make deps)"; finish; exit; }
-done
+wd_usable || { finish; exit; }
 for bin in "$IMAGEN" "$LOADGEN" "$ATTESTCTL" "$ATTESTD" "$VERIFIER"; do
 	[[ -x $bin ]] || { fail "missing $bin (run make)"; finish; exit 1; }
 done
@@ -127,68 +126,8 @@ check_eq "only the three fixed names are served" "404 404 404 404 404 " "$codes"
 check_eq "the data still needs the token" 401 \
 	"$(curl -sS --cacert "$CA" -o /dev/null -w '%{http_code}' "$URL/v1/agents")"
 
-# --- the browser -----------------------------------------------------------------------------
-CDPORT=$(free_port)
-"$CHROMEDRIVER" --port="$CDPORT" --allowed-ips=127.0.0.1 >"$W/chromedriver.log" 2>&1 &
-track_pid $!
-wait_for_port "$CDPORT" 15 || { fail "chromedriver does not listen"; finish; exit 1; }
-WD=http://127.0.0.1:$CDPORT
-ELEM=element-6066-11e4-a52e-4f735466cecf # the W3C web element key
-
-# wd METHOD PATH [JSON]: one WebDriver command; prints the answer's JSON.
-wd() {
-	if [[ $# -ge 3 ]]; then
-		curl -sS -X "$1" -H 'Content-Type: application/json' --data-binary "$3" "$WD$2"
-	else
-		curl -sS -X "$1" "$WD$2"
-	fi
-}
-mkdir -p "$W/profile"
-caps=$(jq -cn --arg bin "$CHROMIUM" --arg prof "$W/profile" '{capabilities: {alwaysMatch: {
-	browserName: "chrome", acceptInsecureCerts: true, "goog:loggingPrefs": {browser: "ALL"},
-	"goog:chromeOptions": {binary: $bin, args: ["--headless=new", "--no-sandbox", "--disable-gpu",
-		"--disable-dev-shm-usage", "--no-first-run", "--disable-background-networking",
-		"--disable-component-update", "--disable-sync", "--user-data-dir=\($prof)",
-		"--window-size=1366,900"]}}}}')
-SID=$(wd POST /session "$caps" | tee "$W/session.json" | jq -r '.value.sessionId // empty')
-[[ -n $SID ]] || { fail "no WebDriver session: $(head -c 400 "$W/session.json")"; finish; exit 1; }
-ok "chromium session started"
-end_session() { [[ -n ${SID:-} ]] && wd DELETE "/session/$SID" >/dev/null; SID=; }
-trap 'end_session; t_cleanup' EXIT
-S=/session/$SID
-
-css() { jq -cn --arg v "$1" '{using: "css selector", value: $v}'; }
-# elem CSS: the first matching element's id (empty when none).
-elem() { wd POST "$S/element" "$(css "$1")" | jq -r --arg k "$ELEM" '.value[$k] // empty'; }
-count() { wd POST "$S/elements" "$(css "$1")" | jq '.value | length'; }
-text() { local e; e=$(elem "$1"); [[ -n $e ]] && wd GET "$S/element/$e/text" | jq -r .value; }
-click() { local e; e=$(elem "$1"); [[ -n $e ]] && wd POST "$S/element/$e/click" '{}' >/dev/null; }
-type_in() { local e; e=$(elem "$1"); [[ -n $e ]] &&
-	wd POST "$S/element/$e/value" "$(jq -cn --arg t "$2" '{text: $t}')" >/dev/null; }
-js() { wd POST "$S/execute/sync" "$(jq -cn --arg s "$1" '{script: $s, args: []}')" | jq -r .value; }
-# wait_count CSS N: until exactly N elements match (10 s).
-wait_count() {
-	local i
-	for ((i = 0; i < 100; i++)); do
-		[[ $(count "$1") == "$2" ]] && return 0
-		sleep 0.1
-	done
-	return 1
-}
-# wait_text CSS REGEX: until the first match's text matches (10 s).
-wait_text() {
-	local i
-	for ((i = 0; i < 100; i++)); do
-		[[ $(text "$1") =~ $2 ]] && return 0
-		sleep 0.1
-	done
-	return 1
-}
-shot() {
-	mkdir -p "$SHOTS"
-	wd GET "$S/screenshot" | jq -r .value | base64 -d >"$SHOTS/$1.png" 2>/dev/null
-	[[ $(head -c 8 "$SHOTS/$1.png" | od -An -tx1 | tr -d ' \n') == 89504e470d0a1a0a ]]
-}
+# --- the browser (tests/lib/webdriver.bash) ------------------------------------------------
+wd_start "$W" || { finish; exit 1; }
 
 wd POST "$S/url" "$(jq -cn --arg u "$URL/ui/" '{url: $u}')" >/dev/null
 check_eq "page title" "attest verifier" "$(wd GET "$S/title" | jq -r .value)"
@@ -563,5 +502,5 @@ click '#logout'
 check "after forgetting the token the page asks again" wait_count '#login:not([hidden])' 1
 check_eq "token removed" "null" "$(js "return String(sessionStorage.getItem('attest.operator_token'))")"
 
-end_session
+wd_end
 finish
