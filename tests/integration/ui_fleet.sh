@@ -160,7 +160,7 @@ check_eq "the API: nothing changed" '{"rack":"r1","site":"lab3"}' "$(labels a)"
 check "agent labels screenshot written" shot agent-labels
 
 # --- registrations (admission) --------------------------------------------------------------------
-for id in d e; do
+for id in d e f g; do
 	"$SA" init "$W/a-$id" --ca-key "$W/ekca/ca-key.pem" --ca-cert "$W/ekca/ca.pem" || fail "softagent init $id"
 done
 EK_D=$("$SA" ek-sha256 "$W/a-d")
@@ -190,6 +190,28 @@ type_in '#reg-ek' "$EK_E"
 click '#reg-add'
 check "e registered (default policy, no labels)" wait_count '#reg-list tr[data-agent=e]' 1
 check_eq "e's policy is the default" default "$(text '#reg-list tr[data-agent=e] td.policy')"
+# by its EK certificate, DER (f) or PEM (g): named by the SHA-256 of the certificate's public key
+spki() { openssl x509 -inform der -in "$1" -pubkey -noout | openssl pkey -pubin -outform der | sha256sum | cut -c1-64; }
+openssl x509 -inform der -in "$W/a-g/ek.der" -out "$W/g-ek.pem" || fail "g's EK certificate as PEM"
+type_in '#reg-id' f
+type_in '#reg-ek' "$EK_E"
+type_in '#reg-ek-cert' "$W/a-f/ek.der"
+click '#reg-add'
+check "both the digest and a certificate: the page asks for one" wait_text '#status' 'one of them'
+js "document.getElementById('reg-ek').value = ''; return 1" >/dev/null
+click '#reg-add'
+check "f registered by its DER certificate" wait_count '#reg-list tr[data-agent=f]' 1
+type_in '#reg-id' g
+type_in '#reg-ek-cert' "$W/g-ek.pem"
+click '#reg-add'
+check "g registered by its PEM certificate" wait_count '#reg-list tr[data-agent=g]' 1
+check_eq "the API: f and g by certificate, named by their public keys' SHA-256" \
+	"f cert $(spki "$W/a-f/ek.der") g cert $(spki "$W/a-g/ek.der")" \
+	"$(op /v1/registrations | jq -r '[.registrations[] | select(.agent_id == "f" or .agent_id == "g") | "\(.agent_id) \(.ek) \(.ek_sha256)"] | join(" ")')"
+check_eq "f's row says certificate" "certificate sha256:$(spki "$W/a-f/ek.der" | cut -c1-12)…" \
+	"$(text '#reg-list tr[data-agent=f] td.ek')"
+sa enroll "$W/a-g" --verifier "$URL" --cacert "$CA" --id g
+check_eq "g enrolls with the TPM its certificate names" 200 "$R_STATUS"
 sa enroll "$W/a-d" --verifier "$URL" --cacert "$CA" --id d
 check_eq "d enrolls with its registration's policy and labels" '200 strict {"role":"web","site":"lab1"}' \
 	"$R_STATUS $(op /v1/agents/d | jq -r .policy) $(labels d)"
@@ -200,11 +222,11 @@ check_eq "d's id links to the agent" 1 "$(count '#reg-list tr[data-agent=d] td.a
 check "registrations screenshot written" shot registrations
 click '#reg-list tr[data-agent=e] button.unregister'
 check "unregister asks first" wait_count '#reg-list tr[data-agent=e] button.confirm.unregister' 1
-check_eq "nothing deleted before the confirmation" "d e" \
+check_eq "nothing deleted before the confirmation" "d e f g" \
 	"$(op /v1/registrations | jq -r '[.registrations[].agent_id] | join(" ")')"
 click '#reg-list tr[data-agent=e] button.confirm.unregister'
 check "the page says it deleted e's registration" wait_text '#status' 'registration of e deleted'
-check_eq "the API: e unregistered" d "$(op /v1/registrations | jq -r '[.registrations[].agent_id] | join(" ")')"
+check_eq "the API: e unregistered" "d f g" "$(op /v1/registrations | jq -r '[.registrations[].agent_id] | join(" ")')"
 check_eq "the page: e's row gone" 0 "$(count '#reg-list tr[data-agent=e]')"
 
 # --- the page's own rules ---------------------------------------------------------------------

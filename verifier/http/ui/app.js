@@ -1453,13 +1453,44 @@
 		setStatus(regs.length + ' registrations, loaded ' + absTime(Date.now() / 1000));
 	}
 
+	/*
+	 * An EK certificate file as the API takes it: DER, base64. A PEM file's base64 is taken from
+	 * between its first BEGIN CERTIFICATE and END CERTIFICATE lines; anything else is sent as
+	 * DER, and the verifier parses it (and says what it refuses).
+	 */
+	async function certBase64(file) {
+		const bytes = new Uint8Array(await file.arrayBuffer());
+		const head = String.fromCharCode(...bytes.slice(0, 64));
+		if (head.indexOf('-----BEGIN') >= 0) {
+			const pem = new TextDecoder().decode(bytes);
+			const m = /-----BEGIN CERTIFICATE-----([A-Za-z0-9+/=\s]+)-----END CERTIFICATE-----/.exec(pem);
+			if (!m)
+				throw new Error('the PEM file holds no CERTIFICATE block');
+			return m[1].replace(/\s+/g, '');
+		}
+		let bin = '';
+		for (let i = 0; i < bytes.length; i += 0x8000)
+			bin += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+		return btoa(bin);
+	}
+
 	async function addRegistration() {
 		const labels = parseLabels($('reg-labels').value);
 		if (!labels) {
 			setStatus('labels: type KEY=VALUE words, separated by spaces', true);
 			return;
 		}
-		const reg = { agent_id: $('reg-id').value.trim(), ek_sha256: $('reg-ek').value.trim().toLowerCase() };
+		const digest = $('reg-ek').value.trim().toLowerCase();
+		const file = $('reg-ek-cert').files[0];
+		if (!digest === !file) {
+			setStatus('registration: give the EK SHA-256 or the EK certificate (one of them)', true);
+			return;
+		}
+		const reg = { agent_id: $('reg-id').value.trim() };
+		if (file)
+			reg.ek_cert = await certBase64(file);
+		else
+			reg.ek_sha256 = digest;
 		if ($('reg-policy').value)
 			reg.policy = $('reg-policy').value;
 		if (Object.keys(labels).length)
@@ -1467,7 +1498,7 @@
 		$('reg-add').disabled = true;
 		try {
 			await api('POST', '/v1/registrations', { registrations: [reg] });
-			for (const f of ['reg-id', 'reg-ek', 'reg-labels'])
+			for (const f of ['reg-id', 'reg-ek', 'reg-ek-cert', 'reg-labels'])
 				$(f).value = '';
 			await loadRegistrations();
 			setStatus('agent ' + reg.agent_id + ' registered');
