@@ -376,6 +376,33 @@ static void test_reset(void)
 	CHECK(a.state == AGENT_ACTIVE && a.retired_at == 0, "active again");
 }
 
+/* store_agents_liveness()'s row of agent `id`, if it lists it. */
+struct liveness_find {
+	const char *id;
+	struct store_agent a;
+	int seen;
+};
+
+static int liveness_cb(void *arg, const struct store_agent *a)
+{
+	struct liveness_find *f = arg;
+
+	if (!strcmp(a->id, f->id)) {
+		f->a = *a;
+		f->seen++;
+	}
+	return 0;
+}
+
+static struct liveness_find liveness_of(struct store *st, const char *id)
+{
+	struct liveness_find f = { .id = id };
+
+	if (store_agents_liveness(st, liveness_cb, &f))
+		f.seen = -1;
+	return f;
+}
+
 static void test_liveness(void)
 {
 	struct store *st = shared_store;
@@ -400,6 +427,16 @@ static void test_liveness(void)
 	      (long long)store_agent_stale_after(&a, &lv));
 	CHECK(round_of(st, "live-1", true, NULL, 0, 1041) == 0 && get(st, "live-1").interval == 2,
 	      "a round without one keeps it");
+	{
+		struct liveness_find f = liveness_of(st, "live-1");
+
+		a = get(st, "live-1");
+		CHECK(f.seen == 1 && f.a.state == AGENT_ACTIVE && f.a.interval == 2 &&
+			      store_agent_last_seen(&f.a) == 1041 &&
+			      store_agent_stale_after(&f.a, &lv) == store_agent_stale_after(&a, &lv) &&
+			      f.a.stale_event_for == a.stale_event_for,
+		      "the stale scan's listing gives what the agent's summary gives (%d)", f.seen);
+	}
 	CHECK(store_agent_mark_stale(st, "live-1", 1040, 2, 1046, 1050) == -EALREADY,
 	      "not marked stale for a last-seen time that is not its own");
 	CHECK(store_agent_mark_stale(st, "live-1", 1041, 2, 1047, 1050) == 0, "marked stale");
@@ -410,7 +447,10 @@ static void test_liveness(void)
 	CHECK(round_of(st, "live-1", true, NULL, 0, 1060) == 0 &&
 		      store_agent_mark_stale(st, "live-1", 1060, 2, 1066, 1070) == 0,
 	      "a new silence after new evidence is marked again");
+	CHECK(liveness_of(st, "live-1").a.stale_event_for == 1060,
+	      "and the listing shows the silence marked");
 	CHECK(store_agent_retire(st, "live-1", 1080, "alice", false) == 0, "retired");
+	CHECK(liveness_of(st, "live-1").seen == 0, "a retired agent is not listed for the scan");
 	a = get(st, "live-1");
 	CHECK(store_agent_stale_after(&a, &lv) == 0 && !store_agent_stale(&a, &lv, 99999),
 	      "a retired agent is never stale");

@@ -300,7 +300,7 @@ static void scan_stale(struct webhooks *w)
 	if (!s.v)
 		return;
 	/* Listed first, marked after: the store is not called back from its own callback. */
-	ret = store_agents_list(w->app->store, stale_cb, &s);
+	ret = store_agents_liveness(w->app->store, stale_cb, &s);
 	if (ret < 0)
 		log_warn("webhook: cannot list agents for the stale scan: %s", strerror(-ret));
 	for (size_t i = 0; i < s.n; i++) {

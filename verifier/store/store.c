@@ -371,6 +371,11 @@ int store_agents_list(struct store *st, store_agent_cb cb, void *arg)
 	return st->be->ops->agents_list(st->be, cb, arg);
 }
 
+int store_agents_liveness(struct store *st, store_agent_cb cb, void *arg)
+{
+	return st->be->ops->agents_liveness(st->be, cb, arg);
+}
+
 int store_boot_get(struct store *st, const char *agent, struct boot_state *out,
 		   uint64_t *version)
 {

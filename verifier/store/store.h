@@ -184,6 +184,12 @@ int store_agent_set_policy(struct store *st, const char *id, const char *policy)
 typedef int (*store_agent_cb)(void *arg, const struct store_agent *a);
 /* Every agent ordered by id; blobs are not loaded (lengths 0, pointers NULL). */
 int store_agents_list(struct store *st, store_agent_cb cb, void *arg);
+/*
+ * Every active agent with only what its liveness needs (id, state, activated_at,
+ * last_verdict_at, interval, stale_event_for; the rest zero): the stale scan runs once a
+ * second over the whole fleet, and the summary's other columns cost it most of its time.
+ */
+int store_agents_liveness(struct store *st, store_agent_cb cb, void *arg);
 
 /* Registrations -------------------------------------------------------------------------- */
 

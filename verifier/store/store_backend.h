@@ -110,6 +110,7 @@ struct store_ops {
 			      const struct store_enroll_limits *lim);
 	int (*agent_set_policy)(struct store_backend *b, const char *id, const char *policy);
 	int (*agents_list)(struct store_backend *b, store_agent_cb cb, void *arg);
+	int (*agents_liveness)(struct store_backend *b, store_agent_cb cb, void *arg);
 
 	int (*boot_get)(struct store_backend *b, const char *agent, struct boot_state *out,
 			uint64_t *version);

@@ -1137,6 +1137,32 @@ int store_sql_agents_list(struct store_backend *b, store_agent_cb cb, void *arg)
 	return ret;
 }
 
+int store_sql_agents_liveness(struct store_backend *b, store_agent_cb cb, void *arg)
+{
+	struct store_agent a;
+	struct db db;
+	int ret, row;
+
+	if ((ret = db_get(b, &db)))
+		return ret;
+	for (row = first(&db, STMT_AGENTS_LIVENESS, NULL, 0); row == 1; row = next_row(&db)) {
+		memset(&a, 0, sizeof(a));
+		text_copy(&db, 0, a.id, sizeof(a.id));
+		a.state = AGENT_ACTIVE;
+		a.activated_at = col_int(&db, 1);
+		a.last_verdict_at = col_int(&db, 2);
+		a.interval = (uint32_t)col_int(&db, 3);
+		a.stale_event_for = col_int(&db, 4);
+		if ((ret = cb(arg, &a)))
+			break;
+	}
+	if (!ret && row < 0)
+		ret = row;
+	done(&db);
+	db_put(&db);
+	return ret;
+}
+
 /* Boot state and rounds ------------------------------------------------------------------ */
 
 int store_sql_boot_get(struct store_backend *b, const char *agent, struct boot_state *out,

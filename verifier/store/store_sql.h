@@ -47,6 +47,7 @@ int store_sql_agent_activate(struct store_backend *b, const char *id,
 			     const struct store_enroll_limits *lim);
 int store_sql_agent_set_policy(struct store_backend *b, const char *id, const char *policy);
 int store_sql_agents_list(struct store_backend *b, store_agent_cb cb, void *arg);
+int store_sql_agents_liveness(struct store_backend *b, store_agent_cb cb, void *arg);
 int store_sql_boot_get(struct store_backend *b, const char *agent, struct boot_state *out,
 		       uint64_t *version);
 int store_sql_boot_log_get(struct store_backend *b, const char *agent,
@@ -143,6 +144,7 @@ const char *store_sql_copy_table(size_t i, unsigned *ncolumns);
 		.policy_assign_label = store_sql_policy_assign_label,                      \
 		.agent_set_policy = store_sql_agent_set_policy,                            \
 		.agents_list = store_sql_agents_list, .boot_get = store_sql_boot_get,      \
+		.agents_liveness = store_sql_agents_liveness,                               \
 		.boot_log_get = store_sql_boot_log_get,                                    \
 		.round_context = store_sql_round_context,                                  \
 		.commit_rounds = store_sql_commit_rounds,                                  \

@@ -106,6 +106,11 @@ const struct store_statement store_statements[STMT_COUNT] = {
 	[STMT_AGENTS_LIST] = STMT("agents list",
 		"SELECT " AGENT_SUMMARY_COLS ", " LAST_REASONS_COL
 		" FROM agents a LEFT JOIN boot_state b ON b.agent = a.id ORDER BY a.id"),
+	/* The stale scan's columns: store_sql_agents_liveness() reads them in this order. */
+	[STMT_AGENTS_LIVENESS] = STMT("agents liveness",
+		"SELECT a.id, a.activated_at,"
+		" COALESCE((SELECT time FROM verdicts v WHERE v.agent = a.id ORDER BY id DESC LIMIT 1), 0),"
+		" a.round_interval, a.stale_event_for FROM agents a WHERE a.state = 'active'"),
 	[STMT_AGENT_STATE] = STMT("agent state", "SELECT state FROM agents WHERE id = ?1"),
 	[STMT_AGENT_INTERVAL] = STMT("agent interval",
 		"UPDATE agents SET round_interval = ?2 WHERE id = ?1 AND round_interval <> ?2"),
