@@ -8,7 +8,8 @@
 # and removed in its view; the registrations (admission) listed, one added with its EK digest,
 # policy and labels, a refused one changing nothing, and one unregistered after a confirmation.
 # The named policies listed with the agents each judges, an unused one deleted after a
-# confirmation, the fleet filtered by a policy. Everything is checked through the API too; screenshots under $BUILD/ui/.
+# confirmation, the fleet filtered by a policy. One file approved for every agent it is open on
+# from the queue: the count and the agents shown, nothing decided before the confirmation, all after. Everything is checked through the API too; screenshots under $BUILD/ui/.
 set -uo pipefail
 source "$(dirname "$0")/../lib.sh"
 source "$(dirname "$0")/../attacks/lib.bash"
@@ -229,6 +230,30 @@ check "the page says it deleted e's registration" wait_text '#status' 'registrat
 check_eq "the API: e unregistered" "d f g" "$(op /v1/registrations | jq -r '[.registrations[].agent_id] | join(" ")')"
 check_eq "the page: e's row gone" 0 "$(count '#reg-list tr[data-agent=e]')"
 
+# --- one file decided for every agent: counted and named first, decided on the second click --------
+openof() { op '/v1/violations?state=open&limit=100' | jq -r '[.violations[] | select(.path == "/usr/bin/app1") | .agent_id] | sort | join(" ")'; }
+sa round "$W/a-b" --append "$APP1"
+sa round "$W/a-d" --append "$APP1"
+check_eq "the API: app1 open on a, b and d (strict lists app2 only)" "a b d" "$(openof)"
+VA=$(op '/v1/violations?state=open&agent=a' | jq -r '[.violations[] | select(.path == "/usr/bin/app1")][0].id')
+go "$URL/ui/#/violations"
+check "the queue shows a's violation of app1" wait_count "#viol-list tr[data-violation=\"$VA\"]" 1
+click "#viol-list tr[data-violation=\"$VA\"] button.bulk"
+check "before it is decided: the count of agents and which" \
+	wait_text "#viol-list tr[data-violation=\"$VA\"] .bulk-plan .count" '^3 open violations of this file: [abd] \(#[0-9]+\), [abd] \(#[0-9]+\), [abd] \(#[0-9]+\)\.$'
+check_eq "it asks for the confirmation, naming the count" "Confirm: approve for 3 agents" \
+	"$(text "#viol-list tr[data-violation=\"$VA\"] button.confirm.bulk")"
+check_eq "nothing decided before the confirmation" "a b d" "$(openof)"
+click "#viol-list tr[data-violation=\"$VA\"] input.only-policy"
+check "only agents of its policy (strict): the same three" \
+	wait_text "#viol-list tr[data-violation=\"$VA\"] .bulk-plan" '^3 open violations of this file on agents of policy strict: '
+check_eq "still nothing decided" "a b d" "$(openof)"
+check "bulk review screenshot written" shot bulk-review
+click "#viol-list tr[data-violation=\"$VA\"] button.confirm.bulk"
+check "the page says how many were decided" wait_text "#viol-list tr[data-violation=\"$VA\"] .result.bulk" '^approve: 3 of 3 decided$'
+check_eq "the API: none of them open" "" "$(openof)"
+check_eq "the API: all three approved" "approved approved approved" \
+	"$(op '/v1/violations?state=approved&limit=100' | jq -r '[.violations[] | select(.path == "/usr/bin/app1") | .state] | join(" ")')"
 # --- the page's own rules ---------------------------------------------------------------------
 check_eq "no errors in the browser console (but the refusals asked for: 400)" "" \
 	"$(console_errors "$W/console.json" '/labels - .* 400|/registrations - .* 400|favicon')"

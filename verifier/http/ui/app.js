@@ -605,6 +605,89 @@
 				'no policy entry fixes this '));
 		cell.appendChild(el('button', { type: 'button', class: 'dismiss',
 			onclick: () => arm('dismiss') }, 'Dismiss'));
+		cell.appendChild(el('button', { type: 'button', class: 'bulk',
+			title: 'approve or dismiss this file (path and digest) for every agent it is open on',
+			onclick: () => bulk(v, cell, () => actions(v, row, cell, onChange), onChange) },
+			'Every agent\u2026'));
+	}
+
+	/*
+	 * This file (path, digest) decided for every agent it is open on, or only for the agents of
+	 * the violation's agent's policy, as `attestctl approve|dismiss --path P --digest D
+	 * [--policy NAME]` does (the API has no bulk route): the open violations of the file
+	 * (GET /v1/violations) are counted and named first; the second click decides each in its own
+	 * request (approve: for its agent alone), then says how many were decided and names the
+	 * ones refused. Nothing is decided before that click.
+	 */
+	function bulk(v, cell, back, onChange) {
+		clear(cell);
+		const onlyPolicy = el('input', { type: 'checkbox', class: 'only-policy' });
+		const verb = el('select', { class: 'bulk-verb' },
+			v.approvable !== false ? el('option', { value: 'approve' }, 'approve') : null,
+			el('option', { value: 'dismiss' }, 'dismiss'));
+		const plan = el('span', { class: 'bulk-plan' });
+		const same = (o) => o && o.state === 'open' && o.path === v.path && o.digest === v.digest &&
+			Boolean(o.path_escaped) === Boolean(v.path_escaped);
+		const count = async () => {
+			clear(plan);
+			try {
+				const r = await api('GET', '/v1/violations?state=open&limit=' + LIST_MAX);
+				const all = Array.isArray(r.violations) ? r.violations : [];
+				if (all.length >= LIST_MAX) {
+					plan.appendChild(el('span', { class: 'ask count' }, LIST_MAX +
+						' open violations or more: decide them one by one or with attestctl'));
+					return;
+				}
+				let of = all.filter(same);
+				let policy = null;
+				if (onlyPolicy.checked) {
+					const a = await api('GET', '/v1/agents/' + encodeURIComponent(String(v.agent_id)));
+					policy = visible(a.policy);
+					const p = await api('GET', '/v1/agents?policy=' + encodeURIComponent(policy));
+					const ids = new Set((Array.isArray(p.agents) ? p.agents : []).map((x) => x.agent_id));
+					of = of.filter((o) => ids.has(o.agent_id));
+				}
+				const n = of.length;
+				const what = verb.value;
+				plan.appendChild(el('span', { class: 'ask count' }, n + ' open ' +
+					(n === 1 ? 'violation' : 'violations') + ' of this file' +
+					(policy !== null ? ' on agents of policy ' + policy : '') + ': ' +
+					of.map((o) => o.agent_id + ' (#' + o.id + ')').join(', ') + '.'));
+				if (!n)
+					return;
+				plan.appendChild(el('button', { type: 'button', class: 'confirm bulk ' + what,
+					onclick: async (ev) => {
+						ev.target.disabled = true;
+						const refused = [];
+						for (const o of of) {
+							try {
+								await api('POST', '/v1/violations/' +
+									encodeURIComponent(String(o.id)) + '/' + what);
+							} catch (e) {
+								refused.push(o.agent_id + ' (#' + o.id + ': ' +
+									(e && e.message ? e.message : String(e)) + ')');
+							}
+						}
+						clear(cell);
+						cell.appendChild(el('span', { class: 'result bulk' }, what + ': ' +
+							(n - refused.length) + ' of ' + n + ' decided' +
+							(refused.length ? '; refused: ' + refused.join(', ') : '')));
+						setStatus(what + ' ' + v.path + ': ' + (n - refused.length) + ' of ' + n +
+							' decided' + (refused.length ? ', ' + refused.length + ' refused' : ''));
+						onChange();
+					} }, 'Confirm: ' + what + ' for ' + n + (n === 1 ? ' agent' : ' agents')));
+			} catch (e) {
+				failed(e);
+			}
+		};
+		onlyPolicy.onchange = count;
+		verb.onchange = count;
+		cell.appendChild(el('span', { class: 'ask' }, 'This file for every agent: '));
+		cell.appendChild(verb);
+		cell.appendChild(el('label', { class: 'scope' }, onlyPolicy, ' only agents of its policy'));
+		cell.appendChild(plan);
+		cell.appendChild(el('button', { type: 'button', class: 'cancel', onclick: back }, 'Cancel'));
+		count();
 	}
 
 	/*
