@@ -3,10 +3,12 @@
 
 #include <errno.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "buildinfo.h" /* ATTEST_SYSCONFDIR */
+#include "common/log.h"
 #include "proto/limits.h"
 #include "verifier/service/app.h" /* enum evidence_keep */
 #include "verifier/service/audit_sign.h" /* AUDIT_SIGN_INTERVAL_DEFAULT */
@@ -138,4 +140,36 @@ int verifier_options_parse(struct verifier_options *o, int argc, char *const arg
 void verifier_options_release(struct verifier_options *o)
 {
 	opts_release(&verifier_opts_spec, o);
+}
+
+int verifier_configure(struct verifier_options *o, int argc, char *const argv[])
+{
+	enum opts_action action;
+
+	if (verifier_options_parse(o, argc, argv, &action)) {
+		verifier_options_release(o);
+		return 2;
+	}
+	if (action != OPTS_RUN) {
+		if (action == OPTS_HELP)
+			opts_usage(&verifier_opts_spec, stdout);
+		else
+			opts_version("verifier", stdout);
+		verifier_options_release(o);
+		return 0;
+	}
+	if (o->verbose)
+		log_set_level(LOG_LVL_DEBUG);
+	return -1;
+}
+
+void verifier_options_apply(const struct verifier_options *o, struct app *app)
+{
+	app->nonce_ttl = (int64_t)o->nonce_ttl;
+	app->pending_ttl = (int64_t)o->pending_ttl;
+	app->liveness.default_interval = o->default_interval;
+	app->liveness.intervals = o->stale_intervals;
+	app->metrics_agents_public = o->metrics_agents == METRICS_AGENTS_PUBLIC;
+	app->evidence_keep = (enum evidence_keep)o->evidence_keep;
+	app->admission = (enum admission)o->admission;
 }

@@ -64,4 +64,15 @@ int verifier_options_parse(struct verifier_options *o, int argc, char *const arg
 			   enum opts_action *action);
 void verifier_options_release(struct verifier_options *o);
 
+/*
+ * The configuration step of main(): verifier_options_parse(), --help and --version answered
+ * on stdout, --verbose applied. -1: run with *o; else the exit status (0 after --help or
+ * --version, 2 for options refused) with *o released.
+ */
+int verifier_configure(struct verifier_options *o, int argc, char *const argv[]);
+
+struct app;
+/* The settings the service reads from *app (service/app.h), from *o. */
+void verifier_options_apply(const struct verifier_options *o, struct app *app);
+
 #endif

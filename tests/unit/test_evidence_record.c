@@ -557,23 +557,12 @@ static void test_purge(void)
 	      (unsigned long long)n);
 }
 
-static void app_init(struct app *app)
+/* The service's state as main() builds it (app.h), with the store the test opens. */
+static void fixture_app_init(struct app *app)
 {
-	memset(app, 0, sizeof(*app));
-	policy_cache_init(&app->policies);
-	policy_cache_init(&app->amendments);
+	app_init(app);
 	app->nonce_ttl = 60;
-	app->nonces = nonces_new();
-	app->agents = agentcache_new();
-}
-
-static void app_release(struct app *app)
-{
-	store_close(app->store);
-	policy_cache_release(&app->policies);
-	policy_cache_release(&app->amendments);
-	nonces_free(app->nonces);
-	agentcache_free(app->agents);
+	(void)app_tables_new(app);
 }
 
 int main(void)
@@ -582,7 +571,7 @@ int main(void)
 
 	setenv("TPM_TEST_DATA", "tests/data/eventlog", 0);
 	boot_log = load("guest-seabios.bin");
-	app_init(&shared_app);
+	fixture_app_init(&shared_app);
 	if (!mkdtemp(dir))
 		return 2;
 	shared_machine.ak = EVP_EC_gen("P-256");

@@ -353,24 +353,12 @@ static int put_policy(struct app *app)
 	return store_policy_put(app->store, "default", json, "test", 1, &ver);
 }
 
-static void app_init(struct app *app)
+/* The service's state as main() builds it (app.h), with the store the test opens. */
+static void fixture_app_init(struct app *app)
 {
-	memset(app, 0, sizeof(*app));
-	policy_cache_init(&app->policies);
-	policy_cache_init(&app->amendments);
+	app_init(app);
 	app->nonce_ttl = 60;
-	app->nonces = nonces_new();
-	app->agents = agentcache_new();
-}
-
-static void app_release(struct app *app)
-{
-	store_close(app->store);
-	policy_cache_release(&app->policies);
-	policy_cache_release(&app->amendments);
-	nonces_free(app->nonces);
-	agentcache_free(app->agents);
-	cluster_free(app->cluster);
+	(void)app_tables_new(app);
 }
 
 /* A second verifier on the same store: a cluster key both load, then test_two_verifiers(). */
@@ -396,8 +384,8 @@ int main(void)
 {
 	char cmd[300];
 
-	app_init(&shared_app);
-	app_init(&second_app);
+	fixture_app_init(&shared_app);
+	fixture_app_init(&second_app);
 	if (!mkdtemp(tmp_dir))
 		return 2;
 	shared_machine.ak = EVP_EC_gen("P-256");

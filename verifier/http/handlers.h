@@ -7,6 +7,7 @@
 #define VERIFIER_HANDLERS_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include <jansson.h>
 
@@ -36,6 +37,18 @@ void reply_json_value(struct http_response *resp, unsigned status, json_t *v);
 bool query_limit(const struct http_request *req, struct http_response *resp, unsigned *limit);
 bool policy_name_valid(const char *s);
 void app_observe(void *app, const struct http_route *route, unsigned status, double seconds);
+
+/* The verifier's server (routes.c): the route table above, its token check, admission and
+ * counters, on listen with threads and per-client connections, presenting cert_pem/key_pem.
+ * NULL on failure (logged); *port the port bound. */
+struct http_server *app_server_start(struct app *app, const char *listen, unsigned threads,
+				     unsigned client_connections, const char *cert_pem,
+				     const char *key_pem, uint16_t *port);
+/* SIGHUP: the operator tokens read again (tokens_open()) and swapped in under reload_lock
+ * when they load whole: a rotated token works and the old one stops working without a
+ * restart. Else the old ones stay and the log says so. */
+void app_tokens_reload(struct app *app, const char *token_file, const struct statedir *sd,
+		       const char *state_dir);
 
 /* Handlers ------------------------------------------------------------------------------- */
 void handle_enroll(const struct http_request *req, struct http_response *resp);

@@ -1,5 +1,7 @@
 /*
- * routes: every URL the verifier answers, with its body cap and who may call it (http_access); the token check; which large bodies are read at all; the per-request counters.
+ * routes: every URL the verifier answers, with its body cap and who may call it (http_access);
+ * the token check and the tokens swapped on SIGHUP; which large bodies are read at all; the
+ * per-request counters; the server started over them.
  */
 #include <stdio.h>
 #include <string.h>
@@ -179,4 +181,41 @@ void app_observe(void *arg, const struct http_route *route, unsigned status, dou
 	APP_COUNT(app, http_requests);
 	if (status >= 400)
 		APP_COUNT(app, http_errors);
+}
+
+struct http_server *app_server_start(struct app *app, const char *listen, unsigned threads,
+				     unsigned client_connections, const char *cert_pem,
+				     const char *key_pem, uint16_t *port)
+{
+	const struct http_server_config cfg = {
+		.listen = listen,
+		.threads = threads,
+		.cert_pem = cert_pem,
+		.key_pem = key_pem,
+		.routes = app_routes,
+		.nroutes = app_nroutes,
+		.app = app,
+		.authorize = app_authorize,
+		.admit = app_admit,
+		.client_connections = client_connections,
+		.observe = app_observe,
+	};
+
+	return http_server_start(&cfg, port);
+}
+
+void app_tokens_reload(struct app *app, const char *token_file, const struct statedir *sd,
+		       const char *state_dir)
+{
+	struct tokens *t = NULL, *old;
+
+	if (tokens_open(token_file, sd, state_dir, &t)) {
+		log_error("reload: keeping the operator tokens loaded before");
+		return;
+	}
+	pthread_rwlock_wrlock(&app->reload_lock);
+	old = app->tokens;
+	app->tokens = t;
+	pthread_rwlock_unlock(&app->reload_lock);
+	tokens_free(old);
 }

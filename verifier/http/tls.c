@@ -23,6 +23,7 @@
 #include "common/file.h"
 #include "common/log.h"
 #include "proto/dynbuf.h"
+#include "verifier/http/server.h"
 
 #define TLS_PEM_MAX (64u * 1024u)         /* a certificate chain or key file */
 #define CA_DAYS 3650
@@ -426,4 +427,30 @@ int tls_setup(int state_dfd, const char *state_dir, const char *cert_file, const
 	if (ret)
 		tls_material_release(out);
 	return ret;
+}
+
+int tls_start(const struct tls_source *src, struct tls_material *out)
+{
+	int ret = tls_setup(src->state_dfd, src->state_dir, src->cert_file, src->key_file,
+			    src->sans, src->nsans, out);
+
+	if (ret)
+		return ret;
+	if (out->ca_path)
+		log_info("tls: agents trust \"%s\"; server certificate \"%s\", key \"%s\"",
+			 out->ca_path, out->cert_path, out->key_path);
+	return 0;
+}
+
+void tls_reload(struct http_server *srv, const struct tls_source *src)
+{
+	struct tls_material m;
+
+	if (tls_setup(src->state_dfd, src->state_dir, src->cert_file, src->key_file, src->sans,
+		      src->nsans, &m) ||
+	    http_server_set_cert(srv, m.cert_pem, m.key_pem))
+		log_error("reload: keeping the TLS certificate loaded before");
+	else
+		log_info("reload: TLS certificate \"%s\", key \"%s\"", m.cert_path, m.key_path);
+	tls_material_release(&m);
 }

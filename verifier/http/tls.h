@@ -36,4 +36,25 @@ int tls_setup(int state_dfd, const char *state_dir, const char *cert_file, const
 	      const char *const *sans, size_t nsans, struct tls_material *out);
 void tls_material_release(struct tls_material *m);
 
+/* Where the certificate comes from: tls_setup()'s arguments, as the options give them. */
+struct tls_source {
+	int state_dfd;
+	const char *state_dir;
+	const char *cert_file, *key_file; /* --tls-cert, --tls-key; both NULL: generated */
+	const char *const *sans;          /* --tls-san */
+	size_t nsans;
+};
+
+struct http_server;
+
+/* At start: tls_setup() from src, and a log line naming the CA agents trust (when generated)
+ * and the files served. 0 or -errno (logged). */
+int tls_start(const struct tls_source *src, struct tls_material *out);
+/*
+ * SIGHUP: the certificate and key from src again, as for a start (reissued if a name or the
+ * validity asks for it), for srv's connections made from then on; when they do not load the
+ * ones loaded before keep serving and the log says so.
+ */
+void tls_reload(struct http_server *srv, const struct tls_source *src);
+
 #endif

@@ -2,6 +2,7 @@
 #include "verifier/http/tokens.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,8 +11,10 @@
 #include <openssl/evp.h>
 
 #include "common/file.h"
+#include "common/log.h"
 #include "common/token_file.h"
 #include "proto/dynbuf.h"
+#include "verifier/store/operator_token.h"
 
 static int digest(const char *tok, size_t n, unsigned char out[32])
 {
@@ -118,4 +121,21 @@ const struct token_entry *tokens_find(const struct tokens *t, const char *presen
 		if (!CRYPTO_memcmp(d, t->v[i].digest, sizeof(d)))
 			found = &t->v[i];
 	return found;
+}
+
+int tokens_open(const char *token_file, const struct statedir *sd, const char *state_dir,
+		struct tokens **out)
+{
+	char path[PATH_MAX], shown[PATH_MAX], err[256] = "";
+	int ret = operator_token_file(token_file, sd, state_dir, path, shown, sizeof(path));
+
+	if (ret)
+		return ret;
+	ret = tokens_load(path, out, err, sizeof(err));
+	if (ret) {
+		log_error("operator tokens \"%s\": %s", shown, err);
+		return ret;
+	}
+	log_info("operator tokens: %zu from \"%s\"", (*out)->n, shown);
+	return 0;
 }

@@ -14,6 +14,8 @@
 
 #include "common/token_file.h"
 
+struct statedir;
+
 #define TOKEN_MIN 16u
 #define TOKENS_MAX 256u
 
@@ -33,6 +35,13 @@ int tokens_parse(const char *text, size_t len, struct tokens **out, char *err, s
 /* Reads and parses a file (at most 64 KiB). 0, -errno of the read, or -EINVAL (err says why). */
 int tokens_load(const char *path, struct tokens **out, char *err, size_t cap);
 void tokens_free(struct tokens *t);
+/*
+ * The verifier's tokens: token_file (--operator-token-file), else STATE_DIR/operator-token
+ * made on first start (operator_token.h), through sd, named state_dir in messages. 0 with *out
+ * and a log line counting them, or -errno (logged).
+ */
+int tokens_open(const char *token_file, const struct statedir *sd, const char *state_dir,
+		struct tokens **out);
 /* The entry whose token is `presented`, or NULL; time independent of which entry matched. */
 const struct token_entry *tokens_find(const struct tokens *t, const char *presented, size_t len);
 

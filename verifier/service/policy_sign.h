@@ -3,14 +3,14 @@
  * SIGNED POLICIES; the envelope is proto/dsse.h's).
  *
  * The signers are the PEM public keys of one file (ECDSA P-256), loaded at the start and again
- * on SIGHUP (main.c swaps the set under app->reload_lock; readers hold it for reading while
+ * on SIGHUP (app.c swaps the set under app->reload_lock; readers hold it for reading while
  * they check). With signers, a policy or amendment version is stored only from a DSSE envelope
  * a signer's key verifies, over the exact bytes stored; the signer recorded is the Keylime keyid
  * of the key that verified (computed here), never the keyid the envelope claims. Without
  * signers, a plain policy is stored as before and an envelope's payload is stored with its
  * signature kept but unchecked (signer "": nothing was configured to check it).
  *
- * Ownership: a policy_signers set is immutable once loaded and freed by its owner (main.c); a
+ * Ownership: a policy_signers set is immutable once loaded and freed by its owner (app.c); a
  * signed_policy owns its buffers (signed_policy_release(), idempotent).
  */
 #ifndef VERIFIER_POLICY_SIGN_H
