@@ -70,7 +70,7 @@ PROTO_SRC := $(wildcard proto/*.c)
 COMMON_SRC := $(wildcard common/*.c)
 # The verifier's layers, top to bottom: a file includes headers of its own layer or a lower
 # one (scripts/check.sh, rule `layers`). verifier/*.c (main, options) sits above them all.
-VERIFIER_LAYERS := http service decision policy facts store
+VERIFIER_LAYERS := http service decision policy facts store api
 VERIFIER_LIB_SRC := $(filter-out verifier/main.c,$(wildcard verifier/*.c)) \
 	$(foreach l,$(VERIFIER_LAYERS),$(wildcard verifier/$(l)/*.c))
 ATTESTCTL_SRC := $(wildcard verifier/attestctl/*.c)

@@ -1,6 +1,7 @@
 /*
- * verifier/http/api_codec: the operator API's agent, verdict, counter, violation, decision,
- * history, policy, version, rollback, stored-policy, amendment and EAR resources. Encoding writes
+ * verifier/api/api_codec: the operator API's agent, verdict, counter, violation, decision,
+ * history, policy, version, rollback, stored-policy, amendment, EAR, registration, label, audit
+ * head and webhook event resources. Encoding writes
  * the members the API has always answered, in its order (the exact compact text is pinned: a
  * rename or a reorder is a change of the contract, to make in docs/openapi.json too); decoding
  * reads back every member, and reads a missing or mistyped one as 0, false or NULL.
@@ -9,7 +10,8 @@
 #include <string.h>
 
 #include "tests/unit/check.h"
-#include "verifier/http/api_codec.h"
+#include "verifier/api/api_codec.h"
+#include "verifier/service/registrations.h"
 
 static char *compact(json_t *o)
 {
@@ -45,7 +47,7 @@ static void test_an_agent_in_the_fleet_list(void)
 		      "\"stale_after\":11,\"stale\":true,\"rejudging\":false,\"judged_by\":{\"policy\":"
 		      "\"fleet\",\"policy_version\":12,\"amendment_version\":13},\"policy_version\":14,"
 		      "\"amendment_version\":15,\"last_reasons\":[\"not_in_allowlist\"],"
-		      "\"last_verdict\":\"untrusted\"}"),
+		      "\"last_verdict\":\"untrusted\",\"labels\":{},\"registered\":false}"),
 	      "members and order");
 }
 
@@ -347,6 +349,218 @@ static void test_an_attestation_result_pending_a_key_rotation(void)
 	}
 }
 
+static void test_an_agent_s_labels_and_registration(void)
+{
+	struct api_agent d;
+	json_t *o;
+
+	agent.labels = json_pack("{s:s}", "site", "ams");
+	agent.registered = true;
+	agent.boot = NULL;
+	o = api_agent_encode(&agent);
+	api_agent_decode(o, &d);
+	CHECK(d.registered && d.labels &&
+	      !strcmp(json_string_value(json_object_get(d.labels, "site")), "ams"),
+	      "labels and registered decoded back");
+	json_decref(o);
+	agent.labels = NULL;
+	agent.registered = false;
+}
+
+static void test_a_registration_listed_and_requested(void)
+{
+	struct api_registration r = {
+		.listed = true, .agent_id = "host-1", .ek = "public", .ek_sha256 = "ab",
+		.policy = "fleet", .labels = json_pack("{s:s}", "site", "ams"), .actor = "alice",
+		.created_at = 7,
+	}, d;
+	struct registration_batch batch;
+	char why[256], *text;
+	json_t *o;
+
+	o = api_registration_encode(&r);
+	CHECK(text_is(json_dumps(o, JSON_COMPACT),
+		      "{\"agent_id\":\"host-1\",\"ek\":\"public\",\"ek_sha256\":\"ab\","
+		      "\"policy\":\"fleet\",\"labels\":{\"site\":\"ams\"},\"actor\":\"alice\","
+		      "\"created_at\":7}"),
+	      "listed: members and order");
+	CHECK(api_registration_decode(o, &d) && d.listed && !strcmp(d.agent_id, "host-1") &&
+	      !strcmp(d.ek, "public") && !strcmp(d.ek_sha256, "ab") && !strcmp(d.policy, "fleet") &&
+	      !strcmp(json_string_value(json_object_get(d.labels, "site")), "ams") &&
+	      !strcmp(d.actor, "alice") && d.created_at == 7 && !d.ek_cert,
+	      "listed decoded back");
+	json_decref(o);
+
+	/* A request as attestctl writes it, read by the verifier's own strict check. */
+	r = (struct api_registration){
+		.agent_id = "host-2",
+		.ek_sha256 = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff",
+		.policy = "fleet", .labels = json_pack("{s:s}", "rack", "r1"),
+	};
+	o = json_pack("{s:[o]}", API_REGISTRATIONS, api_registration_encode(&r));
+	text = o ? json_dumps(o, JSON_COMPACT) : NULL;
+	CHECK(text_is(text ? strdup(text) : NULL,
+		      "{\"registrations\":[{\"agent_id\":\"host-2\",\"ek_sha256\":"
+		      "\"00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff\","
+		      "\"policy\":\"fleet\",\"labels\":{\"rack\":\"r1\"}}]}"),
+	      "a request: members and order");
+	CHECK(text && registrations_parse(text, strlen(text), &batch, why, sizeof(why)) == 0 &&
+	      batch.n == 1 && !strcmp(batch.regs[0].agent, "host-2") &&
+	      batch.regs[0].ek_kind == STORE_EK_PUBLIC && batch.regs[0].ek_sha256[1] == 0x11 &&
+	      !strcmp(batch.regs[0].policy, "fleet") &&
+	      !strcmp(batch.regs[0].labels, "{\"rack\":\"r1\"}"),
+	      "the verifier's check takes the request");
+	registration_batch_release(&batch);
+	free(text);
+	json_decref(o);
+	r = (struct api_registration){ .agent_id = "host-3", .ek_cert = "MAA=", .ek_sha256 = "x" };
+	o = api_registration_encode(&r);
+	CHECK(text_is(json_dumps(o, JSON_COMPACT), "{\"agent_id\":\"host-3\",\"ek_cert\":\"MAA=\"}"),
+	      "a request by certificate: no policy, no labels, no ek_sha256");
+	json_decref(o);
+	o = json_pack("{s:s, s:i}", "agent_id", "h", "labels", 1);
+	CHECK(!api_registration_decode(o, &d) && !d.labels, "labels of another type: not typed");
+	json_decref(o);
+
+	o = api_registered_encode(&(struct api_registered){ .count = 3 });
+	CHECK(text_is(json_dumps(o, JSON_COMPACT), "{\"registered\":3}"), "registered: a count");
+	json_decref(o);
+	o = api_registered_encode(&(struct api_registered){ .agent_id = "host-1" });
+	CHECK(text_is(json_dumps(o, JSON_COMPACT), "{\"agent_id\":\"host-1\",\"registered\":false}"),
+	      "unregistered");
+	json_decref(o);
+}
+
+static void test_labels_changed_and_assigned(void)
+{
+	struct api_labels_change c = { json_pack("{s:s}", "site", "ams"), json_pack("[s]", "old") },
+				 dc;
+	struct api_agent_labels l = { "host-1", NULL }, dl;
+	struct api_assign a = { .policy = "fleet", .label = "site=ams", .apply = true,
+				.matching = 3, .agents = json_pack("[s]", "host-1") }, da;
+	json_t *o;
+
+	o = api_labels_change_encode(&c);
+	CHECK(text_is(json_dumps(o, JSON_COMPACT), "{\"set\":{\"site\":\"ams\"},\"remove\":[\"old\"]}"),
+	      "a change: members and order");
+	api_labels_change_decode(o, &dc);
+	CHECK(json_object_size(dc.set) == 1 && json_array_size(dc.remove) == 1, "decoded back");
+	json_decref(o);
+	o = api_labels_change_encode(&(struct api_labels_change){ NULL, json_pack("[s]", "x") });
+	CHECK(text_is(json_dumps(o, JSON_COMPACT), "{\"remove\":[\"x\"]}"), "nothing set: no set");
+	json_decref(o);
+	o = api_agent_labels_encode(&l);
+	CHECK(text_is(json_dumps(o, JSON_COMPACT), "{\"agent_id\":\"host-1\",\"labels\":{}}"),
+	      "an agent's labels: none is {}");
+	api_agent_labels_decode(o, &dl);
+	CHECK(!strcmp(dl.agent_id, "host-1") && json_is_object(dl.labels), "decoded back");
+	json_decref(o);
+	CHECK(text_is(compact(api_assign_request_encode(&a)), "{\"label\":\"site=ams\",\"apply\":true}"),
+	      "an assignment's request");
+	o = api_assign_encode(&a);
+	CHECK(text_is(json_dumps(o, JSON_COMPACT),
+		      "{\"policy\":\"fleet\",\"label\":\"site=ams\",\"applied\":true,\"matching\":3,"
+		      "\"agents\":[\"host-1\"]}"),
+	      "an assignment's answer");
+	api_assign_decode(o, &da);
+	CHECK(!strcmp(da.policy, "fleet") && !strcmp(da.label, "site=ams") && da.apply &&
+	      da.matching == 3 && json_array_size(da.agents) == 1, "decoded back");
+	json_decref(o);
+}
+
+static void test_the_audit_head(void)
+{
+	struct api_audit_signed none = { .seq = 0, .public_key = "PEM" }, d;
+	struct api_audit_signed head = { 4, "aa", 9, "c2ln", "PEM" };
+	json_t *o;
+
+	CHECK(text_is(compact(api_audit_signed_encode(&none)), "{\"seq\":0,\"public_key\":\"PEM\"}"),
+	      "nothing signed yet: seq 0 and the key");
+	o = api_audit_signed_encode(&head);
+	CHECK(text_is(json_dumps(o, JSON_COMPACT),
+		      "{\"seq\":4,\"hash\":\"aa\",\"time\":9,\"signature\":\"c2ln\","
+		      "\"public_key\":\"PEM\"}"),
+	      "a signed head: members and order");
+	api_audit_signed_decode(o, &d);
+	CHECK(d.seq == 4 && !strcmp(d.hash, "aa") && d.time == 9 && !strcmp(d.signature, "c2ln") &&
+	      !strcmp(d.public_key, "PEM"), "decoded back");
+	json_decref(o);
+}
+
+static void test_webhook_events(void)
+{
+	struct api_audit_head head = { 5, "bb", true, { 4, "aa", 9, "c2ln", "REVS" } }, dh;
+	struct api_event e = {
+		.id = "evt-1", .type = API_EVENT_VIOLATION, .time = 100, .agent_id = "host-1",
+		.violation_id = 2, .reason = "not_in_allowlist", .path = "/usr/bin/x",
+		.path_escaped = false, .path_hex = "2f", .digest = "sha256:00", .boot_number = 3,
+		.entry = 4, .count = 5, .recurs = 1, .audit_head = &head,
+	}, d;
+	json_t *o;
+
+	o = api_event_encode(&e);
+	CHECK(text_is(json_dumps(o, JSON_COMPACT),
+		      "{\"id\":\"evt-1\",\"type\":\"violation.opened\",\"time\":100,"
+		      "\"agent_id\":\"host-1\",\"data\":{\"violation_id\":2,\"reason\":"
+		      "\"not_in_allowlist\",\"path\":\"/usr/bin/x\",\"path_escaped\":false,"
+		      "\"path_hex\":\"2f\",\"digest\":\"sha256:00\",\"boot_number\":3,\"entry\":4,"
+		      "\"count\":5,\"recurs\":1},\"audit_head\":{\"seq\":5,\"hash\":\"bb\","
+		      "\"signed\":{\"seq\":4,\"hash\":\"aa\",\"time\":9,\"signature\":\"c2ln\","
+		      "\"public_key\":\"REVS\"}}}"),
+	      "violation.opened with the audit head: members and order");
+	api_event_decode(o, &d, &dh);
+	CHECK(!strcmp(d.id, "evt-1") && !strcmp(d.type, API_EVENT_VIOLATION) && d.time == 100 &&
+	      !strcmp(d.agent_id, "host-1") && d.violation_id == 2 &&
+	      !strcmp(d.reason, "not_in_allowlist") && !strcmp(d.path, "/usr/bin/x") &&
+	      !d.path_escaped && !strcmp(d.path_hex, "2f") && !strcmp(d.digest, "sha256:00") &&
+	      d.boot_number == 3 && d.entry == 4 && d.count == 5 && d.recurs == 1 &&
+	      d.audit_head == &dh && dh.seq == 5 && !strcmp(dh.hash, "bb") && dh.has_signed &&
+	      dh.signed_.seq == 4 && !strcmp(dh.signed_.hash, "aa") && dh.signed_.time == 9 &&
+	      !strcmp(dh.signed_.signature, "c2ln") && !strcmp(dh.signed_.public_key, "REVS"),
+	      "decoded back, member by member");
+	json_decref(o);
+
+	e = (struct api_event){ .id = "evt-2", .type = API_EVENT_UNTRUSTED, .time = 1,
+				.agent_id = "h", .verdict_id = 8, .boot_number = 2 };
+	head.has_signed = false;
+	e.audit_head = &head;
+	CHECK(text_is(compact(api_event_encode(&e)),
+		      "{\"id\":\"evt-2\",\"type\":\"agent.untrusted\",\"time\":1,\"agent_id\":\"h\","
+		      "\"data\":{\"verdict_id\":8,\"boot_number\":2,\"reasons\":[]},"
+		      "\"audit_head\":{\"seq\":5,\"hash\":\"bb\"}}"),
+	      "agent.untrusted, nothing signed yet");
+	e = (struct api_event){ .id = "i", .type = API_EVENT_STALE, .time = 1, .agent_id = "h",
+				.last_seen = 2, .interval = 3, .stale_after = 4 };
+	CHECK(text_is(compact(api_event_encode(&e)),
+		      "{\"id\":\"i\",\"type\":\"agent.stale\",\"time\":1,\"agent_id\":\"h\",\"data\":"
+		      "{\"last_seen\":2,\"interval\":3,\"stale_after\":4}}"),
+	      "agent.stale without an audit head");
+	e = (struct api_event){ .id = "i", .type = API_EVENT_ENROLLED, .time = 1, .agent_id = "h",
+				.ak_name = "000b" };
+	CHECK(text_is(compact(api_event_encode(&e)),
+		      "{\"id\":\"i\",\"type\":\"agent.enrolled\",\"time\":1,\"agent_id\":\"h\",\"data\":"
+		      "{\"ak_name\":\"000b\"}}"),
+	      "agent.enrolled");
+	e = (struct api_event){ .id = "i", .type = API_EVENT_RETIRED, .time = 1, .agent_id = "h",
+				.purged = true, .actor = "alice" };
+	o = api_event_encode(&e);
+	CHECK(text_is(json_dumps(o, JSON_COMPACT),
+		      "{\"id\":\"i\",\"type\":\"agent.retired\",\"time\":1,\"agent_id\":\"h\",\"data\":"
+		      "{\"purged\":true,\"actor\":\"alice\"}}"),
+	      "agent.retired");
+	api_event_decode(o, &d, &dh);
+	CHECK(d.purged && !strcmp(d.actor, "alice") && !d.audit_head, "decoded back: no head");
+	json_decref(o);
+	e = (struct api_event){ .id = "i", .type = API_EVENT_RESET, .time = 1, .agent_id = "h",
+				.actor = "bob" };
+	CHECK(text_is(compact(api_event_encode(&e)),
+		      "{\"id\":\"i\",\"type\":\"agent.reset\",\"time\":1,\"agent_id\":\"h\",\"data\":"
+		      "{\"actor\":\"bob\"}}"),
+	      "agent.reset");
+	e.type = "agent.other";
+	CHECK(!api_event_encode(&e), "a type the API has not: none");
+}
+
 int main(void)
 {
 	agent = (struct api_agent){
@@ -369,6 +583,11 @@ int main(void)
 	CASE(test_an_agent_s_history_policies_versions_a_rollback);
 	CASE(test_a_policy_stored_an_amendment);
 	CASE(test_an_attestation_result_pending_a_key_rotation);
+	CASE(test_an_agent_s_labels_and_registration);
+	CASE(test_a_registration_listed_and_requested);
+	CASE(test_labels_changed_and_assigned);
+	CASE(test_the_audit_head);
+	CASE(test_webhook_events);
 	CHECK(!strcmp(API_AGENTS, "agents") && !strcmp(API_VERDICTS, "verdicts") &&
 	      !strcmp(API_HOURS, "hours") && !strcmp(API_VIOLATIONS, "violations") &&
 	      !strcmp(API_HISTORY, "history") && !strcmp(API_POLICIES, "policies") &&

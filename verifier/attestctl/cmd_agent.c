@@ -13,7 +13,7 @@
 #include "verifier/attestctl/commands.h"
 #include "verifier/attestctl/online.h"
 #include "verifier/attestctl/show.h"
-#include "verifier/http/api_codec.h"
+#include "verifier/api/api_codec.h"
 
 static json_int_t num(json_t *o, const char *key)
 {
@@ -188,7 +188,7 @@ int cmd_agent(int argc, char **argv)
 	       t1, t2, a.boot_number, a.next_entry, show_cstr(a.last_verdict), a.open_violations, t3,
 	       a.interval, a.interval_reported ? ", as the agent reported" : ", the verifier's default",
 	       t4);
-	print_labels(json_object_get(j, "labels"));
+	print_labels(a.labels);
 	print_boot(a.boot);
 	json_decref(j);
 	return 0;

@@ -13,7 +13,7 @@
 #include "verifier/attestctl/commands.h"
 #include "verifier/attestctl/online.h"
 #include "verifier/attestctl/show.h"
-#include "verifier/http/api_codec.h"
+#include "verifier/api/api_codec.h"
 
 /*
  * The VERDICT column is what vouches for the machine now: not the last verdict of a stale or a

@@ -19,7 +19,7 @@
 #include "verifier/attestctl/commands.h"
 #include "verifier/attestctl/online.h"
 #include "verifier/attestctl/show.h"
-#include "verifier/http/api_codec.h"
+#include "verifier/api/api_codec.h"
 
 static const char usage_text[] =
 	"usage: attestctl amendment AGENT | amendment history AGENT\n"

@@ -11,7 +11,7 @@
 #include "proto/evidence.h"
 #include "verifier/attestctl/commands.h"
 #include "verifier/attestctl/online.h"
-#include "verifier/http/api_codec.h"
+#include "verifier/api/api_codec.h"
 
 int cmd_counters(int argc, char **argv)
 {

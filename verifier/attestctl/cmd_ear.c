@@ -30,7 +30,7 @@
 #include "verifier/attestctl/commands.h"
 #include "verifier/attestctl/online.h"
 #include "verifier/attestctl/show.h"
-#include "verifier/http/api_codec.h"
+#include "verifier/api/api_codec.h"
 
 #define JWKS_MAX (1u << 20)
 /* Clocks of the verifier and of whoever checks may differ this much. */

@@ -8,6 +8,7 @@
  * with --yes is the policy assigned to them, in one transaction on the verifier (each
  * assignment audited).
  */
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,7 @@
 
 #include "proto/evidence.h"
 #include "proto/labels.h"
+#include "verifier/api/api_codec.h"
 #include "verifier/attestctl/commands.h"
 #include "verifier/attestctl/online.h"
 #include "verifier/attestctl/show.h"
@@ -32,6 +34,7 @@ int cmd_agent_label(int argc, char **argv)
 	const char *args[2 + LIMIT_LABELS + 1];
 	char key[LIMIT_LABEL_KEY + 1], value[LIMIT_LABEL_VALUE + 1];
 	json_t *set = json_object(), *remove = json_array(), *body = NULL, *j = NULL, *v;
+	struct api_agent_labels now;
 	struct online_opts o;
 	const char *k;
 	int nrest = 0, n = 0, ret = 2;
@@ -68,18 +71,18 @@ int cmd_agent_label(int argc, char **argv)
 		}
 		json_object_set_new(set, key, json_string(value));
 	}
-	body = json_object();
-	if (!body || (json_object_size(set) && json_object_set(body, "set", set)) ||
-	    (json_array_size(remove) && json_object_set(body, "remove", remove)) ||
-	    !(text = json_dumps(body, JSON_COMPACT)))
+	body = api_labels_change_encode(&(struct api_labels_change){ set, remove });
+	set = remove = NULL; /* taken */
+	if (!body || !(text = json_dumps(body, JSON_COMPACT)))
 		goto out;
 	snprintf(path, sizeof(path), "/v1/agents/%s/labels", args[1]);
 	if ((ret = online_fetch(&o, HTTP_PUT, path, text, &j)) || !j)
 		goto out;
+	api_agent_labels_decode(j, &now);
 	printf("agent %s: labels", args[1]);
-	json_object_foreach(json_object_get(j, "labels"), k, v)
+	json_object_foreach(now.labels, k, v)
 		printf(" %s=%s", show_cstr(k), show_cstr(json_string_value(v)));
-	printf("%s\n", json_object_size(json_object_get(j, "labels")) ? "" : " none");
+	printf("%s\n", json_object_size(now.labels) ? "" : " none");
 out:
 	free(text);
 	json_decref(j);
@@ -95,6 +98,7 @@ int policy_assign_label(const struct online_opts *o, const char *policy)
 	char key[LIMIT_LABEL_KEY + 1], value[LIMIT_LABEL_VALUE + 1], path[300], *text;
 	struct online_opts q = *o;
 	json_t *body, *j = NULL, *id;
+	struct api_assign a;
 	size_t n, i;
 	int ret;
 
@@ -102,7 +106,7 @@ int policy_assign_label(const struct online_opts *o, const char *policy)
 		fprintf(stderr, "usage: attestctl policy assign --label KEY=VALUE NAME [--yes]\n");
 		return 2;
 	}
-	body = json_pack("{s:s, s:b}", "label", o->label, "apply", o->yes);
+	body = api_assign_request_encode(&(struct api_assign){ .label = o->label, .apply = o->yes });
 	text = body ? json_dumps(body, JSON_COMPACT) : NULL;
 	json_decref(body);
 	if (!text)
@@ -113,20 +117,20 @@ int policy_assign_label(const struct online_opts *o, const char *policy)
 	free(text);
 	if (ret || !j)
 		return ret;
-	n = json_array_size(json_object_get(j, "agents"));
+	api_assign_decode(j, &a);
+	n = json_array_size(a.agents);
 	if (o->yes) {
-		json_array_foreach(json_object_get(j, "agents"), i, id)
+		json_array_foreach(a.agents, i, id)
 			printf("agent %s now uses policy %s\n", show_cstr(json_string_value(id)),
 			       policy);
-		printf("%zu agents labelled %s assigned policy %s (%" JSON_INTEGER_FORMAT
-		       " have the label)\n", n, o->label, policy,
-		       json_integer_value(json_object_get(j, "matching")));
+		printf("%zu agents labelled %s assigned policy %s (%" PRId64 " have the label)\n",
+		       n, o->label, policy, a.matching);
 	} else {
-		json_array_foreach(json_object_get(j, "agents"), i, id)
+		json_array_foreach(a.agents, i, id)
 			printf("%s\n", show_cstr(json_string_value(id)));
-		printf("%zu agents labelled %s would be assigned policy %s (%" JSON_INTEGER_FORMAT
+		printf("%zu agents labelled %s would be assigned policy %s (%" PRId64
 		       " have the label; the others use it already)\n", n, o->label, policy,
-		       json_integer_value(json_object_get(j, "matching")));
+		       a.matching);
 		if (n)
 			printf("nothing assigned: run again with --yes to assign them\n");
 		ret = n ? 1 : 0;

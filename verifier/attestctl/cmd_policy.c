@@ -30,7 +30,7 @@
 #include "verifier/attestctl/commands.h"
 #include "verifier/attestctl/online.h"
 #include "verifier/attestctl/show.h"
-#include "verifier/http/api_codec.h"
+#include "verifier/api/api_codec.h"
 #include "verifier/policy/policy_file.h"
 
 static const char usage_text[] =

@@ -26,7 +26,7 @@
 #include "verifier/attestctl/commands.h"
 #include "verifier/attestctl/debpkg.h"
 #include "verifier/attestctl/online.h"
-#include "verifier/http/api_codec.h"
+#include "verifier/api/api_codec.h"
 #include "verifier/policy/policy.h"
 
 #define DEFAULT_RETIRE_DAYS 7u

@@ -32,6 +32,7 @@
 #include "proto/encoding.h"
 #include "proto/evidence.h"
 #include "proto/labels.h"
+#include "verifier/api/api_codec.h"
 #include "verifier/attestctl/commands.h"
 #include "verifier/attestctl/online.h"
 #include "verifier/attestctl/show.h"
@@ -120,23 +121,17 @@ static json_t *item(const char *id, const char *sha, const char *cert, const cha
 		if (cert_base64(path, &b64, why, cap))
 			return NULL;
 	}
-	o = json_pack("{s:s}", "agent_id", id);
+	o = api_registration_encode(&(struct api_registration){
+		.agent_id = id,
+		.ek_cert = b64,
+		.ek_sha256 = sha,
+		.policy = policy,
+		.labels = labels ? json_incref(labels) : NULL,
+	});
+	free(b64);
 	if (!o)
-		goto nomem;
-	if (b64 ? json_object_set_new(o, "ek_cert", json_string(b64))
-		: json_object_set_new(o, "ek_sha256", json_string(sha)))
-		goto nomem;
-	if (policy && *policy && json_object_set_new(o, "policy", json_string(policy)))
-		goto nomem;
-	if (labels && json_object_size(labels) && json_object_set(o, "labels", labels))
-		goto nomem;
-	free(b64);
+		snprintf(why, cap, "out of memory");
 	return o;
-nomem:
-	free(b64);
-	json_decref(o);
-	snprintf(why, cap, "out of memory");
-	return NULL;
 }
 
 /* Adds KEY=VALUE to labels; why on a bad one. */
@@ -290,27 +285,29 @@ static int parse_json(const char *text, size_t len, const char *file, const char
 		snprintf(why, cap, "%s:%d: not JSON: %s", file, jerr.line, jerr.text);
 		return -EINVAL;
 	}
-	list = json_is_array(doc) ? doc : json_object_get(doc, "registrations");
+	list = json_is_array(doc) ? doc : json_object_get(doc, API_REGISTRATIONS);
 	if (!json_is_array(list) || json_array_size(list) == 0) {
 		snprintf(why, cap, "%s: want an array of agents (or {\"registrations\": [...]})",
 			 file);
 		goto out;
 	}
 	json_array_foreach(list, i, e) {
-		json_t *labels = json_object_get(e, "labels"), *mine = json_object(), *v;
+		json_t *mine = json_object(), *v;
+		struct api_registration r;
+		bool typed = api_registration_decode(e, &r);
 		const char *k;
 
 		if (!mine) {
 			ret = -ENOMEM;
 			goto out;
 		}
-		if (!json_is_object(e) || (labels && !json_is_object(labels))) {
+		if (!typed) {
 			json_decref(mine);
 			snprintf(why, cap, "%s: item %zu: not {\"agent_id\", \"ek_sha256\" or"
 				 " \"ek_cert\", \"policy\", \"labels\": {...}}", file, i + 1);
 			goto out;
 		}
-		json_object_foreach(labels, k, v) {
+		json_object_foreach(r.labels, k, v) {
 			char kv[LIMIT_LABEL_KEY + LIMIT_LABEL_VALUE + 2];
 
 			snprintf(kv, sizeof(kv), "%s=%s", k, json_is_string(v) ? json_string_value(v)
@@ -321,10 +318,8 @@ static int parse_json(const char *text, size_t len, const char *file, const char
 				goto out;
 			}
 		}
-		o = item(json_string_value(json_object_get(e, "agent_id")),
-			 json_string_value(json_object_get(e, "ek_sha256")),
-			 json_string_value(json_object_get(e, "ek_cert")), dir,
-			 json_string_value(json_object_get(e, "policy")), mine, msg, sizeof(msg));
+		o = item(r.agent_id, r.ek_sha256, r.ek_cert, dir, r.policy, mine, msg,
+			 sizeof(msg));
 		json_decref(mine);
 		if (!o) {
 			snprintf(why, cap, "%s: item %zu: %s", file, i + 1, msg);
@@ -364,7 +359,7 @@ static int send_all(const struct online_opts *o, json_t *items, json_t *lines, c
 		    bool csv)
 {
 	char *send = NULL, *body = NULL, code[64], msg[512];
-	json_t *req = json_pack("{s:O}", "registrations", items);
+	json_t *req = json_pack("{s:O}", API_REGISTRATIONS, items);
 	long status = 0;
 	size_t idx;
 	int ret;
@@ -514,11 +509,14 @@ int cmd_registrations(int argc, char **argv)
 	if ((ret = online_fetch(&o, HTTP_GET, "/v1/registrations", NULL, &j)) || !j)
 		return ret;
 	printf("%-24s %-6s %-64s %-16s %s\n", "AGENT", "EK", "EK SHA256", "POLICY", "LABELS");
-	json_array_foreach(json_object_get(j, "registrations"), i, e) {
-		char *labels = show_json(json_object_get(e, "labels"), JSON_COMPACT | JSON_SORT_KEYS);
+	json_array_foreach(json_object_get(j, API_REGISTRATIONS), i, e) {
+		struct api_registration r;
+		char *labels;
 
-		printf("%-24s %-6s %-64s %-16s %s\n", show_str(e, "agent_id"), show_str(e, "ek"),
-		       show_str(e, "ek_sha256"), show_str(e, "policy"),
+		api_registration_decode(e, &r);
+		labels = show_json(r.labels, JSON_COMPACT | JSON_SORT_KEYS);
+		printf("%-24s %-6s %-64s %-16s %s\n", show_cstr(r.agent_id), show_cstr(r.ek),
+		       show_cstr(r.ek_sha256), show_cstr(r.policy),
 		       show_cstr(labels ? labels : "{}"));
 		free(labels);
 	}

@@ -20,7 +20,7 @@
 #include "verifier/attestctl/commands.h"
 #include "verifier/attestctl/online.h"
 #include "verifier/attestctl/show.h"
-#include "verifier/http/api_codec.h"
+#include "verifier/api/api_codec.h"
 
 /* What an approval or dismissal did, in one line: its scope and the version it wrote. */
 static void print_decision(const char *id, const json_t *j)

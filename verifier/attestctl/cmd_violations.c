@@ -12,7 +12,7 @@
 #include "verifier/attestctl/commands.h"
 #include "verifier/attestctl/online.h"
 #include "verifier/attestctl/show.h"
-#include "verifier/http/api_codec.h"
+#include "verifier/api/api_codec.h"
 
 int cmd_violations(int argc, char **argv)
 {

@@ -10,39 +10,46 @@
 #include <jansson.h>
 
 #include "proto/encoding.h"
+#include "verifier/api/api_codec.h"
 #include "verifier/http/handlers.h"
 #include "verifier/service/audit_sign.h"
 #include "verifier/store/store.h"
 
+/* The newest signed head, as the API shows it. */
+struct head_ctx {
+	struct api_audit_signed view; /* view.hash NULL: none signed yet */
+	char hash[2 * AUDIT_HASH_LEN + 1];
+	char *signature;
+};
+
 static int head_cb(void *arg, const struct store_audit_signed *s)
 {
-	char hex[2 * AUDIT_HASH_LEN + 1];
-	char *sig = base64_encode_alloc(s->signature, s->signature_len);
-	json_t **out = arg;
+	struct head_ctx *c = arg;
 
-	hex_encode(s->hash, AUDIT_HASH_LEN, hex);
-	*out = sig ? json_pack("{s:I, s:s, s:I, s:s}", "seq", (json_int_t)s->seq, "hash", hex,
-			       "time", (json_int_t)s->time, "signature", sig)
-		   : NULL;
-	free(sig);
-	return *out ? 1 : -ENOMEM;
+	c->signature = base64_encode_alloc(s->signature, s->signature_len);
+	if (!c->signature)
+		return -ENOMEM;
+	hex_encode(s->hash, AUDIT_HASH_LEN, c->hash);
+	c->view.seq = s->seq;
+	c->view.hash = c->hash;
+	c->view.time = s->time;
+	c->view.signature = c->signature;
+	return 1;
 }
 
 void handle_audit_head(const struct http_request *req, struct http_response *resp)
 {
 	struct app *app = req->app;
-	json_t *o = NULL;
+	struct head_ctx c = { .view = { .seq = 0 } };
 	int ret;
 
 	if (audit_signer_sign(app->audit) ||
-	    ((ret = store_audit_signed_list(app->store, 1, head_cb, &o)) != 0 && ret != 1)) {
-		json_decref(o);
+	    ((ret = store_audit_signed_list(app->store, 1, head_cb, &c)) != 0 && ret != 1)) {
+		free(c.signature);
 		http_reply_store_failure(resp);
 		return;
 	}
-	if (!o)
-		o = json_pack("{s:i}", "seq", 0);
-	if (o)
-		json_object_set_new(o, "public_key", json_string(audit_signer_public_pem(app->audit)));
-	reply_json_value(resp, 200, o);
+	c.view.public_key = audit_signer_public_pem(app->audit);
+	reply_json_value(resp, 200, api_audit_signed_encode(&c.view));
+	free(c.signature);
 }

@@ -15,7 +15,7 @@
 
 #include "proto/ear.h"
 #include "proto/evidence.h"
-#include "verifier/http/api_codec.h"
+#include "verifier/api/api_codec.h"
 #include "verifier/http/handlers.h"
 #include "verifier/service/ear.h"
 #include "verifier/store/ear_keys.h"

@@ -18,7 +18,7 @@
 #include "proto/labels.h"
 #include "proto/limits.h"
 #include "verifier/facts/agentcache.h"
-#include "verifier/http/api_codec.h"
+#include "verifier/api/api_codec.h"
 #include "verifier/http/handlers.h"
 #include "verifier/policy/policy.h"
 #include "verifier/service/judges.h"
@@ -148,16 +148,17 @@ static int registration_seen(void *arg, const struct store_registration *r)
 	return 0;
 }
 
-/* Sets "labels" of o to agent id's: 0, or the store's failure. */
-static int agent_labels_json(struct app *app, const char *id, json_t *o)
+/* Agent id's labels, {KEY: VALUE}, into *out: 0, or the store's failure. */
+static int agent_labels_json(struct app *app, const char *id, json_t **out)
 {
 	json_t *l = json_object();
 	int ret = l ? store_agent_labels(app->store, id, one_label, l) : -ENOMEM;
 
-	if (!ret && json_object_set_new(o, "labels", l))
-		return -ENOMEM;
-	if (ret)
+	if (ret) {
 		json_decref(l);
+		l = NULL;
+	}
+	*out = l;
 	return ret;
 }
 
@@ -226,11 +227,9 @@ static int agents_cb(void *arg, const struct store_agent *a)
 		json_decref(v.last_reasons); /* filtered out by what it is shown as */
 		return 0;
 	}
+	v.labels = labels_of(c->labels, a->id);
+	v.registered = json_object_get(c->registered, a->id) != NULL;
 	o = api_agent_encode(&v);
-	if (o && (json_object_set_new(o, "labels", labels_of(c->labels, a->id)) ||
-		  json_object_set_new(o, "registered",
-				      json_boolean(json_object_get(c->registered, a->id) != NULL))))
-		return -ENOMEM;
 	return o && json_array_append_new(c->arr, o) == 0 ? 0 : -ENOMEM;
 }
 
@@ -318,12 +317,15 @@ void handle_agent_get(const struct http_request *req, struct http_response *resp
 	v.ek_cert = ek_cert = base64_encode_alloc(a.ek_cert, a.ek_cert_len);
 	v.ak_pub = ak_pub = base64_encode_alloc(a.ak_pub, a.ak_pub_len);
 	v.boot = boot_json(app, a.id);
-	o = api_agent_encode(&v);
 	reg = store_registration_get(app->store, a.id, registration_seen, NULL);
-	if (o && (agent_labels_json(app, a.id, o) || (reg && reg != -ENOENT) ||
-		  json_object_set_new(o, "registered", json_boolean(reg == 0)))) {
-		json_decref(o);
+	v.registered = reg == 0;
+	if (agent_labels_json(app, a.id, &v.labels) || (reg && reg != -ENOENT)) {
+		json_decref(v.labels); /* encode takes them */
+		json_decref(v.boot);
+		json_decref(v.last_reasons);
 		o = NULL; /* a 500 */
+	} else {
+		o = api_agent_encode(&v);
 	}
 	free(ek_cert);
 	free(ak_pub);

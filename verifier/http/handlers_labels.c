@@ -15,6 +15,7 @@
 #include "common/log.h"
 #include "proto/evidence.h"
 #include "proto/labels.h"
+#include "verifier/api/api_codec.h"
 #include "verifier/facts/agentcache.h"
 #include "verifier/http/handlers.h"
 #include "verifier/policy/policy_cache.h"
@@ -28,11 +29,16 @@
 static bool labels_body(json_t *body, struct store_label *set, size_t *nset,
 			const char **remove, size_t *nremove)
 {
-	json_t *s = json_object_get(body, "set"), *r = json_object_get(body, "remove"), *v;
+	struct api_labels_change c;
+	json_t *s, *r, *v;
 	const char *key;
 	size_t i;
 
+	api_labels_change_decode(body, &c);
+	s = c.set;
+	r = c.remove;
 	*nset = *nremove = 0;
+	/* Every member the body has is one of these two, of its type. */
 	if (!json_is_object(body) || json_object_size(body) != (size_t)(!!s + !!r) || (!s && !r) ||
 	    (s && (!json_is_object(s) || json_object_size(s) > LIMIT_LABELS)) ||
 	    (r && (!json_is_array(r) || json_array_size(r) > LIMIT_LABELS)))
@@ -122,9 +128,8 @@ void handle_agent_labels(const struct http_request *req, struct http_response *r
 	}
 	log_info("labels: agent \"%s\": %zu set, %zu removed by %s", id, nset, nremove,
 		 app_actor(req));
-	reply_json_value(resp, 200, json_pack("{s:s, s:O}", "agent_id", id, "labels", now));
+	reply_json_value(resp, 200, api_agent_labels_encode(&(struct api_agent_labels){ id, now }));
 out:
-	json_decref(now);
 	json_decref(body);
 }
 
@@ -138,14 +143,16 @@ void handle_policy_assign(const struct http_request *req, struct http_response *
 	struct app *app = req->app;
 	json_t *body = json_loadb(req->body, req->body_len, JSON_REJECT_DUPLICATES, NULL);
 	json_t *apply = json_object_get(body, "apply"), *ids = json_array();
-	const char *label = json_string_value(json_object_get(body, "label"));
-	const char *name = req->arg[0];
+	struct api_assign a;
+	const char *label, *name = req->arg[0];
 	char key[LIMIT_LABEL_KEY + 1], value[LIMIT_LABEL_VALUE + 1];
 	uint64_t matching = 0;
 	size_t i;
 	json_t *v;
 	int ret;
 
+	api_assign_decode(body, &a);
+	label = a.label;
 	if (!ids)
 		goto fail;
 	if (!json_is_object(body) || json_object_size(body) != (size_t)(1 + !!apply) ||
@@ -174,9 +181,10 @@ void handle_policy_assign(const struct http_request *req, struct http_response *
 		log_info("policy: %zu agents labelled %s now use policy \"%s\" (by %s)",
 			 json_array_size(ids), label, name, app_actor(req));
 	}
-	reply_json_value(resp, 200, json_pack("{s:s, s:s, s:b, s:I, s:O}", "policy", name,
-					      "label", label, "applied", json_is_true(apply),
-					      "matching", (json_int_t)matching, "agents", ids));
+	reply_json_value(resp, 200, api_assign_encode(&(struct api_assign){
+					    name, label, json_is_true(apply), (int64_t)matching,
+					    ids }));
+	ids = NULL; /* taken */
 	goto out;
 fail:
 	http_reply_store_failure(resp);

@@ -15,7 +15,7 @@
 #include "common/log.h"
 #include "proto/evidence.h"
 #include "verifier/facts/agentcache.h"
-#include "verifier/http/api_codec.h"
+#include "verifier/api/api_codec.h"
 #include "verifier/http/handlers.h"
 
 /* ?purge=1 or ?purge=0 (absent: 0); -EINVAL for anything else. */

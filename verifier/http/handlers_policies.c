@@ -16,7 +16,7 @@
 #include <jansson.h>
 
 #include "common/log.h"
-#include "verifier/http/api_codec.h"
+#include "verifier/api/api_codec.h"
 #include "verifier/http/handlers.h"
 #include "verifier/policy/policy.h"
 #include "verifier/service/policy_sign.h"

@@ -18,7 +18,7 @@
 
 #include <jansson.h>
 
-#include "verifier/http/api_codec.h"
+#include "verifier/api/api_codec.h"
 #include "verifier/http/handlers.h"
 #include "verifier/service/policy_history.h"
 

@@ -14,6 +14,7 @@
 #include "common/log.h"
 #include "proto/encoding.h"
 #include "proto/evidence.h"
+#include "verifier/api/api_codec.h"
 #include "verifier/http/handlers.h"
 #include "verifier/policy/policy_cache.h"
 #include "verifier/service/registrations.h"
@@ -56,7 +57,8 @@ void handle_registrations_add(const struct http_request *req, struct http_respon
 	}
 	log_info("admission: %zu agents registered by %s (the first \"%s\")", batch.n,
 		 app_actor(req), batch.regs[0].agent);
-	reply_json_value(resp, 201, json_pack("{s:I}", "registered", (json_int_t)batch.n));
+	reply_json_value(resp, 201, api_registered_encode(&(struct api_registered){
+					    .count = (int64_t)batch.n }));
 out:
 	registration_batch_release(&batch);
 }
@@ -68,11 +70,16 @@ static int registration_json(void *arg, const struct store_registration *r)
 	json_t *o;
 
 	hex_encode(r->ek_sha256, sizeof(r->ek_sha256), hex);
-	o = json_pack("{s:s, s:s, s:s, s:s, s:o, s:s, s:I}", "agent_id", r->agent, "ek",
-		      store_ek_kind_str(r->ek_kind), "ek_sha256", hex, "policy",
-		      r->policy && r->policy[0] ? r->policy : POLICY_DEFAULT_NAME, "labels",
-		      labels ? labels : json_object(), "actor", r->actor ? r->actor : "",
-		      "created_at", (json_int_t)r->created_at);
+	o = api_registration_encode(&(struct api_registration){
+		.listed = true,
+		.agent_id = r->agent,
+		.ek = store_ek_kind_str(r->ek_kind),
+		.ek_sha256 = hex,
+		.policy = r->policy && r->policy[0] ? r->policy : POLICY_DEFAULT_NAME,
+		.labels = labels,
+		.actor = r->actor,
+		.created_at = r->created_at,
+	});
 	return o && !json_array_append_new(arg, o) ? 0 : -ENOMEM;
 }
 
@@ -87,7 +94,7 @@ void handle_registrations_list(const struct http_request *req, struct http_respo
 		http_reply_store_failure(resp);
 		return;
 	}
-	reply_json_value(resp, 200, json_pack("{s:o}", "registrations", list));
+	reply_json_value(resp, 200, json_pack("{s:o}", API_REGISTRATIONS, list));
 }
 
 void handle_registration_delete(const struct http_request *req, struct http_response *resp)
@@ -107,5 +114,5 @@ void handle_registration_delete(const struct http_request *req, struct http_resp
 		return;
 	}
 	log_info("admission: the registration of agent \"%s\" deleted by %s", id, app_actor(req));
-	reply_json_value(resp, 200, json_pack("{s:s, s:b}", "agent_id", id, "registered", 0));
+	reply_json_value(resp, 200, api_registered_encode(&(struct api_registered){ .agent_id = id }));
 }

@@ -17,7 +17,7 @@
 #include "proto/limits.h"
 #include "proto/text.h"
 #include "verifier/facts/reasons.h"
-#include "verifier/http/api_codec.h"
+#include "verifier/api/api_codec.h"
 #include "verifier/http/handlers.h"
 #include "verifier/policy/policy.h"
 #include "verifier/policy/policy_json.h"

@@ -17,6 +17,7 @@
 #include "common/log.h"
 #include "proto/encoding.h"
 #include "proto/text.h"
+#include "verifier/api/api_codec.h"
 #include "verifier/store/store_backend.h"
 #include "verifier/store/store_sql.h"
 
@@ -708,127 +709,118 @@ int store_outbox_pending(struct store *st, const char *target, uint64_t *count)
 const char *store_event_type_str(enum store_event_type t)
 {
 	switch (t) {
-	case STORE_EVENT_UNTRUSTED: return "agent.untrusted";
-	case STORE_EVENT_VIOLATION: return "violation.opened";
-	case STORE_EVENT_STALE: return "agent.stale";
-	case STORE_EVENT_ENROLLED: return "agent.enrolled";
-	case STORE_EVENT_RETIRED: return "agent.retired";
-	case STORE_EVENT_RESET: return "agent.reset";
+	case STORE_EVENT_UNTRUSTED: return API_EVENT_UNTRUSTED;
+	case STORE_EVENT_VIOLATION: return API_EVENT_VIOLATION;
+	case STORE_EVENT_STALE: return API_EVENT_STALE;
+	case STORE_EVENT_ENROLLED: return API_EVENT_ENROLLED;
+	case STORE_EVENT_RETIRED: return API_EVENT_RETIRED;
+	case STORE_EVENT_RESET: return API_EVENT_RESET;
 	}
 	return "unknown";
 }
 
-/* The type-specific part of an event's body. */
-static json_t *event_data(const struct store_event *e)
-{
-	json_t *d = json_object(), *reasons;
-	char *text = NULL, *hex = NULL;
-	size_t plen;
-	bool escaped;
+/* The texts of an event's body the store makes from raw bytes (freed by event_texts_free()). */
+struct event_texts {
+	char *path, *path_hex, *ak_name, *signature, *public_key;
+	char hash[2 * AUDIT_HASH_LEN + 1], signed_hash[2 * AUDIT_HASH_LEN + 1];
+};
 
-	if (!d)
-		return NULL;
-	switch (e->type) {
-	case STORE_EVENT_UNTRUSTED:
-		reasons = e->reasons_json ? json_loads(e->reasons_json, 0, NULL) : NULL;
-		if (json_object_set_new(d, "verdict_id", json_integer(e->verdict_id)) ||
-		    json_object_set_new(d, "boot_number", json_integer((json_int_t)e->boot_number)) ||
-		    json_object_set_new(d, "reasons", json_is_array(reasons) ? reasons : json_array()))
-			goto fail;
-		if (!json_is_array(reasons))
-			json_decref(reasons);
-		break;
-	case STORE_EVENT_VIOLATION:
-		/* The path as the API shows it (proto/text.h), and its raw bytes. */
-		plen = e->path_len < LIMIT_IMA_PATH ? e->path_len : LIMIT_IMA_PATH;
-		text = malloc(TEXT_ESCAPED_MAX(LIMIT_IMA_PATH));
-		hex = malloc(2 * plen + 1);
-		if (!text || !hex)
-			goto fail;
-		escaped = text_render(e->path ? e->path : "", plen, text,
-				      TEXT_ESCAPED_MAX(LIMIT_IMA_PATH));
-		hex_encode((const uint8_t *)(e->path ? e->path : ""), plen, hex);
-		if (json_object_set_new(d, "violation_id", json_integer(e->violation_id)) ||
-		    json_object_set_new(d, "reason", json_string(e->reason ? e->reason : "")) ||
-		    json_object_set_new(d, "path", json_string(text)) ||
-		    json_object_set_new(d, "path_escaped", json_boolean(escaped)) ||
-		    json_object_set_new(d, "path_hex", json_string(hex)) ||
-		    json_object_set_new(d, "digest", json_string(e->digest ? e->digest : "")) ||
-		    json_object_set_new(d, "boot_number", json_integer((json_int_t)e->boot_number)) ||
-		    json_object_set_new(d, "entry", json_integer((json_int_t)e->entry)) ||
-		    json_object_set_new(d, "count", json_integer((json_int_t)e->count)) ||
-		    (e->recurs && json_object_set_new(d, "recurs", json_integer(e->recurs))))
-			goto fail;
-		break;
-	case STORE_EVENT_STALE:
-		if (json_object_set_new(d, "last_seen", json_integer(e->last_seen)) ||
-		    json_object_set_new(d, "interval", json_integer(e->interval)) ||
-		    json_object_set_new(d, "stale_after", json_integer(e->stale_after)))
-			goto fail;
-		break;
-	case STORE_EVENT_ENROLLED:
-		hex = malloc(2 * e->ak_name_len + 1);
-		if (!hex)
-			goto fail;
-		hex_encode(e->ak_name, e->ak_name_len, hex);
-		if (json_object_set_new(d, "ak_name", json_string(hex)))
-			goto fail;
-		break;
-	case STORE_EVENT_RETIRED:
-		if (json_object_set_new(d, "purged", json_boolean(e->purged)))
-			goto fail;
-		/* who did it, as for a reset */
-		__attribute__((fallthrough));
-	case STORE_EVENT_RESET:
-		if (json_object_set_new(d, "actor", json_string(e->actor ? e->actor : "")))
-			goto fail;
-		break;
-	}
-	free(text);
-	free(hex);
-	return d;
-fail:
-	free(text);
-	free(hex);
-	json_decref(d);
-	return NULL;
+static void event_texts_free(struct event_texts *t)
+{
+	free(t->path);
+	free(t->path_hex);
+	free(t->ak_name);
+	free(t->signature);
+	free(t->public_key);
 }
 
 /*
- * {"seq", "hash", "signed": {"seq", "hash", "time", "signature", "public_key"}}: the trail's head
- * and the newest head signed (absent before the first signature); hashes hex, the DER signature
- * and key base64 (what GET /v1/audit/head answers, the key as DER instead of PEM).
+ * The event as the API shows it (api_codec.h, struct api_event): the path as text (proto/text.h)
+ * and its raw bytes hex, the AK's name hex, the audit head with its hashes hex and the DER
+ * signature and key base64 (what GET /v1/audit/head answers, the key as DER instead of PEM).
+ * -ENOMEM when a text could not be made.
  */
-static json_t *event_audit_head(const struct store_event_audit *a)
+static int event_view(const struct store_event *e, const char *id, struct event_texts *t,
+		      struct api_audit_head *head, struct api_event *v)
 {
-	char hash[2 * AUDIT_HASH_LEN + 1], shash[2 * AUDIT_HASH_LEN + 1];
-	char *sig = NULL, *key = NULL;
-	json_t *o;
+	size_t plen;
 
-	hex_encode(a->hash, AUDIT_HASH_LEN, hash);
-	o = json_pack("{s:I, s:s}", "seq", (json_int_t)a->seq, "hash", hash);
-	if (o && a->has_signed) {
-		hex_encode(a->signed_hash, AUDIT_HASH_LEN, shash);
-		sig = base64_encode_alloc(a->signature, a->signature_len);
-		key = base64_encode_alloc(a->public_key, a->public_key_len);
-		if (!sig || !key ||
-		    json_object_set_new(o, "signed",
-					json_pack("{s:I, s:s, s:I, s:s, s:s}", "seq",
-						  (json_int_t)a->signed_seq, "hash", shash, "time",
-						  (json_int_t)a->signed_time, "signature", sig,
-						  "public_key", key))) {
-			json_decref(o);
-			o = NULL;
+	memset(t, 0, sizeof(*t));
+	*v = (struct api_event){
+		.id = id,
+		.type = store_event_type_str(e->type),
+		.time = e->time,
+		.agent_id = e->agent ? e->agent : "",
+		.verdict_id = e->verdict_id,
+		.boot_number = (int64_t)e->boot_number,
+		.violation_id = e->violation_id,
+		.reason = e->reason ? e->reason : "",
+		.digest = e->digest ? e->digest : "",
+		.entry = (int64_t)e->entry,
+		.count = (int64_t)e->count,
+		.recurs = e->recurs,
+		.last_seen = e->last_seen,
+		.interval = e->interval,
+		.stale_after = e->stale_after,
+		.purged = e->purged,
+		.actor = e->actor ? e->actor : "",
+	};
+	if (e->type == STORE_EVENT_UNTRUSTED && e->reasons_json) {
+		v->reasons = json_loads(e->reasons_json, 0, NULL);
+		if (!json_is_array(v->reasons)) {
+			json_decref(v->reasons);
+			v->reasons = NULL; /* [] */
 		}
 	}
-	free(sig);
-	free(key);
-	return o;
+	if (e->type == STORE_EVENT_VIOLATION) {
+		plen = e->path_len < LIMIT_IMA_PATH ? e->path_len : LIMIT_IMA_PATH;
+		t->path = malloc(TEXT_ESCAPED_MAX(LIMIT_IMA_PATH));
+		t->path_hex = malloc(2 * plen + 1);
+		if (!t->path || !t->path_hex)
+			goto nomem;
+		v->path_escaped = text_render(e->path ? e->path : "", plen, t->path,
+					      TEXT_ESCAPED_MAX(LIMIT_IMA_PATH));
+		hex_encode((const uint8_t *)(e->path ? e->path : ""), plen, t->path_hex);
+		v->path = t->path;
+		v->path_hex = t->path_hex;
+	}
+	if (e->type == STORE_EVENT_ENROLLED) {
+		if (!(t->ak_name = malloc(2 * e->ak_name_len + 1)))
+			goto nomem;
+		hex_encode(e->ak_name, e->ak_name_len, t->ak_name);
+		v->ak_name = t->ak_name;
+	}
+	if (e->audit) {
+		const struct store_event_audit *a = e->audit;
+
+		hex_encode(a->hash, AUDIT_HASH_LEN, t->hash);
+		*head = (struct api_audit_head){ .seq = a->seq, .hash = t->hash,
+						 .has_signed = a->has_signed };
+		if (a->has_signed) {
+			hex_encode(a->signed_hash, AUDIT_HASH_LEN, t->signed_hash);
+			t->signature = base64_encode_alloc(a->signature, a->signature_len);
+			t->public_key = base64_encode_alloc(a->public_key, a->public_key_len);
+			if (!t->signature || !t->public_key)
+				goto nomem;
+			head->signed_ = (struct api_audit_signed){ a->signed_seq, t->signed_hash,
+								   a->signed_time, t->signature,
+								   t->public_key };
+		}
+		v->audit_head = head;
+	}
+	return 0;
+nomem:
+	json_decref(v->reasons);
+	v->reasons = NULL;
+	return -ENOMEM;
 }
 
 int store_event_rows(const struct store_backend *b, const struct store_event *e,
 		     struct store_event_rows *out)
 {
+	struct event_texts texts;
+	struct api_audit_head head;
+	struct api_event v;
 	uint8_t raw[16];
 	json_t *o;
 
@@ -840,14 +832,10 @@ int store_event_rows(const struct store_backend *b, const struct store_event *e,
 		return -EIO;
 	memcpy(out->id, "evt-", 4);
 	hex_encode(raw, sizeof(raw), out->id + 4);
-	o = json_pack("{s:s, s:s, s:I, s:s, s:o*}", "id", out->id, "type",
-		      store_event_type_str(e->type), "time", (json_int_t)e->time, "agent_id",
-		      e->agent ? e->agent : "", "data", event_data(e));
-	if (!o || !json_object_get(o, "data") ||
-	    (e->audit && json_object_set_new(o, "audit_head", event_audit_head(e->audit)))) {
-		json_decref(o);
+	o = event_view(e, out->id, &texts, &head, &v) ? NULL : api_event_encode(&v);
+	event_texts_free(&texts);
+	if (!o)
 		return -ENOMEM;
-	}
 	out->body = json_dumps(o, JSON_COMPACT);
 	json_decref(o);
 	if (!out->body)

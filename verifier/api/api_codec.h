@@ -5,12 +5,20 @@
  * dismiss), an agent's history (GET /v1/agents/{id}/history), the named policies and the
  * versions of a policy or an amendment (GET /v1/policies, .../versions), what storing a policy
  * and a rollback did, an agent's amendment, its attestation result and a signing key's rotation
- * (handlers_ear.c).
- * The handlers (handlers_fleet.c, handlers_violations.c, handlers_lifecycle.c,
- * handlers_policies.c, handlers_policy_history.c) fill a struct and encode it;
- * attestctl decodes the answer into the same struct; their members are named nowhere else in
- * C. docs/openapi.json describes the same members (tests/integration/openapi.sh validates the
- * answers against it); the web page (ui/app.js) reads them by name in JavaScript.
+ * (handlers_ear.c), the registrations (/v1/registrations), labels (PUT /v1/agents/{id}/labels,
+ * POST /v1/policies/{name}/assign), the audit trail's head (GET /v1/audit/head) and the webhook
+ * events (their bodies, written by the store in the transaction that raises them).
+ * The handlers (verifier/http/handlers_*.c) and the store (store.c, the events) fill a struct
+ * and encode it; attestctl encodes the requests it sends and decodes the answers into the same
+ * structs; their members are named nowhere else in C. docs/openapi.json describes the same
+ * members (tests/integration/openapi.sh validates the answers against it); the web page
+ * (ui/app.js) reads them by name in JavaScript.
+ *
+ * This is the lowest of the verifier's layers (it includes only jansson), so that every layer
+ * above, the store included, writes the API's JSON through it. The evidence record
+ * (GET /v1/verdicts/{id}/evidence) is not here: it is a file format with a strict parser of its
+ * own for untrusted input (verifier/decision/evidence_record.h), written by the verifier and
+ * read by attestctl verify-evidence through that one module.
  *
  * Encoding: a JSON object whose members come in the order of the struct (the answers are
  * written compact, in that order), NULL when out of memory or a string is not UTF-8.
@@ -18,6 +26,9 @@
  * (last_verdict, ek_cert, ak_pub), else left out.
  * Decoding is lenient, for showing: a member missing or of another type reads as 0, false or
  * NULL; strings and json_t members point into the decoded object (borrowed: valid while it is).
+ * The verifier checks the requests it is sent strictly, where it reads them (for example
+ * verifier/service/registrations.c); test_api_codec feeds those checks what these encoders
+ * write.
  */
 #ifndef VERIFIER_HTTP_API_CODEC_H
 #define VERIFIER_HTTP_API_CODEC_H
@@ -38,6 +49,7 @@
  * GET /v1/agents/{id}/amendment/versions: {"agent_id": ID, "versions": [version...]}. */
 #define API_VERSIONS "versions"
 #define API_VERSIONS_AGENTS "agents" /* how many agents the policy judges */
+#define API_REGISTRATIONS "registrations" /* GET and POST /v1/registrations */
 
 /* The policy and amendment versions that judged a verdict; known false: null (not recorded). */
 struct api_versions {
@@ -65,6 +77,10 @@ struct api_agent {
 	bool detail;
 	const char *ek_cert, *ak_pub; /* base64; NULL: null */
 	json_t *boot;                 /* the boot summary; encode takes it (NULL: null) */
+	/* Both forms: its labels ({KEY: VALUE}; encode takes it, NULL: {}), and whether it is
+	 * registered (admission). */
+	json_t *labels;
+	bool registered;
 };
 
 struct api_verdict {
@@ -200,6 +216,113 @@ struct api_ear_rotation {
 	const char *kid, *retired_kid;
 };
 
+/*
+ * A registration (GET /v1/registrations: listed true; POST /v1/registrations: listed false, the
+ * request's item). Listed: agent_id, ek (how it was registered: "public", by
+ * the SHA-256 of its TPM2B_PUBLIC, or "cert"), ek_sha256,
+ * policy, labels, actor, created_at. A request's item: agent_id, ek_cert (base64 DER) or else
+ * ek_sha256, then policy and labels when given (NULL or empty: no member). labels: {KEY: VALUE};
+ * encode takes it (NULL: {} listed, no member in a request).
+ */
+struct api_registration {
+	bool listed;
+	const char *agent_id, *ek, *ek_sha256, *ek_cert, *policy;
+	json_t *labels;
+	const char *actor;
+	int64_t created_at;
+};
+
+/*
+ * What a registration request did (POST: {"registered": N}, count set) or a deletion (DELETE
+ * /v1/registrations/{id}: {"agent_id": ID, "registered": false}, agent_id set).
+ */
+struct api_registered {
+	const char *agent_id;
+	int64_t count;
+};
+
+/*
+ * Labels. A change (PUT /v1/agents/{id}/labels): set ({KEY: VALUE}) and remove ([KEY]), each
+ * taken and left out when NULL or empty; its answer, an agent's labels now: agent_id and labels
+ * (taken; NULL: {}). An assignment by label (POST /v1/policies/{name}/assign): the request's
+ * label (KEY=VALUE) and apply; its answer names the policy, the label, whether it was applied,
+ * how many agents have the label and the ids it changed or would change (taken; NULL: []).
+ */
+struct api_labels_change {
+	json_t *set, *remove;
+};
+
+struct api_agent_labels {
+	const char *agent_id;
+	json_t *labels;
+};
+
+struct api_assign {
+	const char *policy, *label;
+	bool apply; /* the request's; the answer's "applied" */
+	int64_t matching;
+	json_t *agents;
+};
+
+/*
+ * The audit trail's head signed (GET /v1/audit/head: public_key PEM; in an event's audit_head:
+ * DER base64): seq, hash (hex), time, signature (DER, base64), public_key. hash NULL: no head
+ * signed yet, then only seq (0) and public_key. public_key NULL: no member.
+ */
+struct api_audit_signed {
+	int64_t seq;
+	const char *hash;
+	int64_t time;
+	const char *signature, *public_key;
+};
+
+/* The trail's head as an event's transaction saw it, and the newest head signed (has_signed
+ * false: none yet, no member). */
+struct api_audit_head {
+	int64_t seq;
+	const char *hash;
+	bool has_signed;
+	struct api_audit_signed signed_;
+};
+
+/* The webhook events' types (their "type"). */
+#define API_EVENT_UNTRUSTED "agent.untrusted"
+#define API_EVENT_VIOLATION "violation.opened"
+#define API_EVENT_STALE "agent.stale"
+#define API_EVENT_ENROLLED "agent.enrolled"
+#define API_EVENT_RETIRED "agent.retired"
+#define API_EVENT_RESET "agent.reset"
+
+/*
+ * A webhook event's body: {"id", "type", "time", "agent_id", "data": {...}, "audit_head"}, data
+ * by type (the members below it, in this order; the others are not encoded):
+ *   agent.untrusted   verdict_id, boot_number, reasons ([{code, detail, entry}]; taken, NULL: [])
+ *   violation.opened  violation_id, reason, path, path_escaped, path_hex, digest, boot_number,
+ *                     entry, count, recurs (0: no member)
+ *   agent.stale       last_seen, interval, stale_after
+ *   agent.enrolled    ak_name (hex)
+ *   agent.retired     purged, actor
+ *   agent.reset       actor
+ * audit_head NULL: no member. Another type encodes as NULL.
+ */
+struct api_event {
+	const char *id, *type;
+	int64_t time;
+	const char *agent_id;
+	int64_t verdict_id, boot_number;
+	json_t *reasons;
+	int64_t violation_id;
+	const char *reason, *path;
+	bool path_escaped;
+	const char *path_hex, *digest;
+	int64_t entry, count, recurs;
+	int64_t last_seen, interval, stale_after;
+	const char *ak_name;
+	bool purged;
+	const char *actor;
+	const struct api_audit_head *audit_head;
+};
+
 json_t *api_agent_encode(const struct api_agent *a);
 void api_agent_decode(const json_t *o, struct api_agent *a);
 json_t *api_verdict_encode(const struct api_verdict *v);
@@ -229,5 +352,26 @@ json_t *api_ear_encode(const struct api_ear *e);
 void api_ear_decode(const json_t *o, struct api_ear *e);
 json_t *api_ear_rotation_encode(const struct api_ear_rotation *r);
 void api_ear_rotation_decode(const json_t *o, struct api_ear_rotation *r);
+json_t *api_registration_encode(const struct api_registration *r);
+/* Also says whether o is an object whose members, those there, have their types. */
+bool api_registration_decode(const json_t *o, struct api_registration *r);
+json_t *api_registered_encode(const struct api_registered *r);
+void api_registered_decode(const json_t *o, struct api_registered *r);
+json_t *api_labels_change_encode(const struct api_labels_change *c);
+void api_labels_change_decode(const json_t *o, struct api_labels_change *c);
+json_t *api_agent_labels_encode(const struct api_agent_labels *l);
+void api_agent_labels_decode(const json_t *o, struct api_agent_labels *l);
+/* The request ({"label", "apply"}) and the answer ({"policy", "label", "applied", "matching",
+ * "agents"}). */
+json_t *api_assign_request_encode(const struct api_assign *a);
+json_t *api_assign_encode(const struct api_assign *a);
+void api_assign_decode(const json_t *o, struct api_assign *a);
+json_t *api_audit_signed_encode(const struct api_audit_signed *s);
+void api_audit_signed_decode(const json_t *o, struct api_audit_signed *s);
+json_t *api_audit_head_encode(const struct api_audit_head *h);
+void api_audit_head_decode(const json_t *o, struct api_audit_head *h);
+json_t *api_event_encode(const struct api_event *e);
+/* Decodes an event; its audit_head into *head, and e->audit_head = head (NULL: none). */
+void api_event_decode(const json_t *o, struct api_event *e, struct api_audit_head *head);
 
 #endif

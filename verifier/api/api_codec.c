@@ -1,7 +1,9 @@
 /*
  * api_codec: the operator API's resources as they travel (api_codec.h).
  */
-#include "verifier/http/api_codec.h"
+#include <string.h>
+
+#include "verifier/api/api_codec.h"
 
 static json_t *versions_encode(const struct api_versions *v)
 {
@@ -40,6 +42,14 @@ static json_t *str_or_null(const char *s)
 	return s ? json_string(s) : json_null();
 }
 
+/* Sets key to v (taken; NULL: an empty object or, with empty_array, array). */
+static int set_or_empty(json_t *o, const char *key, json_t *v, bool empty_array)
+{
+	if (!v)
+		v = empty_array ? json_array() : json_object();
+	return json_object_set_new(o, key, v);
+}
+
 json_t *api_agent_encode(const struct api_agent *a)
 {
 	json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I}", "agent_id",
@@ -53,6 +63,7 @@ json_t *api_agent_encode(const struct api_agent *a)
 	if (!o) {
 		json_decref(a->last_reasons);
 		json_decref(a->boot);
+		json_decref(a->labels);
 		return NULL;
 	}
 	/* Lifecycle: when it was retired, and whether its next enrollment may bring another EK
@@ -79,6 +90,11 @@ json_t *api_agent_encode(const struct api_agent *a)
 	} else {
 		json_decref(a->boot);
 	}
+	if (set_or_empty(o, "labels", a->labels, false) ||
+	    json_object_set_new(o, "registered", json_boolean(a->registered))) {
+		json_decref(o);
+		return NULL;
+	}
 	return o;
 }
 
@@ -86,6 +102,7 @@ void api_agent_decode(const json_t *o, struct api_agent *a)
 {
 	json_t *boot = json_object_get(o, "boot");
 	json_t *reasons = json_object_get(o, "last_reasons");
+	json_t *labels = json_object_get(o, "labels");
 
 	a->agent_id = get_str(o, "agent_id");
 	a->state = get_str(o, "state");
@@ -114,6 +131,8 @@ void api_agent_decode(const json_t *o, struct api_agent *a)
 	a->ek_cert = get_str(o, "ek_cert");
 	a->ak_pub = get_str(o, "ak_pub");
 	a->boot = json_is_object(boot) ? boot : NULL;
+	a->labels = json_is_object(labels) ? labels : NULL;
+	a->registered = get_bool(o, "registered");
 }
 
 json_t *api_verdict_encode(const struct api_verdict *v)
@@ -391,4 +410,276 @@ void api_ear_rotation_decode(const json_t *o, struct api_ear_rotation *r)
 {
 	r->kid = get_str(o, "kid");
 	r->retired_kid = get_str(o, "retired_kid");
+}
+
+json_t *api_registration_encode(const struct api_registration *r)
+{
+	json_t *o;
+
+	if (r->listed) {
+		o = json_pack("{s:s, s:s, s:s, s:s}", "agent_id", r->agent_id, "ek", r->ek,
+			      "ek_sha256", r->ek_sha256, "policy", r->policy);
+		if (o && (set_or_empty(o, "labels", r->labels, false) ||
+			  json_object_set_new(o, "actor", json_string(r->actor ? r->actor : "")) ||
+			  json_object_set_new(o, "created_at", json_integer(r->created_at)))) {
+			json_decref(o);
+			return NULL;
+		}
+		if (!o)
+			json_decref(r->labels);
+		return o;
+	}
+	o = json_pack("{s:s}", "agent_id", r->agent_id);
+	if (o && (r->ek_cert ? json_object_set_new(o, "ek_cert", json_string(r->ek_cert))
+			     : json_object_set_new(o, "ek_sha256", json_string(r->ek_sha256))))
+		goto fail;
+	if (o && r->policy && r->policy[0] &&
+	    json_object_set_new(o, "policy", json_string(r->policy)))
+		goto fail;
+	if (o && json_object_size(r->labels))
+		return json_object_set_new(o, "labels", r->labels) ? (json_decref(o), NULL) : o;
+	json_decref(r->labels);
+	return o;
+fail:
+	json_decref(r->labels);
+	json_decref(o);
+	return NULL;
+}
+
+/* Whether o's member key, if there, is a string. */
+static bool str_or_absent(const json_t *o, const char *key)
+{
+	const json_t *v = json_object_get(o, key);
+
+	return !v || json_is_string(v);
+}
+
+bool api_registration_decode(const json_t *o, struct api_registration *r)
+{
+	json_t *labels = json_object_get(o, "labels");
+	bool typed = json_is_object(o) && (!labels || json_is_object(labels)) &&
+		     str_or_absent(o, "agent_id") && str_or_absent(o, "ek") &&
+		     str_or_absent(o, "ek_sha256") && str_or_absent(o, "ek_cert") &&
+		     str_or_absent(o, "policy") && str_or_absent(o, "actor");
+
+	r->listed = json_object_get(o, "created_at") != NULL;
+	r->agent_id = get_str(o, "agent_id");
+	r->ek = get_str(o, "ek");
+	r->ek_sha256 = get_str(o, "ek_sha256");
+	r->ek_cert = get_str(o, "ek_cert");
+	r->policy = get_str(o, "policy");
+	r->labels = json_is_object(labels) ? labels : NULL;
+	r->actor = get_str(o, "actor");
+	r->created_at = get_int(o, "created_at");
+	return typed;
+}
+
+json_t *api_registered_encode(const struct api_registered *r)
+{
+	if (r->agent_id)
+		return json_pack("{s:s, s:b}", "agent_id", r->agent_id, "registered", 0);
+	return json_pack("{s:I}", "registered", (json_int_t)r->count);
+}
+
+void api_registered_decode(const json_t *o, struct api_registered *r)
+{
+	r->agent_id = get_str(o, "agent_id");
+	r->count = get_int(o, "registered");
+}
+
+json_t *api_labels_change_encode(const struct api_labels_change *c)
+{
+	json_t *o = json_object();
+
+	if (o && json_object_size(c->set) && json_object_set(o, "set", c->set))
+		goto fail;
+	if (o && json_array_size(c->remove) && json_object_set(o, "remove", c->remove))
+		goto fail;
+	json_decref(c->set);
+	json_decref(c->remove);
+	return o;
+fail:
+	json_decref(c->set);
+	json_decref(c->remove);
+	json_decref(o);
+	return NULL;
+}
+
+void api_labels_change_decode(const json_t *o, struct api_labels_change *c)
+{
+	json_t *set = json_object_get(o, "set"), *remove = json_object_get(o, "remove");
+
+	c->set = json_is_object(set) ? set : NULL;
+	c->remove = json_is_array(remove) ? remove : NULL;
+}
+
+json_t *api_agent_labels_encode(const struct api_agent_labels *l)
+{
+	json_t *o = json_pack("{s:s}", "agent_id", l->agent_id);
+
+	if (!o || set_or_empty(o, "labels", l->labels, false)) {
+		if (!o)
+			json_decref(l->labels);
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}
+
+void api_agent_labels_decode(const json_t *o, struct api_agent_labels *l)
+{
+	json_t *labels = json_object_get(o, "labels");
+
+	l->agent_id = get_str(o, "agent_id");
+	l->labels = json_is_object(labels) ? labels : NULL;
+}
+
+json_t *api_assign_request_encode(const struct api_assign *a)
+{
+	return json_pack("{s:s, s:b}", "label", a->label, "apply", a->apply);
+}
+
+json_t *api_assign_encode(const struct api_assign *a)
+{
+	return json_pack("{s:s, s:s, s:b, s:I, s:o}", "policy", a->policy, "label", a->label,
+			 "applied", a->apply, "matching", (json_int_t)a->matching, "agents",
+			 a->agents ? a->agents : json_array());
+}
+
+void api_assign_decode(const json_t *o, struct api_assign *a)
+{
+	json_t *agents = json_object_get(o, "agents");
+
+	a->policy = get_str(o, "policy");
+	a->label = get_str(o, "label");
+	a->apply = json_object_get(o, "applied") ? get_bool(o, "applied") : get_bool(o, "apply");
+	a->matching = get_int(o, "matching");
+	a->agents = json_is_array(agents) ? agents : NULL;
+}
+
+json_t *api_audit_signed_encode(const struct api_audit_signed *s)
+{
+	json_t *o = s->hash ? json_pack("{s:I, s:s, s:I, s:s}", "seq", (json_int_t)s->seq, "hash",
+					s->hash, "time", (json_int_t)s->time, "signature",
+					s->signature)
+			    : json_pack("{s:I}", "seq", (json_int_t)s->seq);
+
+	if (o && s->public_key && json_object_set_new(o, "public_key", json_string(s->public_key))) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}
+
+void api_audit_signed_decode(const json_t *o, struct api_audit_signed *s)
+{
+	s->seq = get_int(o, "seq");
+	s->hash = get_str(o, "hash");
+	s->time = get_int(o, "time");
+	s->signature = get_str(o, "signature");
+	s->public_key = get_str(o, "public_key");
+}
+
+json_t *api_audit_head_encode(const struct api_audit_head *h)
+{
+	json_t *o = json_pack("{s:I, s:s}", "seq", (json_int_t)h->seq, "hash", h->hash);
+
+	if (o && h->has_signed &&
+	    json_object_set_new(o, "signed", api_audit_signed_encode(&h->signed_))) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}
+
+void api_audit_head_decode(const json_t *o, struct api_audit_head *h)
+{
+	json_t *s = json_object_get(o, "signed");
+
+	h->seq = get_int(o, "seq");
+	h->hash = get_str(o, "hash");
+	h->has_signed = json_is_object(s);
+	api_audit_signed_decode(s, &h->signed_);
+}
+
+/* An event's data, by its type (api_codec.h); NULL for another type or out of memory. */
+static json_t *event_data_encode(const struct api_event *e)
+{
+	const char *t = e->type ? e->type : "";
+	json_t *d;
+
+	if (!strcmp(t, API_EVENT_UNTRUSTED))
+		return json_pack("{s:I, s:I, s:o}", "verdict_id", (json_int_t)e->verdict_id,
+				 "boot_number", (json_int_t)e->boot_number, "reasons",
+				 e->reasons ? e->reasons : json_array());
+	json_decref(e->reasons);
+	if (!strcmp(t, API_EVENT_VIOLATION)) {
+		d = json_pack("{s:I, s:s, s:s, s:b, s:s, s:s, s:I, s:I, s:I}", "violation_id",
+			      (json_int_t)e->violation_id, "reason", e->reason, "path", e->path,
+			      "path_escaped", e->path_escaped, "path_hex", e->path_hex, "digest",
+			      e->digest, "boot_number", (json_int_t)e->boot_number, "entry",
+			      (json_int_t)e->entry, "count", (json_int_t)e->count);
+		if (d && e->recurs && json_object_set_new(d, "recurs", json_integer(e->recurs))) {
+			json_decref(d);
+			return NULL;
+		}
+		return d;
+	}
+	if (!strcmp(t, API_EVENT_STALE))
+		return json_pack("{s:I, s:I, s:I}", "last_seen", (json_int_t)e->last_seen,
+				 "interval", (json_int_t)e->interval, "stale_after",
+				 (json_int_t)e->stale_after);
+	if (!strcmp(t, API_EVENT_ENROLLED))
+		return json_pack("{s:s}", "ak_name", e->ak_name);
+	if (!strcmp(t, API_EVENT_RETIRED))
+		return json_pack("{s:b, s:s}", "purged", e->purged, "actor", e->actor);
+	if (!strcmp(t, API_EVENT_RESET))
+		return json_pack("{s:s}", "actor", e->actor);
+	return NULL;
+}
+
+json_t *api_event_encode(const struct api_event *e)
+{
+	json_t *o = json_pack("{s:s, s:s, s:I, s:s, s:o*}", "id", e->id, "type", e->type, "time",
+			      (json_int_t)e->time, "agent_id", e->agent_id, "data",
+			      event_data_encode(e));
+
+	if (o && (!json_object_get(o, "data") ||
+		  (e->audit_head && json_object_set_new(o, "audit_head",
+							api_audit_head_encode(e->audit_head))))) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}
+
+void api_event_decode(const json_t *o, struct api_event *e, struct api_audit_head *head)
+{
+	const json_t *d = json_object_get(o, "data");
+	json_t *reasons = json_object_get(d, "reasons"), *h = json_object_get(o, "audit_head");
+
+	e->id = get_str(o, "id");
+	e->type = get_str(o, "type");
+	e->time = get_int(o, "time");
+	e->agent_id = get_str(o, "agent_id");
+	e->verdict_id = get_int(d, "verdict_id");
+	e->boot_number = get_int(d, "boot_number");
+	e->reasons = json_is_array(reasons) ? reasons : NULL;
+	e->violation_id = get_int(d, "violation_id");
+	e->reason = get_str(d, "reason");
+	e->path = get_str(d, "path");
+	e->path_escaped = get_bool(d, "path_escaped");
+	e->path_hex = get_str(d, "path_hex");
+	e->digest = get_str(d, "digest");
+	e->entry = get_int(d, "entry");
+	e->count = get_int(d, "count");
+	e->recurs = get_int(d, "recurs");
+	e->last_seen = get_int(d, "last_seen");
+	e->interval = get_int(d, "interval");
+	e->stale_after = get_int(d, "stale_after");
+	e->ak_name = get_str(d, "ak_name");
+	e->purged = get_bool(d, "purged");
+	e->actor = get_str(d, "actor");
+	api_audit_head_decode(h, head);
+	e->audit_head = json_is_object(h) ? head : NULL;
 }
