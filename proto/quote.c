@@ -12,23 +12,6 @@
 
 #include "proto/alg.h"
 
-const char *quote_result_str(enum quote_result r)
-{
-	switch (r) {
-	case QUOTE_OK: return "ok";
-	case QUOTE_BAD_SIGNATURE: return "bad_signature";
-	case QUOTE_NONCE_MISMATCH: return "nonce_mismatch";
-	case QUOTE_BAD_MAGIC: return "bad_magic";
-	case QUOTE_BAD_TYPE: return "bad_type";
-	case QUOTE_PCR_SELECTION_MISMATCH: return "pcr_selection_mismatch";
-	case QUOTE_PCR_DIGEST_MISMATCH: return "pcr_digest_mismatch";
-	case QUOTE_MALFORMED_ATTEST: return "malformed_attest";
-	case QUOTE_MALFORMED_SIGNATURE: return "malformed_signature";
-	case QUOTE_UNSUPPORTED_ALGORITHM: return "unsupported_algorithm";
-	}
-	return "unknown";
-}
-
 /* ALG_USE_QUOTE refuses sha1: a quote is only as strong as its hash, and no current TPM needs it. */
 static const EVP_MD *sig_md(uint16_t alg)
 {

@@ -25,6 +25,8 @@
 #include "proto/limits.h"
 #include "proto/pcrs.h"
 
+/* What a quote check found. The wire names of the failures are the verifier's reasons (its
+ * reason table maps each result to one); this library names none. */
 enum quote_result {
 	QUOTE_OK = 0,
 	QUOTE_BAD_SIGNATURE,
@@ -37,9 +39,6 @@ enum quote_result {
 	QUOTE_MALFORMED_SIGNATURE,
 	QUOTE_UNSUPPORTED_ALGORITHM,
 };
-
-/* "ok", "bad_signature", "nonce_mismatch", ... (the enum names in lowercase, no prefix). */
-const char *quote_result_str(enum quote_result r);
 
 struct quote_info {
 	uint64_t clock;

@@ -148,7 +148,8 @@ static void check_result(const struct attest_request *req, const struct attest_r
 	for (unsigned i = 0; i < v->nreasons; i++) {
 		enum reason r;
 
-		if (!reason_from_name(v->reason[i].code, &r))
+		/* the code on the wire is the name of the typed reason the verifier keeps */
+		if (!reason_from_name(v->reason[i].code, &r) || r != res->reasons[i])
 			abort();
 	}
 	for (size_t i = 0; i < res->nviolations; i++) {

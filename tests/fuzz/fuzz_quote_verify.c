@@ -315,8 +315,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	r = quote_verify(keys[key], attest, attest_len, sig, sig_len, nonce, nonce_len,
 			 want_sel ? &pcrs : NULL, no_pcrs ? NULL : &pcrs, &info);
-	if (quote_result_str(r) == NULL)
-		abort();
+	if ((unsigned)r > QUOTE_UNSUPPORTED_ALGORITHM)
+		abort(); /* a result outside the enum */
 	if (r != QUOTE_OK)
 		return 0;
 	for (unsigned i = 0; i < nsigned && !q; i++)

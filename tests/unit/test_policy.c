@@ -130,8 +130,12 @@ static void test_ours(void)
 	CHECK(!policy_boot_aggregate_accepts(p, TPM2_ALG_SHA1, d, 20), "ba alg pinned");
 	unhex(B256, d);
 	CHECK(!policy_boot_aggregate_accepts(p, TPM2_ALG_SHA256, d, 32), "other ba refused");
-	CHECK(strcmp(policy_decision_name(POLICY_DIGEST_MISMATCH), "digest_mismatch") == 0,
-	      "decision name");
+	enum reason r = REASON_COUNT;
+	CHECK(policy_decision_reason(POLICY_DIGEST_MISMATCH, &r) && r == REASON_DIGEST_MISMATCH &&
+		      policy_decision_reason(POLICY_NOT_IN_ALLOWLIST, &r) &&
+		      r == REASON_NOT_IN_ALLOWLIST && !policy_decision_reason(POLICY_ALLOWED, &r) &&
+		      !policy_decision_reason(POLICY_EXCLUDED, &r),
+	      "a refusing decision's reason; none for a passing one");
 	policy_free(p);
 }
 

@@ -26,6 +26,7 @@
 #include "proto/replay.h"
 #include "proto/tpmkey.h"
 #include "verifier/attestctl/commands.h"
+#include "verifier/facts/reasons.h"
 
 static const char usage_text[] =
 	"usage: attestctl check-quote --ak AKPUB --message MSG --signature SIG --nonce HEX "
@@ -236,7 +237,7 @@ int cmd_check_quote(int argc, char **argv)
 	qr = quote_verify(ak, msg, msg_len, sig, sig_len, nonce, (size_t)nonce_len,
 			  pcrs_path ? &pcrs : NULL, pcrs_path ? &pcrs : NULL, &info);
 	if (qr != QUOTE_OK) {
-		fail(quote_result_str(qr), NULL);
+		fail(reason_name(reason_of_quote(qr)), NULL);
 		ret = 1;
 		goto cleanup;
 	}

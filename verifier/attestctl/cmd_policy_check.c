@@ -113,7 +113,15 @@ int cmd_policy_check(int argc, char **argv)
 		if (*c == ' ')
 			*c = '_';
 	d = policy_check_typed(pol, path, strlen(path), type, alg, digest, dlen);
-	printf("%s\n", policy_decision_name(d));
+	{
+		enum reason refused;
+
+		/* a refusal by its reason's name; a pass as "allowed" or "excluded" */
+		if (policy_decision_reason(d, &refused))
+			printf("%s\n", reason_name(refused));
+		else
+			printf("%s\n", d == POLICY_EXCLUDED ? "excluded" : "allowed");
+	}
 	{
 		char why[POLICY_EXPLANATION_MAX];
 

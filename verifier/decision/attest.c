@@ -59,6 +59,7 @@ static int add_reason(struct eval *ev, enum reason code, int64_t entry, const ch
 		return -1;
 	}
 	struct verdict_reason *r = &v->reason[v->nreasons];
+	ev->out->reasons[v->nreasons] = code;
 	snprintf(r->code, sizeof(r->code), "%s", reason_name(code));
 	r->entry = entry;
 	va_list ap;
@@ -433,24 +434,6 @@ out:
 	return r;
 }
 
-/* The quote's failure as a reason of the verdict. */
-static enum reason reason_of_quote(enum quote_result q)
-{
-	switch (q) {
-	case QUOTE_BAD_SIGNATURE: return REASON_BAD_SIGNATURE;
-	case QUOTE_NONCE_MISMATCH: return REASON_NONCE_MISMATCH;
-	case QUOTE_BAD_MAGIC: return REASON_BAD_MAGIC;
-	case QUOTE_BAD_TYPE: return REASON_BAD_TYPE;
-	case QUOTE_PCR_SELECTION_MISMATCH: return REASON_PCR_SELECTION_MISMATCH;
-	case QUOTE_PCR_DIGEST_MISMATCH: return REASON_PCR_DIGEST_MISMATCH;
-	case QUOTE_MALFORMED_ATTEST: return REASON_MALFORMED_ATTEST;
-	case QUOTE_MALFORMED_SIGNATURE: return REASON_MALFORMED_SIGNATURE;
-	case QUOTE_UNSUPPORTED_ALGORITHM: return REASON_UNSUPPORTED_ALGORITHM;
-	case QUOTE_OK: break;
-	}
-	return REASON_MALFORMED_ATTEST; /* not reached: QUOTE_OK is not a failure */
-}
-
 /*
  * A violation no operator has reviewed keeps the machine untrusted, however clean the rounds
  * after it are, and across reboots: rebooting must not launder what ran. A policy may say
@@ -595,7 +578,8 @@ done:
 	violation_set_release(&ev.violations);
 	if (ev.suppressed) {
 		/* add_reason() keeps the last slot free for this summary. */
-		struct verdict_reason *more = &out->verdict.reason[out->verdict.nreasons++];
+		struct verdict_reason *more = &out->verdict.reason[out->verdict.nreasons];
+		out->reasons[out->verdict.nreasons++] = REASON_MORE_REASONS;
 		snprintf(more->code, sizeof(more->code), "%s", reason_name(REASON_MORE_REASONS));
 		snprintf(more->detail, sizeof(more->detail), "%llu more reasons not listed",
 			 (unsigned long long)ev.suppressed);

@@ -63,7 +63,11 @@ struct attest_request {
 };
 
 struct attest_result {
+	/* The verdict as the agent gets it: its reasons' codes are the wire names of reasons[]. */
 	struct verdict_response verdict;
+	/* reasons[i] is verdict.reason[i]'s reason (reasons.h), for whoever decides or writes by
+	 * it (the EAR's claims, the stored row, the log) without reading a name back. */
+	enum reason reasons[LIMIT_VERDICT_REASONS];
 	struct boot_state next;       /* store this as the agent's new state */
 	bool new_boot;                /* resetCount went up: a new boot session began */
 	bool rejudged;                /* the same boot, judged again from entry 0 (new versions) */

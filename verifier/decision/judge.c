@@ -38,6 +38,8 @@ bool judge_measurement(const struct policy *pol, const struct ima_entry *e,
 	const struct policy_keys *keys = policy_keys(pol);
 	struct imasig sig;
 	bool required;
+	enum policy_decision d;
+	enum reason r;
 
 	memset(j, 0, sizeof(*j));
 	if (e->violation) {
@@ -88,15 +90,7 @@ bool judge_measurement(const struct policy *pol, const struct ima_entry *e,
 	} else if (required) {
 		return refuse(j, REASON_MISSING_FILE_SIGNATURE, "the policy requires this path signed");
 	}
-	switch (policy_check_typed(pol, e->path, e->path_len, e->digest_type, e->digest_alg,
-				   e->digest, e->digest_len)) {
-	case POLICY_ALLOWED:
-	case POLICY_EXCLUDED:
-		return true;
-	case POLICY_NOT_IN_ALLOWLIST:
-		return refuse(j, REASON_NOT_IN_ALLOWLIST, NULL);
-	case POLICY_DIGEST_MISMATCH:
-		break;
-	}
-	return refuse(j, REASON_DIGEST_MISMATCH, NULL);
+	d = policy_check_typed(pol, e->path, e->path_len, e->digest_type, e->digest_alg, e->digest,
+			       e->digest_len);
+	return policy_decision_reason(d, &r) ? refuse(j, r, NULL) : true;
 }

@@ -29,3 +29,20 @@ bool reason_from_name(const char *name, enum reason *out)
 	}
 	return false;
 }
+
+enum reason reason_of_quote(enum quote_result q)
+{
+	switch (q) {
+	case QUOTE_BAD_SIGNATURE: return REASON_BAD_SIGNATURE;
+	case QUOTE_NONCE_MISMATCH: return REASON_NONCE_MISMATCH;
+	case QUOTE_BAD_MAGIC: return REASON_BAD_MAGIC;
+	case QUOTE_BAD_TYPE: return REASON_BAD_TYPE;
+	case QUOTE_PCR_SELECTION_MISMATCH: return REASON_PCR_SELECTION_MISMATCH;
+	case QUOTE_PCR_DIGEST_MISMATCH: return REASON_PCR_DIGEST_MISMATCH;
+	case QUOTE_MALFORMED_ATTEST: return REASON_MALFORMED_ATTEST;
+	case QUOTE_MALFORMED_SIGNATURE: return REASON_MALFORMED_SIGNATURE;
+	case QUOTE_UNSUPPORTED_ALGORITHM: return REASON_UNSUPPORTED_ALGORITHM;
+	case QUOTE_OK: break;
+	}
+	return REASON_MALFORMED_ATTEST;
+}

@@ -15,6 +15,8 @@
 
 #include <stdbool.h>
 
+#include "proto/quote.h"
+
 /* What approving a violation with this reason does. */
 enum reason_kind {
 	REASON_KIND_VERDICT,    /* a reason of the verdict only, never a stored violation */
@@ -31,7 +33,7 @@ enum reason_kind {
 
 /* X(enum suffix, wire name, kind, hint for the operator) */
 #define VERDICT_REASONS(X)                                                                          \
-	/* The quote (proto/quote.c decides; names are quote_result_str()'s) */                     \
+	/* The quote (proto/quote.c decides; reason_of_quote() maps its result) */                 \
 	X(BAD_SIGNATURE, "bad_signature", REASON_KIND_VERDICT,                                      \
 	  "the quote is not signed by the agent's AK: refused, nothing stored")                     \
 	X(MALFORMED_SIGNATURE, "malformed_signature", REASON_KIND_VERDICT,                          \
@@ -138,5 +140,8 @@ const struct reason_info *reason_info(enum reason r);
 const char *reason_name(enum reason r);
 /* true and *out set if name is a reason's wire name. */
 bool reason_from_name(const char *name, enum reason *out);
+/* A quote's failure (proto/quote.h, not QUOTE_OK) as the reason of the verdict; each failure
+ * has its own. QUOTE_OK, which is none, gives REASON_MALFORMED_ATTEST. */
+enum reason reason_of_quote(enum quote_result q);
 
 #endif

@@ -169,8 +169,10 @@ static void add_expected(struct violations_ctx *c)
 		agent = v.agent_id;
 		reason = v.reason;
 
-		bool mismatch = reason && !strcmp(reason, reason_name(REASON_DIGEST_MISMATCH));
-		bool unknown = reason && !strcmp(reason, reason_name(REASON_NOT_IN_ALLOWLIST));
+		enum reason r;
+		bool known = reason_from_name(reason, &r);
+		bool mismatch = known && r == REASON_DIGEST_MISMATCH;
+		bool unknown = known && r == REASON_NOT_IN_ALLOWLIST;
 		const struct judged_by *by;
 		char why[POLICY_EXPLANATION_MAX];
 

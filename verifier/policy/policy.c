@@ -320,19 +320,20 @@ const char *policy_warning(const struct policy *p, size_t i, size_t *len)
 	return NULL;
 }
 
-const char *policy_decision_name(enum policy_decision d)
+bool policy_decision_reason(enum policy_decision d, enum reason *out)
 {
 	switch (d) {
 	case POLICY_ALLOWED:
-		return "allowed";
 	case POLICY_EXCLUDED:
-		return "excluded";
+		return false;
 	case POLICY_NOT_IN_ALLOWLIST:
-		return "not_in_allowlist";
+		*out = REASON_NOT_IN_ALLOWLIST;
+		return true;
 	case POLICY_DIGEST_MISMATCH:
-		return "digest_mismatch";
+		*out = REASON_DIGEST_MISMATCH;
+		return true;
 	}
-	return "unknown";
+	return false;
 }
 
 bool policy_violations_allowed(const struct policy *p)

@@ -22,6 +22,7 @@
 #include <stdint.h>
 
 #include "proto/imalog.h" /* enum ima_digest_type */
+#include "verifier/facts/reasons.h"
 #include "verifier/policy/policy_digest.h" /* the digest spelling: alg:hex */
 
 struct policy;
@@ -89,8 +90,9 @@ const struct policy_keys *policy_keys(const struct policy *p);
 const char *policy_warnings(const struct policy *p);
 /* Warning i of those (its *len bytes, not NUL-terminated), or NULL past the last. */
 const char *policy_warning(const struct policy *p, size_t i, size_t *len);
-/* Stable lowercase name of a decision ("allowed", "not_in_allowlist", ...). */
-const char *policy_decision_name(enum policy_decision d);
+/* The verdict reason of a decision that refuses the entry (reasons.h): true with *out for
+ * NOT_IN_ALLOWLIST and DIGEST_MISMATCH; false for ALLOWED and EXCLUDED, which let it pass. */
+bool policy_decision_reason(enum policy_decision d, enum reason *out);
 
 /* true when the policy says "violations": "ignore" (ToMToU/open_writers entries pass). */
 bool policy_violations_allowed(const struct policy *p);

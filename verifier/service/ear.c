@@ -26,8 +26,8 @@ struct result {
 	char policy[LIMIT_POLICY_NAME + 1];
 	int64_t policy_version, amendment_version;
 	uint64_t boot_number;
-	char reasons[LIMIT_VERDICT_REASONS][32];
-	unsigned nreasons;
+	enum reason reasons[LIMIT_VERDICT_REASONS];
+	size_t nreasons;
 };
 
 enum rp_state { RP_WAITING, RP_CARRIED, RP_ANSWERED };
@@ -116,8 +116,6 @@ static void expire_nonces(struct agent_rec *rec, int64_t now)
 void ear_record(struct ear_results *r, const struct ear_round *round)
 {
 	const struct verdict_response *v = round->verdict;
-	enum reason reasons[LIMIT_VERDICT_REASONS];
-	size_t nreasons = 0;
 	struct agent_rec *rec;
 	struct result res;
 
@@ -131,12 +129,10 @@ void ear_record(struct ear_results *r, const struct ear_round *round)
 	res.policy_version = round->policy_version;
 	res.amendment_version = round->amendment_version;
 	res.boot_number = round->boot_number;
-	for (unsigned i = 0; i < v->nreasons && i < LIMIT_VERDICT_REASONS; i++) {
-		snprintf(res.reasons[res.nreasons++], sizeof(res.reasons[0]), "%s", v->reason[i].code);
-		if (reason_from_name(v->reason[i].code, &reasons[nreasons]))
-			nreasons++;
-	}
-	ear_vector_of(v->trusted, reasons, nreasons, round->boot_judged, &res.vec, &res.status);
+	for (unsigned i = 0; i < v->nreasons && i < LIMIT_VERDICT_REASONS; i++)
+		res.reasons[res.nreasons++] = round->reasons[i];
+	ear_vector_of(v->trusted, res.reasons, res.nreasons, round->boot_judged, &res.vec,
+		      &res.status);
 
 	pthread_mutex_lock(&r->lock);
 	rec = find(r, round->agent, true);
@@ -205,8 +201,8 @@ static json_t *claims_of(const char *agent, const struct result *res, const char
 	json_t *reasons = json_array(), *vec = ear_vector_json(&res->vec), *sub, *c;
 	char policy_id[LIMIT_POLICY_NAME + 64];
 
-	for (unsigned i = 0; reasons && i < res->nreasons; i++)
-		json_array_append_new(reasons, json_string(res->reasons[i]));
+	for (size_t i = 0; reasons && i < res->nreasons; i++)
+		json_array_append_new(reasons, json_string(reason_name(res->reasons[i])));
 	if (res->amendment_version)
 		snprintf(policy_id, sizeof(policy_id), "policy:%s@%lld+amendment@%lld", res->policy,
 			 (long long)res->policy_version, (long long)res->amendment_version);

@@ -34,6 +34,7 @@
 #include "proto/ear.h"
 #include "proto/evidence.h"
 #include "proto/limits.h"
+#include "verifier/facts/reasons.h"
 
 struct app;
 struct ear_results;
@@ -49,7 +50,8 @@ void ear_results_free(struct ear_results *r);
 /* What a committed round established (round.c). */
 struct ear_round {
 	const char *agent;
-	const struct verdict_response *verdict; /* its id, trusted, reasons */
+	const struct verdict_response *verdict; /* its id, trusted, number of reasons */
+	const enum reason *reasons;   /* verdict->nreasons of them (attest.h) */
 	int64_t time;
 	int64_t expires;         /* when the agent turns stale without a newer round */
 	uint32_t interval;       /* seconds between the agent's rounds */

@@ -214,9 +214,10 @@ enum round_status round_admit(struct app *app, const char *id)
 	return ROUND_OK;
 }
 
-/* The verdict's reasons as the JSON array stored with it. */
-static char *reasons_json(const struct verdict_response *v)
+/* The verdict's reasons as the JSON array stored with it: [{code, detail, entry}, ...]. */
+static char *reasons_json(const struct attest_result *res)
 {
+	const struct verdict_response *v = &res->verdict;
 	json_t *arr = json_array();
 	char *s = NULL;
 
@@ -224,8 +225,8 @@ static char *reasons_json(const struct verdict_response *v)
 		return NULL;
 	for (unsigned i = 0; i < v->nreasons && i < LIMIT_VERDICT_REASONS; i++) {
 		const struct verdict_reason *r = &v->reason[i];
-		json_t *o = json_pack("{s:s, s:s, s:I}", "code", r->code, "detail", r->detail,
-				      "entry", (json_int_t)r->entry);
+		json_t *o = json_pack("{s:s, s:s, s:I}", "code", reason_name(res->reasons[i]),
+				      "detail", r->detail, "entry", (json_int_t)r->entry);
 
 		if (!o || json_array_append_new(arr, o))
 			goto out;
@@ -287,7 +288,7 @@ static enum round_status commit(struct app *app, const char *id, int64_t now,
 	struct store_round round;
 	int64_t verdict_id = 0;
 	enum round_status st = ROUND_INTERNAL;
-	char *reasons = reasons_json(&res->verdict);
+	char *reasons = reasons_json(res);
 
 	if (!reasons)
 		return ROUND_INTERNAL;
@@ -505,6 +506,7 @@ static void record_result(struct app *app, const char *id, int64_t now,
 	memset(&er, 0, sizeof(er));
 	er.agent = id;
 	er.verdict = &res->verdict;
+	er.reasons = res->reasons;
 	er.time = now;
 	er.interval = every;
 	/* The moment the agent turns stale without a newer round (store_agent_stale_after()). */
@@ -623,7 +625,7 @@ enum round_status round_evidence(struct app *app, const char *id, const struct e
 	have_result = true;
 	if (!res.authenticated) {
 		log_warn("evidence: agent \"%s\": quote not signed by its AK (%s); refused, nothing stored",
-			 id, res.verdict.nreasons ? res.verdict.reason[0].code : "?");
+			 id, res.verdict.nreasons ? reason_name(res.reasons[0]) : "?");
 		*verdict = res.verdict;
 		st = ROUND_NOT_AUTHENTIC;
 		goto out;
@@ -644,7 +646,7 @@ enum round_status round_evidence(struct app *app, const char *id, const struct e
 			  (unsigned long long)res.verdict.next_offset);
 	else
 		log_warn("evidence: agent \"%s\" untrusted: %s%s", id,
-			 res.verdict.nreasons ? res.verdict.reason[0].code : "?",
+			 res.verdict.nreasons ? reason_name(res.reasons[0]) : "?",
 			 res.verdict.nreasons > 1 ? " and more" : "");
 out:
 	free(record);
