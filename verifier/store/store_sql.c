@@ -97,9 +97,95 @@ static void done(struct db *db)
 	db->o->reset(db->c);
 }
 
+/*
+ * A walk over the rows of one statement, the shape of every read:
+ *
+ *	struct rows r;
+ *	int ret = 0;
+ *
+ *	for (rows_read(&r, b, STMT_X, P(...)); rows_next(&r);)
+ *		if ((ret = use(&r.db)))
+ *			break;
+ *	return rows_end(&r, ret);
+ *
+ * rows_read() takes a connection for the walk alone (a read outside any transaction);
+ * rows_query() walks on one the caller holds, in its transaction. rows_first() is
+ * rows_read() and its first row: true with it. rows_end() ends the statement, gives
+ * rows_read()'s connection back, and returns the walk's error (no connection, the statement
+ * or a step failed), else ret: the caller's verdict on the rows it saw (say -ENOENT if none).
+ */
+struct rows {
+	struct db db;
+	int status; /* 0 while rows may come; the walk's error */
+	bool owned; /* db is rows_read()'s own connection */
+};
+
+static void rows_query(struct rows *r, struct db *db, enum store_stmt id,
+		       const struct store_value *p, unsigned n)
+{
+	r->db = *db;
+	r->owned = false;
+	r->status = db->o->query(db->c, id, p, n);
+}
+
+static void rows_read(struct rows *r, struct store_backend *b, enum store_stmt id,
+		      const struct store_value *p, unsigned n)
+{
+	r->status = db_get(b, &r->db);
+	r->owned = !r->status;
+	if (r->owned)
+		r->status = r->db.o->query(r->db.c, id, p, n);
+}
+
+/* Moves to the next row: true with it; false after the last, or on an error (kept). */
+static bool rows_next(struct rows *r)
+{
+	int row = r->status ? 0 : r->db.o->step(r->db.c);
+
+	if (row < 0)
+		r->status = row;
+	return row == 1;
+}
+
+static bool rows_first(struct rows *r, struct store_backend *b, enum store_stmt id,
+		       const struct store_value *p, unsigned n)
+{
+	rows_read(r, b, id, p, n);
+	return rows_next(r);
+}
+
+static int rows_end(struct rows *r, int ret)
+{
+	if (r->db.c)
+		r->db.o->reset(r->db.c);
+	if (r->owned)
+		db_put(&r->db);
+	return r->status ? r->status : ret;
+}
+
 static uint64_t changes(struct db *db)
 {
 	return db->o->changes(db->c);
+}
+
+/* Statement id alone, in a write transaction of its own; *changed: the rows it changed. */
+static int exec_alone(struct store_backend *b, enum store_stmt id, const struct store_value *p,
+		      unsigned n, uint64_t *changed)
+{
+	uint64_t rows = 0;
+	struct db db;
+	int ret;
+
+	*changed = 0;
+	if ((ret = db_get(b, &db)))
+		return ret;
+	if (!(ret = db.o->begin(db.c, STORE_LOCK_NONE)) && !(ret = exec(&db, id, p, n))) {
+		rows = changes(&db);
+		ret = db.o->commit(db.c);
+	}
+	db_put(&db);
+	*changed = ret ? 0 : rows;
+	return ret;
 }
 
 static int64_t col_int(struct db *db, unsigned col)
@@ -795,76 +881,49 @@ out:
 int store_sql_registration_get(struct store_backend *b, const char *agent,
 			       store_registration_cb cb, void *arg)
 {
-	struct store_registration r;
-	struct db db;
-	int ret;
+	struct store_registration reg;
+	struct rows r;
+	int ret = -ENOENT;
 
-	if ((ret = db_get(b, &db)))
-		return ret;
-	ret = first(&db, STMT_REGISTRATION_GET, P(SV_TEXT(agent)));
-	if (ret == 1) {
-		ret = registration_row(&db, &r);
-		if (!ret)
-			ret = cb(arg, &r);
-		done(&db);
-	} else if (ret == 0) {
-		ret = -ENOENT;
-	}
-	db_put(&db);
-	return ret;
+	if (rows_first(&r, b, STMT_REGISTRATION_GET, P(SV_TEXT(agent))) &&
+	    !(ret = registration_row(&r.db, &reg)))
+		ret = cb(arg, &reg);
+	return rows_end(&r, ret);
 }
 
 int store_sql_registrations_list(struct store_backend *b, store_registration_cb cb, void *arg)
 {
-	struct store_registration r;
-	struct db db;
-	int ret, row;
+	struct store_registration reg;
+	struct rows r;
+	int ret = 0;
 
-	if ((ret = db_get(b, &db)))
-		return ret;
-	for (row = first(&db, STMT_REGISTRATIONS_LIST, NULL, 0); row == 1; row = next_row(&db))
-		if ((ret = registration_row(&db, &r)) || (ret = cb(arg, &r)))
+	for (rows_read(&r, b, STMT_REGISTRATIONS_LIST, NULL, 0); rows_next(&r);)
+		if ((ret = registration_row(&r.db, &reg)) || (ret = cb(arg, &reg)))
 			break;
-	if (!ret && row < 0)
-		ret = row;
-	done(&db);
-	db_put(&db);
-	return ret;
+	return rows_end(&r, ret);
 }
 
 int store_sql_agent_labels(struct store_backend *b, const char *agent, store_label_cb cb,
 			   void *arg)
 {
-	struct db db;
-	int ret, row;
+	struct rows r;
+	int ret = 0;
 
-	if ((ret = db_get(b, &db)))
-		return ret;
-	for (row = first(&db, STMT_LABELS_GET, P(SV_TEXT(agent))); row == 1; row = next_row(&db))
-		if ((ret = cb(arg, col_text(&db, 0), col_text(&db, 1))))
+	for (rows_read(&r, b, STMT_LABELS_GET, P(SV_TEXT(agent))); rows_next(&r);)
+		if ((ret = cb(arg, col_text(&r.db, 0), col_text(&r.db, 1))))
 			break;
-	if (!ret && row < 0)
-		ret = row;
-	done(&db);
-	db_put(&db);
-	return ret;
+	return rows_end(&r, ret);
 }
 
 int store_sql_labels_all(struct store_backend *b, store_fleet_label_cb cb, void *arg)
 {
-	struct db db;
-	int ret, row;
+	struct rows r;
+	int ret = 0;
 
-	if ((ret = db_get(b, &db)))
-		return ret;
-	for (row = first(&db, STMT_LABELS_ALL, NULL, 0); row == 1; row = next_row(&db))
-		if ((ret = cb(arg, col_text(&db, 0), col_text(&db, 1), col_text(&db, 2))))
+	for (rows_read(&r, b, STMT_LABELS_ALL, NULL, 0); rows_next(&r);)
+		if ((ret = cb(arg, col_text(&r.db, 0), col_text(&r.db, 1), col_text(&r.db, 2))))
 			break;
-	if (!ret && row < 0)
-		ret = row;
-	done(&db);
-	db_put(&db);
-	return ret;
+	return rows_end(&r, ret);
 }
 
 /* A registration's labels (JSON text) with the change applied, in *out (caller frees). */
@@ -1009,8 +1068,9 @@ int store_sql_policy_assign_label(struct store_backend *b, const char *policy,
 {
 	struct id_list todo = { 0 };
 	char label[LIMIT_LABEL_KEY + LIMIT_LABEL_VALUE + 2];
+	struct rows r;
 	struct db db;
-	int ret, row;
+	int ret;
 
 	*matching = 0;
 	snprintf(label, sizeof(label), "%s=%s", l->key, l->value);
@@ -1019,16 +1079,14 @@ int store_sql_policy_assign_label(struct store_backend *b, const char *policy,
 	if ((ret = db.o->begin(db.c, STORE_LOCK_POLICY)) ||
 	    (policy[0] && (ret = policy_exists(&db, policy))))
 		goto out;
-	for (row = first(&db, STMT_LABEL_AGENTS, P(SV_TEXT(l->key), SV_TEXT(l->value),
-						     SV_TEXT(policy)));
-	     row == 1; row = next_row(&db)) {
+	for (rows_query(&r, &db, STMT_LABEL_AGENTS,
+			P(SV_TEXT(l->key), SV_TEXT(l->value), SV_TEXT(policy)));
+	     rows_next(&r);) {
 		(*matching)++;
-		if (!col_int(&db, 1) && (ret = id_list_add(&todo, col_text(&db, 0))))
+		if (!col_int(&r.db, 1) && (ret = id_list_add(&todo, col_text(&r.db, 0))))
 			break;
 	}
-	if (!ret && row < 0)
-		ret = row;
-	done(&db);
+	ret = rows_end(&r, ret);
 	for (size_t i = 0; !ret && i < todo.n; i++)
 		ret = cb ? cb(arg, todo.ids[i]) : 0;
 	if (ret || !apply)
@@ -1118,49 +1176,37 @@ out:
 int store_sql_agents_list(struct store_backend *b, store_agent_cb cb, void *arg)
 {
 	struct store_agent a;
-	struct db db;
-	int ret, row;
+	struct rows r;
+	int ret = 0;
 
-	if ((ret = db_get(b, &db)))
-		return ret;
-	for (row = first(&db, STMT_AGENTS_LIST, NULL, 0); row == 1; row = next_row(&db)) {
+	for (rows_read(&r, b, STMT_AGENTS_LIST, NULL, 0); rows_next(&r);) {
 		memset(&a, 0, sizeof(a));
-		agent_summary_row(&db, &a);
-		a.last_reasons_json = col_text(&db, STORE_AGENT_SUMMARY_NCOLS);
+		agent_summary_row(&r.db, &a);
+		a.last_reasons_json = col_text(&r.db, STORE_AGENT_SUMMARY_NCOLS);
 		if ((ret = cb(arg, &a)))
 			break;
 	}
-	if (!ret && row < 0)
-		ret = row;
-	done(&db);
-	db_put(&db);
-	return ret;
+	return rows_end(&r, ret);
 }
 
 int store_sql_agents_liveness(struct store_backend *b, store_agent_cb cb, void *arg)
 {
 	struct store_agent a;
-	struct db db;
-	int ret, row;
+	struct rows r;
+	int ret = 0;
 
-	if ((ret = db_get(b, &db)))
-		return ret;
-	for (row = first(&db, STMT_AGENTS_LIVENESS, NULL, 0); row == 1; row = next_row(&db)) {
+	for (rows_read(&r, b, STMT_AGENTS_LIVENESS, NULL, 0); rows_next(&r);) {
 		memset(&a, 0, sizeof(a));
-		text_copy(&db, 0, a.id, sizeof(a.id));
+		text_copy(&r.db, 0, a.id, sizeof(a.id));
 		a.state = AGENT_ACTIVE;
-		a.activated_at = col_int(&db, 1);
-		a.last_verdict_at = col_int(&db, 2);
-		a.interval = (uint32_t)col_int(&db, 3);
-		a.stale_event_for = col_int(&db, 4);
+		a.activated_at = col_int(&r.db, 1);
+		a.last_verdict_at = col_int(&r.db, 2);
+		a.interval = (uint32_t)col_int(&r.db, 3);
+		a.stale_event_for = col_int(&r.db, 4);
 		if ((ret = cb(arg, &a)))
 			break;
 	}
-	if (!ret && row < 0)
-		ret = row;
-	done(&db);
-	db_put(&db);
-	return ret;
+	return rows_end(&r, ret);
 }
 
 /* Boot state and rounds ------------------------------------------------------------------ */
@@ -1168,21 +1214,15 @@ int store_sql_agents_liveness(struct store_backend *b, store_agent_cb cb, void *
 int store_sql_boot_get(struct store_backend *b, const char *agent, struct boot_state *out,
 		       uint64_t *version)
 {
-	struct db db;
-	int ret;
+	struct rows r;
+	int ret = 0; /* no row: no evidence yet, started = false */
 
 	memset(out, 0, sizeof(*out));
 	*version = 0;
-	if ((ret = db_get(b, &db)))
-		return ret;
-	ret = first(&db, STMT_BOOT_GET, P(SV_TEXT(agent)));
-	if (ret == 1) { /* else no evidence yet: started = false */
-		if (!(ret = boot_state_column(&db, 0, agent, out)))
-			*version = (uint64_t)col_int(&db, 1);
-		done(&db);
-	}
-	db_put(&db);
-	return ret;
+	if (rows_first(&r, b, STMT_BOOT_GET, P(SV_TEXT(agent))) &&
+	    !(ret = boot_state_column(&r.db, 0, agent, out)))
+		*version = (uint64_t)col_int(&r.db, 1);
+	return rows_end(&r, ret);
 }
 
 int store_sql_round_context(struct store_backend *b, const char *agent,
@@ -1190,46 +1230,40 @@ int store_sql_round_context(struct store_backend *b, const char *agent,
 			    struct store_round_ctx *out)
 {
 	const void *p;
-	struct db db;
+	struct rows r;
 	size_t n;
 	int ret;
 
 	memset(out, 0, sizeof(*out));
-	if ((ret = db_get(b, &db)))
-		return ret;
-	ret = first(&db, STMT_ROUND_CONTEXT,
-		    P(SV_TEXT(agent), SV_TEXT(default_policy), SV_TEXT(amendment)));
-	if (ret <= 0) {
-		ret = ret ? ret : -ENOENT;
-		goto out_put;
+	if (!rows_first(&r, b, STMT_ROUND_CONTEXT,
+			P(SV_TEXT(agent), SV_TEXT(default_policy), SV_TEXT(amendment)))) {
+		ret = -ENOENT;
+		goto out;
 	}
 	ret = 0;
-	out->state = agent_state_of(col_text(&db, 0));
-	text_copy(&db, 1, out->policy, sizeof(out->policy));
-	p = col_blob(&db, 2, &n);
+	out->state = agent_state_of(col_text(&r.db, 0));
+	text_copy(&r.db, 1, out->policy, sizeof(out->policy));
+	p = col_blob(&r.db, 2, &n);
 	if (p && n > 0 && n <= sizeof(out->ak_name)) {
 		memcpy(out->ak_name, p, n);
 		out->ak_name_len = n;
 	}
-	if (!db.o->col_null(db.c, 3)) {
-		if ((ret = boot_state_column(&db, 3, agent, &out->boot)))
+	if (!r.db.o->col_null(r.db.c, 3)) {
+		if ((ret = boot_state_column(&r.db, 3, agent, &out->boot)))
 			goto out;
-		out->version = (uint64_t)col_int(&db, 4);
+		out->version = (uint64_t)col_int(&r.db, 4);
 	}
-	out->open_violations = (uint64_t)col_int(&db, 5);
-	out->open_violations_in_boot = (uint64_t)col_int(&db, 6);
-	p = col_blob(&db, 7, &n);
+	out->open_violations = (uint64_t)col_int(&r.db, 5);
+	out->open_violations_in_boot = (uint64_t)col_int(&r.db, 6);
+	p = col_blob(&r.db, 7, &n);
 	if (p && n == 32) {
 		out->has_boot_log = true;
 		memcpy(out->boot_log_sha256, p, 32);
 	}
-	out->policy_version = col_int(&db, 8);
-	out->amendment_version = col_int(&db, 9);
+	out->policy_version = col_int(&r.db, 8);
+	out->amendment_version = col_int(&r.db, 9);
 out:
-	done(&db);
-out_put:
-	db_put(&db);
-	if (ret)
+	if ((ret = rows_end(&r, ret)))
 		memset(&out->boot, 0, sizeof(out->boot));
 	return ret;
 }
@@ -1238,46 +1272,40 @@ int store_sql_boot_log_get(struct store_backend *b, const char *agent, struct st
 {
 	const void *p;
 	void *dup;
-	struct db db;
+	struct rows r;
 	size_t n;
 	int ret;
 
 	memset(out, 0, sizeof(*out));
-	if ((ret = db_get(b, &db)))
-		return ret;
-	ret = first(&db, STMT_BOOT_LOG_GET, P(SV_TEXT(agent)));
-	if (ret <= 0) {
-		ret = ret ? ret : -ENOENT;
-		goto out_put;
+	if (!rows_first(&r, b, STMT_BOOT_LOG_GET, P(SV_TEXT(agent)))) {
+		ret = -ENOENT;
+		goto out;
 	}
 	ret = 0;
-	p = col_blob(&db, 1, &n);
+	p = col_blob(&r.db, 1, &n);
 	if (!p || n != 32) {
 		log_error("store: the boot log of agent \"%s\" has no sha256", agent);
 		ret = -EINVAL;
 		goto out;
 	}
 	memcpy(out->sha256, p, 32);
-	p = col_blob(&db, 4, &n);
+	p = col_blob(&r.db, 4, &n);
 	if (p && n == 32)
 		memcpy(out->judged_key, p, 32);
-	out->judged_boot = (uint64_t)col_int(&db, 3);
-	out->received_at = col_int(&db, 6);
-	if ((ret = column_dup(&db, 0, &dup, &out->log_len)) == 0) {
+	out->judged_boot = (uint64_t)col_int(&r.db, 3);
+	out->received_at = col_int(&r.db, 6);
+	if ((ret = column_dup(&r.db, 0, &dup, &out->log_len)) == 0) {
 		out->log = dup;
-		if ((ret = column_dup(&db, 2, &dup, NULL)) == 0) {
+		if ((ret = column_dup(&r.db, 2, &dup, NULL)) == 0) {
 			out->cmdline = dup;
-			if ((ret = column_dup(&db, 5, &dup, NULL)) == 0)
+			if ((ret = column_dup(&r.db, 5, &dup, NULL)) == 0)
 				out->summary = dup;
 		}
 	}
 	if (!ret && !out->log)
 		ret = -EINVAL;
 out:
-	done(&db);
-out_put:
-	db_put(&db);
-	if (ret)
+	if ((ret = rows_end(&r, ret)))
 		store_boot_log_release(out);
 	return ret;
 }
@@ -1608,33 +1636,27 @@ int store_sql_verdicts_list(struct store_backend *b, const char *agent, unsigned
 			    store_verdict_cb cb, void *arg)
 {
 	struct store_verdict v;
-	struct db db;
-	int ret, row;
+	struct rows r;
+	int ret = 0;
 
-	if ((ret = db_get(b, &db)))
-		return ret;
-	for (row = first(&db, STMT_VERDICTS_LIST, P(SV_TEXT(agent), SV_INT(limit))); row == 1;
-	     row = next_row(&db)) {
+	for (rows_read(&r, b, STMT_VERDICTS_LIST, P(SV_TEXT(agent), SV_INT(limit)));
+	     rows_next(&r);) {
 		memset(&v, 0, sizeof(v));
-		v.id = col_int(&db, 0);
-		text_copy(&db, 1, v.agent, sizeof(v.agent));
-		v.boot_number = (uint64_t)col_int(&db, 2);
-		v.time = col_int(&db, 3);
-		v.trusted = col_int(&db, 4) != 0;
-		v.reasons_json = col_text(&db, 5);
-		v.next_offset = (uint64_t)col_int(&db, 6);
-		text_copy(&db, 7, v.judged.policy, sizeof(v.judged.policy));
+		v.id = col_int(&r.db, 0);
+		text_copy(&r.db, 1, v.agent, sizeof(v.agent));
+		v.boot_number = (uint64_t)col_int(&r.db, 2);
+		v.time = col_int(&r.db, 3);
+		v.trusted = col_int(&r.db, 4) != 0;
+		v.reasons_json = col_text(&r.db, 5);
+		v.next_offset = (uint64_t)col_int(&r.db, 6);
+		text_copy(&r.db, 7, v.judged.policy, sizeof(v.judged.policy));
 		v.judged.known = v.judged.policy[0] != '\0';
-		v.judged.policy_version = col_int(&db, 8);
-		v.judged.amendment_version = col_int(&db, 9);
+		v.judged.policy_version = col_int(&r.db, 8);
+		v.judged.amendment_version = col_int(&r.db, 9);
 		if ((ret = cb(arg, &v)))
 			break;
 	}
-	if (!ret && row < 0)
-		ret = row;
-	done(&db);
-	db_put(&db);
-	return ret;
+	return rows_end(&r, ret);
 }
 
 /* Retention ------------------------------------------------------------------------------ */
@@ -1679,23 +1701,10 @@ out:
 int store_sql_evidence_logs_prune(struct store_backend *b, int64_t before, unsigned limit,
 				  uint64_t *deleted)
 {
-	struct db db;
-	int ret;
-
 	*deleted = 0;
 	if (!limit)
 		return -EINVAL;
-	if ((ret = db_get(b, &db)))
-		return ret;
-	if (!(ret = db.o->begin(db.c, STORE_LOCK_NONE)) &&
-	    !(ret = exec(&db, STMT_EVIDENCE_LOGS_PRUNE, P(SV_INT(before), SV_INT(limit))))) {
-		*deleted = changes(&db);
-		ret = db.o->commit(db.c);
-	}
-	if (ret)
-		*deleted = 0;
-	db_put(&db);
-	return ret;
+	return exec_alone(b, STMT_EVIDENCE_LOGS_PRUNE, P(SV_INT(before), SV_INT(limit)), deleted);
 }
 
 static char *text_dup(struct db *db, unsigned col)
@@ -1717,27 +1726,20 @@ static uint8_t *blob_dup(struct db *db, unsigned col, size_t *len)
 
 int store_sql_evidence_get(struct store_backend *b, int64_t verdict_id, struct store_evidence *out)
 {
-	struct db db;
-	int ret, row;
+	struct rows r;
+	int ret = -ENOENT;
 
 	memset(out, 0, sizeof(*out));
-	if ((ret = db_get(b, &db)))
-		return ret;
-	row = first(&db, STMT_EVIDENCE_GET, P(SV_INT(verdict_id)));
-	if (row == 1) {
-		bool has_log = !db.o->col_null(db.c, 2);
+	if (rows_first(&r, b, STMT_EVIDENCE_GET, P(SV_INT(verdict_id)))) {
+		bool has_log = !r.db.o->col_null(r.db.c, 2);
 
-		out->record = text_dup(&db, 0);
-		out->ak_pub = blob_dup(&db, 1, &out->ak_pub_len);
+		out->record = text_dup(&r.db, 0);
+		out->ak_pub = blob_dup(&r.db, 1, &out->ak_pub_len);
 		if (has_log)
-			out->boot_log = blob_dup(&db, 2, &out->boot_log_len);
-		done(&db);
+			out->boot_log = blob_dup(&r.db, 2, &out->boot_log_len);
 		ret = !out->record || !out->ak_pub || (has_log && !out->boot_log) ? -ENOMEM : 0;
-	} else {
-		ret = row == 0 ? -ENOENT : row;
 	}
-	db_put(&db);
-	if (ret)
+	if ((ret = rows_end(&r, ret)))
 		store_evidence_release(out);
 	return ret;
 }
@@ -1745,88 +1747,54 @@ int store_sql_evidence_get(struct store_backend *b, int64_t verdict_id, struct s
 int store_sql_evidence_policy(struct store_backend *b, const char *name, int64_t version,
 			      char **json)
 {
-	struct db db;
-	int ret, row;
+	struct rows r;
+	int ret = -ENOENT;
 
 	*json = NULL;
-	if ((ret = db_get(b, &db)))
-		return ret;
-	row = first(&db, STMT_EVIDENCE_POLICY_GET, P(SV_TEXT(name), SV_INT(version)));
-	if (row == 1) {
-		*json = text_dup(&db, 0);
-		done(&db);
-		ret = *json ? 0 : -ENOMEM;
-	} else {
-		ret = row == 0 ? -ENOENT : row;
-	}
-	db_put(&db);
-	return ret;
+	if (rows_first(&r, b, STMT_EVIDENCE_POLICY_GET, P(SV_TEXT(name), SV_INT(version))))
+		ret = (*json = text_dup(&r.db, 0)) ? 0 : -ENOMEM;
+	return rows_end(&r, ret);
 }
 
 int store_sql_counters_prune(struct store_backend *b, int64_t before, unsigned limit,
 			     uint64_t *deleted)
 {
-	struct db db;
-	int ret;
-
 	*deleted = 0;
 	if (!limit)
 		return -EINVAL;
-	if ((ret = db_get(b, &db)))
-		return ret;
-	if (!(ret = db.o->begin(db.c, STORE_LOCK_NONE)) &&
-	    !(ret = exec(&db, STMT_HOURS_PRUNE, P(SV_INT(before), SV_INT(limit))))) {
-		*deleted = changes(&db);
-		ret = db.o->commit(db.c);
-	}
-	if (ret)
-		*deleted = 0;
-	db_put(&db);
-	return ret;
+	return exec_alone(b, STMT_HOURS_PRUNE, P(SV_INT(before), SV_INT(limit)), deleted);
 }
 
 int store_sql_counters_list(struct store_backend *b, const char *agent, int64_t since,
 			    unsigned limit, store_counters_cb cb, void *arg)
 {
 	struct store_counters c;
-	struct db db;
-	int ret, row;
+	struct rows r;
+	int ret = 0;
 
-	if ((ret = db_get(b, &db)))
-		return ret;
-	for (row = first(&db, STMT_HOURS_LIST, P(SV_TEXT(agent), SV_INT(since), SV_INT(limit)));
-	     row == 1; row = next_row(&db)) {
-		c.hour = col_int(&db, 0);
-		c.rounds = (uint64_t)col_int(&db, 1);
-		c.trusted = (uint64_t)col_int(&db, 2);
-		c.untrusted = (uint64_t)col_int(&db, 3);
+	for (rows_read(&r, b, STMT_HOURS_LIST, P(SV_TEXT(agent), SV_INT(since), SV_INT(limit)));
+	     rows_next(&r);) {
+		c.hour = col_int(&r.db, 0);
+		c.rounds = (uint64_t)col_int(&r.db, 1);
+		c.trusted = (uint64_t)col_int(&r.db, 2);
+		c.untrusted = (uint64_t)col_int(&r.db, 3);
 		if ((ret = cb(arg, &c)))
 			break;
 	}
-	if (!ret && row < 0)
-		ret = row;
-	done(&db);
-	db_put(&db);
-	return ret;
+	return rows_end(&r, ret);
 }
 
 int store_sql_agent_ids(struct store_backend *b, const char *after, unsigned limit,
 			store_agent_id_cb cb, void *arg)
 {
-	struct db db;
-	int ret, row;
+	struct rows r;
+	int ret = 0;
 
-	if ((ret = db_get(b, &db)))
-		return ret;
-	for (row = first(&db, STMT_AGENT_IDS, P(SV_TEXT(after ? after : ""), SV_INT(limit)));
-	     row == 1; row = next_row(&db))
-		if ((ret = cb(arg, col_text(&db, 0))))
+	for (rows_read(&r, b, STMT_AGENT_IDS, P(SV_TEXT(after ? after : ""), SV_INT(limit)));
+	     rows_next(&r);)
+		if ((ret = cb(arg, col_text(&r.db, 0))))
 			break;
-	if (!ret && row < 0)
-		ret = row;
-	done(&db);
-	db_put(&db);
-	return ret;
+	return rows_end(&r, ret);
 }
 
 /* Audit trail ---------------------------------------------------------------------------- */
@@ -1850,53 +1818,39 @@ static bool hash_col(struct db *db, unsigned col, uint8_t out[AUDIT_HASH_LEN])
 int store_sql_audit_list(struct store_backend *b, int64_t after, unsigned limit,
 			 store_audit_cb cb, void *arg)
 {
-	struct audit_record r;
-	struct db db;
-	int ret, row;
+	struct audit_record rec;
+	struct rows r;
+	int ret = 0;
 
-	if ((ret = db_get(b, &db)))
-		return ret;
-	for (row = first(&db, STMT_AUDIT_LIST, P(SV_INT(after), SV_INT(limit))); row == 1;
-	     row = next_row(&db)) {
-		memset(&r, 0, sizeof(r));
-		r.seq = col_int(&db, 0);
-		r.time = col_int(&db, 1);
-		r.kind = col_text(&db, 2);
-		r.actor = col_text(&db, 3);
-		r.agent = col_text(&db, 4);
-		r.detail = col_text(&db, 5);
-		(void)hash_col(&db, 6, r.prev_hash);
-		(void)hash_col(&db, 7, r.hash);
-		if ((ret = cb(arg, &r)))
+	for (rows_read(&r, b, STMT_AUDIT_LIST, P(SV_INT(after), SV_INT(limit))); rows_next(&r);) {
+		memset(&rec, 0, sizeof(rec));
+		rec.seq = col_int(&r.db, 0);
+		rec.time = col_int(&r.db, 1);
+		rec.kind = col_text(&r.db, 2);
+		rec.actor = col_text(&r.db, 3);
+		rec.agent = col_text(&r.db, 4);
+		rec.detail = col_text(&r.db, 5);
+		(void)hash_col(&r.db, 6, rec.prev_hash);
+		(void)hash_col(&r.db, 7, rec.hash);
+		if ((ret = cb(arg, &rec)))
 			break;
 	}
-	if (!ret && row < 0)
-		ret = row;
-	done(&db);
-	db_put(&db);
-	return ret;
+	return rows_end(&r, ret);
 }
 
 int store_sql_audit_last(struct store_backend *b, int64_t *seq, uint8_t hash[AUDIT_HASH_LEN])
 {
-	struct db db;
-	int ret, row;
+	struct rows r;
+	int ret = 0; /* no row: an empty trail */
 
 	*seq = 0;
 	memset(hash, 0, AUDIT_HASH_LEN);
-	if ((ret = db_get(b, &db)))
-		return ret;
-	row = first(&db, STMT_AUDIT_LAST, NULL, 0);
-	if (row == 1) {
-		*seq = col_int(&db, 0);
-		if (!hash_col(&db, 1, hash))
+	if (rows_first(&r, b, STMT_AUDIT_LAST, NULL, 0)) {
+		*seq = col_int(&r.db, 0);
+		if (!hash_col(&r.db, 1, hash))
 			ret = -EINVAL;
-		done(&db);
-	} else if (row < 0) {
-		ret = row;
 	}
-	db_put(&db);
-	return ret;
+	return rows_end(&r, ret);
 }
 
 int store_sql_audit_signed_put(struct store_backend *b, const struct store_audit_signed *s)
@@ -1918,27 +1872,20 @@ int store_sql_audit_signed_list(struct store_backend *b, unsigned limit,
 				store_audit_signed_cb cb, void *arg)
 {
 	struct store_audit_signed s;
-	struct db db;
-	int ret, row;
+	struct rows r;
+	int ret = 0;
 
-	if ((ret = db_get(b, &db)))
-		return ret;
-	for (row = first(&db, STMT_AUDIT_SIGNED_LIST, P(SV_INT(limit))); row == 1;
-	     row = next_row(&db)) {
+	for (rows_read(&r, b, STMT_AUDIT_SIGNED_LIST, P(SV_INT(limit))); rows_next(&r);) {
 		memset(&s, 0, sizeof(s));
-		s.seq = col_int(&db, 0);
-		(void)hash_col(&db, 1, s.hash);
-		s.time = col_int(&db, 2);
-		s.signature = col_blob(&db, 3, &s.signature_len);
-		s.public_key = col_blob(&db, 4, &s.public_key_len);
+		s.seq = col_int(&r.db, 0);
+		(void)hash_col(&r.db, 1, s.hash);
+		s.time = col_int(&r.db, 2);
+		s.signature = col_blob(&r.db, 3, &s.signature_len);
+		s.public_key = col_blob(&r.db, 4, &s.public_key_len);
 		if ((ret = cb(arg, &s)))
 			break;
 	}
-	if (!ret && row < 0)
-		ret = row;
-	done(&db);
-	db_put(&db);
-	return ret;
+	return rows_end(&r, ret);
 }
 
 /* Violations ----------------------------------------------------------------------------- */
@@ -1972,45 +1919,31 @@ int store_sql_violation_get(struct store_backend *b, int64_t id, store_violation
 			    void *arg)
 {
 	struct store_violation v;
-	struct db db;
-	int ret;
+	struct rows r;
+	int ret = -ENOENT;
 
-	if ((ret = db_get(b, &db)))
-		return ret;
-	ret = first(&db, STMT_VIOLATION_GET, P(SV_INT(id)));
-	if (ret == 1) {
-		violation_from_row(&db, &v);
+	if (rows_first(&r, b, STMT_VIOLATION_GET, P(SV_INT(id)))) {
+		violation_from_row(&r.db, &v);
 		ret = cb(arg, &v);
-		done(&db);
-	} else if (ret == 0) {
-		ret = -ENOENT;
 	}
-	db_put(&db);
-	return ret;
+	return rows_end(&r, ret);
 }
 
 /* A statement of one row of counts, read into out[0..n). */
 static int counts_of(struct store_backend *b, enum store_stmt id, const struct store_value *p,
 		     unsigned np, uint64_t *out, unsigned n)
 {
-	struct db db;
-	int ret;
+	struct rows r;
+	int ret = -EIO; /* a count always has its row */
 
 	for (unsigned i = 0; i < n; i++)
 		out[i] = 0;
-	if ((ret = db_get(b, &db)))
-		return ret;
-	ret = first(&db, id, p, np);
-	if (ret == 1) {
+	if (rows_first(&r, b, id, p, np)) {
 		for (unsigned i = 0; i < n; i++)
-			out[i] = (uint64_t)col_int(&db, i);
-		done(&db);
+			out[i] = (uint64_t)col_int(&r.db, i);
 		ret = 0;
-	} else if (ret == 0) {
-		ret = -EIO; /* a count always has its row */
 	}
-	db_put(&db);
-	return ret;
+	return rows_end(&r, ret);
 }
 
 int store_sql_violations_open_count(struct store_backend *b, const char *agent,
@@ -2029,25 +1962,19 @@ int store_sql_violations_list(struct store_backend *b, int state, const char *ag
 			      unsigned limit, store_violation_cb cb, void *arg)
 {
 	struct store_violation v;
-	struct db db;
-	int ret, row;
+	struct rows r;
+	int ret = 0;
 
-	if ((ret = db_get(b, &db)))
-		return ret;
-	for (row = first(&db, STMT_VIOLATIONS_LIST,
-			 P(SV_TEXT(state >= 0 ? violation_state_str((enum violation_state)state)
-					      : NULL),
-			   SV_TEXT(agent), SV_INT(limit)));
-	     row == 1; row = next_row(&db)) {
-		violation_from_row(&db, &v);
+	for (rows_read(&r, b, STMT_VIOLATIONS_LIST,
+		       P(SV_TEXT(state >= 0 ? violation_state_str((enum violation_state)state)
+					    : NULL),
+			 SV_TEXT(agent), SV_INT(limit)));
+	     rows_next(&r);) {
+		violation_from_row(&r.db, &v);
 		if ((ret = cb(arg, &v)))
 			break;
 	}
-	if (!ret && row < 0)
-		ret = row;
-	done(&db);
-	db_put(&db);
-	return ret;
+	return rows_end(&r, ret);
 }
 
 int store_sql_violation_decide(struct store_backend *b, int64_t id, enum violation_state state,
@@ -2161,105 +2088,77 @@ out:
 
 int store_sql_policy_version(struct store_backend *b, const char *name, int64_t *version)
 {
-	struct db db;
-	int ret;
+	struct rows r;
+	int ret = -EIO; /* max() always has its row */
 
 	*version = 0;
-	if ((ret = db_get(b, &db)))
-		return ret;
-	ret = first(&db, STMT_POLICY_VERSION, P(SV_TEXT(name)));
-	if (ret == 1) {
-		if (db.o->col_null(db.c, 0))
+	if (rows_first(&r, b, STMT_POLICY_VERSION, P(SV_TEXT(name)))) {
+		if (r.db.o->col_null(r.db.c, 0))
 			ret = -ENOENT;
 		else
-			*version = col_int(&db, 0), ret = 0;
-		done(&db);
-	} else if (ret == 0) {
-		ret = -EIO;
+			*version = col_int(&r.db, 0), ret = 0;
 	}
-	db_put(&db);
-	return ret;
+	return rows_end(&r, ret);
 }
 
 int store_sql_policy_get(struct store_backend *b, const char *name, char **json,
 			 int64_t *version)
 {
-	struct db db;
-	int ret;
+	struct rows r;
+	int ret = -ENOENT;
 
 	*json = NULL;
-	if ((ret = db_get(b, &db)))
-		return ret;
-	ret = first(&db, STMT_POLICY_NEWEST, P(SV_TEXT(name)));
-	if (ret == 1) {
-		*version = col_int(&db, 0);
-		*json = strdup(col_text(&db, 1));
+	if (rows_first(&r, b, STMT_POLICY_NEWEST, P(SV_TEXT(name)))) {
+		*version = col_int(&r.db, 0);
+		*json = strdup(col_text(&r.db, 1));
 		ret = *json ? 0 : -ENOMEM;
-		done(&db);
-	} else if (ret == 0) {
-		ret = -ENOENT;
 	}
-	db_put(&db);
-	return ret;
+	return rows_end(&r, ret);
 }
 
 int store_sql_policy_get_version(struct store_backend *b, const char *name, int64_t version,
 				 char **json, char **signer, char **signature)
 {
-	struct db db;
-	int ret;
+	struct rows r;
+	int ret = -ENOENT;
 
 	*json = NULL;
 	if (signer)
 		*signer = NULL;
 	if (signature)
 		*signature = NULL;
-	if ((ret = db_get(b, &db)))
-		return ret;
-	ret = first(&db, STMT_POLICY_GET_VERSION, P(SV_TEXT(name), SV_INT(version)));
-	if (ret == 1) {
-		ret = (*json = strdup(col_text(&db, 0))) ? 0 : -ENOMEM;
-		if (!ret && signer && !(*signer = strdup(col_text(&db, 1))))
+	if (rows_first(&r, b, STMT_POLICY_GET_VERSION, P(SV_TEXT(name), SV_INT(version)))) {
+		ret = (*json = strdup(col_text(&r.db, 0))) ? 0 : -ENOMEM;
+		if (!ret && signer && !(*signer = strdup(col_text(&r.db, 1))))
 			ret = -ENOMEM;
-		if (!ret && signature && !(*signature = strdup(col_text(&db, 2))))
+		if (!ret && signature && !(*signature = strdup(col_text(&r.db, 2))))
 			ret = -ENOMEM;
-		done(&db);
 		if (ret) {
 			free(*json);
 			*json = NULL;
 		}
-	} else if (ret == 0) {
-		ret = -ENOENT;
 	}
-	db_put(&db);
-	return ret;
+	return rows_end(&r, ret);
 }
 
 int store_sql_policy_versions(struct store_backend *b, const char *name,
 			      store_policy_version_cb cb, void *arg)
 {
 	struct store_policy_version v;
-	struct db db;
-	int ret, row;
+	struct rows r;
+	int ret = 0;
 
-	if ((ret = db_get(b, &db)))
-		return ret;
-	for (row = first(&db, STMT_POLICY_VERSIONS, P(SV_TEXT(name))); row == 1;
-	     row = next_row(&db)) {
-		v.version = col_int(&db, 0);
-		v.actor = col_text(&db, 1);
-		v.time = col_int(&db, 2);
-		v.bytes = (uint64_t)col_int(&db, 3);
-		v.signer = col_text(&db, 4);
-		v.signed_ = col_int(&db, 5) != 0;
+	for (rows_read(&r, b, STMT_POLICY_VERSIONS, P(SV_TEXT(name))); rows_next(&r);) {
+		v.version = col_int(&r.db, 0);
+		v.actor = col_text(&r.db, 1);
+		v.time = col_int(&r.db, 2);
+		v.bytes = (uint64_t)col_int(&r.db, 3);
+		v.signer = col_text(&r.db, 4);
+		v.signed_ = col_int(&r.db, 5) != 0;
 		if ((ret = cb(arg, &v)))
 			break;
 	}
-	if (!ret && row < 0)
-		ret = row;
-	done(&db);
-	db_put(&db);
-	return ret;
+	return rows_end(&r, ret);
 }
 
 int store_sql_policy_agents(struct store_backend *b, const char *name, uint64_t *count)
@@ -2271,26 +2170,19 @@ int store_sql_policies_list(struct store_backend *b, const char *default_policy,
 			    store_policy_summary_cb cb, void *arg)
 {
 	struct store_policy_summary p;
-	struct db db;
-	int ret, row;
+	struct rows r;
+	int ret = 0;
 
-	if ((ret = db_get(b, &db)))
-		return ret;
-	for (row = first(&db, STMT_POLICIES_LIST, P(SV_TEXT(default_policy))); row == 1;
-	     row = next_row(&db)) {
-		p.name = col_text(&db, 0);
-		p.version = col_int(&db, 1);
-		p.time = col_int(&db, 2);
-		p.actor = col_text(&db, 3);
-		p.agents = (uint64_t)col_int(&db, 4);
+	for (rows_read(&r, b, STMT_POLICIES_LIST, P(SV_TEXT(default_policy))); rows_next(&r);) {
+		p.name = col_text(&r.db, 0);
+		p.version = col_int(&r.db, 1);
+		p.time = col_int(&r.db, 2);
+		p.actor = col_text(&r.db, 3);
+		p.agents = (uint64_t)col_int(&r.db, 4);
 		if ((ret = cb(arg, &p)))
 			break;
 	}
-	if (!ret && row < 0)
-		ret = row;
-	done(&db);
-	db_put(&db);
-	return ret;
+	return rows_end(&r, ret);
 }
 
 /*
@@ -2474,26 +2366,19 @@ int store_sql_agent_history(struct store_backend *b, const char *id, unsigned li
 			    store_agent_event_cb cb, void *arg)
 {
 	struct store_agent_event e;
-	struct db db;
-	int ret, row;
+	struct rows r;
+	int ret = 0;
 
-	if ((ret = db_get(b, &db)))
-		return ret;
-	for (row = first(&db, STMT_HISTORY_LIST, P(SV_TEXT(id), SV_INT(limit))); row == 1;
-	     row = next_row(&db)) {
-		e.id = col_int(&db, 0);
-		e.time = col_int(&db, 1);
-		e.event = col_text(&db, 2);
-		e.actor = col_text(&db, 3);
-		e.detail = col_text(&db, 4);
+	for (rows_read(&r, b, STMT_HISTORY_LIST, P(SV_TEXT(id), SV_INT(limit))); rows_next(&r);) {
+		e.id = col_int(&r.db, 0);
+		e.time = col_int(&r.db, 1);
+		e.event = col_text(&r.db, 2);
+		e.actor = col_text(&r.db, 3);
+		e.detail = col_text(&r.db, 4);
 		if ((ret = cb(arg, &e)))
 			break;
 	}
-	if (!ret && row < 0)
-		ret = row;
-	done(&db);
-	db_put(&db);
-	return ret;
+	return rows_end(&r, ret);
 }
 
 int store_sql_agent_mark_stale(struct store_backend *b, const char *id, int64_t last_seen,
@@ -2553,9 +2438,10 @@ int store_sql_outbox_claim(struct store_backend *b, const char *target, int64_t 
 			   int64_t lease, unsigned limit, store_outbox_cb cb, void *arg)
 {
 	struct claimed *rows = NULL;
+	struct rows r;
 	struct db db;
 	size_t n = 0;
-	int ret, row;
+	int ret;
 
 	if (limit == 0)
 		return 0;
@@ -2566,15 +2452,11 @@ int store_sql_outbox_claim(struct store_backend *b, const char *target, int64_t 
 		goto out_free;
 	if ((ret = db.o->begin(db.c, STORE_LOCK_NONE)))
 		goto out_put;
-	for (row = first(&db, STMT_OUTBOX_DUE, P(SV_TEXT(target), SV_INT(now), SV_INT(limit)));
-	     row == 1 && n < limit; row = next_row(&db)) {
-		if ((ret = claimed_copy(&db, &rows[n])))
+	for (rows_query(&r, &db, STMT_OUTBOX_DUE, P(SV_TEXT(target), SV_INT(now), SV_INT(limit)));
+	     n < limit && rows_next(&r); n++)
+		if ((ret = claimed_copy(&r.db, &rows[n])))
 			break;
-		n++;
-	}
-	if (!ret && row < 0)
-		ret = row;
-	done(&db);
+	ret = rows_end(&r, ret);
 	for (size_t i = 0; !ret && i < n; i++)
 		ret = exec(&db, STMT_OUTBOX_CLAIM, P(SV_INT(rows[i].r.id), SV_INT(now + lease)));
 	if (!ret)
