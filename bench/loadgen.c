@@ -72,7 +72,6 @@
 #include <inttypes.h>
 #include <pthread.h>
 
-#include <curl/curl.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
 #include <openssl/sha.h>
@@ -81,6 +80,7 @@
 #include <tss2/tss2_tpm2_types.h>
 
 #include "bench/bench.h"
+#include "common/curl_setup.h"
 #include "proto/dynbuf.h"
 #include "proto/encoding.h"
 #include "proto/errors.h"
@@ -193,6 +193,12 @@ static size_t on_data(char *ptr, size_t size, size_t n, void *arg)
 	return dynbuf_add(b, ptr, add) ? 0 : add;
 }
 
+/* How every handle reaches the verifier (common/curl_setup.h): its CA pinned, as attestd does. */
+static struct http_client_opts net_opts(const struct opts *o)
+{
+	return (struct http_client_opts){ .ca_file = o->ca, .ca_only = true, .total_timeout = 30 };
+}
+
 /*
  * The verifier's attest_webhook_deliveries_pending from GET /metrics (public); -1 when it
  * cannot be read.
@@ -202,16 +208,14 @@ static long long outbox_pending(const struct opts *o)
 	static const char key[] = "\nattest_webhook_deliveries_pending ";
 	char url[512];
 	struct dynbuf body;
+	const struct http_client_opts net = net_opts(o);
 	CURL *c = curl_easy_init();
 	long status = 0;
 	long long n = -1;
 
 	dynbuf_init(&body, (size_t)64 << 20); /* per-agent series at 100,000 agents fit */
 	if (c && (size_t)snprintf(url, sizeof(url), "%s/metrics", o->url) < sizeof(url) &&
-	    curl_easy_setopt(c, CURLOPT_URL, url) == CURLE_OK &&
-	    curl_easy_setopt(c, CURLOPT_CAINFO, o->ca) == CURLE_OK &&
-	    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L) == CURLE_OK &&
-	    curl_easy_setopt(c, CURLOPT_TIMEOUT, 30L) == CURLE_OK &&
+	    curl_setup_handle(c, &net) == 0 && curl_easy_setopt(c, CURLOPT_URL, url) == CURLE_OK &&
 	    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data) == CURLE_OK &&
 	    curl_easy_setopt(c, CURLOPT_WRITEDATA, &body) == CURLE_OK &&
 	    curl_easy_perform(c) == CURLE_OK &&
@@ -810,11 +814,9 @@ static void *worker_main(void *arg)
 
 static int handle_init(CURL *c, const struct opts *o, struct curl_slist *hdr)
 {
-	if (curl_easy_setopt(c, CURLOPT_CAINFO, o->ca) != CURLE_OK ||
-	    curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 1L) != CURLE_OK ||
-	    curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 2L) != CURLE_OK ||
-	    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L) != CURLE_OK ||
-	    curl_easy_setopt(c, CURLOPT_TIMEOUT, 30L) != CURLE_OK ||
+	const struct http_client_opts net = net_opts(o);
+
+	if (curl_setup_handle(c, &net) ||
 	    curl_easy_setopt(c, CURLOPT_TCP_NODELAY, 1L) != CURLE_OK ||
 	    curl_easy_setopt(c, CURLOPT_POST, 1L) != CURLE_OK ||
 	    curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdr) != CURLE_OK ||
@@ -1076,7 +1078,7 @@ int main(int argc, char **argv)
 		}
 		return 0;
 	}
-	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
+	if (curl_setup_global())
 		return 1;
 	agents = calloc(o.agents, sizeof(*agents));
 	ws = calloc(o.threads, sizeof(*ws));

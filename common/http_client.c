@@ -10,6 +10,7 @@
 #include <curl/curl.h>
 #include <openssl/crypto.h>
 
+#include "common/curl_setup.h"
 #include "proto/limits.h"
 
 struct http_client {
@@ -77,39 +78,21 @@ static size_t on_data(char *ptr, size_t size, size_t nmemb, void *userdata)
 
 struct http_client *http_client_new(const struct http_client_opts *o)
 {
-	static bool global_done;
 	struct http_client *c;
 	CURL *h;
 
-	if (!global_done) {
-		if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
-			return NULL;
-		global_done = true;
-	}
+	if (curl_setup_global())
+		return NULL;
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return NULL;
 	h = c->curl = curl_easy_init();
 	if (!h)
 		goto fail;
-	/* Fixed for the life of the handle; verification is not configurable on purpose. */
-	if ((o->ca_file && curl_easy_setopt(h, CURLOPT_CAINFO, o->ca_file) != CURLE_OK) ||
-	    (o->ca_only && curl_easy_setopt(h, CURLOPT_CAPATH, NULL) != CURLE_OK) ||
-	    curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 1L) != CURLE_OK ||
-	    curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 2L) != CURLE_OK ||
-	    curl_easy_setopt(h, CURLOPT_SSLVERSION, (long)CURL_SSLVERSION_TLSv1_2) != CURLE_OK ||
-	    curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, o->allow_http ? "https,http" : "https") !=
-		    CURLE_OK ||
-	    curl_easy_setopt(h, CURLOPT_REDIR_PROTOCOLS_STR, "https") != CURLE_OK ||
-	    curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L) != CURLE_OK ||
-	    (o->connect_timeout &&
-	     curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, o->connect_timeout) != CURLE_OK) ||
-	    curl_easy_setopt(h, CURLOPT_TIMEOUT, o->total_timeout) != CURLE_OK ||
-	    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L) != CURLE_OK ||
-	    curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L) != CURLE_OK ||
+	/* Fixed for the life of the handle (curl_setup.h). */
+	if (curl_setup_handle(h, o) ||
 	    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data) != CURLE_OK ||
-	    curl_easy_setopt(h, CURLOPT_ERRORBUFFER, c->errbuf) != CURLE_OK ||
-	    (o->user_agent && curl_easy_setopt(h, CURLOPT_USERAGENT, o->user_agent) != CURLE_OK))
+	    curl_easy_setopt(h, CURLOPT_ERRORBUFFER, c->errbuf) != CURLE_OK)
 		goto fail;
 	return c;
 fail:

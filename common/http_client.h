@@ -2,10 +2,11 @@
  * http_client: the one libcurl client, shared by attestd (agent API) and attestctl (operator API).
  *
  * A client is one CURL handle, reused across requests so a TLS connection stays up between
- * them. TLS 1.2 or newer, peer and host verification always on (not configurable on purpose),
- * no redirects followed. Trust anchors: opts.ca_file, or the system store when NULL; with
- * opts.ca_only the system store is not consulted even beside ca_file (attestd pins the verifier's
- * CA this way). Response bodies are collected into a dynbuf whose cap the caller sets
+ * them, set up by curl_setup.h (the rules every libcurl handle of the tree follows): TLS 1.2 or
+ * newer, peer and host verification always on (not configurable on purpose), no redirects
+ * followed. Trust anchors: opts.ca_file, or the system store when NULL; with opts.ca_only the
+ * system store is not consulted even beside ca_file (attestd pins the verifier's CA this way).
+ * Response bodies are collected into a dynbuf whose cap the caller sets
  * (LIMIT_*_RESPONSE in proto/limits.h).
  *
  * http_client_request() returns 0 once an HTTP answer arrived, whatever its status (*status
@@ -15,8 +16,8 @@
  * ("Couldn't connect to server") and http_client_error_detail() its detail (may be ""); both
  * live until the next request. Nothing is logged here: callers say what failed in their words.
  *
- * Not thread-safe: one client per thread. The first http_client_new() runs curl_global_init(),
- * so create the first client before starting threads.
+ * Not thread-safe: one client per thread. The first http_client_new() runs curl_global_init()
+ * (curl_setup_global()), so create the first client before starting threads.
  */
 #ifndef COMMON_HTTP_CLIENT_H
 #define COMMON_HTTP_CLIENT_H

@@ -43,7 +43,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <curl/curl.h>
 #include <jansson.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
@@ -53,6 +52,7 @@
 #include <openssl/x509.h>
 #include <tss2/tss2_tpm2_types.h>
 
+#include "common/curl_setup.h"
 #include "proto/dynbuf.h"
 #include "proto/encoding.h"
 #include "proto/evidence.h"
@@ -467,6 +467,8 @@ static size_t on_data(char *p, size_t size, size_t nmemb, void *arg)
 static int http_post(const char *base, const char *cacert, const char *path, const char *name,
 		     const char *body, size_t body_len, long *status, char **answer)
 {
+	/* the verifier's CA pinned, as attestd does (common/curl_setup.h) */
+	const struct http_client_opts net = { .ca_file = cacert, .ca_only = true, .total_timeout = 60 };
 	CURL *c = curl_easy_init();
 	struct curl_slist *h = NULL;
 	struct dynbuf b;
@@ -482,18 +484,13 @@ static int http_post(const char *base, const char *cacert, const char *path, con
 	if (!c || asprintf(&url, "%s%s", base, path) < 0)
 		goto out;
 	h = curl_slist_append(NULL, "Content-Type: application/json");
-	if (!h || curl_easy_setopt(c, CURLOPT_URL, url) != CURLE_OK ||
-	    curl_easy_setopt(c, CURLOPT_CAINFO, cacert) != CURLE_OK ||
-	    curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 1L) != CURLE_OK ||
-	    curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 2L) != CURLE_OK ||
+	if (!h || curl_setup_handle(c, &net) || curl_easy_setopt(c, CURLOPT_URL, url) != CURLE_OK ||
 	    curl_easy_setopt(c, CURLOPT_HTTPHEADER, h) != CURLE_OK ||
 	    curl_easy_setopt(c, CURLOPT_POST, 1L) != CURLE_OK ||
 	    curl_easy_setopt(c, CURLOPT_POSTFIELDS, body) != CURLE_OK ||
 	    curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)body_len) != CURLE_OK ||
 	    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data) != CURLE_OK ||
-	    curl_easy_setopt(c, CURLOPT_WRITEDATA, &b) != CURLE_OK ||
-	    curl_easy_setopt(c, CURLOPT_TIMEOUT, 60L) != CURLE_OK ||
-	    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L) != CURLE_OK)
+	    curl_easy_setopt(c, CURLOPT_WRITEDATA, &b) != CURLE_OK)
 		goto out;
 	cr = curl_easy_perform(c);
 	if (cr != CURLE_OK) {
@@ -1356,7 +1353,7 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
+	if (curl_setup_global())
 		return 2;
 	if (!strcmp(cmd, "mkca")) {
 		ret = cmd_mkca(dir);
