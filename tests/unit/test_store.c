@@ -18,7 +18,7 @@
 #include "verifier/store/boot_state.h"
 #include "verifier/store/store.h"
 #include "verifier/store/store_backend.h" /* STORE_NONCES_KEEP */
-#include "verifier/store/store_sqlite.h"
+#include "verifier/store/store_schema.h"
 
 static void make_agent(struct store_agent *a, const char *id, uint8_t ek, uint8_t ak, uint8_t cred)
 {
@@ -1280,8 +1280,8 @@ static void test_open(void)
 	CHECK(teststore_uri(dir, "versions", uri, sizeof(uri)) == 0, "a new store's URI");
 	CHECK(store_open(uri, &st) == 0, "new database");
 	store_close(st);
-	CHECK(db_version(path, "versions", &v) == 0 && v == STORE_SQLITE_SCHEMA_VERSION,
-	      "a new database is at schema version %d (%d)", STORE_SQLITE_SCHEMA_VERSION, v);
+	CHECK(db_version(path, "versions", &v) == 0 && v == STORE_SCHEMA_VERSION,
+	      "a new database is at schema version %d (%d)", STORE_SCHEMA_VERSION, v);
 	CHECK(store_open(uri, &st) == 0, "reopen at the current version");
 	store_close(st);
 
@@ -1297,11 +1297,11 @@ static void test_open(void)
 		store_close(st);
 	}
 
-	CHECK(db_set_version(path, "versions", STORE_SQLITE_SCHEMA_VERSION + 1) == 0,
+	CHECK(db_set_version(path, "versions", STORE_SCHEMA_VERSION + 1) == 0,
 	      "pretend a newer verifier wrote it");
 	st = (struct store *)&st;
 	CHECK(store_open(uri, &st) == -EPROTO && !st, "newer database refused");
-	CHECK(db_version(path, "versions", &v) == 0 && v == STORE_SQLITE_SCHEMA_VERSION + 1,
+	CHECK(db_version(path, "versions", &v) == 0 && v == STORE_SCHEMA_VERSION + 1,
 	      "and left alone");
 	CHECK(db_set_version(path, "versions", -1) == 0, "a negative version");
 	CHECK(store_open(uri, &st) == -EPROTO && !st, "negative version refused");

@@ -22,6 +22,7 @@
 #include "verifier/store/store.h"
 #include "verifier/store/store_backend.h"
 #include "verifier/store/store_pg.h"
+#include "verifier/store/store_schema.h"
 
 static double now_s(void)
 {
@@ -97,8 +98,8 @@ static void test_concurrent_migrations(void)
 	      "one verifier says it created the database, none that it upgraded it");
 	CHECK(ok == OPENERS, "%d verifiers opened a new database at once (%d did)", OPENERS, ok);
 	CHECK(teststore_pg_int("migrate", "SELECT version FROM schema_version", &v) == 0 &&
-		      v == STORE_PG_SCHEMA_VERSION,
-	      "it is at schema version %d (%d)", STORE_PG_SCHEMA_VERSION, v);
+		      v == STORE_SCHEMA_VERSION,
+	      "it is at schema version %d (%d)", STORE_SCHEMA_VERSION, v);
 	CHECK(teststore_pg_int("migrate", "SELECT count(*) FROM schema_version", &v) == 0 && v == 1,
 	      "with one version row (%d)", v);
 }

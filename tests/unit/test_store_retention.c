@@ -17,7 +17,7 @@
 #include "tests/unit/check.h"
 #include "verifier/service/retention.h"
 #include "verifier/store/store.h"
-#include "verifier/store/store_sqlite.h" /* STORE_SQLITE_SCHEMA_VERSION */
+#include "verifier/store/store_schema.h"
 
 #define H0 1700002800 /* an hour's first second */
 
@@ -300,7 +300,7 @@ static void test_migration(void)
 		 " ALTER TABLE verdicts DROP COLUMN changed;"
 		 " ALTER TABLE policies DROP COLUMN signer; ALTER TABLE policies DROP COLUMN signature;%s",
 		 teststore_pg() ? "UPDATE schema_version SET version = 8;" : "PRAGMA user_version = 8;");
-	CHECK(STORE_SQLITE_SCHEMA_VERSION >= 10 && raw_exec(uri, "migrate", down) == 0,
+	CHECK(STORE_SCHEMA_VERSION >= 10 && raw_exec(uri, "migrate", down) == 0,
 	      "taken back to schema version 8 with verdicts");
 	CHECK(store_open(uri, &st) == 0, "and upgraded");
 	store_close(st);

@@ -16,8 +16,8 @@
  * sent on it (the server restarted meanwhile) is retried once on a new one. Outages and
  * recoveries are logged once each.
  *
- * The schema and its migrations are in store_pg_schema.c (the dialect's differences are listed
- * there). Parameters: numbers go as text, bytes as binary, text as text; results come in binary.
+ * The migrations (store_schema.c) are run by store_pg_schema.c (the dialect's differences are
+ * listed there). Parameters: numbers go as text, bytes as binary, text as text; results come in binary.
  * Server errors are converted to -EIO here, logged with SQLSTATE.
  */
 #include <errno.h>
@@ -32,6 +32,7 @@
 
 #include "common/log.h"
 #include "verifier/store/store_pg.h"
+#include "verifier/store/store_schema.h"
 #include "verifier/store/store_sql.h"
 
 #define PG_POOL 8u          /* connections per verifier */
@@ -113,10 +114,10 @@ static int session_setup(struct store_driver *d, PGconn *c)
 		return ret;
 	r = PQexec(c, "SELECT version FROM schema_version");
 	if (PQresultStatus(r) != PGRES_TUPLES_OK || PQntuples(r) != 1 ||
-	    strtol(PQgetvalue(r, 0, 0), NULL, 10) != STORE_PG_SCHEMA_VERSION) {
+	    strtol(PQgetvalue(r, 0, 0), NULL, 10) != STORE_SCHEMA_VERSION) {
 		log_error("store: %s is not at schema version %d any more (restored from an older"
 			  " backup, or upgraded by a newer verifier?): this verifier stops using it",
-			  d->where, STORE_PG_SCHEMA_VERSION);
+			  d->where, STORE_SCHEMA_VERSION);
 		PQclear(r);
 		return -EPROTO;
 	}
@@ -505,7 +506,7 @@ static int pg_open(const char *location, struct store_driver **out)
 	if ((ret = session_setup(d, c)))
 		goto fail;
 	d->pool[0].c = c;
-	log_info("store: postgresql %s, schema version %d", d->where, STORE_PG_SCHEMA_VERSION);
+	log_info("store: postgresql %s, schema version %d", d->where, STORE_SCHEMA_VERSION);
 	*out = d;
 	return 0;
 fail:

@@ -9,13 +9,6 @@
 
 #include <libpq-fe.h>
 
-/*
- * The schema version this build writes: the same numbered migrations as SQLite's
- * (store_sqlite_schema.c), each written once per dialect; store_pg_schema.c asserts the two
- * counts agree, so a migration added to one backend and not the other does not build.
- */
-#define STORE_PG_SCHEMA_VERSION 14
-
 /* Runs SQL without parameters or rows; 0, or -EIO logged with the server's SQLSTATE and message. */
 int store_pg_exec(PGconn *c, const char *sql);
 
@@ -23,9 +16,16 @@ int store_pg_exec(PGconn *c, const char *sql);
 int store_pg_fail(PGconn *c, const PGresult *r, const char *what);
 
 /*
- * Brings the database to STORE_PG_SCHEMA_VERSION: each missing migration in its own
- * transaction with the version it reaches, under an advisory lock so that verifiers starting
- * together on one database migrate it once. 0; -EPROTO (logged) if the database is newer than
+ * A migration's portable text (store_schema.h) in PostgreSQL's types: INTEGER PRIMARY KEY
+ * AUTOINCREMENT, INTEGER and BLOB as whole words outside quoted literals become an identity
+ * column, BIGINT and BYTEA; WITHOUT ROWID goes. Malloc'd; NULL if out of memory.
+ */
+char *store_pg_ddl(const char *sql);
+
+/*
+ * Brings the database to STORE_SCHEMA_VERSION (store_schema.h): each missing migration in its
+ * own transaction with the version it reaches, under an advisory lock so that verifiers
+ * starting together on one database migrate it once. 0; -EPROTO (logged) if the database is newer than
  * this build; -EIO (logged, that migration rolled back) if a migration fails. `where` names the
  * database in messages.
  */

@@ -6,7 +6,7 @@
  * write, and a transaction that writes begins IMMEDIATE, so no other caller can interleave
  * (every lock of store_driver.h is this one). The fsync, not the SQL, is what a batch of
  * rounds costs. Every statement is prepared once when the store opens (compiling SQL was most
- * of the store's CPU). The schema and its migrations are in store_sqlite_schema.c. SQLite
+ * of the store's CPU). The migrations (store_schema.c) are run by store_sqlite_schema.c. SQLite
  * errors are converted to -EIO here, logged with SQLite's code and message.
  */
 #include <errno.h>

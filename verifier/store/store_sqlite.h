@@ -9,15 +9,13 @@
 
 #include <sqlite3.h>
 
-/* The schema version this build writes (PRAGMA user_version): the number of migrations. */
-#define STORE_SQLITE_SCHEMA_VERSION 14
-
 /* Runs SQL without rows; 0, or -EIO logged with SQLite's code and message. */
 int store_sqlite_exec(sqlite3 *db, const char *sql);
 
 /*
- * Brings the database to STORE_SQLITE_SCHEMA_VERSION: applies each missing migration in
- * order, each in its own transaction with the version it reaches. 0; -EPROTO (logged) if the
+ * Brings the database to STORE_SCHEMA_VERSION (store_schema.h, kept in PRAGMA user_version):
+ * applies each missing migration in order, each in its own transaction with the version it
+ * reaches. 0; -EPROTO (logged) if the
  * database is newer than this build; -EIO or -EINVAL (logged, that migration rolled back) if
  * a migration fails. `path` is for messages.
  */

@@ -1,13 +1,9 @@
 /*
- * The SQLite store's schema: numbered forward migrations, applied in order when the store
+ * The SQLite store's schema: the migrations of store_schema.h, applied in order when the store
  * opens. PRAGMA user_version holds the number of the last one applied (0: a new file, or a
  * database from before versions). Each runs in its own transaction together with the version
- * it reaches, so a failure leaves the database at the version before it.
- *
- * Rules for a new migration: append it (never edit or reorder one that shipped), make it
- * bring a database of the previous version to the new one, and raise
- * STORE_SQLITE_SCHEMA_VERSION. tests/unit/test_store_migrate.c upgrades a database of every
- * older version kept in tests/data/.
+ * it reaches, so a failure leaves the database at the version before it. Besides a step's
+ * text, this file converts what older SQLite verifiers wrote (store_old_rows).
  */
 #include <errno.h>
 #include <limits.h>
@@ -19,6 +15,7 @@
 #include "verifier/store/boot_state.h"
 #include "common/log.h"
 #include "verifier/store/store_backend.h"
+#include "verifier/store/store_schema.h"
 #include "verifier/store/store_sqlite.h"
 
 int store_sqlite_exec(sqlite3 *db, const char *sql)
@@ -39,44 +36,6 @@ static int db_fail(sqlite3 *db, int rc, const char *what)
 {
 	log_error("store: %s failed: sqlite error %d \"%s\"", what, rc, sqlite3_errmsg(db));
 	return -EIO;
-}
-
-/*
- * 1: the tables as they were before schema versions. IF NOT EXISTS: a database from then is
- * at this version already (it has user_version 0 too).
- */
-static int m1_tables(sqlite3 *db)
-{
-	return store_sqlite_exec(db,
-		"CREATE TABLE IF NOT EXISTS agents("
-		" id TEXT PRIMARY KEY,"
-		" ek_pub BLOB NOT NULL, ek_cert BLOB NOT NULL, ak_pub BLOB NOT NULL, ak_name BLOB NOT NULL,"
-		" state TEXT NOT NULL CHECK(state IN ('pending','active')),"
-		" cred_digest BLOB NOT NULL,"
-		" policy TEXT NOT NULL DEFAULT '',"
-		" created_at INTEGER NOT NULL, activated_at INTEGER NOT NULL DEFAULT 0);"
-		/* Challenges live in memory now (nonces.h); older stores had them here. */
-		"DROP TABLE IF EXISTS challenges;"
-		"CREATE TABLE IF NOT EXISTS boot_state("
-		" agent TEXT PRIMARY KEY, layout INTEGER NOT NULL, state BLOB NOT NULL,"
-		" reset_count INTEGER NOT NULL, restart_count INTEGER NOT NULL,"
-		" boot_number INTEGER NOT NULL, next_entry INTEGER NOT NULL, updated_at INTEGER NOT NULL);"
-		"CREATE TABLE IF NOT EXISTS verdicts("
-		" id INTEGER PRIMARY KEY AUTOINCREMENT, agent TEXT NOT NULL, boot_number INTEGER NOT NULL,"
-		" time INTEGER NOT NULL, trusted INTEGER NOT NULL, reasons TEXT NOT NULL,"
-		" next_offset INTEGER NOT NULL);"
-		"CREATE INDEX IF NOT EXISTS verdicts_agent ON verdicts(agent, id);"
-		"CREATE TABLE IF NOT EXISTS violations("
-		" id INTEGER PRIMARY KEY AUTOINCREMENT, agent TEXT NOT NULL, boot_number INTEGER NOT NULL,"
-		" entry INTEGER NOT NULL, path TEXT NOT NULL, digest TEXT NOT NULL, template TEXT NOT NULL,"
-		" reason TEXT NOT NULL, first_seen INTEGER NOT NULL, last_seen INTEGER NOT NULL,"
-		" count INTEGER NOT NULL DEFAULT 1,"
-		" state TEXT NOT NULL DEFAULT 'open' CHECK(state IN ('open','approved','dismissed')),"
-		" UNIQUE(agent, digest, path));"
-		"CREATE INDEX IF NOT EXISTS violations_state ON violations(state, last_seen);"
-		"CREATE TABLE IF NOT EXISTS policies("
-		" name TEXT NOT NULL, version INTEGER NOT NULL, json TEXT NOT NULL, actor TEXT NOT NULL,"
-		" time INTEGER NOT NULL, PRIMARY KEY(name, version));");
 }
 
 /*
@@ -172,20 +131,12 @@ static int m2_row(sqlite3 *db, sqlite3_stmt *sel, sqlite3_stmt *ins)
 	return rc == SQLITE_DONE ? 0 : db_fail(db, rc, "boot state conversion");
 }
 
-/* 2: boot states in boot_state.h's encoding, which says its version itself (no layout). */
-static int m2_boot_state_encoded(sqlite3 *db)
+/* Step 2's rows: each layout-1 boot state re-encoded into the new table, the old one dropped. */
+static int old_boot_states(sqlite3 *db)
 {
 	sqlite3_stmt *sel = NULL, *ins = NULL;
 	int ret, rc;
 
-	ret = store_sqlite_exec(db,
-		"ALTER TABLE boot_state RENAME TO boot_state_layout1;"
-		"CREATE TABLE boot_state("
-		" agent TEXT PRIMARY KEY, state BLOB NOT NULL,"
-		" reset_count INTEGER NOT NULL, restart_count INTEGER NOT NULL,"
-		" boot_number INTEGER NOT NULL, next_entry INTEGER NOT NULL, updated_at INTEGER NOT NULL);");
-	if (ret)
-		return ret;
 	rc = sqlite3_prepare_v2(db,
 				"SELECT agent, layout, state, reset_count, restart_count, boot_number,"
 				" next_entry, updated_at FROM boot_state_layout1 ORDER BY agent",
@@ -216,26 +167,12 @@ out:
 	return ret;
 }
 
-/*
- * Abuse resistance: agents.enrolled_at starts a pending enrollment's time to live
- * (created_at stays the first enrollment); an index finds the agents of one EK (one TPM, one
- * agent) and the pending ones by age; boot_state.version is the compare-and-swap of
- * store_round_commit() (rows that exist are version 1). Active agents that already share an
- * EK are kept, and named in the log for an operator.
- */
-static int m3_enrollment_limits_round_cas(sqlite3 *db)
+/* Step 3's rows: active agents that already share an EK are kept, and named for an operator. */
+static int old_shared_eks(sqlite3 *db)
 {
 	sqlite3_stmt *s = NULL;
 	int ret, rc;
 
-	ret = store_sqlite_exec(db,
-		"ALTER TABLE agents ADD COLUMN enrolled_at INTEGER NOT NULL DEFAULT 0;"
-		"UPDATE agents SET enrolled_at = created_at;"
-		"CREATE INDEX agents_ek ON agents(ek_pub, state);"
-		"CREATE INDEX agents_pending ON agents(state, enrolled_at);"
-		"ALTER TABLE boot_state ADD COLUMN version INTEGER NOT NULL DEFAULT 1;");
-	if (ret)
-		return ret;
 	rc = sqlite3_prepare_v2(db,
 				"SELECT group_concat(id, ', ') FROM (SELECT id, ek_pub FROM agents"
 				" WHERE state = 'active' ORDER BY id) GROUP BY ek_pub"
@@ -277,8 +214,8 @@ static size_t m4_unescape(const unsigned char *in, size_t n, unsigned char *out)
 	return o;
 }
 
-/* Rewrites the paths m4_unescape() changes; the caller holds the transaction. */
-static int m4_raw_paths(sqlite3 *db)
+/* Step 4's rows: the paths m4_unescape() changes, rewritten; the caller holds the transaction. */
+static int old_escaped_paths(sqlite3 *db)
 {
 	sqlite3_stmt *sel = NULL, *upd = NULL;
 	unsigned char *buf = NULL;
@@ -322,252 +259,25 @@ out:
 	return ret;
 }
 
-/*
- * 4 (trust that holds under review): violations keep raw path bytes (a BLOB), one
- * open row per (agent, reason, path, digest) instead of one row per file whatever its state,
- * so a file that recurs after an operator's decision opens a new row; that row names the
- * decided one (`recurs`), and a decision says when and what it did.
- */
-static int m4_violations_reviewed(sqlite3 *db)
-{
-	int ret = store_sqlite_exec(db,
-		"CREATE TABLE violations_v3("
-		" id INTEGER PRIMARY KEY AUTOINCREMENT, agent TEXT NOT NULL, boot_number INTEGER NOT NULL,"
-		" entry INTEGER NOT NULL, path BLOB NOT NULL, digest TEXT NOT NULL, template TEXT NOT NULL,"
-		" reason TEXT NOT NULL, first_seen INTEGER NOT NULL, last_seen INTEGER NOT NULL,"
-		" count INTEGER NOT NULL DEFAULT 1,"
-		" state TEXT NOT NULL DEFAULT 'open' CHECK(state IN ('open','approved','dismissed')),"
-		" recurs INTEGER, decided_at INTEGER NOT NULL DEFAULT 0,"
-		" decision TEXT NOT NULL DEFAULT '');"
-		"INSERT INTO violations_v3(id, agent, boot_number, entry, path, digest, template, reason,"
-		" first_seen, last_seen, count, state, decision)"
-		" SELECT id, agent, boot_number, entry, CAST(path AS BLOB), digest, template, reason,"
-		" first_seen, last_seen, count, state,"
-		" CASE state WHEN 'open' THEN '' ELSE 'decided before schema version 4' END"
-		" FROM violations ORDER BY id;"
-		"DROP TABLE violations;"
-		"ALTER TABLE violations_v3 RENAME TO violations;"
-		"CREATE INDEX violations_state ON violations(state, last_seen);"
-		"CREATE INDEX violations_key ON violations(agent, reason, path, digest, id);"
-		"CREATE UNIQUE INDEX violations_open ON violations(agent, reason, path, digest)"
-		" WHERE state = 'open';");
-
-	return ret ? ret : m4_raw_paths(db);
-}
-
-/*
- * 5 (measured boot): the firmware event log each agent sent last, with what the
- * last judgement by a boot policy covered and the boot summary operators see.
- */
-static int m5_boot_logs(sqlite3 *db)
-{
-	return store_sqlite_exec(db,
-		"CREATE TABLE boot_logs("
-		" agent TEXT PRIMARY KEY, log BLOB NOT NULL, sha256 BLOB NOT NULL, cmdline TEXT,"
-		" judged_boot INTEGER NOT NULL DEFAULT 0, judged_key BLOB, summary TEXT,"
-		" received_at INTEGER NOT NULL, updated_at INTEGER NOT NULL);");
-}
-
-/*
- * 6 (operators): an agent can be retired ('retired', when) and reset (its next
- * enrollment may bring a new EK and AK); it keeps the interval its attestd reports and the
- * last-seen time its agent.stale event was raised for. Its lifecycle is a history of its own,
- * begun here from what the old rows say. Webhook events wait in an outbox, one row per event
- * and URL, until delivered. The CHECK on agents.state changes, so the table is rebuilt.
- */
-static int m6_operators(sqlite3 *db)
-{
-	return store_sqlite_exec(db,
-		"CREATE TABLE agents_v6("
-		" id TEXT PRIMARY KEY,"
-		" ek_pub BLOB NOT NULL, ek_cert BLOB NOT NULL, ak_pub BLOB NOT NULL, ak_name BLOB NOT NULL,"
-		" state TEXT NOT NULL CHECK(state IN ('pending','active','retired')),"
-		" cred_digest BLOB NOT NULL,"
-		" policy TEXT NOT NULL DEFAULT '',"
-		" created_at INTEGER NOT NULL, activated_at INTEGER NOT NULL DEFAULT 0,"
-		" enrolled_at INTEGER NOT NULL DEFAULT 0,"
-		" retired_at INTEGER NOT NULL DEFAULT 0, reset_at INTEGER NOT NULL DEFAULT 0,"
-		" round_interval INTEGER NOT NULL DEFAULT 0,"
-		" stale_event_for INTEGER NOT NULL DEFAULT 0);"
-		"INSERT INTO agents_v6(id, ek_pub, ek_cert, ak_pub, ak_name, state, cred_digest, policy,"
-		" created_at, activated_at, enrolled_at)"
-		" SELECT id, ek_pub, ek_cert, ak_pub, ak_name, state, cred_digest, policy, created_at,"
-		" activated_at, enrolled_at FROM agents ORDER BY id;"
-		"DROP TABLE agents;"
-		"ALTER TABLE agents_v6 RENAME TO agents;"
-		"CREATE INDEX agents_ek ON agents(ek_pub, state);"
-		"CREATE INDEX agents_pending ON agents(state, enrolled_at);"
-		"CREATE TABLE agent_history("
-		" id INTEGER PRIMARY KEY AUTOINCREMENT, agent TEXT NOT NULL, time INTEGER NOT NULL,"
-		" event TEXT NOT NULL, actor TEXT NOT NULL, detail TEXT NOT NULL DEFAULT '');"
-		"CREATE INDEX agent_history_agent ON agent_history(agent, id);"
-		"INSERT INTO agent_history(agent, time, event, actor, detail)"
-		" SELECT id, created_at, 'enrolled', 'agent', 'as the store said at its upgrade to"
-		" schema version 6' FROM agents ORDER BY created_at, id;"
-		"INSERT INTO agent_history(agent, time, event, actor, detail)"
-		" SELECT id, activated_at, 'activated', 'agent', 'as the store said at its upgrade to"
-		" schema version 6' FROM agents WHERE state = 'active' ORDER BY activated_at, id;"
-		"CREATE TABLE webhook_outbox("
-		" id INTEGER PRIMARY KEY AUTOINCREMENT, event_id TEXT NOT NULL, target TEXT NOT NULL,"
-		" type TEXT NOT NULL, agent TEXT NOT NULL, created_at INTEGER NOT NULL, body TEXT NOT NULL,"
-		" attempts INTEGER NOT NULL DEFAULT 0, next_attempt_at INTEGER NOT NULL,"
-		" last_error TEXT NOT NULL DEFAULT '');"
-		"CREATE INDEX webhook_outbox_due ON webhook_outbox(target, next_attempt_at, id);");
-}
-
-/*
- * 7 (several verifiers on one database): the challenges that rounds answered, so
- * that a challenge one verifier issued is accepted once in the whole fleet (verifier/
- * cluster.h); a row is kept until a while after its challenge expired.
- */
-static int m7_spent_nonces(sqlite3 *db)
-{
-	return store_sqlite_exec(db,
-		"CREATE TABLE spent_nonces("
-		" nonce BLOB PRIMARY KEY, agent TEXT NOT NULL, expires_at INTEGER NOT NULL)"
-		" WITHOUT ROWID;"
-		"CREATE INDEX spent_nonces_expiry ON spent_nonces(expires_at);");
-}
-
-/*
- * 8: every verdict names the policy and the versions of that policy and of the agent's
- * amendment that judged the boot as its state folds it ('' and 0 for verdicts from before).
- */
-static int m8_verdict_versions(sqlite3 *db)
-{
-	return store_sqlite_exec(db,
-		"ALTER TABLE verdicts ADD COLUMN policy TEXT NOT NULL DEFAULT '';"
-		"ALTER TABLE verdicts ADD COLUMN policy_version INTEGER NOT NULL DEFAULT 0;"
-		"ALTER TABLE verdicts ADD COLUMN amendment_version INTEGER NOT NULL DEFAULT 0;");
-}
-
-/*
- * 9: retention. A verdict says whether it changed its agent's trust or reasons from the verdict
- * before it (those are never pruned; the first of an agent did); rows from before are judged so
- * here in id order. Per agent and hour, how many rounds were trusted and untrusted, begun from
- * the verdicts stored.
- */
-static int m9_retention(sqlite3 *db)
-{
-	return store_sqlite_exec(db,
-		"ALTER TABLE verdicts ADD COLUMN changed INTEGER NOT NULL DEFAULT 1;"
-		"UPDATE verdicts SET changed = 0 WHERE id IN (SELECT id FROM (SELECT id, trusted,"
-		" reasons, LAG(trusted) OVER w AS prev_trusted, LAG(reasons) OVER w AS prev_reasons"
-		" FROM verdicts WINDOW w AS (PARTITION BY agent ORDER BY id)) x"
-		" WHERE prev_trusted = trusted AND prev_reasons = reasons);"
-		"CREATE TABLE verdict_hours("
-		" agent TEXT NOT NULL, hour INTEGER NOT NULL, rounds INTEGER NOT NULL,"
-		" trusted INTEGER NOT NULL, untrusted INTEGER NOT NULL, PRIMARY KEY(agent, hour));"
-		"CREATE INDEX verdict_hours_hour ON verdict_hours(hour);"
-		"INSERT INTO verdict_hours(agent, hour, rounds, trusted, untrusted)"
-		" SELECT agent, time - time % 3600, COUNT(*),"
-		" SUM(CASE WHEN trusted <> 0 THEN 1 ELSE 0 END), SUM(CASE WHEN trusted = 0 THEN 1 ELSE 0 END)"
-		" FROM verdicts GROUP BY agent, time - time % 3600;");
-}
-
-/*
- * 10: deleted policies, each with the newest version it had: a policy written again under the
- * name goes on from there, so that a (name, version) never names two texts.
- */
-static int m10_policy_deletions(sqlite3 *db)
-{
-	return store_sqlite_exec(db,
-		"CREATE TABLE policy_deletions("
-		" name TEXT PRIMARY KEY, version INTEGER NOT NULL, actor TEXT NOT NULL,"
-		" time INTEGER NOT NULL);");
-}
-
-/*
- * 11: the audit trail (verifier/store/audit.h): its records in a hash chain, the cursor that
- * serializes appends (one row, made by the first), the heads signed by the verifier's key.
- */
-static int m11_audit(sqlite3 *db)
-{
-	return store_sqlite_exec(db,
-		"CREATE TABLE audit_log("
-		" seq INTEGER PRIMARY KEY, time INTEGER NOT NULL, kind TEXT NOT NULL,"
-		" actor TEXT NOT NULL, agent TEXT NOT NULL, detail TEXT NOT NULL,"
-		" prev_hash BLOB NOT NULL, hash BLOB NOT NULL);"
-		"CREATE TABLE audit_head("
-		" id INTEGER PRIMARY KEY CHECK(id = 1), seq INTEGER NOT NULL, hash BLOB NOT NULL);"
-		"CREATE TABLE audit_signed("
-		" seq INTEGER PRIMARY KEY, hash BLOB NOT NULL, time INTEGER NOT NULL,"
-		" signature BLOB NOT NULL, public_key BLOB NOT NULL);");
-}
-
-/*
- * 12: what a signed policy or amendment version keeps of its DSSE envelope (store.h,
- * store_policy_sig): the keyid that verified it, the envelope without its payload.
- */
-static int m12_policy_signatures(sqlite3 *db)
-{
-	return store_sqlite_exec(db,
-		"ALTER TABLE policies ADD COLUMN signer TEXT NOT NULL DEFAULT '';"
-		"ALTER TABLE policies ADD COLUMN signature TEXT NOT NULL DEFAULT '';");
-}
-
-/*
- * 13: the evidence of kept verdicts (store.h, "Evidence"): a record per verdict, beside it the
- * AK it was checked with; one copy of each firmware event log and of each policy or amendment
- * version that records name, however many do.
- */
-static int m13_evidence(sqlite3 *db)
-{
-	return store_sqlite_exec(db,
-		"CREATE TABLE verdict_evidence("
-		" verdict_id INTEGER PRIMARY KEY, agent TEXT NOT NULL, record TEXT NOT NULL,"
-		" ak_pub BLOB NOT NULL, boot_log BLOB);"
-		"CREATE INDEX verdict_evidence_agent ON verdict_evidence(agent, verdict_id);"
-		"CREATE INDEX verdict_evidence_boot_log ON verdict_evidence(boot_log);"
-		"CREATE TABLE evidence_boot_logs("
-		" sha256 BLOB PRIMARY KEY, log BLOB NOT NULL, used_at INTEGER NOT NULL);"
-		"CREATE TABLE evidence_policies("
-		" name TEXT NOT NULL, version INTEGER NOT NULL, json TEXT NOT NULL,"
-		" PRIMARY KEY(name, version));");
-}
-
-/*
- * 14: admission (store.h, "Registrations"): agents an operator registered before they enroll,
- * each with the SHA-256 that names its EK, the policy and labels it starts with; the labels of
- * enrolled agents, one row per key.
- */
-static int m14_registrations(sqlite3 *db)
-{
-	return store_sqlite_exec(db,
-		"CREATE TABLE registrations("
-		" agent TEXT PRIMARY KEY, ek_kind TEXT NOT NULL, ek_sha256 BLOB NOT NULL,"
-		" ek_cert BLOB, policy TEXT NOT NULL, labels TEXT NOT NULL, actor TEXT NOT NULL,"
-		" created_at INTEGER NOT NULL);"
-		"CREATE INDEX registrations_policy ON registrations(policy);"
-		"CREATE TABLE agent_labels("
-		" agent TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL,"
-		" PRIMARY KEY(agent, key));"
-		"CREATE INDEX agent_labels_key ON agent_labels(key, value);");
-}
-
-static const struct migration {
-	const char *what;
-	int (*apply)(sqlite3 *db);
-} migrations[] = {
-	{ "the first tables", m1_tables },
-	{ "boot state in a versioned encoding", m2_boot_state_encoded },
-	{ "pending enrollments by age and EK, boot state versions", m3_enrollment_limits_round_cas },
-	{ "violations with raw paths, reopened when they recur", m4_violations_reviewed },
-	{ "firmware event logs", m5_boot_logs },
-	{ "retired and reset agents, their history and intervals, a webhook outbox",
-	  m6_operators },
-	{ "spent challenges of several verifiers", m7_spent_nonces },
-	{ "the policy and amendment versions that judged each verdict", m8_verdict_versions },
-	{ "verdicts that changed trust marked, hourly counters of rounds", m9_retention },
-	{ "deleted policies and their last versions", m10_policy_deletions },
-	{ "the audit trail", m11_audit },
-	{ "who signed each policy version", m12_policy_signatures },
-	{ "the evidence of kept verdicts", m13_evidence },
-	{ "registrations of agents before they enroll, labels", m14_registrations },
+/* What older SQLite verifiers wrote, converted after a step's text (store_schema.h). */
+static int (*const old_rows[])(sqlite3 *db) = {
+	[STORE_OLD_BOOT_STATE_LAYOUT1] = old_boot_states,
+	[STORE_OLD_SHARED_EKS] = old_shared_eks,
+	[STORE_OLD_ESCAPED_PATHS] = old_escaped_paths,
 };
 
-_Static_assert(sizeof(migrations) / sizeof(migrations[0]) == STORE_SQLITE_SCHEMA_VERSION,
-	       "one migration per schema version");
+/* Step i: its text, then what it converts. */
+static int step(sqlite3 *db, unsigned i)
+{
+	enum store_old_rows o = store_migrations[i].old_rows;
+	const char *sql = store_migration_sql(i, STORE_DIALECT_SQLITE);
+	int ret = sql ? store_sqlite_exec(db, sql) : -EINVAL;
+
+	if (!ret && o != STORE_OLD_ROWS_NONE)
+		ret = o < sizeof(old_rows) / sizeof(old_rows[0]) && old_rows[o] ? old_rows[o](db)
+										   : -EINVAL;
+	return ret;
+}
 
 /* The integer the one-row, one-column query `sql` answers. */
 static int query_int(sqlite3 *db, const char *sql, int *v)
@@ -600,18 +310,18 @@ int store_sqlite_migrate(sqlite3 *db, const char *path)
 			if ((ret = query_int(db, "SELECT count(*) FROM sqlite_master", &tables)))
 				goto fail;
 		}
-		if (v == STORE_SQLITE_SCHEMA_VERSION)
+		if (v == STORE_SCHEMA_VERSION)
 			break;
-		if (v < 0 || v > STORE_SQLITE_SCHEMA_VERSION) {
+		if (v < 0 || v > STORE_SCHEMA_VERSION) {
 			log_error("store: \"%s\" has schema version %d; this verifier knows 0 to %d:"
 				  " run the verifier that wrote it (or a newer one)",
-				  path, v, STORE_SQLITE_SCHEMA_VERSION);
+				  path, v, STORE_SCHEMA_VERSION);
 			ret = -EPROTO;
 			goto fail;
 		}
-		if ((ret = migrations[v].apply(db))) {
+		if ((ret = step(db, (unsigned)v))) {
 			log_error("store: upgrading \"%s\" to schema version %d (%s) failed; it stays"
-				  " at version %d", path, v + 1, migrations[v].what, v);
+				  " at version %d", path, v + 1, store_migrations[v].what, v);
 			goto fail;
 		}
 		snprintf(sql, sizeof(sql), "PRAGMA user_version = %d", v + 1);
@@ -621,7 +331,7 @@ int store_sqlite_migrate(sqlite3 *db, const char *path)
 	if ((ret = store_sqlite_exec(db, "COMMIT")))
 		goto fail;
 	snprintf(where, sizeof(where), "\"%s\"", path);
-	store_schema_opened(where, !tables, from, STORE_SQLITE_SCHEMA_VERSION);
+	store_schema_opened(where, !tables, from, STORE_SCHEMA_VERSION);
 	return 0;
 fail:
 	if (!sqlite3_get_autocommit(db))
