@@ -32,6 +32,89 @@ static bool text_is(char *got, const char *want)
 }
 
 /*
+ * docs/openapi.json's schemas, to hold each encoded resource to the description: every member
+ * the codec writes is a property the schema names, every property it requires is written, at
+ * every level the schema describes (a $ref followed, an anyOf's object taken, an array's items).
+ */
+static json_t *openapi;
+
+static const json_t *schema_resolve(const json_t *s)
+{
+	const char *ref;
+	const json_t *alt;
+	size_t i;
+
+	for (int depth = 0; depth < 8 && s; depth++) {
+		ref = json_string_value(json_object_get(s, "$ref"));
+		if (ref && !strncmp(ref, "#/components/schemas/", 21)) {
+			s = json_object_get(json_object_get(json_object_get(openapi, "components"),
+							    "schemas"),
+					    ref + 21);
+			continue;
+		}
+		if (json_is_array(json_object_get(s, "anyOf"))) {
+			const json_t *found = NULL;
+
+			json_array_foreach(json_object_get(s, "anyOf"), i, alt)
+				if (!json_is_string(json_object_get(alt, "type")) ||
+				    strcmp(json_string_value(json_object_get(alt, "type")), "null"))
+					found = alt;
+			s = found;
+			continue;
+		}
+		return s;
+	}
+	return s;
+}
+
+/* Whether v fits schema s by member names; where says where in the resource (for the log). */
+static bool fits(const json_t *v, const json_t *s, const char *where)
+{
+	const json_t *props, *m, *r;
+	const char *key;
+	size_t i;
+	bool ok = true;
+
+	s = schema_resolve(s);
+	if (!s || json_is_null(v))
+		return s != NULL;
+	if (json_is_array(v) && json_object_get(s, "items")) {
+		json_array_foreach(v, i, m)
+			ok = fits(m, json_object_get(s, "items"), where) && ok;
+		return ok;
+	}
+	props = json_object_get(s, "properties");
+	if (!json_is_object(v) || !props)
+		return true;
+	json_object_foreach((json_t *)v, key, m) {
+		if (!json_object_get(props, key)) {
+			fprintf(stderr, "  %s: member \"%s\" is not in docs/openapi.json\n", where, key);
+			ok = false;
+		} else {
+			ok = fits(m, json_object_get(props, key), key) && ok;
+		}
+	}
+	json_array_foreach(json_object_get(s, "required"), i, r)
+		if (!json_object_get(v, json_string_value(r))) {
+			fprintf(stderr, "  %s: required \"%s\" not written\n", where,
+				json_string_value(r));
+			ok = false;
+		}
+	return ok;
+}
+
+/* Whether o (taken) fits components/schemas/name. */
+static bool fits_schema(json_t *o, const char *name)
+{
+	json_t *ref = json_pack("{s:s+}", "$ref", "#/components/schemas/", name);
+	bool ok = o && ref && schema_resolve(ref) && fits(o, ref, name);
+
+	json_decref(ref);
+	json_decref(o);
+	return ok;
+}
+
+/*
  * The agent the first two cases encode, filled in main(): the second takes what the first left
  * and drops its verdict.
  */
@@ -561,6 +644,128 @@ static void test_webhook_events(void)
 	CHECK(!api_event_encode(&e), "a type the API has not: none");
 }
 
+/* Each resource with every member it can have, held to docs/openapi.json. */
+static void test_every_resource_fits_docs_openapi(void)
+{
+	struct api_versions jb = { true, "fleet", 1, 2 };
+	struct api_agent a = {
+		.agent_id = "h", .state = "rejudging", .policy = "default", .ak_name = "000b",
+		.judged_by = jb, .last_reasons = json_pack("[s]", "x"), .last_verdict = "trusted",
+		.detail = true, .ek_cert = "RUs=", .ak_pub = "AA==",
+		.boot = json_pack("{s:s}", "status", "replays"),
+		.labels = json_pack("{s:s}", "site", "ams"), .registered = true,
+	};
+	struct api_verdict v = { 1, 2, 3, "untrusted", false,
+				 json_pack("[{s:s}]", "code", "x"), 4, jb };
+	struct api_violation vi = {
+		.id = 1, .agent_id = "h", .path = "/x", .path_hex = "2f78", .digest = "sha256:00",
+		.template_name = "ima-ng", .reason = "digest_mismatch", .state = "approved",
+		.decision = "approved", .recurs = 7,
+		.expected = api_expected_encode(&(struct api_expected){ "fleet", 1, NULL, 2, NULL }),
+		.explanation = "from a package",
+	};
+	struct api_decision d = { 1, "approved", "h", "x", "/x", false, "sha256:00", "fleet",
+				  "policy", true, 3, 4, true, 5 };
+	struct api_audit_head head = { 5, "bb", true, { 4, "aa", 9, "c2ln", "REVS" } };
+	static const char *const types[] = { API_EVENT_UNTRUSTED, API_EVENT_VIOLATION,
+					     API_EVENT_STALE, API_EVENT_ENROLLED,
+					     API_EVENT_RETIRED, API_EVENT_RESET };
+	bool events = true;
+
+	CHECK(openapi != NULL, "docs/openapi.json read");
+	CHECK(fits_schema(json_pack("{s:[o]}", API_AGENTS, api_agent_encode(&a)), "AgentList"),
+	      "an agent in detail: Agent");
+	a = (struct api_agent){ .agent_id = "h", .state = "active", .policy = "default",
+				.ak_name = "00" };
+	CHECK(fits_schema(api_agent_encode(&a), "Agent"), "an agent never judged: Agent");
+	CHECK(fits_schema(json_pack("{s:s, s:[o]}", "agent_id", "h", API_VERDICTS,
+				    api_verdict_encode(&v)), "VerdictList"),
+	      "a verdict: VerdictList");
+	CHECK(fits_schema(json_pack("{s:s, s:[o]}", "agent_id", "h", API_HOURS,
+				    api_hour_encode(&(struct api_hour){ 1, 2, 3, 4 })),
+			  "Counters"),
+	      "an hour: Counters");
+	CHECK(fits_schema(json_pack("{s:[o]}", API_VIOLATIONS, api_violation_encode(&vi)),
+			  "ViolationList"),
+	      "a violation with expected and explanation: ViolationList");
+	CHECK(fits_schema(api_decision_encode(&d), "Decision"), "a decision into both: Decision");
+	CHECK(fits_schema(json_pack("{s:s, s:[o]}", "agent_id", "h", API_HISTORY,
+				    api_agent_event_encode(&(struct api_agent_event){
+					    1, 2, "enrolled", "agent", "d" })),
+			  "History"),
+	      "an agent's history: History");
+	CHECK(fits_schema(json_pack("{s:[o]}", API_POLICIES,
+				    api_policy_summary_encode(&(struct api_policy_summary){
+					    "fleet", 1, 2, "alice", 3 })),
+			  "PolicyList"),
+	      "a policy: PolicyList");
+	CHECK(fits_schema(json_pack("{s:s, s:i, s:[o]}", "name", "fleet", API_VERSIONS_AGENTS, 2,
+				    API_VERSIONS,
+				    api_policy_version_encode(&(struct api_policy_version){
+					    1, "alice", 2, 3, true, "ab" })),
+			  "PolicyVersions"),
+	      "a policy's versions: PolicyVersions");
+	CHECK(fits_schema(api_rollback_encode(&(struct api_rollback){ 3, 1, true, 2, "", NULL,
+								      "h" }),
+			  "Rollback"),
+	      "an amendment's rollback: Rollback");
+	CHECK(fits_schema(api_policy_stored_encode(&(struct api_policy_stored){
+				  "fleet", 2, json_pack("[s]", "w"), true, "ab" }),
+			  "PolicyStored"),
+	      "a policy stored: PolicyStored");
+	CHECK(fits_schema(api_amendment_encode(&(struct api_amendment){
+				  "h", 1, json_pack("{s:{}}", "digests") }),
+			  "Amendment"),
+	      "an amendment: Amendment");
+	CHECK(fits_schema(api_ear_encode(&(struct api_ear){ "h", "a.b.c", NULL, 0 }), "Ear") &&
+	      fits_schema(api_ear_encode(&(struct api_ear){ NULL, NULL, "n", 3 }), "EarPending") &&
+	      fits_schema(api_ear_rotation_encode(&(struct api_ear_rotation){ "k2", "k1" }),
+			  "EarRotation"),
+	      "an attestation result, pending, a rotation: Ear, EarPending, EarRotation");
+	CHECK(fits_schema(json_pack("{s:[o]}", API_REGISTRATIONS,
+				    api_registration_encode(&(struct api_registration){
+					    .listed = true, .agent_id = "h", .ek = "cert",
+					    .ek_sha256 = "ab", .policy = "default",
+					    .actor = "alice", .created_at = 1 })),
+			  "RegistrationList") &&
+	      fits_schema(json_pack("{s:[o]}", API_REGISTRATIONS,
+				    api_registration_encode(&(struct api_registration){
+					    .agent_id = "h", .ek_cert = "MAA=", .policy = "p",
+					    .labels = json_pack("{s:s}", "a", "b") })),
+			  "Registrations") &&
+	      fits_schema(api_registered_encode(&(struct api_registered){ .count = 2 }),
+			  "Registered") &&
+	      fits_schema(api_registered_encode(&(struct api_registered){ .agent_id = "h" }),
+			  "Unregistered"),
+	      "registrations and their answers");
+	CHECK(fits_schema(api_labels_change_encode(&(struct api_labels_change){
+				  json_pack("{s:s}", "a", "b"), json_pack("[s]", "c") }),
+			  "LabelsChange") &&
+	      fits_schema(api_agent_labels_encode(&(struct api_agent_labels){ "h", NULL }),
+			  "AgentLabels") &&
+	      fits_schema(api_assign_request_encode(&(struct api_assign){ .label = "a=b",
+									   .apply = true }),
+			  "PolicyAssign") &&
+	      fits_schema(api_assign_encode(&(struct api_assign){ "fleet", "a=b", true, 1, NULL }),
+			  "PolicyAssignResult"),
+	      "labels and an assignment by label, asked and answered");
+	CHECK(fits_schema(api_audit_signed_encode(&head.signed_), "AuditHead") &&
+	      fits_schema(api_audit_signed_encode(&(struct api_audit_signed){ .public_key = "P" }),
+			  "AuditHead"),
+	      "the audit head, signed and not yet: AuditHead");
+	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
+		struct api_event e = {
+			.id = "evt-1", .type = types[i], .time = 1, .agent_id = "h",
+			.reasons = json_array(), .reason = "x", .path = "/x", .path_hex = "2f78",
+			.digest = "sha256:00", .recurs = 2, .ak_name = "000b", .actor = "alice",
+			.audit_head = &head,
+		};
+
+		events = fits_schema(api_event_encode(&e), "WebhookEvent") && events;
+	}
+	CHECK(events, "every webhook event's type: WebhookEvent");
+}
+
 int main(void)
 {
 	agent = (struct api_agent){
@@ -588,6 +793,9 @@ int main(void)
 	CASE(test_labels_changed_and_assigned);
 	CASE(test_the_audit_head);
 	CASE(test_webhook_events);
+	openapi = json_load_file("docs/openapi.json", 0, NULL);
+	CASE(test_every_resource_fits_docs_openapi);
+	json_decref(openapi);
 	CHECK(!strcmp(API_AGENTS, "agents") && !strcmp(API_VERDICTS, "verdicts") &&
 	      !strcmp(API_HOURS, "hours") && !strcmp(API_VIOLATIONS, "violations") &&
 	      !strcmp(API_HISTORY, "history") && !strcmp(API_POLICIES, "policies") &&

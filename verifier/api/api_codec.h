@@ -12,7 +12,10 @@
  * and encode it; attestctl encodes the requests it sends and decodes the answers into the same
  * structs; their members are named nowhere else in C. docs/openapi.json describes the same
  * members (tests/integration/openapi.sh validates the answers against it); the web page
- * (ui/app.js) reads them by name in JavaScript.
+ * (verifier/http/ui/app.js) reads them by name in JavaScript. tests/unit/test_api_codec holds
+ * every resource these encoders write to its schema in docs/openapi.json (each member a property
+ * the schema names, each required one written), and tests/install/ui_fields.sh every member the
+ * page reads to the same document.
  *
  * This is the lowest of the verifier's layers (it includes only jansson), so that every layer
  * above, the store included, writes the API's JSON through it. The evidence record
