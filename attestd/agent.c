@@ -19,6 +19,7 @@
 #include "attestd/client.h"
 #include "attestd/ekfile.h"
 #include "attestd/imalist.h"
+#include "attestd/imatrim.h"
 #include "attestd/pace.h"
 #include "attestd/tpm.h"
 #include "attestd/watch.h"
@@ -38,6 +39,7 @@ struct agent {
 	struct ekfile ek_file; /* --ek-cert, read once; ek_file.cert NULL: none given */
 	struct client *client;
 	struct imalist *list;
+	struct imatrim *trim; /* the export of deleted records, and deletion (imatrim.h) */
 	struct list_watch *watch;
 	struct list_mark round_mark; /* the list's mark when the last round began (watch.h) */
 	bool round_marked;           /* round_mark was read */
@@ -235,6 +237,15 @@ static int agent_setup(struct agent *a)
 		a->list = imalist_new(a->cfg->ima_list);
 		if (!a->list)
 			return -ENOMEM;
+	}
+	if (!a->trim) {
+		a->trim = imatrim_new(a->cfg->ima_list, a->cfg->ima_export,
+				      a->cfg->ima_keep_records);
+		if (!a->trim)
+			return -ENOMEM;
+		/* A crash between an export and its deletion, or a new boot: logged, and counted
+		 * again before the export is used. */
+		(void)imatrim_reconcile(a->trim);
 	}
 	if (!a->watch && a->cfg->watch) {
 		a->watch = list_watch_new(a->cfg->ima_list);
@@ -556,7 +567,7 @@ static int round_once(struct agent *a, const struct challenge *given, struct ver
 		log_info("the machine booted since the last verdict; sending the list from entry 0");
 		offset = 0;
 	}
-	ret = imalist_read(a->list, offset, 0, &chunk);
+	ret = imatrim_read(a->trim, a->list, offset, 0, &chunk);
 	if (ret < 0)
 		goto out;
 	if (chunk.short_list && offset) {
@@ -566,10 +577,14 @@ static int round_once(struct agent *a, const struct challenge *given, struct ver
 		free(chunk.data);
 		memset(&chunk, 0, sizeof(chunk));
 		offset = 0;
-		ret = imalist_read(a->list, offset, 0, &chunk);
+		ret = imatrim_read(a->trim, a->list, offset, 0, &chunk);
 		if (ret < 0)
 			goto out;
 	}
+	/* Entries the kernel deleted and the export lacks: the chunk starts at the kernel's first,
+	 * and log_deleted tells the verifier why (proto/evidence.h, "Deleted records"). */
+	offset = chunk.first;
+	ev.log_deleted = chunk.deleted;
 	memcpy(ev.nonce, ch.nonce, ch.nonce_len);
 	ev.nonce_len = ch.nonce_len;
 	/* How long until the next round: the verifier calls the agent stale after a few. */
@@ -606,6 +621,14 @@ static int round_once(struct agent *a, const struct challenge *given, struct ver
 	if (ret == 0 && v->has_next_challenge) {
 		a->next = v->next_challenge;
 		a->has_next = true;
+	}
+	if (ret == 0) {
+		/* The verifier committed its replay up to next_offset before it answered: records
+		 * below it may leave kernel memory (exported first). A failure is logged and
+		 * retried after the next verdict; the round stands. */
+		uint64_t to;
+
+		(void)imatrim_after_verdict(a->trim, a->list, v->next_offset, &to);
 	}
 out:
 	free(chunk.data);
@@ -674,6 +697,7 @@ static void agent_release(struct agent *a)
 	ekfile_release(&a->ek_file);
 	client_free(a->client);
 	imalist_free(a->list);
+	imatrim_free(a->trim);
 	list_watch_free(a->watch);
 }
 

@@ -3,11 +3,13 @@
 
 #include <errno.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <unistd.h>
 
+#include "attestd/imatrim.h"
 #include "common/log.h"
 #include "common/options.h"
 #include "proto/evidence.h"
@@ -34,6 +36,10 @@ static const struct opt_def defs[] = {
 	{ "cmdline", OPT_STRING, OFF(cmdline), "PATH", ATTESTD_DEFAULT_CMDLINE, 0, 0, NULL },
 	{ "state-dir", OPT_STRING, OFF(state_dir), "DIR", NULL, 0, 0, NULL },
 	{ "ear-file", OPT_STRING, OFF(ear_file), "PATH", NULL, 0, 0, NULL },
+	{ "ima-keep-records", OPT_UINT, OFF(ima_keep_records), "N", "0", 0,
+	  ATTESTD_MAX_KEEP_RECORDS, NULL },
+	/* No table default: the state directory's (config_parse()). */
+	{ "ima-export", OPT_STRING, OFF(ima_export), "PATH", NULL, 0, 0, NULL },
 	{ "interval", OPT_UINT, OFF(interval), "SECONDS", STR(ATTESTD_DEFAULT_INTERVAL), 1,
 	  ATTESTD_MAX_INTERVAL, NULL },
 	{ "watch", OPT_UINT, OFF(watch), "SECONDS", STR(ATTESTD_DEFAULT_WATCH), 0,
@@ -156,6 +162,14 @@ int config_parse(struct attestd_config *cfg, int argc, char *const argv[])
 			cfg->state_dir = strdup(ATTESTD_DEFAULT_STATE_DIR);
 		if (!cfg->state_dir)
 			return -ENOMEM;
+	}
+	if (!cfg->ima_export) {
+		size_t len = strlen(cfg->state_dir) + sizeof("/" IMATRIM_DEFAULT_EXPORT_NAME);
+
+		cfg->ima_export = malloc(len);
+		if (!cfg->ima_export)
+			return -ENOMEM;
+		snprintf(cfg->ima_export, len, "%s/%s", cfg->state_dir, IMATRIM_DEFAULT_EXPORT_NAME);
 	}
 	return 0;
 }

@@ -36,6 +36,7 @@
 #define ATTESTD_DEFAULT_ROUND_GAP 5
 #define ATTESTD_DEFAULT_ROUND_BURST 3
 #define ATTESTD_MAX_ROUND_BURST 100u
+#define ATTESTD_MAX_KEEP_RECORDS 1000000000u
 
 enum attestd_ak_alg {
 	ATTESTD_AK_RSA, /* RSA-2048, RSASSA-SHA256 */
@@ -52,6 +53,8 @@ struct attestd_config {
 	char *cmdline;
 	char *state_dir; /* --state-dir, else $STATE_DIRECTORY (systemd), else the default */
 	char *ear_file;  /* where the EAR of the latest verdict is written; NULL: not asked for */
+	char *ima_export; /* the deleted records' export (imatrim.h); default in the state dir */
+	unsigned ima_keep_records; /* records kept in kernel memory at least; 0: never delete */
 	unsigned interval; /* seconds between rounds, 1..ATTESTD_MAX_INTERVAL */
 	unsigned watch;    /* seconds between looks for new measurements; 0: never */
 	unsigned round_gap;   /* seconds to earn back one round brought forward (pace.h) */

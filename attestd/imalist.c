@@ -15,6 +15,9 @@
 #include "proto/limits.h"
 
 #define READ_CHUNK (64u * 1024u)
+#define KERNEL_LIST_NAME "binary_runtime_measurements"
+#define KERNEL_DELETED_NAME "runtime_measurements_deleted"
+#define NUMBER_TEXT_MAX 32u /* a decimal uint64_t and a newline */
 
 /* base64 of a full round, with room for the JSON around it, is one evidence request. */
 _Static_assert(IMALIST_ROUND_MAX / 3u * 4u + 4u + LIMIT_SMALL_BODY <= LIMIT_REQUEST_BODY,
@@ -27,11 +30,13 @@ struct checkpoint {
 
 struct imalist {
 	char *path;
+	char *deleted_path; /* the kernel's deleted count beside the list; NULL: none */
 	dev_t dev;
 	ino_t ino;
 	bool have_id;
 	unsigned ncp;
-	struct checkpoint cp[IMALIST_CHECKPOINTS]; /* sorted by index; cp[0] = {0, 0} */
+	/* sorted by index; cp[0] = {D, 0}: the list's first entry, D the deleted count */
+	struct checkpoint cp[IMALIST_CHECKPOINTS];
 	uint64_t last_bytes_read;
 };
 
@@ -60,7 +65,8 @@ struct imalist *imalist_new(const char *path)
 		free(l);
 		return NULL;
 	}
-	l->ncp = 1; /* cp[0] = {0, 0}: entry 0 starts the file */
+	l->ncp = 1; /* cp[0] = {0, 0}: entry 0 starts the file until records are deleted */
+	l->deleted_path = imalist_sibling(path, KERNEL_DELETED_NAME);
 	return l;
 }
 
@@ -69,6 +75,7 @@ void imalist_free(struct imalist *l)
 	if (!l)
 		return;
 	free(l->path);
+	free(l->deleted_path);
 	free(l);
 }
 
@@ -80,6 +87,34 @@ uint64_t imalist_last_bytes_read(const struct imalist *l)
 static void cp_forget(struct imalist *l)
 {
 	l->ncp = 1;
+}
+
+/*
+ * The list now starts at entry `base` (the deleted count). A deletion up to a remembered entry
+ * shifts the map by that entry's offset; any other change (a deletion to an entry not
+ * remembered, or a count that went back: another list) drops it.
+ */
+static void cp_rebase(struct imalist *l, uint64_t base)
+{
+	unsigned i, n = 0;
+	uint64_t shift;
+
+	if (base == l->cp[0].index)
+		return;
+	for (i = 0; i < l->ncp && l->cp[i].index != base; i++)
+		;
+	if (base < l->cp[0].index || i == l->ncp) {
+		l->cp[0].index = base;
+		l->cp[0].offset = 0;
+		l->ncp = 1;
+		return;
+	}
+	shift = l->cp[i].offset;
+	for (; i < l->ncp; i++, n++) {
+		l->cp[n].index = l->cp[i].index;
+		l->cp[n].offset = l->cp[i].offset - shift;
+	}
+	l->ncp = n;
 }
 
 static const struct checkpoint *cp_lookup(const struct imalist *l, uint64_t index)
@@ -96,7 +131,7 @@ static void cp_add(struct imalist *l, uint64_t index, uint64_t offset)
 {
 	unsigned i;
 
-	if (index == 0)
+	if (index <= l->cp[0].index)
 		return;
 	for (i = 0; i < l->ncp; i++) {
 		if (l->cp[i].index == index) {
@@ -179,7 +214,7 @@ static int window_fill(struct window *w, size_t need, size_t keep_from)
 }
 
 /* One walk from the checkpoint at or before `from`; see imalist_read(). */
-static int walk(struct imalist *l, int fd, uint64_t from, size_t max_bytes,
+static int walk(struct imalist *l, int fd, uint64_t from, uint64_t until, size_t max_bytes,
 		struct imalist_chunk *out)
 {
 	const struct checkpoint *cp = cp_lookup(l, from);
@@ -201,6 +236,8 @@ static int walk(struct imalist *l, int fd, uint64_t from, size_t max_bytes,
 			collect_start = w.pos;
 			cp_add(l, index, w.base + w.pos);
 		}
+		if (collecting && index >= until)
+			break;
 		r = imalog_record(window_at(&w, w.pos), w.b.len - w.pos, &rec, &why);
 		rec_len = rec.len;
 		if (r == 0) {
@@ -252,17 +289,80 @@ fail:
 	return ret;
 }
 
-int imalist_read(struct imalist *l, uint64_t from, size_t max_bytes, struct imalist_chunk *out)
+char *imalist_sibling(const char *ima_list, const char *name)
+{
+	const char *slash = strrchr(ima_list, '/');
+	const char *base = slash ? slash + 1 : ima_list;
+	size_t dir_len = (size_t)(base - ima_list), name_len = strlen(name);
+	char *out;
+
+	if (strncmp(base, KERNEL_LIST_NAME, strlen(KERNEL_LIST_NAME)) != 0)
+		return NULL;
+	out = malloc(dir_len + name_len + 1);
+	if (!out)
+		return NULL;
+	memcpy(out, ima_list, dir_len);
+	memcpy(out + dir_len, name, name_len + 1);
+	return out;
+}
+
+int imalist_read_number(const char *path, uint64_t *out)
+{
+	char text[NUMBER_TEXT_MAX + 1], *end;
+	unsigned long long v;
+	ssize_t n;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	do {
+		n = read(fd, text, NUMBER_TEXT_MAX);
+	} while (n < 0 && errno == EINTR);
+	if (n < 0) {
+		n = -errno;
+		close(fd);
+		return (int)n;
+	}
+	close(fd);
+	text[n] = '\0';
+	errno = 0;
+	v = strtoull(text, &end, 10);
+	if (errno || end == text || text[0] < '0' || text[0] > '9' || (*end && strcmp(end, "\n")))
+		return -EBADMSG;
+	*out = v;
+	return 0;
+}
+
+/* The kernel's deleted count: 0 when the list has none (unsupported, or a plain file). */
+static int read_deleted(const struct imalist *l, uint64_t *deleted)
+{
+	int ret;
+
+	*deleted = 0;
+	if (!l->deleted_path)
+		return 0;
+	ret = imalist_read_number(l->deleted_path, deleted);
+	if (ret == -ENOENT)
+		return 0;
+	if (ret < 0)
+		log_error("cannot read the deleted count '%s': %s", l->deleted_path, strerror(-ret));
+	return ret;
+}
+
+/* One read at the deleted count `deleted`; see imalist_read_until(). */
+static int read_at(struct imalist *l, uint64_t deleted, uint64_t from, uint64_t until,
+		   size_t max_bytes, struct imalist_chunk *out)
 {
 	struct stat st;
 	int fd, ret;
 
 	memset(out, 0, sizeof(*out));
 	out->first = from;
-	l->last_bytes_read = 0;
-	if (max_bytes == 0)
-		max_bytes = IMALIST_ROUND_MAX;
-
+	out->deleted = deleted;
+	if (from < deleted) {
+		out->gone = true;
+		return 0;
+	}
 	fd = open(l->path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		ret = -errno;
@@ -277,19 +377,55 @@ int imalist_read(struct imalist *l, uint64_t from, size_t max_bytes, struct imal
 		l->ino = st.st_ino;
 		l->have_id = true;
 	}
-	ret = walk(l, fd, from, max_bytes, out);
-	if (ret < 0 && ret != -ENOMEM && cp_lookup(l, from)->index != 0) {
-		/* A remembered offset may be stale: forget them all and walk from entry 0. */
-		log_warn("rescanning ima list '%s' from entry 0", l->path);
+	cp_rebase(l, deleted);
+	ret = walk(l, fd, from, until, max_bytes, out);
+	if (ret < 0 && ret != -ENOMEM && cp_lookup(l, from)->index != l->cp[0].index) {
+		/* A remembered offset may be stale: forget them all and walk from the start. */
+		log_warn("rescanning ima list '%s' from its first entry", l->path);
 		cp_forget(l);
 		memset(out, 0, sizeof(*out));
 		out->first = from;
-		ret = walk(l, fd, from, max_bytes, out);
+		out->deleted = deleted;
+		ret = walk(l, fd, from, until, max_bytes, out);
 	}
 	close(fd);
-	if (ret < 0)
-		memset(out, 0, sizeof(*out));
 	return ret;
+}
+
+int imalist_read_until(struct imalist *l, uint64_t from, uint64_t until, size_t max_bytes,
+		       struct imalist_chunk *out)
+{
+	uint64_t before, after;
+	int ret = 0;
+
+	memset(out, 0, sizeof(*out));
+	l->last_bytes_read = 0;
+	if (max_bytes == 0)
+		max_bytes = IMALIST_ROUND_MAX;
+	for (int tries = 0; tries < 2; tries++) {
+		if ((ret = read_deleted(l, &before)) < 0)
+			break;
+		ret = read_at(l, before, from, until, max_bytes, out);
+		/* A walk that failed because the list moved under it is walked again, too. */
+		if (read_deleted(l, &after) < 0 || after == before) {
+			if (ret < 0)
+				break;
+			return 0;
+		}
+		/* Records were deleted while the list was read: its positions moved. */
+		log_info("the ima list's deleted count moved from %llu to %llu while reading it;"
+			 " reading again", (unsigned long long)before, (unsigned long long)after);
+		free(out->data);
+		memset(out, 0, sizeof(*out));
+		ret = -EAGAIN;
+	}
+	memset(out, 0, sizeof(*out));
+	return ret;
+}
+
+int imalist_read(struct imalist *l, uint64_t from, size_t max_bytes, struct imalist_chunk *out)
+{
+	return imalist_read_until(l, from, UINT64_MAX, max_bytes, out);
 }
 
 int imalist_check(const char *path, char *why, size_t cap)

@@ -9,9 +9,18 @@
  * verifier's cursor, so attestd refuses the records the verifier would; every length is
  * checked against proto/limits.h before use, and the read window is a dynbuf whose cap is set
  * from max_bytes and LIMIT_IMA_RECORD. If
- * the verifier asks for an index before every remembered one but 0 (it lost state, or the list
- * was replaced) the walk restarts from 0; if a resumed walk finds garbage, the map is dropped
- * and the walk is redone from 0 once.
+ * the verifier asks for an index before every remembered one but the list's first (it lost
+ * state, or the list was replaced) the walk restarts from the list's first entry; if a resumed
+ * walk finds garbage, the map is dropped and the walk is redone from the first entry once.
+ *
+ * Indexes are absolute: entry N is the Nth record measured since boot. A kernel that lets user
+ * space delete records (securityfs' runtime_measurements_deleted, beside the list: D, the
+ * records deleted since boot) lists them from entry D on, so file position k holds entry D + k.
+ * The reader reads D before and after each walk and walks again (once) if it moved; its map
+ * follows the list's start (a deletion up to a remembered entry shifts the map, any other
+ * drops it). Without that file (an older kernel, or a list given as a plain file) D is 0.
+ * Entries below D are not in the list: imalist_read() says so (`gone`) and reads nothing;
+ * the caller serves them from the export (imatrim.h).
  *
  * Ownership: imalist_new() copies the path; imalist_free() accepts NULL. The bytes returned by
  * imalist_read() are malloc'd and owned by the caller (free()). Not thread-safe.
@@ -35,6 +44,8 @@ struct imalist_chunk {
 	uint64_t count;      /* entries in data */
 	bool more;           /* stopped at max_bytes: more entries follow */
 	bool short_list;     /* the list ends before `first` */
+	bool gone;           /* `first` is below `deleted`: nothing read (see above) */
+	uint64_t deleted;    /* the kernel's deleted count D this read used (0: none, unsupported) */
 };
 
 struct imalist *imalist_new(const char *path);
@@ -48,6 +59,26 @@ void imalist_free(struct imalist *l);
  * cap. On error *out is zeroed.
  */
 int imalist_read(struct imalist *l, uint64_t from, size_t max_bytes, struct imalist_chunk *out);
+
+/*
+ * As imalist_read(), stopping before entry `until` (out->more is not set for that stop).
+ * -EAGAIN when the deleted count moved during two walks in a row.
+ */
+int imalist_read_until(struct imalist *l, uint64_t from, uint64_t until, size_t max_bytes,
+		       struct imalist_chunk *out);
+
+/*
+ * The path of the securityfs file `name` beside the kernel's list `ima_list` (its basename
+ * starts with binary_runtime_measurements), malloc'd (caller frees); NULL when ima_list is
+ * not the kernel's list (or on ENOMEM).
+ */
+char *imalist_sibling(const char *ima_list, const char *name);
+
+/*
+ * A securityfs count file: one decimal number and an optional newline. 0 and *out, -ENOENT
+ * when the file does not exist, -EBADMSG when it holds anything else, else read's -errno.
+ */
+int imalist_read_number(const char *path, uint64_t *out);
 
 /*
  * Before enrolling: the list at `path` is readable, not a directory, and in the

@@ -527,7 +527,7 @@ static int boot_parse(json_t *root, struct evidence *out, const char **why)
 	return 0;
 }
 
-/* The optional interval and want_ear of an evidence (see evidence.h). */
+/* The optional interval, want_ear and log_deleted of an evidence (see evidence.h). */
 static int interval_parse(json_t *root, struct evidence *out, const char **why)
 {
 	json_t *v = json_object_get(root, "interval");
@@ -545,6 +545,10 @@ static int interval_parse(json_t *root, struct evidence *out, const char **why)
 		return -EINVAL;
 	}
 	out->want_ear = json_is_true(w);
+	if (json_object_get(root, "log_deleted") &&
+	    get_u64(root, "log_deleted", &out->log_deleted, why,
+		    "log_deleted must be a non-negative integer"))
+		return -EINVAL;
 	return 0;
 }
 
@@ -597,6 +601,9 @@ char *evidence_encode(const struct evidence *ev)
 	    json_object_set_new(root, "interval", json_integer(ev->interval)))
 		goto fail;
 	if (root && ev->want_ear && json_object_set_new(root, "want_ear", json_true()))
+		goto fail;
+	if (root && ev->log_deleted &&
+	    json_object_set_new(root, "log_deleted", json_integer((json_int_t)ev->log_deleted)))
 		goto fail;
 	return dump_and_free(root);
 fail:

@@ -21,7 +21,8 @@
  *      "pcrs": {"sha1": {"0": HEX, ..., "10": HEX}, "sha256": {...}},
  *      "log_offset": N, "log": B64(binary IMA entries from entry N on),
  *      "boot_log": B64(the firmware's TCG event log), "boot_cmdline": TEXT,  (both optional)
- *      "interval": SECONDS, "want_ear": true}                                (both optional)
+ *      "interval": SECONDS, "want_ear": true,                               (both optional)
+ *      "log_deleted": D}                                                    (optional)
  *   200                                  verdict_response
  *     {"verdict": "trusted"|"untrusted", "verdict_id": N, "next_offset": N,
  *      "reasons": [{"code": "not_in_allowlist", "detail": "/usr/bin/x sha256:ab..", "entry": 42}],
@@ -63,6 +64,17 @@
  * this very verdict (proto/ear.h; verifier(8), ATTESTATION RESULTS). Only then: a signature per
  * round costs the verifier time nobody asked for. An older verifier ignores the field and
  * sends none; the agent then keeps the file it has (and says so).
+ *
+ * Deleted records (log_deleted): on a kernel that lets user space delete measurement records
+ * from its memory (kernel-patches/, securityfs' runtime_measurements_deleted), entry indexes
+ * stay absolute: entry N is the Nth measured since boot, deleted or not. attestd exports what it
+ * deletes and serves entries below the kernel's deleted count from that export, so log_offset
+ * is always the index asked for when it can; "log_deleted" is the kernel's deleted count D, sent
+ * whenever it is above 0. When the export lacks entries the verifier asked for (lost, or
+ * deleted by another program), the agent sends from the first entry it has (log_offset = D)
+ * and the verifier answers `log_records_deleted`: it never trusts a list it cannot replay. The
+ * field is the agent's word, outside the quote: it only chooses which untrusted reason is
+ * given. An older verifier ignores it; an older agent never deletes and sends none.
  *
  * Parsers: the input is untrusted. They check every type and size (limits.h), reject unknown
  * values, and on failure return -EINVAL with *why pointing to a static string naming the field.
@@ -150,6 +162,7 @@ struct evidence {
 	char *boot_cmdline; /* NULL: not sent */
 	uint32_t interval;  /* seconds to the agent's next round; 0: not sent */
 	bool want_ear;      /* the verdict should carry the signed EAR ("want_ear": true) */
+	uint64_t log_deleted; /* records deleted from the kernel's list since boot; 0: not sent */
 };
 int evidence_parse(const char *json, size_t len, struct evidence *out, const char **why);
 char *evidence_encode(const struct evidence *ev);

@@ -9,6 +9,8 @@
  *   bit 1  the quote's resetCount is one higher     bit 5  the boot has unreviewed violations
  *   bits 2-3  policy: none, strict, lenient, strict  bit 6  quote made over another nonce
  *   bit 7  log offset from byte 1 (else the stored next entry)
+ *   bits 2-3 both set (strict): the agent also says the entries before its log offset were
+ *   deleted from kernel memory (log_deleted = the log offset)
  *
  * Invariants checked (abort on breach): the call succeeds or runs out of memory; a trusted
  * verdict has no reasons and no violations; every reason is a row of reasons.h; every violation
@@ -16,7 +18,7 @@
  * path and digest; a verdict lists at most LIMIT_VERDICT_REASONS; the expected next entry never
  * moves back within a boot; unreviewed violations never leave a verdict trusted, in the same
  * boot or after a reboot (neither policy here forgets them); a quote over another nonce is never
- * trusted.
+ * trusted; a log_records_deleted verdict is never trusted and leaves the boot's replay as it was.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -172,6 +174,16 @@ static void check_result(const struct attest_request *req, const struct attest_r
 		abort();
 	if (req->open_violations && v->trusted)
 		abort();
+	for (unsigned i = 0; i < v->nreasons; i++) {
+		if (strcmp(v->reason[i].code, reason_name(REASON_LOG_RECORDS_DELETED)) != 0)
+			continue;
+		if (v->trusted)
+			abort();
+		if (req->prev->started && res->next.boot_number == req->prev->boot_number &&
+		    (res->next.next_entry != req->prev->next_entry ||
+		     memcmp(&res->next.replay, &req->prev->replay, sizeof(res->next.replay)) != 0))
+			abort();
+	}
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -208,6 +220,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	ev.log = (uint8_t *)(uintptr_t)(data + HEADER); /* attest_evaluate only reads it */
 	ev.log_len = size - HEADER;
 	ev.log_offset = (flags & 0x80) ? data[1] : prev.next_entry;
+	if (((flags >> 2) & 3) == 3)
+		ev.log_deleted = ev.log_offset;
 	if (flags & 0x10) {
 		struct replay_state fresh;
 

@@ -156,6 +156,8 @@ static uint64_t round_open_violations, round_open_prev_boot;
 static const struct policy *round_amendment;
 /* The versions of the policy and amendment a round is judged by (NULL: unversioned). */
 static const struct judged_versions *round_judged_by;
+/* The agent's log_deleted: records its kernel deleted (0: none, not sent). */
+static uint64_t round_log_deleted;
 
 /* Quotes and sends entries [from, to) of the list; evaluates against prev. */
 static int run_round(struct machine *m, struct round *r, unsigned from, unsigned to,
@@ -173,6 +175,7 @@ static int run_round(struct machine *m, struct round *r, unsigned from, unsigned
 	r->ev.log = m->list.buf + start;
 	r->ev.log_len = end - start;
 	r->ev.log_offset = from;
+	r->ev.log_deleted = round_log_deleted;
 	if (softtpm_quote(m->ak, quote_nonce ? quote_nonce : r->nonce, 32, &m->pcrs, &m->clk,
 			  r->attest, sizeof(r->attest), &r->ev.attest_len, r->sig, sizeof(r->sig),
 			  &r->ev.signature_len))
@@ -784,6 +787,93 @@ static void test_log_offset_mismatch(void)
 	machine_release(&m);
 }
 
+static const char *reason_detail(const struct attest_result *res, const char *code)
+{
+	for (unsigned i = 0; i < res->verdict.nreasons; i++)
+		if (strcmp(res->verdict.reason[i].code, code) == 0)
+			return res->verdict.reason[i].detail;
+	return "";
+}
+
+/*
+ * Records deleted from the machine's kernel memory (proto/evidence.h, "Deleted records"):
+ * evidence that starts after the entry the verifier needs, saying that entry was deleted, is
+ * untrusted log_records_deleted with the stored replay kept, whatever the entries sent; the
+ * same entries served from the agent's export are judged as ever. A verifier without the
+ * boot's replay (a new one), and one judging the boot again after a policy change, say so too.
+ */
+static void test_log_records_deleted(void)
+{
+	struct judged_versions v1 = versions("default", 1, 0), v2 = versions("default", 2, 0);
+	struct boot_state st = {0}, none = {0};
+	struct machine m;
+	struct round r;
+
+	machine_init(&m);
+	round_judged_by = &v1;
+	attested_boot(&m, &st, 3);
+	add_file(&m.list, "/bin/c");
+	add_file(&m.list, "/bin/a");
+	machine_extend(&m, 5);
+
+	/* The kernel deleted entries 0-3 and the agent has no export: it sends from entry 4. */
+	round_log_deleted = 4;
+	CHECK(run_round(&m, &r, 4, 5, &st, pol, NULL) == 0 && !r.res.verdict.trusted &&
+		      has_reason(&r.res, "log_records_deleted") &&
+		      !has_reason(&r.res, "log_offset_mismatch") && r.res.next.next_entry == 3 &&
+		      r.res.verdict.next_offset == 3 &&
+		      !memcmp(&r.res.next.replay, &st.replay, sizeof(st.replay)),
+	      "entries 3- deleted, none exported: untrusted log_records_deleted, replay kept at 3");
+	CHECK(strstr(reason_detail(&r.res, "log_records_deleted"), "Restore attestd's export") &&
+		      strstr(reason_detail(&r.res, "log_records_deleted"), "reboot"),
+	      "the detail says what the operator can do (%s)",
+	      reason_detail(&r.res, "log_records_deleted"));
+	attest_result_release(&r.res);
+
+	round_log_deleted = 0;
+	CHECK(run_round(&m, &r, 4, 5, &st, pol, NULL) == 0 && !r.res.verdict.trusted &&
+		      has_reason(&r.res, "log_offset_mismatch") &&
+		      !has_reason(&r.res, "log_records_deleted"),
+	      "the same evidence without log_deleted: log_offset_mismatch, as before");
+	attest_result_release(&r.res);
+	round_log_deleted = 3;
+	CHECK(run_round(&m, &r, 4, 5, &st, pol, NULL) == 0 && !r.res.verdict.trusted &&
+		      has_reason(&r.res, "log_offset_mismatch") &&
+		      !has_reason(&r.res, "log_records_deleted"),
+	      "entry 3 not deleted, yet skipped: log_offset_mismatch");
+	attest_result_release(&r.res);
+
+	round_log_deleted = 4;
+	CHECK(run_round(&m, &r, 3, 5, &st, pol, NULL) == 0 && r.res.verdict.trusted &&
+		      r.res.next.next_entry == 5,
+	      "entries 3-4 served from the export although the kernel deleted 0-3: trusted");
+	attest_result_release(&r.res);
+
+	CHECK(run_round(&m, &r, 4, 5, &none, pol, NULL) == 0 && !r.res.verdict.trusted &&
+		      has_reason(&r.res, "log_records_deleted") && r.res.next.next_entry == 0 &&
+		      strstr(reason_detail(&r.res, "log_records_deleted"), "no replay of this boot"),
+	      "a verifier without the boot's replay (new, or restored from before): "
+	      "log_records_deleted, never trusted");
+	attest_result_release(&r.res);
+	CHECK(run_round(&m, &r, 0, 5, &none, pol, NULL) == 0 && r.res.verdict.trusted &&
+		      r.res.next.next_entry == 5,
+	      "... and trusted once the whole list is served (the export restored)");
+	attest_result_release(&r.res);
+
+	round_judged_by = &v2;
+	CHECK(run_round(&m, &r, 4, 5, &st, pol, NULL) == 0 && !r.res.verdict.trusted &&
+		      has_reason(&r.res, "log_records_deleted") && !r.res.rejudged &&
+		      r.res.next.next_entry == 3 && judged_versions_equal(&r.res.next.judged, &v1) &&
+		      !memcmp(&r.res.next.replay, &st.replay, sizeof(st.replay)) &&
+		      strstr(reason_detail(&r.res, "log_records_deleted"), "policy changed"),
+	      "a policy change cannot judge deleted entries: log_records_deleted, the state "
+	      "judged by version 1 kept");
+	attest_result_release(&r.res);
+	round_judged_by = NULL;
+	round_log_deleted = 0;
+	machine_release(&m);
+}
+
 static void test_clock_rollbacks(void)
 {
 	struct machine m;
@@ -1370,6 +1460,7 @@ int main(void)
 	CASE(test_stale_nonce_other_ak_lying_pcr);
 	CASE(test_edited_entry);
 	CASE(test_log_offset_mismatch);
+	CASE(test_log_records_deleted);
 	CASE(test_clock_rollbacks);
 	CASE(test_violation_entries);
 	CASE(test_reboot);

@@ -285,6 +285,38 @@ static void test_want_ear(void)
 	free(json);
 }
 
+/* "log_deleted": the kernel's count of deleted records, sent only when some were deleted. */
+static void test_log_deleted(void)
+{
+	struct evidence in, out;
+	const char *why = NULL;
+	char *json, buf[1024];
+	static const char head[] =
+		"{\"nonce\":\"00112233445566778899aabbccddeeff\",\"attest\":\"AAAA\",\"signature\":\"AAAA\","
+		"\"pcrs\":{\"sha1\":{\"10\":\"0000000000000000000000000000000000000000\"}},\"log_offset\":0,\"log\":\"\"";
+
+	fill_evidence(&in);
+	json = evidence_encode(&in);
+	CHECK(json && !strstr(json, "log_deleted") &&
+		      evidence_parse(json, strlen(json), &out, &why) == 0 && out.log_deleted == 0,
+	      "nothing deleted: not sent, parsed as 0");
+	evidence_release(&out);
+	free(json);
+	in.log_deleted = 123456789012ull;
+	json = evidence_encode(&in);
+	CHECK(json && evidence_parse(json, strlen(json), &out, &why) == 0 &&
+		      out.log_deleted == 123456789012ull,
+	      "a deleted count survives the round trip");
+	evidence_release(&out);
+	free(json);
+	snprintf(buf, sizeof(buf), "%s,\"log_deleted\":-1}", head);
+	expect_evidence_refused(buf, "a negative log_deleted");
+	snprintf(buf, sizeof(buf), "%s,\"log_deleted\":\"5\"}", head);
+	expect_evidence_refused(buf, "a log_deleted that is not a number");
+	snprintf(buf, sizeof(buf), "%s,\"log_deleted\":1.5}", head);
+	expect_evidence_refused(buf, "a log_deleted that is not an integer");
+}
+
 static void test_enroll_and_challenge(void)
 {
 	uint8_t ek[] = {0, 3, 1, 2, 3}, cert[] = {0x30, 0x82}, ak[] = {0, 2, 9, 9};
@@ -475,6 +507,7 @@ int main(void)
 	CASE(test_boot_fields);
 	CASE(test_interval);
 	CASE(test_want_ear);
+	CASE(test_log_deleted);
 	CASE(test_enroll_and_challenge);
 	CASE(test_verdict_and_error);
 	CASE(test_network_text);

@@ -435,6 +435,46 @@ out:
 }
 
 /*
+ * Evidence that starts after the entry the verifier needs because the machine's kernel deleted
+ * it (the agent's log_deleted is above that entry; proto/evidence.h, "Deleted records") and
+ * the agent holds no export of it: the list cannot be replayed to PCR 10, so it is never
+ * trusted, whatever the entries sent say. The stored replay is kept as it was (a policy change's
+ * rejudgement, which would start it over from entry 0, is undone: the old state still holds),
+ * so a restored export, or the old versions back, let the next round go on. Returns false for
+ * any other offset mismatch.
+ */
+static bool records_deleted(struct eval *ev)
+{
+	const struct attest_request *req = ev->req;
+	struct attest_result *out = ev->out;
+	const struct evidence *e = req->ev;
+	uint64_t want = out->next.next_entry;
+	bool fresh = out->new_boot || !req->prev || !req->prev->started;
+	bool rejudged = out->rejudged;
+
+	if (!(e->log_offset > want && e->log_deleted > want))
+		return false;
+	if (!fresh) {
+		out->next.replay = req->prev->replay;
+		out->next.next_entry = req->prev->next_entry;
+		out->next.judged = req->prev->judged;
+		out->rejudged = false;
+	}
+	add_reason(ev, REASON_LOG_RECORDS_DELETED, (int64_t)want,
+		   "evidence starts at entry %llu, expected %llu: the machine deleted its first %llu"
+		   " measurement records from kernel memory and its agent has no export of them%s;"
+		   " the list cannot be replayed to PCR 10. Restore attestd's export file on the"
+		   " machine (--ima-export, by default ima-exported.bin in its state directory), or"
+		   " reboot it to start a fresh list",
+		   (unsigned long long)e->log_offset, (unsigned long long)want,
+		   (unsigned long long)e->log_deleted,
+		   fresh ? " (this verifier holds no replay of this boot: a new verifier, or a state"
+			   " restored from before the deletion)"
+		   : rejudged ? " (its policy changed: the boot is judged again from entry 0)" : "");
+	return true;
+}
+
+/*
  * A violation no operator has reviewed keeps the machine untrusted, however clean the rounds
  * after it are, and across reboots: rebooting must not launder what ran. A policy may say
  * "reboot_clears_open_violations", and then only those of the current boot count.
@@ -547,6 +587,16 @@ int attest_evaluate(const struct attest_request *req, struct attest_result *out)
 		return r;
 	}
 
+	if (req->ev->log_offset != out->next.next_entry && records_deleted(&ev)) {
+		/* Nothing to replay: the stored state stays as it was (records_deleted()). */
+		r = take_violations(&ev);
+		if (r < 0) {
+			violation_set_release(&ev.violations);
+			attest_result_release(out);
+			return r;
+		}
+		goto done;
+	}
 	if (req->ev->log_offset != out->next.next_entry) {
 		add_reason(&ev, out->new_boot ? REASON_REBOOT : REASON_LOG_OFFSET_MISMATCH, -1,
 			   "evidence starts at entry %llu, expected %llu",

@@ -62,6 +62,9 @@ enum reason_kind {
 	  "the machine rebooted; the agent sends its list from entry 0 next round")                 \
 	X(LOG_OFFSET_MISMATCH, "log_offset_mismatch", REASON_KIND_VERDICT,                          \
 	  "the evidence does not start where the verifier expects; the agent resends")              \
+	X(LOG_RECORDS_DELETED, "log_records_deleted", REASON_KIND_VERDICT,                          \
+	  "the entries the verifier needs next were deleted from the machine's kernel memory and "  \
+	  "the agent has no export of them: restore attestd's export file, or reboot the machine")  \
 	/* The IMA list against the quote */                                                        \
 	X(LOG_CORRUPT, "log_corrupt", REASON_KIND_VERDICT,                                          \
 	  "the measurement list does not parse or an entry's template hash is wrong")               \

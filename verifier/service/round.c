@@ -578,10 +578,13 @@ enum round_status round_evidence(struct app *app, const char *id, const struct e
 	 * The versions changed since the boot was judged (a challenge issued before the change,
 	 * often the one the last verdict carried): this evidence cannot be judged whole. Refused
 	 * before its nonce is spent, nothing stored; the agent asks for a challenge, which names
-	 * entry 0 (proto/evidence.h, given_challenge_refused()).
+	 * entry 0 (proto/evidence.h, given_challenge_refused()). Unless the agent says entry 0
+	 * was deleted from its kernel's memory and not exported (log_deleted): asking again would
+	 * get the same answer forever, so the round is judged, untrusted log_records_deleted.
 	 */
 	current_judgement(&ctx, &judged_by);
-	if (attest_needs_rejudgement(&ctx.boot, &judged_by) && ev->log_offset != 0) {
+	if (attest_needs_rejudgement(&ctx.boot, &judged_by) && ev->log_offset != 0 &&
+	    ev->log_deleted == 0) {
 		log_info("evidence: agent \"%s\": its boot was judged by policy \"%s\" version %lld"
 			 " and amendment version %lld, now %lld and %lld; asking for its list from"
 			 " entry 0", id, ctx.boot.judged.known ? ctx.boot.judged.policy : "?",

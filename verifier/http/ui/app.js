@@ -56,6 +56,7 @@
 		clock_rollback: 'TPM clock went back',
 		reboot: 'Machine rebooted; list restarts',
 		log_offset_mismatch: 'List sent from the wrong entry',
+		log_records_deleted: 'Entries deleted from the machine and not exported',
 		log_corrupt: 'Measurement list corrupt',
 		pcr_mismatch: 'List does not replay to PCR 10',
 		boot_aggregate_missing: 'List does not start with boot_aggregate',
