@@ -7,6 +7,13 @@
 # ESYS loads the TPM device TCTI (libtss2-tcti-device0) with dlopen(3); the verifier's unit
 # reloads it with /bin/kill (procps).
 #
+# Each package's /usr/share/doc/PACKAGE has copyright (packaging/copyright, the machine-readable
+# format 1.0) and the changelog (packaging/changelog, gzip -9n: the same bytes every build),
+# whose newest entry must be VERSION. The packages are native (built by upstream from its own
+# tree, VERSION has no Debian revision), so Debian policy names it changelog.gz, not
+# changelog.Debian.gz. The binaries are stripped, as Debian's are (lintian:
+# unstripped-binary-or-object); the build tree keeps the unstripped ones.
+#
 #   scripts/deb.sh VERSION DIR
 # DIR/debian/PACKAGE holds each staged tree (`make install DESTDIR=...` with PREFIX=/usr, as the
 # Makefile's deb target does); the packages are written to DIR/PACKAGE_VERSION_ARCH.deb.
@@ -16,6 +23,12 @@ VERSION=${1:?usage: deb.sh VERSION DIR}
 DIR=${2:?usage: deb.sh VERSION DIR}
 ARCH=$(dpkg --print-architecture)
 MAINTAINER="attest developers <attest@invalid>"
+PACKAGING=$(cd "$(dirname "$0")/../packaging" && pwd)
+newest=$(dpkg-parsechangelog -l "$PACKAGING/changelog" -S Version)
+if [[ $newest != "$VERSION" ]]; then
+	echo "deb.sh: packaging/changelog's newest entry is $newest, not $VERSION: add one" >&2
+	exit 1
+fi
 cd "$DIR"
 
 # dpkg-shlibdeps reads debian/control; the packages' own control files are written below.
@@ -28,7 +41,12 @@ package() {
 	[[ -d $root ]] || { echo "deb.sh: $root is not staged" >&2; return 1; }
 	# Debian policy: man pages compressed, documentation of the package in /usr/share/doc.
 	find "$root/usr/share/man" -type f -name '*.[0-9]' -exec gzip -9nf {} +
+	install -d "$root/usr/share/doc/$name"
+	install -m 0644 "$PACKAGING/copyright" "$root/usr/share/doc/$name/copyright"
+	gzip -9nc "$PACKAGING/changelog" >"$root/usr/share/doc/$name/changelog.gz"
+	chmod 0644 "$root/usr/share/doc/$name/changelog.gz"
 	mapfile -t bins < <(find "$root/usr/bin" "$root/usr/sbin" -type f -perm -u+x 2>/dev/null | sort)
+	strip --strip-unneeded --remove-section=.comment --remove-section=.note "${bins[@]}"
 	shlibs=$(dpkg-shlibdeps -O "${bins[@]/#/-e}" 2>/dev/null | sed -n 's/^shlibs:Depends=//p')
 	[[ -n $shlibs ]] || { echo "deb.sh: dpkg-shlibdeps found no libraries for $name" >&2; return 1; }
 	depends=$shlibs${extra:+, $extra}

@@ -2,14 +2,17 @@
 # `make deb`: both packages build; their Depends cover every shared library each binary loads
 # (and the TCTI ESYS loads with dlopen), and each is satisfied by a real Debian package; both
 # install with dpkg into a throwaway root (dpkg --root: its own package database), where each
-# binary runs and says its version, the configuration files are conffiles, the units verify,
-# and removing the packages leaves only the configuration.
+# binary runs and says its version, each has copyright and changelog.gz (lintian finds no
+# error), the configuration files are conffiles, the units verify, and removing the packages
+# leaves only the configuration.
 set -uo pipefail
 source "$(dirname "$0")/../lib.sh"
 
-for t in dpkg dpkg-deb dpkg-shlibdeps objdump systemd-analyze; do
-	command -v $t >/dev/null || { fail "$t missing (make deps: dpkg-dev, binutils, systemd)"; finish; exit 1; }
+for t in dpkg dpkg-deb dpkg-shlibdeps dpkg-parsechangelog objdump systemd-analyze lintian; do
+	command -v $t >/dev/null || { fail "$t missing (make deps: dpkg-dev, binutils, systemd, lintian)"; finish; exit 1; }
 done
+/usr/bin/python3 -c 'import debian.copyright' 2>/dev/null ||
+	{ fail "python3-debian missing (make deps)"; finish; exit 1; }
 W=$T_TMP
 make -C "$TOP" --no-print-directory deb >"$W/deb.log" 2>&1
 check_eq "make deb: exit 0" 0 $?
@@ -63,6 +66,14 @@ check "attestd: Depends on the TCTI ESYS dlopens (libtss2-tcti-device0)" \
 check "attest-verifier: no TPM library but the marshalling one" \
 	bash -c "! dpkg-deb -f '$VDEB' Depends | grep -q 'esys\|tcti'"
 
+# --- lintian ------------------------------------------------------------------------------------
+# Debian's own checks on both packages. Allowed: bogus-mail-host (Maintainer and the changelog's
+# trailer name attest@invalid: the project has published no contact address yet).
+lintian --no-tag-display-limit "$VDEB" "$ADEB" >"$W/lintian.log" 2>&1
+check "lintian ran on both packages" grep -q 'bogus-mail-host Maintainer' "$W/lintian.log"
+check_eq "lintian: no error or warning but the contact address" "" \
+	"$(grep -E '^[EW]: ' "$W/lintian.log" | grep -vE ': bogus-mail-host(-in-debian-changelog)? ')"
+
 # --- into a throwaway root ----------------------------------------------------------------------
 R=$W/root
 mkdir -p "$R/var/lib/dpkg/info" "$R/var/lib/dpkg/updates" "$R/var/lib/dpkg/triggers"
@@ -85,6 +96,30 @@ for f in attest-verifier/README.md attest-verifier/SECURITY.md attest-verifier/o
 	attest-verifier/policies/README.md attest-verifier/policies/examples/minimal.json \
 	attest-verifier/examples/webhook_receiver.py attestd/README.md attestd/SECURITY.md; do
 	check "/usr/share/doc/$f" test -s "$R/usr/share/doc/$f"
+done
+# copyright (machine-readable, format 1.0) and the changelog, the tree's, in each package (native
+# packages: changelog.gz).
+for name in attest-verifier attestd; do
+	doc=$R/usr/share/doc/$name
+	check "$name: copyright is packaging/copyright" cmp -s "$TOP/packaging/copyright" "$doc/copyright"
+	check "$name: copyright parses as format 1.0 (python3-debian, strict), Files: * with its license" \
+		/usr/bin/python3 -c '
+import sys
+from debian.copyright import Copyright
+c = Copyright(open(sys.argv[1], encoding="utf-8"), strict=True)
+assert c.header.format == "https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/"
+f = c.find_files_paragraph("usr/sbin/verifier")
+assert f is not None and f.copyright and f.license.synopsis and f.license.text
+' "$doc/copyright"
+	check "$name: changelog.gz is packaging/changelog, compressed without a timestamp" \
+		bash -c "gzip -dc '$doc/changelog.gz' | cmp -s - '$TOP/packaging/changelog' &&
+			gzip -9nc '$TOP/packaging/changelog' | cmp -s - '$doc/changelog.gz'"
+	check_eq "$name: the changelog's newest entry is the package's version" "attest $VERSION" \
+		"$(gzip -dc "$doc/changelog.gz" >"$W/changelog" &&
+			echo "$(dpkg-parsechangelog -l "$W/changelog" -S Source)" \
+				"$(dpkg-parsechangelog -l "$W/changelog" -S Version)")"
+	check_eq "$name: copyright and changelog.gz are 0644" "644 644" \
+		"$(stat -c %a "$doc/copyright" "$doc/changelog.gz" | tr '\n' ' ' | sed 's/ $//')"
 done
 named=$(cat "$TOP/README.md" "$TOP"/verifier/*.scd "$TOP"/verifier/attestctl/*.scd "$TOP"/attestd/*.scd |
 	grep -o '/usr/share/doc/[A-Za-z0-9_./-]*[A-Za-z0-9]' | sort -u)
