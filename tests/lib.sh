@@ -1,7 +1,10 @@
 # shellcheck shell=bash
-# Shared helpers for shell tests: results, free ports, the services a test starts (swtpm,
-# verifier, attestd: start_swtpm, start_verifier, start_agent) and stopping them by PID.
-# Source it; call `finish` last. Every service started here is stopped on exit.
+# The one library of the shell tests (tests/vm/common.bash, tests/e2e/common.bash,
+# tests/attacks/lib.bash, tests/install/lib.bash and tests/lib/webdriver.bash build on it):
+# results, free ports, waiting for a condition, the services a test starts (swtpm, verifier,
+# attestd: start_swtpm, start_verifier, start_agent; PostgreSQL), stopping them by PID, and the
+# guest kernel of the VM tests. Source it; call `finish` last. Every service started here is
+# stopped on exit.
 
 T_PASSED=0 T_FAILED=0 T_SKIPPED=0
 T_PIDS=()
@@ -90,15 +93,26 @@ t_cleanup() {
 trap t_cleanup EXIT
 trap 'exit 130' INT TERM
 
-# wait_for_port PORT [SECONDS]
-wait_for_port() {
-	local port=$1 limit=${2:-10} i
-	for ((i = 0; i < limit * 10; i++)); do
-		(exec 3<>/dev/tcp/127.0.0.1/"$port") 2>/dev/null && return 0
+# wait_until SECONDS COMMAND...: runs COMMAND up to SECONDS*10 times, 0.1 s apart, until it
+# succeeds: 0, or 1 when it never did. The bound counts tries, not wall-clock time, so a slow
+# COMMAND on a loaded machine still gets every try.
+wait_until() {
+	local tries=$(($1 * 10)) i
+	shift
+	for ((i = 0; i < tries; i++)); do
+		"$@" && return 0
 		sleep 0.1
 	done
 	return 1
 }
+
+# wait_line FILE REGEX SECONDS: until FILE (perhaps not there yet) has a line matching the
+# extended regular expression.
+wait_line() { wait_until "$3" grep -sqE -- "$2" "$1"; }
+
+port_open() { (exec 3<>/dev/tcp/127.0.0.1/"$1") 2>/dev/null; }
+# wait_for_port PORT [SECONDS]: until something listens on 127.0.0.1:PORT.
+wait_for_port() { wait_until "${2:-10}" port_open "$1"; }
 
 # swtpm_ca_init DIR: a swtpm local CA private to this test (never the machine's global one);
 # the same as the VM's (vm/lib.sh). The CA's root certificate ends up in
@@ -217,6 +231,16 @@ start_verifier() {
 	return 1
 }
 
+# stop_verifier: stops the verifier start_verifier started last (SIGTERM, then SIGKILL; see
+# stop_pid) and reaps it; VPID is emptied. A later start_verifier on the same state directory
+# takes the same port again.
+stop_verifier() {
+	[[ -n ${VPID:-} ]] || return 0
+	stop_pid "$VPID"
+	wait "$VPID" 2>/dev/null
+	VPID=
+}
+
 # start_agent ID STATEDIR [ARGS...]: starts $B/attestd in daemon mode as agent ID with state
 # directory STATEDIR against $URL (trusting $CA) on the TPM at $TCTI, ARGS passed through
 # (--ima-list, --interval, ...; the host's own firmware log is never sent: --event-log none,
@@ -306,4 +330,14 @@ pg_sql() {
 	local db=$1
 	shift
 	psql -X -q -A -t -v ON_ERROR_STOP=1 -h 127.0.0.1 -p "$PG_PORT" -U postgres -d "$db" "$@"
+}
+
+# --- the guest (tests/vm, tests/e2e) ------------------------------------------------------
+# guest_kernel LOG: builds the guest kernel, or reuses the cached one (vm/build-kernel.sh;
+# KERNEL_VARIANT=late picks the late-TPM kernel), and prints its path; 1 when it cannot be
+# built, the build's messages in LOG.
+guest_kernel() {
+	local kernel
+	kernel=$("$TOP/vm/build-kernel.sh" 2>"$1" | tail -n 1) && [[ -s $kernel ]] || return 1
+	echo "$kernel"
 }

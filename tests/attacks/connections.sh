@@ -28,14 +28,6 @@ served() {
 	check "$1: a legitimate round is trusted in ${dt} ms (< 5000)" \
 		test "$R_STATUS $(verdict)" = "200 trusted" -a "$dt" -lt 5000
 }
-# wait_line FILE PATTERN: until the tool printed it (at most 30 s).
-wait_line() {
-	for _ in $(seq 1 300); do
-		grep -q "$2" "$1" 2>/dev/null && return 0
-		sleep 0.1
-	done
-	return 1
-}
 val() { awk -v k="$2" '$1 == k { print $2 }' "$1"; }
 # CPU time the verifier used so far, in clock ticks (1/100 s): its own, whatever else runs.
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$VPID/stat"; }
@@ -53,7 +45,7 @@ base_kib=$(kib VmHWM)
 "$CF" idle "127.0.0.1:$VPORT" --from 127.0.0.2 --count 1100 --seconds 15 >"$W/idle.out" &
 cf=$!
 track_pid "$cf"
-check "the attacker opened its connections" wait_line "$W/idle.out" '^opened'
+check "the attacker opened its connections" wait_line "$W/idle.out" '^opened' 30
 # Connections waiting for a TLS ClientHello cost nothing while they wait (libmicrohttpd's
 # MHD_USE_TURBO spun on each: 40% of a core for one).
 t0=$(cpu_ticks) && sleep 3 && t1=$(cpu_ticks)

@@ -15,8 +15,7 @@ for bin in qemu-system-x86_64 swtpm swtpm_setup; do
 	command -v "$bin" >/dev/null || e2e_abort "missing $bin (make deps)"
 done
 [[ -x $B/attestctl ]] || e2e_abort "missing $B/attestctl (run make)"
-kernel=$(vm/build-kernel.sh 2>"$W/build-kernel.log" | tail -n 1) && [[ -s $kernel ]] ||
-	e2e_abort "guest kernel builds" "$W/build-kernel.log"
+kernel=$(guest_kernel "$W/build-kernel.log") || e2e_abort "guest kernel builds" "$W/build-kernel.log"
 ko=$(vm/build-module.sh tests/e2e/guest/tpm_lookup_test "$W/lookup" 2>"$W/build-module.log" |
 	grep '/tpm_lookup_test\.ko$') || e2e_abort "test module builds" "$W/build-module.log"
 mkdir -p "$W/overlay/usr/lib/attest"

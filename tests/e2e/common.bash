@@ -29,6 +29,7 @@ E2E_WAIT=${E2E_WAIT:-90}
 E2E_INTERVAL=${E2E_INTERVAL:-2}
 E2E_VMS=()
 E2E_LIVE_VM=
+# shellcheck disable=SC2034 # start_verifier's (tests/lib.sh), read by the scenarios
 VPID=
 VPORT=
 
@@ -70,9 +71,7 @@ e2e_prepare() {
 	for bin in qemu-system-x86_64 swtpm swtpm_setup socat jq curl mke2fs; do
 		command -v "$bin" >/dev/null || e2e_abort "missing $bin (make deps)"
 	done
-	if ! kernel=$(vm/build-kernel.sh 2>"$W/build-kernel.log" | tail -n 1) || [[ ! -s $kernel ]]; then
-		e2e_abort "guest kernel builds" "$W/build-kernel.log"
-	fi
+	kernel=$(guest_kernel "$W/build-kernel.log") || e2e_abort "guest kernel builds" "$W/build-kernel.log"
 	export VM_KERNEL=$kernel
 	# A kernel with modules: they go on the image (and so into the policy) as /lib/modules.
 	overlays=$W/overlay
@@ -85,12 +84,12 @@ e2e_prepare() {
 		e2e_abort "swtpm_setup" "$W/tpmca/setup.log"
 	cat "$W/tpmca/ca/issuercert.pem" "$W/tpmca/ca/swtpm-localca-rootca-cert.pem" >"$W/ek-ca.pem"
 
-	# The first start makes the verifier's TLS CA, which the guest image must carry. The port
-	# is free_port's (tests/lib.sh): below the ephemeral range (guest connections use that
-	# heavily through socat) and reserved for this whole test, because the verifier is stopped
-	# and started again on it (here, and in the scenarios); unreserved, another test's
-	# free_port could take it in between and the restart would fail with "cannot listen".
-	VPORT=$(free_port) || e2e_abort "no free port"
+	# The first start makes the verifier's TLS CA, which the guest image must carry. Its port
+	# is free_port's (start_verifier, tests/lib.sh): below the ephemeral range (guest
+	# connections use that heavily through socat) and reserved for this whole test, because the
+	# verifier is stopped and started again on it (here, and in the scenarios); unreserved,
+	# another test's free_port could take it in between and the restart would fail with
+	# "cannot listen".
 	e2e_verifier_start || e2e_abort "verifier starts" "$W/verifier.log"
 	e2e_verifier_stop
 
@@ -121,32 +120,18 @@ CONF
 		"$(jq '.digests | length' "$W/policy.json") paths in the policy"
 }
 
-# e2e_verifier_start [POLICY [--policy-replace]]: starts the verifier on $VPORT with state in
-# $W/verifier. POLICY seeds the default policy of a new store; to make another file the default
-# on a restart, pass --policy-replace (the store keeps its copy otherwise).
+# e2e_verifier_start [POLICY [--policy-replace]]: start_verifier (tests/lib.sh) with state in
+# $W/verifier (its output in $W/verifier.out, its log in $W/verifier.log), on the port of its
+# first start (VPORT). POLICY seeds the default policy of a new store; to make another file the
+# default on a restart, pass --policy-replace (the store keeps its copy otherwise).
 e2e_verifier_start() {
 	local args=()
 	[[ -n ${1:-} ]] && args=(--policy "$1" ${2:+"$2"})
-	: >"$W/verifier.out"
-	"$B/verifier" --config /dev/null --listen "127.0.0.1:$VPORT" --state-dir "$W/verifier" --tls-san 10.0.2.100 \
-		--ek-ca "$W/ek-ca.pem" --operator-token-file "$W/token" "${args[@]}" \
-		>"$W/verifier.out" 2>>"$W/verifier.log" &
-	VPID=$!
-	track_pid "$VPID"
-	for _ in $(seq 1 100); do
-		grep -q '^listening on' "$W/verifier.out" && return 0
-		kill -0 "$VPID" 2>/dev/null || return 1
-		sleep 0.1
-	done
-	return 1
+	start_verifier "$W/verifier" --tls-san 10.0.2.100 --ek-ca "$W/ek-ca.pem" \
+		--operator-token-file "$W/token" "${args[@]}"
 }
 
-e2e_verifier_stop() {
-	[[ -n $VPID ]] || return 0
-	stop_pid "$VPID"
-	wait "$VPID" 2>/dev/null
-	VPID=
-}
+e2e_verifier_stop() { stop_verifier; }
 
 # e2e_tpm AGENT: manufactures the agent's TPM once, its EK certificate from the shared CA.
 e2e_tpm() {
@@ -229,11 +214,8 @@ e2e_wait() {
 
 # e2e_console VM PATTERN [SECONDS]: waits for an extended regex on the guest's console.
 e2e_console() {
-	local log=$W/vm-$1/serial.log limit=${3:-$E2E_WAIT} t0=$SECONDS
-	while ((SECONDS - t0 < limit)); do
-		grep -qE "$2" "$log" 2>/dev/null && return 0
-		sleep 0.5
-	done
+	local log=$W/vm-$1/serial.log limit=${3:-$E2E_WAIT}
+	wait_line "$log" "$2" "$limit" && return 0
 	echo "# console of $1: no '$2' after $limit s"
 	tail -n 20 "$log"
 	return 1

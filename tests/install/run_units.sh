@@ -67,15 +67,6 @@ as_unit() {
 	PID=
 	return 1
 }
-# wait_line FILE REGEX SECONDS
-wait_line() {
-	local i
-	for ((i = 0; i < $3 * 10; i++)); do
-		grep -qE "$2" "$1" 2>/dev/null && return 0
-		sleep 0.1
-	done
-	return 1
-}
 
 # --- a TPM with an EK certificate, and a measurement list PCR 10 follows -------------------
 start_tpm_with_ek_ca "$W" || { fail "swtpm with an EK certificate"; finish; exit 1; }

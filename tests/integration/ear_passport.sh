@@ -63,15 +63,10 @@ except (jwt.exceptions.PyJWTError, KeyError) as e:
 print(claims["submods"]["tpm-ima"]["ear.status"])
 EOF
 }
+# verdicts_at_least N: the agent has N verdicts or more.
+verdicts_at_least() { (($(op /v1/agents/host-1/verdicts | jq '(.verdicts // []) | length') >= $1)); }
 # wait_verdicts N SECONDS: until the agent has N verdicts.
-wait_verdicts() {
-	local i
-	for ((i = 0; i < $2 * 10; i++)); do
-		(($(op /v1/agents/host-1/verdicts | jq '(.verdicts // []) | length') >= $1)) && return 0
-		sleep 0.1
-	done
-	return 1
-}
+wait_verdicts() { wait_until "$2" verdicts_at_least "$1"; }
 
 mkdir -p "$W/a1"
 grow "$W/a1" 40

@@ -133,16 +133,7 @@ check "no round failed" bash -c "! grep -q 'round failed' '$ALOG'"
 # while retired, and after the reset it enrolls again by itself, with its same TPM.
 check_eq "the agent retired" 200 "$(curl -sS -o /dev/null -w '%{http_code}' --cacert "$CA" -X DELETE \
 	-H "Authorization: Bearer $(cat "$W/token")" "$URL/v1/agents/host-1")"
-# wait_log PATTERN SECONDS: until attestd's log has a line matching PATTERN.
-wait_log() {
-	local i
-	for ((i = 0; i < $2 * 10; i++)); do
-		grep -q "$1" "$ALOG" && return 0
-		sleep 0.1
-	done
-	return 1
-}
-check "attestd is refused while retired" wait_log "code 'agent_retired'" 30
+check "attestd is refused while retired" wait_line "$ALOG" "code 'agent_retired'" 30
 # Counted once refused: a round in flight when the agent was retired may still have committed a
 # trusted verdict, and counting before the retirement let that verdict pass for the one after
 # the reset.

@@ -19,7 +19,6 @@ ctl() { "$CTL" "$@" --verifier "$URL" --ca "$CA" --token-file "$W/token"; }
 D7=$(printf '77%.0s' {1..32})
 TOOL=/usr/bin/tool:$D7
 vstart() { start_verifier "$W/v" "${VARGS[@]}" "$@"; }
-vstop() { stop_pid "$VPID"; wait "$VPID" 2>/dev/null; }
 round_says() { printf '%s %s' "$(verdict)" "$(reasons)"; }
 open_of() { op "/v1/violations?agent=$1&state=open" | jq -r '[.violations[].id] | join(",")'; }
 
@@ -65,7 +64,7 @@ trusted "c: trusted through the policy" c --append "$TOOL"
 check_fails "approve --scope with a bad value is a usage error" ctl approve 1 --scope fleet
 
 # --- 6. a restart with --policy keeps what operators decided ----------------------------------------
-vstop
+stop_verifier
 : >"$VLOG"
 vstart || fail "verifier restarts with the same --policy"
 check_eq "the store's default policy is kept: still version 2" 2 \
@@ -75,7 +74,7 @@ check "the log says the store's copy is kept, naming both" \
 check "and how to replace it" grep -q -- '--policy-replace' "$VLOG"
 trusted "b is still trusted after the restart" b --append "$TOOL"
 trusted "a too" a --append "$TOOL"
-vstop
+stop_verifier
 vstart --policy-replace || fail "verifier restarts with --policy-replace"
 check_eq "--policy-replace: the file is version 3, by the command line" \
 	"3 command line ($W/policy.json)" \

@@ -61,24 +61,12 @@ click() { local e; e=$(elem "$1"); [[ -n $e ]] && wd POST "$S/element/$e/click" 
 type_in() { local e; e=$(elem "$1"); [[ -n $e ]] &&
 	wd POST "$S/element/$e/value" "$(jq -cn --arg t "$2" '{text: $t}')" >/dev/null; }
 js() { wd POST "$S/execute/sync" "$(jq -cn --arg s "$1" '{script: $s, args: []}')" | jq -r .value; }
-# wait_count CSS N: until exactly N elements match (10 s).
-wait_count() {
-	local i
-	for ((i = 0; i < 100; i++)); do
-		[[ $(count "$1") == "$2" ]] && return 0
-		sleep 0.1
-	done
-	return 1
-}
+count_is() { [[ $(count "$1") == "$2" ]]; }
+text_matches() { [[ $(text "$1") =~ $2 ]]; }
+# wait_count CSS N: until exactly N elements match (10 s, wait_until of tests/lib.sh).
+wait_count() { wait_until 10 count_is "$1" "$2"; }
 # wait_text CSS REGEX: until the first match's text matches (10 s).
-wait_text() {
-	local i
-	for ((i = 0; i < 100; i++)); do
-		[[ $(text "$1") =~ $2 ]] && return 0
-		sleep 0.1
-	done
-	return 1
-}
+wait_text() { wait_until 10 text_matches "$1" "$2"; }
 # shot NAME: a screenshot as $SHOTS/NAME.png (0 when it is a PNG).
 shot() {
 	mkdir -p "$SHOTS"

@@ -7,7 +7,7 @@ cd "$TOP" || exit 1
 # Exits the test (one failure) when the kernel cannot be built.
 vmt_prepare() {
 	local t0=$SECONDS
-	if ! KERNEL=$(vm/build-kernel.sh 2>"$T_TMP/build-kernel.log" | tail -n 1) || [[ ! -s $KERNEL ]]; then
+	if ! KERNEL=$(guest_kernel "$T_TMP/build-kernel.log"); then
 		tail -n 30 "$T_TMP/build-kernel.log"
 		fail "guest kernel builds"
 		finish
