@@ -39,10 +39,10 @@ NOT_API = {
 }
 
 # A policy document's members the page reads (policies/README.md; GET /v1/policies/{policy}
-# answers the document as stored, not a schema of docs/openapi.json). digests is described (a
-# violation's expected) and so is not listed.
+# answers the document as stored, not a schema of docs/openapi.json; .../enforced's "policy" is
+# one too). digests is described (a violation's expected) and so is not listed.
 POLICY_DOCUMENT = {
-    "digests_hex", "digest_only", "boot_aggregate", "excludes", "source_excludes", "meta",
+    "digests_hex", "digest_only", "boot_aggregate", "excludes", "meta",
     "description", "exact", "forbidden",
 }
 

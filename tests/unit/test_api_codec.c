@@ -551,6 +551,52 @@ static void test_labels_changed_and_assigned(void)
 	json_decref(o);
 }
 
+static void test_small_changes_and_an_enforced_policy(void)
+{
+	struct api_agent_policy ap;
+	struct api_enforced de;
+	json_t *o;
+
+	CHECK(text_is(compact(api_agent_policy_request_encode("fleet")), "{\"policy\":\"fleet\"}"),
+	      "an assignment's request");
+	o = api_agent_policy_encode(&(struct api_agent_policy){ "h", "fleet" });
+	CHECK(text_is(json_dumps(o, JSON_COMPACT), "{\"agent_id\":\"h\",\"policy\":\"fleet\"}"),
+	      "its answer");
+	api_agent_policy_decode(o, &ap);
+	CHECK(!strcmp(ap.agent_id, "h") && !strcmp(ap.policy, "fleet"), "decoded back");
+	json_decref(o);
+	CHECK(text_is(compact(api_agent_retired_encode("h", false)),
+		      "{\"agent_id\":\"h\",\"state\":\"retired\"}") &&
+	      text_is(compact(api_agent_retired_encode("h", true)),
+		      "{\"agent_id\":\"h\",\"state\":\"purged\"}"),
+	      "retired, purged");
+	CHECK(text_is(compact(api_agent_reset_encode("h")), "{\"agent_id\":\"h\",\"reset\":true}"),
+	      "reset");
+	CHECK(text_is(compact(api_policy_deleted_encode("p")), "{\"policy\":\"p\",\"deleted\":true}"),
+	      "a policy deleted");
+	o = api_rollback_request_encode(3);
+	CHECK(text_is(json_dumps(o, JSON_COMPACT), "{\"version\":3}") &&
+	      json_integer_value(api_rollback_request_version(o)) == 3, "a rollback's request");
+	json_decref(o);
+	o = api_approve_request_encode("policy");
+	CHECK(text_is(json_dumps(o, JSON_COMPACT), "{\"scope\":\"policy\"}") &&
+	      !strcmp(json_string_value(api_approve_request_scope(o)), "policy"),
+	      "an approval's request");
+	json_decref(o);
+	CHECK(text_is(compact(api_approve_request_encode(NULL)), "{}"), "an approval, no scope");
+	o = api_enforced_encode(&(struct api_enforced){ "p", 2, "attest", NULL, NULL,
+							json_pack("{s:i}", "version", 1) });
+	CHECK(text_is(json_dumps(o, JSON_COMPACT),
+		      "{\"name\":\"p\",\"version\":2,\"format\":\"attest\",\"warnings\":[],"
+		      "\"source_excludes\":[],\"policy\":{\"version\":1}}"),
+	      "an enforced policy: members and order");
+	api_enforced_decode(o, &de);
+	CHECK(!strcmp(de.name, "p") && de.version == 2 && !strcmp(de.format, "attest") &&
+	      json_is_array(de.warnings) && json_is_array(de.source_excludes) &&
+	      json_is_object(de.policy), "decoded back");
+	json_decref(o);
+}
+
 static void test_the_audit_head(void)
 {
 	struct api_audit_signed none = { .seq = 0, .public_key = "PEM" }, d;
@@ -753,6 +799,19 @@ static void test_every_resource_fits_docs_openapi(void)
 	      fits_schema(api_audit_signed_encode(&(struct api_audit_signed){ .public_key = "P" }),
 			  "AuditHead"),
 	      "the audit head, signed and not yet: AuditHead");
+	CHECK(fits_schema(api_agent_policy_request_encode("fleet"), "AgentPolicyRequest") &&
+	      fits_schema(api_agent_policy_encode(&(struct api_agent_policy){ "h", "fleet" }),
+			  "AgentPolicy") &&
+	      fits_schema(api_agent_retired_encode("h", true), "Retired") &&
+	      fits_schema(api_agent_reset_encode("h"), "Reset") &&
+	      fits_schema(api_policy_deleted_encode("fleet"), "PolicyDeleted") &&
+	      fits_schema(api_rollback_request_encode(2), "RollbackRequest") &&
+	      fits_schema(api_approve_request_encode("policy"), "ApproveRequest") &&
+	      fits_schema(api_enforced_encode(&(struct api_enforced){
+				  "fleet", 2, "keylime", json_pack("[s]", "w"), json_pack("[s]", "x"),
+				  json_pack("{s:i}", "version", 1) }),
+			  "Enforced"),
+	      "an operator's small changes, asked and answered, and an enforced policy");
 	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
 		struct api_event e = {
 			.id = "evt-1", .type = types[i], .time = 1, .agent_id = "h",
@@ -791,6 +850,7 @@ int main(void)
 	CASE(test_an_agent_s_labels_and_registration);
 	CASE(test_a_registration_listed_and_requested);
 	CASE(test_labels_changed_and_assigned);
+	CASE(test_small_changes_and_an_enforced_policy);
 	CASE(test_the_audit_head);
 	CASE(test_webhook_events);
 	openapi = json_load_file("docs/openapi.json", 0, NULL);

@@ -683,3 +683,77 @@ void api_event_decode(const json_t *o, struct api_event *e, struct api_audit_hea
 	api_audit_head_decode(h, head);
 	e->audit_head = json_is_object(h) ? head : NULL;
 }
+
+json_t *api_agent_policy_request_encode(const char *policy)
+{
+	return json_pack("{s:s}", "policy", policy);
+}
+
+json_t *api_agent_policy_encode(const struct api_agent_policy *p)
+{
+	return json_pack("{s:s, s:s}", "agent_id", p->agent_id, "policy", p->policy);
+}
+
+void api_agent_policy_decode(const json_t *o, struct api_agent_policy *p)
+{
+	p->agent_id = get_str(o, "agent_id");
+	p->policy = get_str(o, "policy");
+}
+
+json_t *api_agent_retired_encode(const char *agent_id, bool purged)
+{
+	return json_pack("{s:s, s:s}", "agent_id", agent_id, "state",
+			 purged ? "purged" : "retired");
+}
+
+json_t *api_agent_reset_encode(const char *agent_id)
+{
+	return json_pack("{s:s, s:b}", "agent_id", agent_id, "reset", 1);
+}
+
+json_t *api_policy_deleted_encode(const char *name)
+{
+	return json_pack("{s:s, s:b}", "policy", name, "deleted", 1);
+}
+
+json_t *api_rollback_request_encode(int64_t version)
+{
+	return json_pack("{s:I}", "version", (json_int_t)version);
+}
+
+const json_t *api_rollback_request_version(const json_t *o)
+{
+	return json_object_get(o, "version");
+}
+
+json_t *api_approve_request_encode(const char *scope)
+{
+	return scope ? json_pack("{s:s}", "scope", scope) : json_object();
+}
+
+const json_t *api_approve_request_scope(const json_t *o)
+{
+	return json_object_get(o, "scope");
+}
+
+json_t *api_enforced_encode(const struct api_enforced *e)
+{
+	return json_pack("{s:s, s:I, s:s, s:o, s:o, s:o}", "name", e->name, "version",
+			 (json_int_t)e->version, "format", e->format, "warnings",
+			 e->warnings ? e->warnings : json_array(), "source_excludes",
+			 e->source_excludes ? e->source_excludes : json_array(), "policy",
+			 e->policy ? e->policy : json_null());
+}
+
+void api_enforced_decode(const json_t *o, struct api_enforced *e)
+{
+	json_t *w = json_object_get(o, "warnings"), *x = json_object_get(o, "source_excludes");
+	json_t *p = json_object_get(o, "policy");
+
+	e->name = get_str(o, "name");
+	e->version = get_int(o, "version");
+	e->format = get_str(o, "format");
+	e->warnings = json_is_array(w) ? w : NULL;
+	e->source_excludes = json_is_array(x) ? x : NULL;
+	e->policy = json_is_object(p) ? p : NULL;
+}

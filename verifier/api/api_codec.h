@@ -6,8 +6,10 @@
  * versions of a policy or an amendment (GET /v1/policies, .../versions), what storing a policy
  * and a rollback did, an agent's amendment, its attestation result and a signing key's rotation
  * (handlers_ear.c), the registrations (/v1/registrations), labels (PUT /v1/agents/{id}/labels,
- * POST /v1/policies/{name}/assign), the audit trail's head (GET /v1/audit/head) and the webhook
- * events (their bodies, written by the store in the transaction that raises them).
+ * POST /v1/policies/{name}/assign), the audit trail's head (GET /v1/audit/head), a policy as
+ * enforced (GET /v1/policies/{name}/enforced), the small changes (an agent's policy, retire,
+ * reset, a policy deleted, the rollback and approval requests) and the webhook events (their
+ * bodies, written by the store in the transaction that raises them).
  * The handlers (verifier/http/handlers_*.c) and the store (store.c, the events) fill a struct
  * and encode it; attestctl encodes the requests it sends and decodes the answers into the same
  * structs; their members are named nowhere else in C. docs/openapi.json describes the same
@@ -326,6 +328,32 @@ struct api_event {
 	const struct api_audit_head *audit_head;
 };
 
+/*
+ * The small requests and answers of an operator's change:
+ *   PUT /v1/agents/{id}/policy           request {"policy"}; answer {"agent_id", "policy"}
+ *   DELETE /v1/agents/{id}[?purge=yes]   {"agent_id", "state": "retired" or "purged"}
+ *   POST /v1/agents/{id}/reset           {"agent_id", "reset": true}
+ *   DELETE /v1/policies/{name}           {"policy", "deleted": true}
+ *   POST .../rollback                    request {"version"}
+ *   POST /v1/violations/{id}/approve     request {"scope"} (NULL: no body member)
+ */
+struct api_agent_policy {
+	const char *agent_id, *policy;
+};
+
+/*
+ * A policy as the verifier enforces it (GET /v1/policies/{name}/enforced): its name and newest
+ * version, its format ("attest" or "keylime"), the import's warnings, the Keylime excludes as
+ * written (source_excludes) and the policy in our format; the json_t members taken (NULL: [],
+ * [], null).
+ */
+struct api_enforced {
+	const char *name;
+	int64_t version;
+	const char *format;
+	json_t *warnings, *source_excludes, *policy;
+};
+
 json_t *api_agent_encode(const struct api_agent *a);
 void api_agent_decode(const json_t *o, struct api_agent *a);
 json_t *api_verdict_encode(const struct api_verdict *v);
@@ -374,6 +402,20 @@ void api_audit_signed_decode(const json_t *o, struct api_audit_signed *s);
 json_t *api_audit_head_encode(const struct api_audit_head *h);
 void api_audit_head_decode(const json_t *o, struct api_audit_head *h);
 json_t *api_event_encode(const struct api_event *e);
+json_t *api_agent_policy_request_encode(const char *policy);
+json_t *api_agent_policy_encode(const struct api_agent_policy *p);
+void api_agent_policy_decode(const json_t *o, struct api_agent_policy *p);
+json_t *api_agent_retired_encode(const char *agent_id, bool purged);
+json_t *api_agent_reset_encode(const char *agent_id);
+json_t *api_policy_deleted_encode(const char *name);
+json_t *api_rollback_request_encode(int64_t version);
+/* The request's version member (NULL: none), for the handler to check. */
+const json_t *api_rollback_request_version(const json_t *o);
+json_t *api_approve_request_encode(const char *scope);
+/* The request's scope member (NULL: none), for the handler to check. */
+const json_t *api_approve_request_scope(const json_t *o);
+json_t *api_enforced_encode(const struct api_enforced *e);
+void api_enforced_decode(const json_t *o, struct api_enforced *e);
 /* Decodes an event; its audit_head into *head, and e->audit_head = head (NULL: none). */
 void api_event_decode(const json_t *o, struct api_event *e, struct api_audit_head *head);
 

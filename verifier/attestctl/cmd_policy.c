@@ -254,12 +254,16 @@ int policy_rollback_to(const struct online_opts *o, const char *path, const char
 		       const char *version)
 {
 	struct api_rollback r;
-	char body[64];
-	json_t *j = NULL;
+	json_t *b = api_rollback_request_encode(strtoll(version, NULL, 10)), *j = NULL;
+	char *body = b ? json_dumps(b, JSON_COMPACT) : NULL;
 	int ret;
 
-	snprintf(body, sizeof(body), "{\"version\": %s}", version);
-	if ((ret = online_fetch(o, HTTP_POST, path, body, &j)) || !j)
+	json_decref(b);
+	if (!body)
+		return 2;
+	ret = online_fetch(o, HTTP_POST, path, body, &j);
+	free(body);
+	if (ret || !j)
 		return ret;
 	api_rollback_decode(j, &r);
 	if (r.changed)
@@ -365,7 +369,7 @@ int cmd_policy(int argc, char **argv)
 	if (!strcmp(verb, "assign") && nargs == 2 && o.label)
 		return policy_assign_label(&o, args[1]);
 	if (!strcmp(verb, "assign") && nargs == 3 && !o.label) {
-		json_t *body = json_pack("{s:s}", "policy", args[2]);
+		json_t *body = api_agent_policy_request_encode(args[2]);
 		char *text = body ? json_dumps(body, JSON_COMPACT) : NULL;
 		json_decref(body);
 		if (!text)

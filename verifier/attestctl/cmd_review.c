@@ -140,7 +140,8 @@ static int set_violation(int argc, char **argv, const char *action)
 {
 	struct online_opts o;
 	const char *pos;
-	char path[128], body[64] = "";
+	char path[128], *body = NULL;
+	json_t *b;
 	json_t *j = NULL;
 	bool json_out;
 	int ret;
@@ -164,11 +165,18 @@ static int set_violation(int argc, char **argv, const char *action)
 		online_usage(action);
 		return 2;
 	}
-	if (o.scope)
-		snprintf(body, sizeof(body), "{\"scope\": \"%s\"}", o.scope);
+	if (o.scope) {
+		b = api_approve_request_encode(o.scope);
+		body = b ? json_dumps(b, JSON_COMPACT) : NULL;
+		json_decref(b);
+		if (!body)
+			return 2;
+	}
 	snprintf(path, sizeof(path), "/v1/violations/%s/%s", pos, action);
 	json_out = o.json;
-	if ((ret = online_fetch(&o, HTTP_POST, path, body[0] ? body : NULL, &j)) || !j)
+	ret = online_fetch(&o, HTTP_POST, path, body, &j);
+	free(body);
+	if (ret || !j)
 		return ret;
 	if (!json_out)
 		print_decision(pos, j);

@@ -424,9 +424,12 @@ void handle_agent_set_policy(const struct http_request *req, struct http_respons
 	struct app *app = req->app;
 	json_error_t jerr;
 	json_t *body = json_loadb(req->body, req->body_len, JSON_REJECT_DUPLICATES, &jerr);
-	const char *name = body ? json_string_value(json_object_get(body, "policy")) : NULL;
+	struct api_agent_policy want = { 0 };
+	const char *name;
 	int ret;
 
+	api_agent_policy_decode(body, &want);
+	name = want.policy;
 	if (!json_is_object(body) || !policy_name_valid(name)) {
 		http_reply_error(resp, PROTO_ERR_BAD_REQUEST, "want {\"policy\": NAME}");
 		goto out;
@@ -450,7 +453,8 @@ void handle_agent_set_policy(const struct http_request *req, struct http_respons
 	}
 	agentcache_invalidate(app->agents, req->arg[0]); /* the store has the new name */
 	log_info("policy: agent \"%s\" now uses policy \"%s\"", req->arg[0], name);
-	reply_json_value(resp, 200, json_pack("{s:s, s:s}", "agent_id", req->arg[0], "policy", name));
+	reply_json_value(resp, 200, api_agent_policy_encode(&(struct api_agent_policy){ req->arg[0],
+										       name }));
 out:
 	json_decref(body);
 }

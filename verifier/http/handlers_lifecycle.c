@@ -66,8 +66,7 @@ void handle_agent_retire(const struct http_request *req, struct http_response *r
 		return;
 	}
 	log_info("agent \"%s\" %s by %s", id, purge ? "purged" : "retired", app_actor(req));
-	reply_json_value(resp, 200, json_pack("{s:s, s:s}", "agent_id", id, "state",
-					      purge ? "purged" : "retired"));
+	reply_json_value(resp, 200, api_agent_retired_encode(id, purge));
 }
 
 void handle_agent_reset(const struct http_request *req, struct http_response *resp)
@@ -98,7 +97,7 @@ void handle_agent_reset(const struct http_request *req, struct http_response *re
 	}
 	log_info("agent \"%s\" reset by %s: its next enrollment may bring a new EK and AK", id,
 		 app_actor(req));
-	reply_json_value(resp, 200, json_pack("{s:s, s:b}", "agent_id", id, "reset", 1));
+	reply_json_value(resp, 200, api_agent_reset_encode(id));
 }
 
 static int history_cb(void *arg, const struct store_agent_event *e)

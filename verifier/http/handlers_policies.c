@@ -113,10 +113,9 @@ void handle_policy_enforced(const struct http_request *req, struct http_response
 		http_reply_error(resp, PROTO_ERR_INTERNAL, "out of memory");
 		goto out;
 	}
-	reply_json_value(resp, 200,
-			 json_pack("{s:s, s:I, s:s, s:O, s:O, s:O}", "name", name, "version",
-				   (json_int_t)ver, "format", policy_is_keylime(p) ? "keylime" : "attest",
-				   "warnings", warnings, "source_excludes", src, "policy", doc));
+	reply_json_value(resp, 200, api_enforced_encode(&(struct api_enforced){
+					    name, ver, policy_is_keylime(p) ? "keylime" : "attest",
+					    json_incref(warnings), json_incref(src), json_incref(doc) }));
 out:
 	json_decref(doc);
 	json_decref(src);
@@ -260,5 +259,5 @@ void handle_policy_delete(const struct http_request *req, struct http_response *
 	}
 	policy_cache_invalidate(&app->policies, req->arg[0]);
 	log_info("policy \"%s\" deleted with its history by %s", req->arg[0], app_actor(req));
-	reply_json_value(resp, 200, json_pack("{s:s, s:b}", "policy", req->arg[0], "deleted", 1));
+	reply_json_value(resp, 200, api_policy_deleted_encode(req->arg[0]));
 }

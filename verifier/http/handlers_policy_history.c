@@ -60,7 +60,7 @@ static int64_t version_arg(const char *s, bool allow_zero)
 static int64_t rollback_version(const struct http_request *req, bool allow_zero)
 {
 	json_t *body = json_loadb(req->body, req->body_len, JSON_REJECT_DUPLICATES, NULL);
-	json_t *v = json_object_get(body, "version");
+	const json_t *v = api_rollback_request_version(body);
 	int64_t version = -1;
 
 	if (json_is_object(body) && json_object_size(body) == 1 && json_is_integer(v) &&

@@ -265,7 +265,7 @@ static int approve_scope(const struct http_request *req, enum review_scope *scop
 	if (!req->body_len)
 		return 0;
 	body = json_loadb(req->body, req->body_len, JSON_REJECT_DUPLICATES, NULL);
-	v = json_object_get(body, "scope");
+	v = (json_t *)api_approve_request_scope(body);
 	sc = review_scope_from_str(json_string_value(v));
 	if (!json_is_object(body) || json_object_size(body) != (v ? 1u : 0u) || (v && sc < 0)) {
 		json_decref(body);
