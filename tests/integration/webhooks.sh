@@ -85,6 +85,21 @@ check_eq "every event has an id and a time" 0 \
 	"$(jq -s 'map(select((.id | test("^evt-[0-9a-f]{32}$") | not) or .time < 1)) | length' "$W/events.jsonl")"
 check_eq "every event carries the audit head (seq, hash), the receiver records it" 0 \
 	"$(jq -s 'map(select((.audit_head.seq | type) != "number" or (.audit_head.hash | test("^[0-9a-f]{64}$") | not) or .audit_head != .event.audit_head)) | length' "$W/events.jsonl")"
+# Every body as delivered, against the WebhookEvent schema of docs/openapi.json (closed: a member
+# the document does not name fails), with python3-jsonschema as tests/tools/openapi_validate.py.
+check "every delivered event fits docs/openapi.json's WebhookEvent" python3 -c '
+import json, sys
+import jsonschema
+doc = json.load(open(sys.argv[1]))
+schema = dict(doc, **{"$ref": "#/components/schemas/WebhookEvent"})
+v = jsonschema.Draft202012Validator(schema)
+n = 0
+for line in open(sys.argv[2]):
+    ev = json.loads(line)["event"]
+    v.validate(ev)
+    n += 1
+sys.exit(0 if n >= 7 else 1)
+' "$TOP/docs/openapi.json" "$W/events.jsonl"
 check "the last events' head is past the trust changes before them" \
 	test "$(jq -s 'map(select(.duplicate | not)) | max_by(.audit_head.seq) | .audit_head.seq' "$W/events.jsonl")" -ge 2
 check "the receiver said it did not acknowledge, the verifier logged retries" \
