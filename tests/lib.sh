@@ -1,6 +1,6 @@
 # shellcheck shell=bash
 # The one library of the shell tests (tests/vm/common.bash, tests/e2e/common.bash,
-# tests/attacks/lib.bash, tests/install/lib.bash and tests/lib/webdriver.bash build on it):
+# tests/install/lib.bash, tests/lib/softagent.bash and tests/lib/webdriver.bash build on it):
 # results, free ports, waiting for a condition, the services a test starts (swtpm, verifier,
 # attestd: start_swtpm, start_verifier, start_agent; PostgreSQL), stopping them by PID, and the
 # guest kernel of the VM tests. Source it; call `finish` last. Every service started here is

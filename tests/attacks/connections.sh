@@ -9,7 +9,7 @@
 # 1 MiB/s), not kept while it trickles (an idle timeout would keep them forever).
 set -uo pipefail
 source "$(dirname "$0")/../lib.sh"
-source "$(dirname "$0")/lib.bash"
+source "$(dirname "$0")/../lib/softagent.bash"
 
 CF=$B/tools/connflood
 [[ -x $CF ]] || { fail "missing $CF (run make)"; finish; exit 1; }

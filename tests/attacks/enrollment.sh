@@ -7,7 +7,7 @@
 # unit test's (tests/unit/test_store.c, "enrollment limits").
 set -uo pipefail
 source "$(dirname "$0")/../lib.sh"
-source "$(dirname "$0")/lib.bash"
+source "$(dirname "$0")/../lib/softagent.bash"
 
 start_verifier "$W/v" "${VARGS[@]}" || { fail "verifier starts"; finish; exit 1; }
 # ids PREFIX: "id:state ..." of the agents whose id starts with PREFIX ("API-ERROR" if the

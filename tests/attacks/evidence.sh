@@ -6,7 +6,7 @@
 # violation behind. Agents are tests/tools/softagent; the verifier is the real one.
 set -uo pipefail
 source "$(dirname "$0")/../lib.sh"
-source "$(dirname "$0")/lib.bash"
+source "$(dirname "$0")/../lib/softagent.bash"
 
 start_verifier "$W/v" "${VARGS[@]}" || { fail "verifier starts"; finish; exit 1; }
 agent a || { finish; exit 1; }

@@ -5,7 +5,7 @@
 # judged, stored and returned by /v1/violations as JSON-escaped text.
 set -uo pipefail
 source "$(dirname "$0")/../lib.sh"
-source "$(dirname "$0")/lib.bash"
+source "$(dirname "$0")/../lib/softagent.bash"
 
 start_verifier "$W/v" "${VARGS[@]}" || { fail "verifier starts"; finish; exit 1; }
 agents() { op /v1/agents | jq -c '[.agents[] | [.agent_id, .state]]'; }

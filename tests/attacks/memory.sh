@@ -10,7 +10,7 @@
 # chunked body to the evidence URL without one (411): a large body is admitted by its length.
 set -uo pipefail
 source "$(dirname "$0")/../lib.sh"
-source "$(dirname "$0")/lib.bash"
+source "$(dirname "$0")/../lib/softagent.bash"
 
 MIB=$((1024 * 1024))
 SIZE=$((60 * MIB))

@@ -14,7 +14,7 @@
 #   8. PCR 10 at zero with a non-empty list is named as such
 set -uo pipefail
 source "$(dirname "$0")/../lib.sh"
-source "$(dirname "$0")/lib.bash"
+source "$(dirname "$0")/../lib/softagent.bash"
 
 start_verifier "$W/v" "${VARGS[@]}" || { fail "verifier starts"; finish; exit 1; }
 D3=$(printf '33%.0s' {1..32})

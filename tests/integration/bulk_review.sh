@@ -5,12 +5,10 @@
 # nothing without --yes, and with --yes decides each for its own agent and counts what it did.
 set -uo pipefail
 source "$(dirname "$0")/../lib.sh"
-source "$(dirname "$0")/../attacks/lib.bash"
+source "$(dirname "$0")/../lib/softagent.bash"
 
-CTL=$B/attestctl
 [[ -x $CTL ]] || { fail "missing $CTL (run make)"; finish; exit 1; }
 BASE=$W
-ctl() { "$CTL" "$@" --verifier "$URL" --ca "$CA" --token-file "$BASE/token"; }
 D7=$(printf '77%.0s' {1..32})
 TOOL=/usr/bin/tool:$D7
 open_of() { op "/v1/violations?state=open${1:+&agent=$1}" | jq '.violations | length'; }

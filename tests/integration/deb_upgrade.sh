@@ -10,16 +10,14 @@
 # change makes no version.
 set -uo pipefail
 source "$(dirname "$0")/../lib.sh"
-source "$(dirname "$0")/../attacks/lib.bash"
+source "$(dirname "$0")/../lib/softagent.bash"
 
-CTL=$B/attestctl
 [[ -x $CTL ]] || { fail "missing $CTL (run make)"; finish; exit 1; }
 for t in dpkg-deb apt-ftparchive gpg gpgv; do
 	command -v $t >/dev/null || { fail "$t not installed (deps.txt)"; finish; exit 1; }
 done
 export LC_ALL=C GNUPGHOME=$W/gnupg
 mkdir -m 700 "$GNUPGHOME"
-ctl() { "$CTL" "$@" --verifier "$URL" --ca "$CA" --token-file "$W/token"; }
 version_of() { op /v1/policies/default/versions | jq '.versions[0].version'; }
 
 mkdeb() {

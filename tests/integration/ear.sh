@@ -16,15 +16,13 @@
 #   webhooks: an agent.untrusted event carries the EAR of its verdict (X-Attest-EAR)
 set -uo pipefail
 source "$(dirname "$0")/../lib.sh"
-source "$(dirname "$0")/../attacks/lib.bash"
+source "$(dirname "$0")/../lib/softagent.bash"
 
-CTL=$B/attestctl
 [[ -x $CTL ]] || { fail "missing $CTL (run make)"; finish; exit 1; }
 # Debian's python3, where python3-jwt (deps.txt) lives, whatever python3 PATH finds first.
 PY=/usr/bin/python3
 $PY -c 'import jwt, cryptography' 2>/dev/null ||
 	{ fail "python3-jwt is not installed for $PY (make deps)"; finish; exit 1; }
-ctl() { "$CTL" "$@" --verifier "$URL" --ca "$CA" --token-file "$W/token"; }
 code() { curl -sS --cacert "$CA" -H "Authorization: Bearer $(cat "$W/token")" -o /dev/null \
 	-w '%{http_code}' "$@"; }
 jwks() { curl -sS --cacert "$CA" "$URL/v1/jwks" >"$1"; }

@@ -9,14 +9,13 @@
 # verdict keeps none (404); the bytes stored per kept record are reported.
 set -uo pipefail
 source "$(dirname "$0")/../lib.sh"
-source "$(dirname "$0")/../attacks/lib.bash"
+source "$(dirname "$0")/../lib/softagent.bash"
 
 ACTL=$B/attestctl
 [[ -x $ACTL ]] || { fail "missing $ACTL (run make)"; finish; exit 1; }
 command -v sqlite3 >/dev/null || { skip "sqlite3 not installed"; finish; exit; }
 
 start_verifier "$W/v" "${VARGS[@]}" || { fail "verifier starts"; finish; exit 1; }
-ctl() { "$ACTL" "$@" --verifier "$URL" --ca "$CA" --token-file "$W/token"; }
 vid() { jq -r .verdict_id <<<"$R_BODY"; }
 EVIL=/usr/bin/evil:$(printf '66%.0s' {1..32})
 

@@ -8,11 +8,9 @@
 # the agents' next rounds judged by it; bad labels refused with nothing changed.
 set -uo pipefail
 source "$(dirname "$0")/../lib.sh"
-source "$(dirname "$0")/../attacks/lib.bash"
+source "$(dirname "$0")/../lib/softagent.bash"
 
-CTL=$B/attestctl
 [[ -x $CTL ]] || { fail "missing $CTL (run make)"; finish; exit 1; }
-ctl() { "$CTL" "$@" --verifier "$URL" --ca "$CA" --token-file "$W/token"; }
 code() { curl -sS --cacert "$CA" -H "Authorization: Bearer $(cat "$W/token")" -o "$W/ans" \
 	-w '%{http_code}' "$@"; }
 ids() { op "/v1/agents$1" | jq -r '[.agents[].agent_id] | join(" ")'; }

@@ -9,11 +9,9 @@
 #   bad input (a purge that is not 0/1, no token) changes nothing
 set -uo pipefail
 source "$(dirname "$0")/../lib.sh"
-source "$(dirname "$0")/../attacks/lib.bash"
+source "$(dirname "$0")/../lib/softagent.bash"
 
-CTL=$B/attestctl
 [[ -x $CTL ]] || { fail "missing $CTL (run make)"; finish; exit 1; }
-ctl() { "$CTL" "$@" --verifier "$URL" --ca "$CA" --token-file "$W/token"; }
 code() { curl -sS --cacert "$CA" -H "Authorization: Bearer $(cat "$W/token")" -o /dev/null \
 	-w '%{http_code}' "$@"; }
 nverdicts() { op "/v1/agents/$1/verdicts?limit=1000" | jq '.verdicts | length'; }

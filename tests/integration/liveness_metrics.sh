@@ -8,12 +8,10 @@
 #   names follow Prometheus' rules, each agent's last verdict time is a gauge in seconds
 set -uo pipefail
 source "$(dirname "$0")/../lib.sh"
-source "$(dirname "$0")/../attacks/lib.bash"
+source "$(dirname "$0")/../lib/softagent.bash"
 
-CTL=$B/attestctl
 [[ -x $CTL ]] || { fail "missing $CTL (run make)"; finish; exit 1; }
 command -v python3 >/dev/null || { skip "python3 not installed"; finish; exit; }
-ctl() { "$CTL" "$@" --verifier "$URL" --ca "$CA" --token-file "$W/token"; }
 metric() { op /metrics | awk -v k="$1" '$1 == k { print $2 }'; }
 field() { op "/v1/agents/$1" | jq -r "$2"; }
 

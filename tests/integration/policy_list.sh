@@ -10,12 +10,10 @@
 # --policy).
 set -uo pipefail
 source "$(dirname "$0")/../lib.sh"
-source "$(dirname "$0")/../attacks/lib.bash"
+source "$(dirname "$0")/../lib/softagent.bash"
 
-CTL=$B/attestctl
 [[ -x $CTL ]] || { fail "missing $CTL (run make)"; finish; exit 1; }
 BASE=$W
-ctl() { "$CTL" "$@" --verifier "$URL" --ca "$CA" --token-file "$BASE/token"; }
 put() {
 	curl -sS --cacert "$CA" -H "Authorization: Bearer $(cat "$BASE/token")" -X PUT \
 		--data "$2" -o "$W/put.json" -w '%{http_code}' "$URL/v1/policies/$1"

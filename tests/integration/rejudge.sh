@@ -7,11 +7,9 @@
 # (409 rejudgement, nothing stored); every verdict names the policy and versions that judged it.
 set -uo pipefail
 source "$(dirname "$0")/../lib.sh"
-source "$(dirname "$0")/../attacks/lib.bash"
+source "$(dirname "$0")/../lib/softagent.bash"
 
-CTL=$B/attestctl
 [[ -x $CTL ]] || { fail "missing $CTL (run make)"; finish; exit 1; }
-ctl() { "$CTL" "$@" --verifier "$URL" --ca "$CA" --token-file "$W/token"; }
 D7=$(printf '77%.0s' {1..32})
 TOOL=/usr/bin/tool:$D7
 says() { printf '%s %s' "$(verdict)" "$(reasons)"; }

@@ -11,11 +11,9 @@
 #      attestctl; the page is tests/integration/ui_browser.sh)
 set -uo pipefail
 source "$(dirname "$0")/../lib.sh"
-source "$(dirname "$0")/../attacks/lib.bash"
+source "$(dirname "$0")/../lib/softagent.bash"
 
-CTL=$B/attestctl
 [[ -x $CTL ]] || { fail "missing $CTL (run make)"; finish; exit 1; }
-ctl() { "$CTL" "$@" --verifier "$URL" --ca "$CA" --token-file "$W/token"; }
 D7=$(printf '77%.0s' {1..32})
 TOOL=/usr/bin/tool:$D7
 vstart() { start_verifier "$W/v" "${VARGS[@]}" "$@"; }

@@ -14,12 +14,10 @@
 # with its signature kept unchecked.
 set -uo pipefail
 source "$(dirname "$0")/../lib.sh"
-source "$(dirname "$0")/../attacks/lib.bash"
+source "$(dirname "$0")/../lib/softagent.bash"
 
-CTL=$B/attestctl
 [[ -x $CTL ]] || { fail "missing $CTL (run make)"; finish; exit 1; }
 command -v openssl >/dev/null || { skip "openssl not installed"; finish; exit 0; }
-ctl() { "$CTL" "$@" --verifier "$URL" --ca "$CA" --token-file "$W/token"; }
 # code METHOD PATH [BODY-FILE]: "STATUS error-code"
 code() {
 	curl -sS --cacert "$CA" -H "Authorization: Bearer $(cat "$W/token")" -X "$1" \

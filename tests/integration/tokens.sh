@@ -9,9 +9,8 @@
 #   command, --token VALUE refused without printing it, a wrong CA names STATE_DIR/ca.pem.
 set -uo pipefail
 source "$(dirname "$0")/../lib.sh"
-source "$(dirname "$0")/../attacks/lib.bash"
+source "$(dirname "$0")/../lib/softagent.bash"
 
-CTL=$B/attestctl
 [[ -x $CTL ]] || { fail "missing $CTL (run make)"; finish; exit 1; }
 tok() { head -c 24 /dev/urandom | xxd -p -c 64; }
 A1=$(tok) A2=$(tok) R1=$(tok)
@@ -21,7 +20,7 @@ code_as() { as "$1" -o /dev/null -w '%{http_code}' "${@:2}"; }
 start_verifier "$W/v" --ek-ca "$W/ekca/ca.pem" --policy "$W/policy.json" \
 	--operator-token-file "$W/tokens" || { fail "verifier starts"; finish; exit 1; }
 check "the log counts the tokens" grep -q 'operator tokens: 2 from' "$VLOG"
-# agent() and op() of attacks/lib.bash use $W/token: alice's.
+# agent() and op() of tests/lib/softagent.bash use $W/token: alice's.
 echo "$A1" >"$W/token"
 agent a || { finish; exit 1; }
 agent b || { finish; exit 1; }

@@ -12,7 +12,7 @@
 # from the queue: the count and the agents shown, nothing decided before the confirmation, all after. Everything is checked through the API too; screenshots under $BUILD/ui/.
 set -uo pipefail
 source "$(dirname "$0")/../lib.sh"
-source "$(dirname "$0")/../attacks/lib.bash"
+source "$(dirname "$0")/../lib/softagent.bash"
 source "$(dirname "$0")/../lib/webdriver.bash"
 
 # shellcheck disable=SC2034 # shot (tests/lib/webdriver.bash) writes there

@@ -10,7 +10,7 @@
 #   by the receiver; a verifier without the secret file refuses to start.
 set -uo pipefail
 source "$(dirname "$0")/../lib.sh"
-source "$(dirname "$0")/../attacks/lib.bash"
+source "$(dirname "$0")/../lib/softagent.bash"
 
 RECV=$TOP/verifier/examples/webhook_receiver.py
 command -v python3 >/dev/null || { skip "python3 not installed"; finish; exit; }
