@@ -110,7 +110,7 @@ static int check_list(const uint8_t *buf, size_t len, const struct pcr_set *pcrs
 		if (pcrs->bank[i].mask >> PCR_IMA & 1)
 			banks |= replay_bank_of_alg(pcrs->bank[i].alg);
 	if (!banks) {
-		fail("pcr_mismatch", "the quote does not cover PCR 10");
+		fail(reason_name(REASON_PCR_MISMATCH), "the quote does not cover PCR 10");
 		ret = 1;
 		goto cleanup;
 	}
@@ -143,7 +143,7 @@ static int check_list(const uint8_t *buf, size_t len, const struct pcr_set *pcrs
 	}
 	*total = st.entries;
 	if (!matched)
-		fail("pcr_mismatch", "no prefix of the list replays to the quoted PCR 10");
+		fail(reason_name(REASON_PCR_MISMATCH), "no prefix of the list replays to the quoted PCR 10");
 	ret = matched ? 0 : 1;
 cleanup:
 	replay_ctx_free(rc);
