@@ -78,6 +78,20 @@ sa round "$W/a-h" --violation /etc/shadow
 check_eq "a violation entry: untrusted" "untrusted violation_entry" "$(verdict) $(reasons | cut -d, -f1)"
 export_last violation
 
+# Every exported record against docs/openapi.json's EvidenceRecord (closed: a member the document
+# does not name fails), with python3-jsonschema as tests/tools/openapi_validate.py.
+files=()
+for n in "${KEPT[@]}"; do files+=("$W/$n.json"); done
+check "every exported record (${#files[@]}) fits docs/openapi.json's EvidenceRecord" python3 -c '
+import json, sys
+import jsonschema
+doc = json.load(open(sys.argv[1]))
+v = jsonschema.Draft202012Validator(dict(doc, **{"$ref": "#/components/schemas/EvidenceRecord"}))
+for f in sys.argv[2:]:
+    v.validate(json.load(open(f)))
+sys.exit(0 if len(sys.argv) > 3 else 1)
+' "$TOP/docs/openapi.json" "${files[@]}"
+
 # What one kept record costs the store: the record and its AK (the policy is kept once).
 bytes=$(sqlite3 "$W/v/verifier.db" \
 	"SELECT length(CAST(record AS BLOB)) + length(ak_pub) FROM verdict_evidence ORDER BY verdict_id LIMIT 2" | tr '\n' ' ')
