@@ -18,6 +18,7 @@
 #include "proto/dynbuf.h"
 #include "proto/evidence.h"
 #include "common/log.h"
+#include "verifier/http/acceptor.h"
 #include "verifier/http/http_guard.h"
 #include "verifier/http/server_cert.h"
 
@@ -29,6 +30,7 @@
 
 struct http_server {
 	struct MHD_Daemon *daemon;
+	struct acceptor *acceptor; /* the listening socket: it spreads connections (acceptor.h) */
 	struct http_server_config cfg;
 	struct http_guard *guard; /* deadlines and the body budget */
 };
@@ -662,7 +664,6 @@ struct http_server *http_server_start(const struct http_server_config *cfg, uint
 	struct http_server *srv;
 	struct sockaddr_storage ss;
 	socklen_t sl;
-	const union MHD_DaemonInfo *info;
 	/*
 	 * epoll per pool thread instead of select (whose cost grows with the descriptors). Not
 	 * MHD_USE_TURBO (no TCP corking around responses, ~9% in a profile): with TLS,
@@ -670,7 +671,9 @@ struct http_server *http_server_start(const struct http_server_config *cfg, uint
 	 * ClientHello (epoll_wait with timeout 0, recv EAGAIN, again): one idle connection cost
 	 * 40% of a core, and an attacker's 64 stalled every agent (tests/attacks/connections.sh).
 	 */
-	unsigned flags = MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_TLS | MHD_USE_ERROR_LOG;
+	unsigned flags = MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_TLS | MHD_USE_ERROR_LOG |
+			 MHD_USE_NO_LISTEN_SOCKET | MHD_USE_ITC;
+	int ret;
 
 	if (parse_listen(cfg->listen, &ss, &sl)) {
 		log_error("http: bad listen address \"%s\" (want ADDR:PORT)", cfg->listen);
@@ -682,12 +685,20 @@ struct http_server *http_server_start(const struct http_server_config *cfg, uint
 	if (!srv)
 		return NULL;
 	srv->cfg = *cfg;
+	ret = acceptor_open((struct sockaddr *)&ss, sl, &srv->acceptor, port_out);
+	if (ret) {
+		log_error("http: cannot listen on \"%s\": %s", cfg->listen, strerror(-ret));
+		free(srv);
+		return NULL;
+	}
 	if (http_server_set_cert(srv, cfg->cert_pem, cfg->key_pem)) {
+		acceptor_stop(srv->acceptor);
 		free(srv);
 		return NULL;
 	}
 	srv->guard = http_guard_new();
 	if (!srv->guard) {
+		acceptor_stop(srv->acceptor);
 		server_cert_clear();
 		free(srv);
 		return NULL;
@@ -695,7 +706,6 @@ struct http_server *http_server_start(const struct http_server_config *cfg, uint
 	srv->daemon = MHD_start_daemon(
 		flags, 0, NULL, NULL, on_request, srv,
 		MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
-		MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
 		MHD_OPTION_THREAD_POOL_SIZE, (unsigned)(cfg->threads ? cfg->threads : 4),
 		/* Asked for in each handshake, so that a reload reaches new connections. */
 		MHD_OPTION_HTTPS_CERT_CALLBACK2, server_cert_retrieve,
@@ -709,17 +719,17 @@ struct http_server *http_server_start(const struct http_server_config *cfg, uint
 		MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv,
 		MHD_OPTION_UNESCAPE_CALLBACK, unescape_visible, NULL,
 		MHD_OPTION_END);
-	if (!srv->daemon) {
-		log_error("http: cannot listen on \"%s\" (address in use, or bad TLS material?)",
+	if (!srv->daemon || (ret = acceptor_start(srv->acceptor, srv->daemon))) {
+		log_error("http: cannot serve on \"%s\" (bad TLS material, or out of threads?)",
 			  cfg->listen);
+		acceptor_stop(srv->acceptor);
+		if (srv->daemon)
+			MHD_stop_daemon(srv->daemon);
 		http_guard_free(srv->guard);
 		server_cert_clear();
 		free(srv);
 		return NULL;
 	}
-	(void)sl;
-	info = MHD_get_daemon_info(srv->daemon, MHD_DAEMON_INFO_BIND_PORT);
-	*port_out = info ? info->port : 0;
 	return srv;
 }
 
@@ -727,6 +737,7 @@ void http_server_stop(struct http_server *srv)
 {
 	if (!srv)
 		return;
+	acceptor_stop(srv->acceptor); /* first: it hands connections to the daemon */
 	if (srv->daemon)
 		MHD_stop_daemon(srv->daemon);
 	http_guard_free(srv->guard); /* after the daemon: every connection is closed */

@@ -1,6 +1,6 @@
 /*
- * server: HTTPS front end on libmicrohttpd. Owns the listening socket, the thread pool, TLS
- * (1.2 and 1.3 only), routing and request bodies; knows nothing about attestation.
+ * server: HTTPS front end on libmicrohttpd. Owns the listening socket (acceptor.h), the thread
+ * pool, TLS (1.2 and 1.3 only), routing and request bodies; knows nothing about attestation.
  *
  * For each request the server refuses a path with a byte no route allows (400 "bad_request"),
  * finds the route (404 "not_found", 405 "method_not_allowed"), asks `authorize` for routes
