@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 
@@ -1134,6 +1135,108 @@ static void test_group_commit(void)
 	      "each agent's last round is its boot state");
 }
 
+/* A round of `agent` over its stored state, announced (store_round_announce()) or not. */
+struct gather_arg {
+	struct store *st;
+	const char *agent;
+	bool announced;
+	int ret;
+	struct timespec done; /* CLOCK_MONOTONIC when store_round_commit() returned */
+};
+
+static void *gather_thread(void *p)
+{
+	struct gather_arg *g = p;
+	struct boot_state bs;
+	struct store_round r;
+	uint64_t ver = 0;
+	int64_t id;
+
+	g->ret = store_boot_get(g->st, g->agent, &bs, &ver);
+	if (g->ret && g->ret != -ENOENT)
+		return NULL;
+	memset(&bs, 0, sizeof(bs));
+	bs.started = true;
+	bs.boot_number = 1;
+	bs.next_entry = ver + 1;
+	memset(&r, 0, sizeof(r));
+	r.agent = g->agent;
+	r.prev_version = ver;
+	r.next = &bs;
+	r.trusted = true;
+	r.reasons_json = "[]";
+	r.now = 300000;
+	r.announced = g->announced;
+	g->ret = store_round_commit(g->st, &r, &id);
+	clock_gettime(CLOCK_MONOTONIC, &g->done);
+	return NULL;
+}
+
+static bool before(const struct timespec *a, const struct timespec *b)
+{
+	return a->tv_sec < b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec < b->tv_nsec);
+}
+
+static void sleep_ms(long ms)
+{
+	struct timespec t = { .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L };
+
+	nanosleep(&t, NULL);
+}
+
+/*
+ * The group commit waits for rounds being judged (store_round_announce()): a leader does not
+ * commit before a round announced when it took the lead is queued, or withdrawn, within the
+ * bound (lengthened here to 10 s, so that the machine's load cannot decide the outcome). The
+ * old commit did not wait: the first round returned before the second was even queued.
+ */
+static void test_group_commit_gathers(void)
+{
+	struct store *st = shared_store;
+	struct gather_arg a = { .st = st, .agent = "gg-1", .announced = true };
+	struct gather_arg b = { .st = st, .agent = "gg-2", .announced = true };
+	struct timespec queued, withdrawn, t0, t1;
+	pthread_t ta;
+
+	CHECK(storeagent_active(st, "gg-1", 100) == 0 && storeagent_active(st, "gg-2", 100) == 0,
+	      "agents gg-1 and gg-2 active");
+	store_set_gather_max(st, 10 * 1000 * 1000);
+	/* a and b are being judged; a commits first, b 50 ms later. */
+	store_round_announce(st);
+	store_round_announce(st);
+	if (pthread_create(&ta, NULL, gather_thread, &a)) {
+		CHECK(false, "thread");
+		return;
+	}
+	sleep_ms(50);
+	clock_gettime(CLOCK_MONOTONIC, &queued);
+	gather_thread(&b);
+	pthread_join(ta, NULL);
+	CHECK(a.ret == 0 && b.ret == 0, "both rounds commit");
+	CHECK(!before(&a.done, &queued), "the first waited for the second, announced before it"
+	      " took the lead, and committed with it");
+	/* A round withdrawn (its evidence refused) ends the wait as its commit would. */
+	store_round_announce(st);
+	store_round_announce(st);
+	a.ret = -1;
+	pthread_create(&ta, NULL, gather_thread, &a);
+	sleep_ms(50);
+	clock_gettime(CLOCK_MONOTONIC, &withdrawn);
+	store_round_withdraw(st);
+	pthread_join(ta, NULL);
+	CHECK(a.ret == 0 && !before(&a.done, &withdrawn),
+	      "a leader waits for an announced round until it is withdrawn");
+	CHECK(a.done.tv_sec - withdrawn.tv_sec < 5, "and not longer");
+	/* Nothing announced: a round commits without waiting for anyone. */
+	b.announced = false;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	gather_thread(&b);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	CHECK(b.ret == 0 && t1.tv_sec - t0.tv_sec < 5, "an unannounced round with none announced"
+	      " commits at once");
+	store_set_gather_max(st, STORE_GATHER_MAX_US);
+}
+
 /* boot_state.c: the layout byte for byte, and everything else refused. */
 static void test_boot_state_encoding(void)
 {
@@ -1335,6 +1438,7 @@ int main(void)
 		CASE(test_round_cas);
 		CASE(test_spent_nonces);
 		CASE(test_group_commit);
+		CASE(test_group_commit_gathers);
 		/* last: its agent would count among the policies' agents above */
 		CASE(test_boot_finding_judged_again);
 		store_close(shared_store);

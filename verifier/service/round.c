@@ -281,7 +281,8 @@ static enum round_status spend_nonce(struct app *app, const char *id, const stru
 static enum round_status commit(struct app *app, const char *id, int64_t now,
 				uint64_t prev_version, const struct challenge *ch,
 				struct attest_result *res, const struct store_boot_log *boot_log,
-				uint32_t interval, const struct store_round_evidence *evidence)
+				uint32_t interval, const struct store_round_evidence *evidence,
+				bool *announced)
 {
 	int ret;
 	struct store_round_violation *viol = NULL;
@@ -324,6 +325,9 @@ static enum round_status commit(struct app *app, const char *id, int64_t now,
 	round.interval = interval;
 	round.now = now;
 	round.evidence = evidence;
+	/* The commit ends the round's announcement (store_round_announce()). */
+	round.announced = *announced;
+	*announced = false;
 	if (app->cluster) {
 		round.nonce = ch->nonce;
 		round.nonce_len = ch->nonce_len;
@@ -543,19 +547,22 @@ enum round_status round_evidence(struct app *app, const char *id, const struct e
 	EVP_PKEY *ak = NULL;
 	enum round_status st;
 	bool have_result = false;
+	bool announced = true;
 	int64_t now;
 	int ret;
 
 	memset(&res, 0, sizeof(res));
 	memset(&ar, 0, sizeof(ar));
 	memset(&stored, 0, sizeof(stored));
+	/* Its commit follows soon: the group commit waits for it (store_round_announce()). */
+	store_round_announce(app->store);
 	/* One read of the store for the round: the agent, its state, its policies' versions. */
 	st = context(app, id, &ctx);
 	if (st)
-		return st;
+		goto out;
 	st = agent_ak(app, id, ctx.ak_name, ctx.ak_name_len, &ak);
 	if (st)
-		return st;
+		goto out;
 	ret = judges_load(app, id, &ctx, &judges, &failed);
 	if (ret && failed == JUDGES_POLICY) {
 		log_error("evidence: agent \"%s\" is assigned policy \"%s\", which %s", id,
@@ -638,7 +645,7 @@ enum round_status round_evidence(struct app *app, const char *id, const struct e
 	to_store = boot_log_to_store(ev, &stored, have_stored, &boot, &res, now, &put);
 	held_boot_log = to_store ? to_store->sha256 : have_stored ? stored.sha256 : NULL;
 	keep = evidence_to_keep(app, id, now, &ar, &res, &ch, held_boot_log, &kept, &record);
-	st = commit(app, id, now, ctx.version, &ch, &res, to_store, ev->interval, keep);
+	st = commit(app, id, now, ctx.version, &ch, &res, to_store, ev->interval, keep, &announced);
 	if (st)
 		goto out;
 	*verdict = res.verdict;
@@ -652,6 +659,8 @@ enum round_status round_evidence(struct app *app, const char *id, const struct e
 			 res.verdict.nreasons ? reason_name(res.reasons[0]) : "?",
 			 res.verdict.nreasons > 1 ? " and more" : "");
 out:
+	if (announced)
+		store_round_withdraw(app->store);
 	free(record);
 	if (have_result)
 		attest_result_release(&res);

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <jansson.h>
 #include <openssl/rand.h>
@@ -39,11 +40,20 @@ static const struct store_ops *const backends[] = {
 struct store {
 	struct store_backend *be;
 	struct store_webhook_targets targets;
-	/* Commit queue (store_round_commit): qlock guards the queue and `committing`. */
+	/*
+	 * Commit queue (store_round_commit): qlock guards the queue, `committing` and the
+	 * announcements. announced: rounds being judged (store_round_announce()); settled: how
+	 * many announcements ever ended; a leader gathering waits on gcond until settled reaches
+	 * gather_until (gathering: it is waiting).
+	 */
 	pthread_mutex_t qlock;
 	pthread_cond_t qcond;
+	pthread_cond_t gcond; /* CLOCK_MONOTONIC */
 	struct store_pending_round *qhead, **qtail;
 	bool committing;
+	bool gathering;
+	uint64_t announced, settled, gather_until;
+	unsigned gather_max_us;
 	struct store_enroll_limits enroll; /* set before the store is shared */
 };
 
@@ -189,6 +199,7 @@ int store_open(const char *uri, struct store **out)
 {
 	const struct store_ops *ops;
 	const char *location = NULL;
+	pthread_condattr_t ca;
 	struct store *st;
 	int ret;
 
@@ -201,7 +212,12 @@ int store_open(const char *uri, struct store **out)
 		return -ENOMEM;
 	pthread_mutex_init(&st->qlock, NULL);
 	pthread_cond_init(&st->qcond, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&st->gcond, &ca);
+	pthread_condattr_destroy(&ca);
 	st->qtail = &st->qhead;
+	st->gather_max_us = STORE_GATHER_MAX_US;
 	st->enroll.pending_ttl = STORE_PENDING_TTL_DEFAULT;
 	st->enroll.max_pending_per_ek = LIMIT_PENDING_PER_EK;
 	st->enroll.max_pending = LIMIT_PENDING_ENROLLMENTS;
@@ -223,6 +239,7 @@ void store_close(struct store *st)
 		st->be->ops->close(st->be);
 	pthread_mutex_destroy(&st->qlock);
 	pthread_cond_destroy(&st->qcond);
+	pthread_cond_destroy(&st->gcond);
 	for (size_t i = 0; i < st->targets.n; i++)
 		free(st->targets.urls[i]);
 	free(st->targets.urls);
@@ -230,11 +247,74 @@ void store_close(struct store *st)
 }
 
 /*
+ * One announcement ended (qlock held); true when a gathering leader now has every round it
+ * waits for: the caller wakes it once qlock is released.
+ */
+static bool settle(struct store *st)
+{
+	st->announced--;
+	st->settled++;
+	return st->gathering && (st->settled >= st->gather_until || !st->announced);
+}
+
+void store_round_announce(struct store *st)
+{
+	pthread_mutex_lock(&st->qlock);
+	st->announced++;
+	pthread_mutex_unlock(&st->qlock);
+}
+
+void store_set_gather_max(struct store *st, unsigned us)
+{
+	pthread_mutex_lock(&st->qlock);
+	st->gather_max_us = us;
+	pthread_mutex_unlock(&st->qlock);
+}
+
+void store_round_withdraw(struct store *st)
+{
+	bool wake;
+
+	pthread_mutex_lock(&st->qlock);
+	wake = settle(st);
+	pthread_mutex_unlock(&st->qlock);
+	if (wake)
+		pthread_cond_signal(&st->gcond);
+}
+
+/*
+ * The leader, before it takes the queue (qlock held): waits for the rounds being judged now to
+ * be queued, at most gather_max_us. Only those announced already: rounds announced
+ * meanwhile would make a busy verifier wait the whole bound every time.
+ */
+static void gather(struct store *st)
+{
+	struct timespec until;
+
+	if (!st->announced)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &until);
+	until.tv_sec += st->gather_max_us / 1000000u;
+	until.tv_nsec += (long)(st->gather_max_us % 1000000u) * 1000L;
+	if (until.tv_nsec >= 1000000000L) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000L;
+	}
+	st->gather_until = st->settled + st->announced;
+	st->gathering = true;
+	while (st->settled < st->gather_until && st->announced)
+		if (pthread_cond_timedwait(&st->gcond, &st->qlock, &until) == ETIMEDOUT)
+			break;
+	st->gathering = false;
+}
+
+/*
  * Group commit. Every caller queues its round; whoever finds no commit running becomes the
- * leader: it takes everything queued (its own round too), has the backend write it in one
- * transaction (one fsync for all), marks each round done with its own result and wakes the
- * others. Those whose round was not in that batch elect the next leader among themselves. No
- * caller returns before the transaction holding its round has committed or failed.
+ * leader: it gathers the rounds being judged (gather()), takes everything queued (its own
+ * round too), has the backend write it in one transaction (one fsync for all), marks each
+ * round done with its own result and wakes the others. Those whose round was not in that
+ * batch elect the next leader among themselves. No caller returns before the transaction
+ * holding its round has committed or failed.
  */
 int store_round_commit(struct store *st, const struct store_round *r, int64_t *verdict_id)
 {
@@ -244,6 +324,12 @@ int store_round_commit(struct store *st, const struct store_round *r, int64_t *v
 	pthread_mutex_lock(&st->qlock);
 	*st->qtail = &me;
 	st->qtail = &me.next;
+	if (r->announced && settle(st)) {
+		/* Woken outside the lock, as below. */
+		pthread_mutex_unlock(&st->qlock);
+		pthread_cond_signal(&st->gcond);
+		pthread_mutex_lock(&st->qlock);
+	}
 	while (!me.done && st->committing)
 		pthread_cond_wait(&st->qcond, &st->qlock);
 	if (me.done) {
@@ -251,6 +337,7 @@ int store_round_commit(struct store *st, const struct store_round *r, int64_t *v
 		goto out;
 	}
 	st->committing = true;
+	gather(st);
 	batch = st->qhead;
 	st->qhead = NULL;
 	st->qtail = &st->qhead;

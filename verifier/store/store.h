@@ -372,6 +372,8 @@ struct store_round {
 	int64_t nonce_expires;
 	/* The evidence kept with the verdict ("Evidence" below); NULL: none is kept. */
 	const struct store_round_evidence *evidence;
+	/* Announced with store_round_announce(): the commit ends the announcement. */
+	bool announced;
 };
 
 /*
@@ -393,6 +395,21 @@ struct store_round {
  * so they come back only because that was rolled back).
  */
 int store_round_commit(struct store *st, const struct store_round *r, int64_t *verdict_id);
+
+/*
+ * What the group commit waits for: a round whose evidence is being judged, so that its
+ * store_round_commit() follows soon. A leader about to commit first waits, at most
+ * STORE_GATHER_MAX_US, until the rounds announced when it took the lead have been queued (or
+ * withdrawn), so that its one transaction and one fsync cover them too, instead of one more
+ * each; it never waits when none is announced (a lone round commits at once). Every
+ * store_round_announce() is ended exactly once: by store_round_commit() of a round with
+ * `announced` set, or by store_round_withdraw() (the round ends without a commit).
+ */
+#define STORE_GATHER_MAX_US 2000
+void store_round_announce(struct store *st);
+void store_round_withdraw(struct store *st);
+/* The bound of that wait in microseconds (default STORE_GATHER_MAX_US; tests lengthen it). */
+void store_set_gather_max(struct store *st, unsigned us);
 
 struct store_verdict {
 	int64_t id;
