@@ -1,6 +1,7 @@
 /* The store a backend-neutral test opens; the contract is in teststore.h. */
 #include "tests/lib/teststore.h"
 
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -112,4 +113,19 @@ int teststore_pg_exec(const char *name, const char *sql)
 	ret = exec_on(c, sql);
 	PQfinish(c);
 	return ret;
+}
+
+int teststore_save(int fd, const char *path)
+{
+	char buf[65536];
+	ssize_t n;
+	int out = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+
+	if (out < 0)
+		return -1;
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		if (write(out, buf, (size_t)n) != n)
+			n = -1;
+	close(out);
+	return n == 0 ? 0 : -1;
 }

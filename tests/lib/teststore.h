@@ -30,4 +30,7 @@ int teststore_uri(const char *dir, const char *name, char *out, size_t cap);
 int teststore_pg_int(const char *name, const char *sql, int *v);
 int teststore_pg_exec(const char *name, const char *sql);
 
+/* What store_backup() handed over (fd, read to its end) written to a new file at path; 0, -1. */
+int teststore_save(int fd, const char *path);
+
 #endif

@@ -1,8 +1,8 @@
 /*
- * store_backup() and store_backup_check() (store_sqlite_backup.c): copies taken while a
- * writer commits rounds are consistent (the boot state and the verdicts agree), hold every
- * round acknowledged before the copy began, open as a store; damaged copies are refused; a
- * copy carries what later schema steps added (boot state versions, raw paths, boot logs).
+ * store_backup() and store_backup_check() (store_sql.c, store_sqlite_backup.c): copies taken
+ * while a writer commits rounds are consistent (the boot state and the verdicts agree), hold
+ * every round acknowledged before the copy began, open as a store; damaged copies are refused;
+ * a copy carries what later schema steps added (boot state versions, raw paths, boot logs).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -67,21 +67,6 @@ static int count_verdicts(void *arg, const struct store_verdict *v)
 }
 
 /* Copies fd to path (the copy store_backup() handed over); 0 or -1. */
-static int save(int fd, const char *path)
-{
-	char buf[65536];
-	ssize_t n;
-	int out = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-
-	if (out < 0)
-		return -1;
-	while ((n = read(fd, buf, sizeof(buf))) > 0)
-		if (write(out, buf, (size_t)n) != n)
-			n = -1;
-	close(out);
-	return n == 0 ? 0 : -1;
-}
-
 static void test_backup_under_load(void)
 {
 	struct writer w = { 0 };
@@ -107,7 +92,8 @@ static void test_backup_under_load(void)
 
 		snprintf(path, sizeof(path), "%s/copy%d.db", tmpdir, i);
 		snprintf(uri, sizeof(uri), "sqlite:%s", path);
-		if (store_backup(st, &fd, &size) || fd < 0 || size == 0 || save(fd, path)) {
+		if (store_backup(st, &fd, &size) || fd < 0 || size == 0 ||
+		    teststore_save(fd, path)) {
 			if (fd >= 0)
 				close(fd);
 			continue;
@@ -211,7 +197,8 @@ static void test_copy_of_every_table(void)
 	r.nviolations = 0;
 	CHECK(store_round_commit(st, &r, &id) == 0, "a second round over version 1");
 	snprintf(path, sizeof(path), "%s/every-copy.db", tmpdir);
-	CHECK(store_backup(st, &fd, &size) == 0 && fd >= 0 && save(fd, path) == 0, "backed up");
+	CHECK(store_backup(st, &fd, &size) == 0 && fd >= 0 && teststore_save(fd, path) == 0,
+	      "backed up");
 	if (fd >= 0)
 		close(fd);
 	store_close(st);

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "tests/lib/sqlfile.h"
 #include "tests/lib/storeagent.h"
@@ -317,8 +318,108 @@ static int max_id(void *arg, const struct store_verdict *v)
 }
 
 /* Every table and column of a SQLite store is one the copy knows: a new one needs a line there. */
-/* The first store's SQLite file, written by main() before the case reads it. */
-static char src_db_path[320];
+/* The first store's SQLite file, written by main() before the case reads it; the work dir. */
+static char src_db_path[320], work_dir[64];
+
+static int count_row(void *arg)
+{
+	(*(unsigned *)arg)++;
+	return 0;
+}
+
+static int count_label(void *arg, const char *key, const char *value)
+{
+	(void)key;
+	(void)value;
+	return count_row(arg);
+}
+
+static int count_version(void *arg, const struct store_policy_version *v)
+{
+	(void)v;
+	return count_row(arg);
+}
+
+static int count_verdict(void *arg, const struct store_verdict *v)
+{
+	(void)v;
+	return count_row(arg);
+}
+
+#define PAGES_AGENTS 36
+#define PAGES_LABELS 30 /* per agent: 1,080 rows keyed by (agent, key), a page ending in one */
+#define PAGES_VERSIONS 20 /* a large table's rows keyed by (name, version) */
+
+/* What a store holds of test_pages()'s: labels, policy versions, boot logs, verdicts. */
+static void pages_count(const char *uri, unsigned n[4])
+{
+	struct store_boot_log bl;
+	struct store *st = NULL;
+	char id[16];
+
+	memset(n, 0, 4 * sizeof(n[0]));
+	if (store_open(uri, &st))
+		return;
+	for (int a = 0; a < PAGES_AGENTS; a++) {
+		snprintf(id, sizeof(id), "pg-%02d", a);
+		store_agent_labels(st, id, count_label, &n[0]);
+		if (store_boot_log_get(st, id, &bl) == 0) {
+			n[2]++;
+			store_boot_log_release(&bl);
+		}
+		store_verdicts_list(st, id, 1000, count_verdict, &n[3]);
+	}
+	store_policy_versions(st, "many", count_version, &n[1]);
+	store_close(st);
+}
+
+/*
+ * Tables longer than a page of the copy (1,024 rows; 8 of a table whose rows may be large),
+ * keyed by one column and by two, the pages crossing from one agent to the next: every row
+ * arrives, once.
+ */
+static void test_pages(void)
+{
+	char src[300], dst[300], value[16], id[16];
+	struct store_label l[PAGES_LABELS];
+	char keys[PAGES_LABELS][16];
+	struct store *st = NULL;
+	unsigned want[4] = { PAGES_AGENTS * PAGES_LABELS, PAGES_VERSIONS, PAGES_AGENTS,
+			     PAGES_AGENTS },
+		 got[4];
+	int64_t version = 0, vid = 0;
+	int fails = 0;
+
+	snprintf(src, sizeof(src), "sqlite:%s/pages.db", work_dir);
+	CHECK(store_open(src, &st) == 0, "a store for pages");
+	if (!st)
+		return;
+	for (int i = 0; i < PAGES_LABELS; i++) {
+		snprintf(keys[i], sizeof(keys[i]), "k%02d", i);
+		l[i] = (struct store_label){ .key = keys[i], .value = "v" };
+	}
+	for (int a = 0; a < PAGES_AGENTS; a++) {
+		snprintf(id, sizeof(id), "pg-%02d", a);
+		fails += storeagent_active(st, id, 1000) != 0;
+		fails += store_agent_labels_change(st, id, l, PAGES_LABELS, NULL, 0, "op",
+						   1001) != 0;
+		fails += round_of(st, id, true, NULL, 0, false, true, 1002, &vid) != 0;
+	}
+	for (int i = 0; i < PAGES_VERSIONS; i++) {
+		snprintf(value, sizeof(value), "{\"v\":%d}", i);
+		fails += store_policy_put(st, "many", value, "op", 1003, &version) != 0;
+	}
+	store_close(st);
+	CHECK(fails == 0, "labels, policy versions, boot logs written (%d failed)", fails);
+	CHECK(teststore_uri(work_dir, "pages-copy", dst, sizeof(dst)) == 0 &&
+		      store_copy(src, dst) == 0,
+	      "copied to the %s store", teststore_backend());
+	pages_count(dst, got);
+	CHECK(!memcmp(got, want, sizeof(want)),
+	      "every row arrived: labels %u of %u, versions %u of %u, boot logs %u of %u,"
+	      " verdicts %u of %u", got[0], want[0], got[1], want[1], got[2], want[2], got[3],
+	      want[3]);
+}
 
 static void test_tables(void)
 {
@@ -346,6 +447,61 @@ static void test_tables(void)
 	      "the copy names every table of the schema (%d tables, %zu named)", v, n);
 }
 
+/* A new round of agent "a" in the store at uri: its verdict's id in *vid. */
+static int next_verdict(const char *uri, int64_t *vid)
+{
+	struct store *st = NULL;
+	int ret = store_open(uri, &st);
+
+	*vid = 0;
+	if (!ret)
+		ret = round_of(st, "a", true, NULL, 0, false, false, 5000, vid);
+	store_close(st);
+	return ret;
+}
+
+/*
+ * No id is given twice: the verdict of a purged agent was the newest, so the largest id the
+ * table gave is past its rows; a copy (to the tested backend) and a backup of that copy (a
+ * SQLite file) go on after it, not after the rows. The copy and a PostgreSQL backup gave the
+ * purged verdict's id again before the copy carried the tables' identities.
+ */
+static void test_ids_not_given_twice(void)
+{
+	char src[300], dst[300], path[300], bak[320];
+	struct store *st = NULL;
+	int64_t vid = 0, purged = 0;
+	uint64_t size = 0;
+	int fd = -1;
+
+	snprintf(src, sizeof(src), "sqlite:%s/ids.db", work_dir);
+	CHECK(store_open(src, &st) == 0, "a store");
+	if (!st)
+		return;
+	CHECK(storeagent_active(st, "a", 4000) == 0 && storeagent_active(st, "b", 4000) == 0 &&
+		      round_of(st, "a", true, NULL, 0, false, false, 4001, &vid) == 0 &&
+		      round_of(st, "b", true, NULL, 0, false, false, 4002, &purged) == 0 &&
+		      purged > vid && store_agent_retire(st, "b", 4003, "op", true) == 0,
+	      "the newest verdict (%lld) purged with its agent", (long long)purged);
+	store_close(st);
+	CHECK(teststore_uri(work_dir, "ids-copy", dst, sizeof(dst)) == 0 &&
+		      store_copy(src, dst) == 0,
+	      "copied to the %s store", teststore_backend());
+	snprintf(path, sizeof(path), "%s/ids-backup.db", work_dir);
+	st = NULL;
+	CHECK(store_open(dst, &st) == 0 && store_backup(st, &fd, &size) == 0 &&
+		      teststore_save(fd, path) == 0,
+	      "the copy backed up");
+	if (fd >= 0)
+		close(fd);
+	store_close(st);
+	CHECK(next_verdict(dst, &vid) == 0 && vid > purged,
+	      "the copy's next verdict id (%lld) follows the purged one", (long long)vid);
+	snprintf(bak, sizeof(bak), "sqlite:%s", path);
+	CHECK(next_verdict(bak, &vid) == 0 && vid > purged,
+	      "the backup's next verdict id (%lld) follows the purged one", (long long)vid);
+}
+
 int main(void)
 {
 	char dir[] = "/tmp/test_store_copy.XXXXXX", src[300], mid[300], back[300];
@@ -356,6 +512,7 @@ int main(void)
 
 	if (!mkdtemp(dir))
 		return 1;
+	snprintf(work_dir, sizeof(work_dir), "%s", dir);
 	printf("# backend: %s\n", teststore_backend());
 	/* The first store is SQLite's, as a verifier moving to PostgreSQL has. */
 	snprintf(src, sizeof(src), "sqlite:%s/src.db", dir);
@@ -371,6 +528,8 @@ int main(void)
 		store_verdicts_list(st, agents[i], 100, max_id, &maxv);
 	store_close(st);
 	CASE(test_tables);
+	CASE(test_pages);
+	CASE(test_ids_not_given_twice);
 
 	CHECK(teststore_uri(dir, "mid", mid, sizeof(mid)) == 0, "a second store");
 	CHECK(store_copy(src, mid) == 0, "copied to the %s store", teststore_backend());

@@ -21,6 +21,7 @@
 #include "verifier/api/api_codec.h"
 #include "verifier/store/store_backend.h"
 #include "verifier/store/store_sql.h"
+#include "verifier/store/store_sqlite.h" /* store_sqlite_backup_check() */
 
 #define STORE_SCHEME_MAX 16u
 
@@ -698,11 +699,13 @@ int store_backup(struct store *st, int *fd, uint64_t *size)
 
 int store_backup_check(const char *uri, int64_t *version)
 {
-	const char *location = NULL;
-	const struct store_ops *ops = backend_of(uri, &location);
-
 	*version = 0;
-	return ops ? ops->backup_check(location, version) : -EINVAL;
+	if (!uri || strncmp(uri, "sqlite:", 7) != 0) {
+		log_error("store: \"%s\" names no backup: a backup is a SQLite store, sqlite:PATH",
+			  uri ? uri : "");
+		return -EINVAL;
+	}
+	return store_sqlite_backup_check(uri + 7, version);
 }
 
 int store_copy(const char *from_uri, const char *to_uri)

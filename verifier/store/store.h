@@ -817,15 +817,15 @@ int store_counts(struct store *st, struct store_counts *out);
  * A consistent copy of the whole store, taken while every other call goes on: the store as of
  * one commit, holding every round committed before the call began. *fd is an open file at
  * offset 0 holding the copy (it has no name; the caller closes it), *size its length. The
- * copy is a store the same backend opens (SQLite: a database file). -ENOSPC when the disk is
- * full, -EIO (logged).
+ * copy is a SQLite store (a database file: sqlite:PATH opens it) whatever the backend.
+ * -ENOSPC when the disk is full, -EIO (logged).
  */
 int store_backup(struct store *st, int *fd, uint64_t *size);
 
 /*
  * Checks a backup before anyone relies on it: uri names the file as store_open() would
  * ("sqlite:PATH"); it is opened read-only and checked whole. 0 with its schema version, or
- * -EINVAL (logged, also for an unknown scheme).
+ * -EINVAL (logged, also for a URI that is not sqlite:).
  */
 int store_backup_check(const char *uri, int64_t *version);
 

@@ -188,8 +188,6 @@ struct store_ops {
 	int (*outbox_pending)(struct store_backend *b, const char *target, uint64_t *count);
 
 	int (*backup)(struct store_backend *b, int *fd, uint64_t *size);
-	/* No store handle: location is a backup file this backend wrote. */
-	int (*backup_check)(const char *location, int64_t *version);
 };
 
 /* The backends store_open() knows. */

@@ -12,7 +12,8 @@
  * one statement runs at a time: query() starts it, step() moves to each row (the columns are
  * read with col_*() until the next step() or reset()), reset() ends it. Every statement is
  * reset before the next query() and before release(). Errors are logged by the driver with the
- * statement's `what` and the database's own code and message, and returned as -EIO.
+ * statement's `what` and the database's own code and message, and returned as -EIO (-ENOSPC
+ * when the database's disk is full, if the driver can tell).
  *
  * Transactions: begin() opens one that writes, serialized against every other writer that
  * takes the same `lock` (SQLite serializes all writers anyway; a server database takes an
@@ -103,14 +104,22 @@ struct store_driver_ops {
 	const void *(*col_blob)(struct store_conn *c, unsigned col, size_t *len);
 
 	/*
-	 * Optional: after rows were copied into `table` with their ids, the ids the database
-	 * generates next follow them (SQLite's AUTOINCREMENT does so by itself: NULL).
+	 * For copies, of a table whose ids the database generates (store_sql.c's copy_tables):
+	 * identity_last() the largest id it has generated (0: none), which is past its last row
+	 * when the rows after it were deleted; identity_follow(), after rows were copied into it
+	 * with their ids, makes the ids generated next follow both its rows and `last`, so that
+	 * no id is given twice. 0 or -EIO.
 	 */
-	int (*identity_follow)(struct store_conn *c, const char *table);
+	int (*identity_last)(struct store_conn *c, const char *table, int64_t *last);
+	int (*identity_follow)(struct store_conn *c, const char *table, int64_t last);
 
-	/* store.h's store_backup() and store_backup_check(), on this database. */
-	int (*backup)(struct store_driver *d, int *fd, uint64_t *size);
-	int (*backup_check)(const char *location, int64_t *version);
+	/*
+	 * A connection that reads the database as of one moment while the others go on writing
+	 * (store_sql.c's copies and backups): only query_sql(), step(), col_*() and reset() are
+	 * used on it, and snapshot_end() ends it. 0 with *out, -EIO (logged).
+	 */
+	int (*snapshot)(struct store_driver *d, struct store_conn **out);
+	void (*snapshot_end)(struct store_driver *d, struct store_conn *c);
 };
 
 #endif

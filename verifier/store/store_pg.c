@@ -390,18 +390,6 @@ static int pg_query_sql(struct store_conn *pc, const char *sql, const struct sto
 	return run(pc, STMT_COUNT, text, (int)n, pp.val, pp.len, pp.fmt);
 }
 
-/* After rows were copied with their ids: the table's identity goes on after the largest. */
-static int pg_identity_follow(struct store_conn *pc, const char *table)
-{
-	char sql[256];
-
-	if ((size_t)snprintf(sql, sizeof(sql),
-			     "SELECT setval(pg_get_serial_sequence('%s', 'id'),"
-			     " COALESCE(max(id), 0) + 1, false) FROM %s", table, table) >= sizeof(sql))
-		return -E2BIG;
-	return run_sql(pc, sql);
-}
-
 static int pg_step(struct store_conn *pc)
 {
 	if (!pc->r)
@@ -450,6 +438,46 @@ static const void *pg_col_blob(struct store_conn *pc, unsigned col, size_t *len)
 		return NULL;
 	}
 	return pg_col_text(pc, col, len);
+}
+
+/* The identity's sequence: its last value, one before it while none was taken from it. */
+static int pg_identity_last(struct store_conn *pc, const char *table, int64_t *last)
+{
+	char sql[256], seq[128];
+	int ret;
+
+	*last = 0;
+	if ((size_t)snprintf(sql, sizeof(sql), "SELECT pg_get_serial_sequence('%s', 'id')", table) >=
+	    sizeof(sql))
+		return -E2BIG;
+	if ((ret = run(pc, STMT_COUNT, sql, 0, NULL, NULL, NULL)))
+		return ret;
+	if (pg_step(pc) != 1 || pg_col_null(pc, 0) ||
+	    (size_t)snprintf(seq, sizeof(seq), "%s", PQgetvalue(pc->r, 0, 0)) >= sizeof(seq)) {
+		log_error("store: table %s has no identity sequence", table);
+		ret = -EIO;
+	}
+	pg_reset(pc);
+	if (!ret)
+		snprintf(sql, sizeof(sql),
+			 "SELECT CASE WHEN is_called THEN last_value ELSE last_value - 1 END"
+			 " FROM %s", seq);
+	if (!ret && !(ret = run(pc, STMT_COUNT, sql, 0, NULL, NULL, NULL)) && pg_step(pc) == 1)
+		*last = pg_col_int(pc, 0);
+	pg_reset(pc);
+	return ret;
+}
+
+static int pg_identity_follow(struct store_conn *pc, const char *table, int64_t last)
+{
+	char sql[256];
+
+	if ((size_t)snprintf(sql, sizeof(sql),
+			     "SELECT setval(pg_get_serial_sequence('%s', 'id'),"
+			     " GREATEST(COALESCE(max(id), 0), %" PRId64 ") + 1, false) FROM %s",
+			     table, last, table) >= sizeof(sql))
+		return -E2BIG;
+	return run_sql(pc, sql);
 }
 
 /* Open and close ---------------------------------------------------------------------------- */
@@ -515,24 +543,26 @@ fail:
 	return ret == -EPROTO || ret == -ENOMEM ? ret : -EIO;
 }
 
-/* Backups (store_pg_backup.c) ---------------------------------------------------------- */
-
-static int pg_backup(struct store_driver *d, int *fd, uint64_t *size)
+/*
+ * A connection of the pool in one REPEATABLE READ, READ ONLY transaction: one snapshot, as of
+ * its first statement; readers never block writers.
+ */
+static int pg_snapshot(struct store_driver *d, struct store_conn **out)
 {
-	struct store_conn *pc;
-	int ret = pg_acquire(d, &pc);
+	int ret = pg_acquire(d, out);
 
-	if (ret)
-		return ret;
-	ret = store_pg_backup(pc->c, fd, size);
-	pg_release(d, pc);
+	if (!ret && (ret = run_sql(*out, "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY"))) {
+		pg_release(d, *out);
+		*out = NULL;
+	}
 	return ret;
 }
 
-/* A backup of this backend is a SQLite store (store_pg_backup.c): checked as one. */
-static int pg_backup_check(const char *location, int64_t *version)
+static void pg_snapshot_end(struct store_driver *d, struct store_conn *pc)
 {
-	return store_sqlite_ops.backup_check(location, version);
+	pg_reset(pc);
+	pg_rollback(pc); /* read only: nothing to keep */
+	pg_release(d, pc);
 }
 
 static const struct store_driver_ops pg_driver = {
@@ -556,9 +586,10 @@ static const struct store_driver_ops pg_driver = {
 	.col_int = pg_col_int,
 	.col_text = pg_col_text,
 	.col_blob = pg_col_blob,
+	.identity_last = pg_identity_last,
 	.identity_follow = pg_identity_follow,
-	.backup = pg_backup,
-	.backup_check = pg_backup_check,
+	.snapshot = pg_snapshot,
+	.snapshot_end = pg_snapshot_end,
 };
 
 static int pg_store_open(const char *location, struct store_backend **out)
@@ -566,4 +597,4 @@ static int pg_store_open(const char *location, struct store_backend **out)
 	return store_sql_open(&pg_driver, &store_pg_ops, location, out);
 }
 
-const struct store_ops store_pg_ops = STORE_SQL_OPS("postgresql", pg_store_open, pg_backup_check);
+const struct store_ops store_pg_ops = STORE_SQL_OPS("postgresql", pg_store_open);

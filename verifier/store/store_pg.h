@@ -1,7 +1,4 @@
-/*
- * store_pg: private to the PostgreSQL backend (store_pg.c, store_pg_schema.c,
- * store_pg_backup.c).
- */
+/* store_pg: private to the PostgreSQL backend (store_pg.c, store_pg_schema.c). */
 #ifndef VERIFIER_STORE_PG_H
 #define VERIFIER_STORE_PG_H
 
@@ -30,12 +27,5 @@ char *store_pg_ddl(const char *sql);
  * database in messages.
  */
 int store_pg_migrate(PGconn *c, const char *where);
-
-/*
- * store_pg_backup.c: a consistent copy of the database on connection c (one REPEATABLE READ
- * snapshot) written as a SQLite store of the same schema version, handed over as an open,
- * unlinked file (*fd at offset 0, *size). 0, -ENOSPC, -EIO (logged).
- */
-int store_pg_backup(PGconn *c, int *fd, uint64_t *size);
 
 #endif

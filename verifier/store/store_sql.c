@@ -8,19 +8,25 @@
  * Rounds come in batches from store.c's group commit: one transaction for the batch (the
  * commit's flush, not the SQL, is what a round costs), a savepoint for each round so that a
  * failing round is rolled back alone. Events for the webhooks are written in the transaction
- * of the change they report.
+ * of the change they report. A copy between stores, and a backup (a copy into a new SQLite
+ * file), read one snapshot of the source (store_driver.h) a page at a time in key order.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <jansson.h>
 
 #include "common/log.h"
 #include "verifier/store/store_sql.h"
+#include "verifier/store/store_sqlite.h" /* a backup is a SQLite store */
 
 struct sql_store {
 	struct store_backend base; /* first: store.c holds a pointer to it */
@@ -85,11 +91,6 @@ static int first(struct db *db, enum store_stmt id, const struct store_value *p,
 	if (ret != 1)
 		db->o->reset(db->c);
 	return ret;
-}
-
-static int next_row(struct db *db)
-{
-	return db->o->step(db->c);
 }
 
 static void done(struct db *db)
@@ -251,7 +252,7 @@ static bool events_on(const struct sql_store *st)
 	return st->base.targets && st->base.targets->n;
 }
 
-/* Open, close, backup ----------------------------------------------------------------- */
+/* Open, close ---------------------------------------------------------------------------- */
 
 int store_sql_open(const struct store_driver_ops *drv, const struct store_ops *ops,
 		   const char *location, struct store_backend **out)
@@ -281,10 +282,6 @@ void store_sql_close(struct store_backend *b)
 	free(st);
 }
 
-int store_sql_backup(struct store_backend *b, int *fd, uint64_t *size)
-{
-	return ss(b)->drv->backup(ss(b)->d, fd, size);
-}
 
 /* History and webhook events; inside the caller's transaction. --------------------------- */
 
@@ -2515,86 +2512,105 @@ int store_sql_outbox_pending(struct store_backend *b, const char *target, uint64
 	return counts_of(b, STMT_OUTBOX_PENDING, P(SV_TEXT(target)), count, 1);
 }
 
-/* Copy --------------------------------------------------------------------------------------- */
+/* Copy and backup ------------------------------------------------------------------------ */
 
 /*
  * Every table of the schema, in an order that puts an agent before what refers to it, with its
- * columns and what each is: I a number, T text, B bytes. A migration that adds a table or a
- * column adds it here (tests/unit/test_store_copy.c compares this list with the schema).
+ * columns and what each is: I a number, T text, B bytes, and the leading columns that are its
+ * key (pages of the source are read in key order). A migration that adds a table or a column
+ * adds it here (tests/unit/test_store_copy.c compares this list with the schema).
  */
 static const struct copy_table {
 	const char *name;
 	const char *columns;
 	const char *types;
+	const char *key;
 	bool identity; /* its id is generated: the next one follows the copied ids */
+	bool large;    /* a row may be megabytes (a log, a policy): read a few at a time */
 } copy_tables[] = {
 	{ "agents",
 	  "id, ek_pub, ek_cert, ak_pub, ak_name, state, cred_digest, policy, created_at,"
 	  " activated_at, enrolled_at, retired_at, reset_at, round_interval, stale_event_for",
-	  "TBBBBTBTIIIIIII", false },
+	  "TBBBBTBTIIIIIII", "id", false, false },
 	{ "boot_state",
 	  "agent, state, reset_count, restart_count, boot_number, next_entry, updated_at, version",
-	  "TBIIIIII", false },
+	  "TBIIIIII", "agent", false, false },
 	{ "boot_logs",
 	  "agent, log, sha256, cmdline, judged_boot, judged_key, summary, received_at, updated_at",
-	  "TBBTIBTII", false },
+	  "TBBTIBTII", "agent", false, true },
 	{ "verdicts",
 	  "id, agent, boot_number, time, trusted, reasons, next_offset, policy, policy_version,"
 	  " amendment_version, changed",
-	  "ITIIITITIII", true },
-	{ "verdict_hours", "agent, hour, rounds, trusted, untrusted", "TIIII", false },
+	  "ITIIITITIII", "id", true, false },
+	{ "verdict_hours", "agent, hour, rounds, trusted, untrusted", "TIIII", "agent, hour", false,
+	  false },
 	{ "violations",
 	  "id, agent, boot_number, entry, path, digest, template, reason, first_seen, last_seen,"
 	  " count, state, recurs, decided_at, decision",
-	  "ITIIBTTTIIITIIT", true },
-	{ "policies", "name, version, json, actor, time, signer, signature", "TITTITT", false },
-	{ "agent_history", "id, agent, time, event, actor, detail", "ITITTT", true },
+	  "ITIIBTTTIIITIIT", "id", true, false },
+	{ "policies", "name, version, json, actor, time, signer, signature", "TITTITT",
+	  "name, version", false, true },
+	{ "agent_history", "id, agent, time, event, actor, detail", "ITITTT", "id", true, false },
 	{ "webhook_outbox",
 	  "id, event_id, target, type, agent, created_at, body, attempts, next_attempt_at,"
 	  " last_error",
-	  "ITTTTITIIT", true },
-	{ "spent_nonces", "nonce, agent, expires_at", "BTI", false },
-	{ "policy_deletions", "name, version, actor, time", "TITI", false },
-	{ "audit_log", "seq, time, kind, actor, agent, detail, prev_hash, hash", "IITTTTBB", false },
-	{ "audit_head", "id, seq, hash", "IIB", false },
-	{ "audit_signed", "seq, hash, time, signature, public_key", "IBIBB", false },
-	{ "verdict_evidence", "verdict_id, agent, record, ak_pub, boot_log", "ITTBB", false },
-	{ "evidence_boot_logs", "sha256, log, used_at", "BBI", false },
-	{ "evidence_policies", "name, version, json", "TIT", false },
+	  "ITTTTITIIT", "id", true, false },
+	{ "spent_nonces", "nonce, agent, expires_at", "BTI", "nonce", false, false },
+	{ "policy_deletions", "name, version, actor, time", "TITI", "name", false, false },
+	{ "audit_log", "seq, time, kind, actor, agent, detail, prev_hash, hash", "IITTTTBB", "seq",
+	  false, false },
+	{ "audit_head", "id, seq, hash", "IIB", "id", false, false },
+	{ "audit_signed", "seq, hash, time, signature, public_key", "IBIBB", "seq", false, false },
+	{ "verdict_evidence", "verdict_id, agent, record, ak_pub, boot_log", "ITTBB", "verdict_id",
+	  false, true },
+	{ "evidence_boot_logs", "sha256, log, used_at", "BBI", "sha256", false, true },
+	{ "evidence_policies", "name, version, json", "TIT", "name, version", false, true },
 	{ "registrations",
 	  "agent, ek_kind, ek_sha256, ek_cert, policy, labels, actor, created_at", "TTBBTTTI",
-	  false },
-	{ "agent_labels", "agent, key, value", "TTT", false },
+	  "agent", false, false },
+	{ "agent_labels", "agent, key, value", "TTT", "agent, key", false, false },
 };
 
+#define COPY_TABLES (sizeof(copy_tables) / sizeof(copy_tables[0]))
 #define COPY_SQL_MAX 1024
 #define COPY_MAX_COLUMNS 16
+#define COPY_MAX_KEY 2
+#define COPY_PAGE 1024 /* rows of the source read at once */
+#define COPY_PAGE_LARGE 8 /* of a large table's */
 
 const char *store_sql_copy_table(size_t i, unsigned *ncolumns)
 {
-	if (i >= sizeof(copy_tables) / sizeof(copy_tables[0]))
+	if (i >= COPY_TABLES)
 		return NULL;
 	*ncolumns = (unsigned)strlen(copy_tables[i].types);
 	return copy_tables[i].name;
+}
+
+/* query_sql() of SQL outside the statement table, walked as rows_query() walks. */
+static void rows_query_sql(struct rows *r, struct db *db, const char *sql,
+			   const struct store_value *p, unsigned n)
+{
+	r->db = *db;
+	r->owned = false;
+	r->status = db->o->query_sql(db->c, sql, p, n);
 }
 
 /* -ENOTEMPTY (logged) if any table of the target has a row. */
 static int copy_target_empty(struct db *to)
 {
 	char sql[COPY_SQL_MAX];
+	struct rows r;
 	int ret = 0;
 
-	for (size_t t = 0; !ret && t < sizeof(copy_tables) / sizeof(copy_tables[0]); t++) {
+	for (size_t t = 0; !ret && t < COPY_TABLES; t++) {
 		snprintf(sql, sizeof(sql), "SELECT 1 FROM %s LIMIT 1", copy_tables[t].name);
-		ret = to->o->query_sql(to->c, sql, NULL, 0);
-		if (!ret)
-			ret = to->o->step(to->c);
-		done(to);
-		if (ret == 1) {
+		rows_query_sql(&r, to, sql, NULL, 0);
+		if (rows_next(&r)) {
 			log_error("store: copy: the target store has %s already: copy only into an"
 				  " empty store", copy_tables[t].name);
 			ret = -ENOTEMPTY;
 		}
+		ret = rows_end(&r, ret);
 	}
 	return ret;
 }
@@ -2615,71 +2631,199 @@ static struct store_value copy_value(struct db *from, unsigned col, char t)
 	return SV_BLOB(p, n);
 }
 
+/* The key of the last row of a page, kept beyond it: the next page starts after it. */
+struct copy_key {
+	struct store_value v[COPY_MAX_KEY];
+	void *mem[COPY_MAX_KEY];
+	unsigned n;
+};
+
+static void copy_key_release(struct copy_key *k)
+{
+	for (unsigned i = 0; i < COPY_MAX_KEY; i++)
+		free(k->mem[i]);
+	memset(k->mem, 0, sizeof(k->mem));
+}
+
+static int copy_key_keep(struct db *from, const struct copy_table *t, struct copy_key *k)
+{
+	copy_key_release(k);
+	for (unsigned i = 0; i < k->n; i++) {
+		struct store_value v = copy_value(from, i, t->types[i]);
+		size_t len = v.type == STORE_V_TEXT ? strlen(v.p) + 1 : v.len;
+
+		if (v.type == STORE_V_TEXT || v.type == STORE_V_BLOB) {
+			if (!(k->mem[i] = malloc(len ? len : 1)))
+				return -ENOMEM;
+			memcpy(k->mem[i], v.p, len);
+			v.p = k->mem[i];
+		}
+		k->v[i] = v;
+	}
+	return 0;
+}
+
+static unsigned copy_page(const struct copy_table *t)
+{
+	return t->large ? COPY_PAGE_LARGE : COPY_PAGE;
+}
+
+/*
+ * The statements of table t: a page of the source from the start (sel[0]) and after a key
+ * (sel[1]: "WHERE (k1, k2) > (?1, ?2)"), both in key order; the target's insert. -E2BIG if
+ * one does not fit.
+ */
+static int copy_sql(const struct copy_table *t, char sel[2][COPY_SQL_MAX], char *ins,
+		    unsigned *nkey)
+{
+	unsigned n = (unsigned)strlen(t->types);
+	char after[64] = "";
+	size_t len, alen = 0;
+
+	*nkey = 1;
+	for (const char *c = t->key; *c; c++)
+		*nkey += *c == ',';
+	for (unsigned i = 0; i < *nkey; i++)
+		alen += (size_t)snprintf(after + alen, sizeof(after) - alen, "%s?%u", i ? ", " : "",
+					 i + 1);
+	if (n > COPY_MAX_COLUMNS || *nkey > COPY_MAX_KEY || *nkey > n || alen >= sizeof(after))
+		return -E2BIG;
+	if ((size_t)snprintf(sel[0], COPY_SQL_MAX, "SELECT %s FROM %s ORDER BY %s LIMIT %u",
+			     t->columns, t->name, t->key, copy_page(t)) >= COPY_SQL_MAX ||
+	    (size_t)snprintf(sel[1], COPY_SQL_MAX,
+			     "SELECT %s FROM %s WHERE (%s) > (%s) ORDER BY %s LIMIT %u", t->columns,
+			     t->name, t->key, after, t->key, copy_page(t)) >= COPY_SQL_MAX)
+		return -E2BIG;
+	len = (size_t)snprintf(ins, COPY_SQL_MAX, "INSERT INTO %s(%s) VALUES (", t->name,
+			       t->columns);
+	for (unsigned i = 0; i < n && len < COPY_SQL_MAX; i++)
+		len += (size_t)snprintf(ins + len, COPY_SQL_MAX - len, "%s?%u", i ? ", " : "",
+					i + 1);
+	if (len + 2 > COPY_SQL_MAX)
+		return -E2BIG;
+	memcpy(ins + len, ")", 2);
+	return 0;
+}
+
+/* Statement sql (outside the table) run to its end on db; 0 or the driver's error. */
+static int exec_sql(struct db *db, const char *sql, const struct store_value *p, unsigned n)
+{
+	int ret = db->o->query_sql(db->c, sql, p, n);
+
+	while (!ret && (ret = db->o->step(db->c)) == 1)
+		ret = 0;
+	done(db);
+	return ret < 0 ? ret : 0;
+}
+
 static int copy_table(struct db *from, struct db *to, const struct copy_table *t, uint64_t *rows)
 {
 	struct store_value v[COPY_MAX_COLUMNS];
-	char sel[COPY_SQL_MAX], ins[COPY_SQL_MAX];
-	unsigned n = (unsigned)strlen(t->types);
-	size_t len;
-	int ret, row;
+	char sel[2][COPY_SQL_MAX], ins[COPY_SQL_MAX];
+	unsigned n = (unsigned)strlen(t->types), page = copy_page(t);
+	struct copy_key key = { 0 };
+	struct rows r;
+	int ret;
 
-	if (n > COPY_MAX_COLUMNS)
-		return -E2BIG;
-	snprintf(sel, sizeof(sel), "SELECT %s FROM %s ORDER BY 1", t->columns, t->name);
-	len = (size_t)snprintf(ins, sizeof(ins), "INSERT INTO %s(%s) VALUES (", t->name, t->columns);
-	for (unsigned i = 0; i < n && len < sizeof(ins); i++)
-		len += (size_t)snprintf(ins + len, sizeof(ins) - len, "%s?%u", i ? ", " : "", i + 1);
-	if (len + 2 > sizeof(ins))
-		return -E2BIG;
-	memcpy(ins + len, ")", 2);
 	*rows = 0;
-	ret = from->o->query_sql(from->c, sel, NULL, 0);
-	for (row = ret ? ret : next_row(from); row == 1; row = next_row(from)) {
-		for (unsigned i = 0; i < n; i++)
-			v[i] = copy_value(from, i, t->types[i]);
-		ret = to->o->query_sql(to->c, ins, v, n);
-		while (!ret && (ret = to->o->step(to->c)) == 1)
-			ret = 0;
-		done(to);
-		if (ret < 0)
-			break;
-		(*rows)++;
+	if ((ret = copy_sql(t, sel, ins, &key.n)))
+		return ret;
+	while (!ret && page == copy_page(t)) {
+		rows_query_sql(&r, from, sel[*rows > 0], key.v, *rows > 0 ? key.n : 0);
+		for (page = 0; !ret && rows_next(&r);) {
+			for (unsigned i = 0; i < n; i++)
+				v[i] = copy_value(&r.db, i, t->types[i]);
+			if (!(ret = exec_sql(to, ins, v, n)) && ++page == copy_page(t))
+				ret = copy_key_keep(&r.db, t, &key);
+			*rows += !ret;
+		}
+		ret = rows_end(&r, ret);
 	}
-	if (!ret && row < 0)
-		ret = row;
-	done(from);
-	if (!ret && t->identity && to->o->identity_follow)
-		ret = to->o->identity_follow(to->c, t->name);
+	copy_key_release(&key);
+	if (!ret && t->identity) {
+		int64_t last = 0;
+
+		if (!(ret = from->o->identity_last(from->c, t->name, &last)))
+			ret = to->o->identity_follow(to->c, t->name, last);
+	}
 	return ret;
 }
 
-int store_sql_copy(struct store_backend *from_b, struct store_backend *to_b)
+/*
+ * Every table of from into to: read from one snapshot of from (store_driver.h), written in one
+ * transaction on to, which must be empty. log_tables: a line per table copied.
+ */
+static int copy_stores(struct store_backend *from_b, struct store_backend *to_b, bool log_tables)
 {
-	struct db from, to;
+	struct db from = { .st = ss(from_b), .o = ss(from_b)->drv }, to;
 	uint64_t rows;
 	int ret;
 
-	if ((ret = db_get(from_b, &from)))
+	if ((ret = from.o->snapshot(from.st->d, &from.c)))
 		return ret;
 	if ((ret = db_get(to_b, &to))) {
-		db_put(&from);
+		from.o->snapshot_end(from.st->d, from.c);
 		return ret;
 	}
-	/* One transaction on each side: the source read as of one moment, the target all or nothing. */
-	if ((ret = from.o->begin(from.c, STORE_LOCK_NONE)) ||
-	    (ret = to.o->begin(to.c, STORE_LOCK_ENROLL)) || (ret = copy_target_empty(&to)))
+	if ((ret = to.o->begin(to.c, STORE_LOCK_ENROLL)) || (ret = copy_target_empty(&to)))
 		goto out;
-	for (size_t t = 0; !ret && t < sizeof(copy_tables) / sizeof(copy_tables[0]); t++) {
-		if (!(ret = copy_table(&from, &to, &copy_tables[t], &rows)))
-			log_info("store: copy: %s: %" PRIu64 " rows", copy_tables[t].name, rows);
-		else
+	for (size_t t = 0; !ret && t < COPY_TABLES; t++) {
+		if ((ret = copy_table(&from, &to, &copy_tables[t], &rows)))
 			log_error("store: copy: table %s not copied; the target is left as it was",
 				  copy_tables[t].name);
+		else if (log_tables)
+			log_info("store: copy: %s: %" PRIu64 " rows", copy_tables[t].name, rows);
 	}
 	if (!ret)
 		ret = to.o->commit(to.c);
 out:
 	db_put(&to);
-	db_put(&from);
+	from.o->snapshot_end(from.st->d, from.c);
+	return ret;
+}
+
+int store_sql_copy(struct store_backend *from, struct store_backend *to)
+{
+	return copy_stores(from, to, true);
+}
+
+int store_sql_backup(struct store_backend *b, int *fd_out, uint64_t *size)
+{
+	const char *dir = getenv("TMPDIR");
+	struct store_backend *to = NULL;
+	char tmp[PATH_MAX];
+	struct stat stbuf;
+	int fd, ret;
+
+	*fd_out = -1;
+	*size = 0;
+	if (!dir || !dir[0])
+		dir = "/tmp";
+	if ((size_t)snprintf(tmp, sizeof(tmp), "%s/attest-backup-XXXXXX", dir) >= sizeof(tmp))
+		return -ENAMETOOLONG;
+	fd = mkostemp(tmp, O_CLOEXEC);
+	if (fd < 0) {
+		ret = -errno;
+		log_error("store: backup: cannot create \"%s\": %s", tmp, strerror(-ret));
+		return ret;
+	}
+	(void)fchmod(fd, 0600); /* EK certificates, policies, the fleet's history */
+	if (!(ret = store_sqlite_open_scratch(tmp, &to)))
+		ret = copy_stores(b, to, false);
+	if (to)
+		store_sql_close(to);
+	/* No fsync: the file has no name, and lives only as long as the caller reads it. */
+	if (!ret && (fstat(fd, &stbuf) < 0 || lseek(fd, 0, SEEK_SET) < 0)) {
+		ret = -errno;
+		log_error("store: backup: \"%s\": %s", tmp, strerror(-ret));
+	}
+	if (!ret) {
+		*size = (uint64_t)stbuf.st_size;
+		*fd_out = fd;
+		fd = -1;
+	}
+	unlink(tmp);
+	if (fd >= 0)
+		close(fd);
 	return ret;
 }

@@ -7,7 +7,7 @@
  *   {
  *           return store_sql_open(&x_driver, &store_x_ops, location, out);
  *   }
- *   const struct store_ops store_x_ops = STORE_SQL_OPS("x", open_x, x_backup_check);
+ *   const struct store_ops store_x_ops = STORE_SQL_OPS("x", open_x);
  */
 #ifndef VERIFIER_STORE_SQL_H
 #define VERIFIER_STORE_SQL_H
@@ -115,13 +115,19 @@ int store_sql_outbox_claim(struct store_backend *b, const char *target, int64_t 
 int store_sql_outbox_settle(struct store_backend *b, const struct store_outbox_settle *v,
 			    size_t n);
 int store_sql_outbox_pending(struct store_backend *b, const char *target, uint64_t *count);
-int store_sql_backup(struct store_backend *b, int *fd, uint64_t *size);
 
 /*
- * store.h's store_copy() between two open stores of this file: every table, in one
- * transaction on each side. 0; -ENOTEMPTY (logged) if the target has a row in any table.
+ * store.h's store_copy() between two open stores of this file: every table, read from one
+ * snapshot of the source (store_driver.h), written in one transaction on the target. 0;
+ * -ENOTEMPTY (logged) if the target has a row in any table.
  */
 int store_sql_copy(struct store_backend *from, struct store_backend *to);
+
+/*
+ * store.h's store_backup(): store_sql_copy() into a new SQLite store in a scratch file
+ * ($TMPDIR, else /tmp), whatever the database, handed over open and unlinked.
+ */
+int store_sql_backup(struct store_backend *b, int *fd, uint64_t *size);
 
 /*
  * The name of table i of what store_sql_copy() copies and the number of its columns it copies;
@@ -129,7 +135,7 @@ int store_sql_copy(struct store_backend *from, struct store_backend *to);
  */
 const char *store_sql_copy_table(size_t i, unsigned *ncolumns);
 
-#define STORE_SQL_OPS(scheme_, open_, backup_check_)                                     \
+#define STORE_SQL_OPS(scheme_, open_)                                                    \
 	{                                                                                  \
 		.scheme = (scheme_), .open = (open_), .close = store_sql_close,            \
 		.agent_enroll = store_sql_agent_enroll, .agent_get = store_sql_agent_get,  \
@@ -175,7 +181,6 @@ const char *store_sql_copy_table(size_t i, unsigned *ncolumns);
 		.outbox_claim = store_sql_outbox_claim,                                    \
 		.outbox_settle = store_sql_outbox_settle,                                  \
 		.outbox_pending = store_sql_outbox_pending, .backup = store_sql_backup,    \
-		.backup_check = (backup_check_),                                           \
 	}
 
 #endif

@@ -41,7 +41,8 @@ struct store_driver {
 	sqlite3_stmt *tx[TX_COUNT];
 	sqlite3_stmt *cur;    /* the statement running, or NULL */
 	const char *cur_what; /* its name in messages */
-	bool cur_own;         /* prepared for this use alone (query_sql()): finalized after it */
+	sqlite3_stmt *own;    /* the last statement of query_sql(), kept for the same text again */
+	char *own_sql;        /* its text */
 };
 
 static struct store_driver *drv_of(struct store_conn *c)
@@ -49,12 +50,12 @@ static struct store_driver *drv_of(struct store_conn *c)
 	return (struct store_driver *)c;
 }
 
-/* Logs SQLite's own code and message, returns -EIO. */
+/* Logs SQLite's own code and message; -ENOSPC when the disk is full, else -EIO. */
 static int db_fail(struct store_driver *d, int rc, const char *what)
 {
 	log_error("store: %s failed: sqlite error %d \"%s\"", what, rc,
 		  d->db ? sqlite3_errmsg(d->db) : sqlite3_errstr(rc));
-	return -EIO;
+	return (rc & 0xff) == SQLITE_FULL ? -ENOSPC : -EIO;
 }
 
 static int tx_run(struct store_driver *d, enum tx_stmt id)
@@ -72,6 +73,8 @@ static void sq_close(struct store_driver *d)
 		sqlite3_finalize(d->stmt[i]);
 	for (unsigned i = 0; i < TX_COUNT; i++)
 		sqlite3_finalize(d->tx[i]);
+	sqlite3_finalize(d->own);
+	free(d->own_sql);
 	if (d->db) {
 		int rc = sqlite3_close(d->db);
 
@@ -100,7 +103,11 @@ static int prepare(struct store_driver *d, const char *sql, sqlite3_stmt **out)
 	return rc == SQLITE_OK ? 0 : db_fail(d, rc, "prepare");
 }
 
-static int sq_open(const char *path, struct store_driver **out)
+/*
+ * scratch: a new file a backup is written into (store_sql_backup()): no journal and nothing
+ * synced, the caller syncs the file once it is whole; else the store's own database.
+ */
+static int sq_open_file(const char *path, bool scratch, struct store_driver **out)
 {
 	struct store_driver *d;
 	int rc, ret = 0;
@@ -122,8 +129,11 @@ static int sq_open(const char *path, struct store_driver **out)
 	}
 	sqlite3_busy_timeout(d->db, 5000);
 	/* WAL: readers do not block the writer; FULL: a COMMIT is on disk when it returns. */
-	if ((ret = store_sqlite_exec(d->db, "PRAGMA journal_mode=WAL")) ||
-	    (ret = store_sqlite_exec(d->db, "PRAGMA synchronous=FULL")) ||
+	if ((ret = store_sqlite_exec(d->db, scratch ? "PRAGMA journal_mode=OFF"
+						    : "PRAGMA journal_mode=WAL")) ||
+	    (ret = store_sqlite_exec(d->db, scratch ? "PRAGMA synchronous=OFF"
+						    : "PRAGMA synchronous=FULL")) ||
+	    (scratch && (ret = store_sqlite_exec(d->db, "PRAGMA cache_size=-32768"))) ||
 	    (ret = store_sqlite_exec(d->db, "PRAGMA foreign_keys=ON")) ||
 	    (ret = store_sqlite_migrate(d->db, db_name(d->db, path))))
 		goto fail;
@@ -138,6 +148,16 @@ static int sq_open(const char *path, struct store_driver **out)
 fail:
 	sq_close(d);
 	return ret;
+}
+
+static int sq_open(const char *path, struct store_driver **out)
+{
+	return sq_open_file(path, false, out);
+}
+
+static int sq_open_scratch(const char *path, struct store_driver **out)
+{
+	return sq_open_file(path, true, out);
 }
 
 static int sq_acquire(struct store_driver *d, struct store_conn **out)
@@ -157,14 +177,9 @@ static void sq_reset(struct store_conn *c)
 
 	if (!d->cur)
 		return;
-	if (d->cur_own) {
-		sqlite3_finalize(d->cur);
-	} else {
-		sqlite3_reset(d->cur);
-		sqlite3_clear_bindings(d->cur);
-	}
+	sqlite3_reset(d->cur);
+	sqlite3_clear_bindings(d->cur);
 	d->cur = NULL;
-	d->cur_own = false;
 }
 
 static void sq_rollback(struct store_conn *c)
@@ -247,21 +262,30 @@ static int sq_query(struct store_conn *c, enum store_stmt id, const struct store
 	return rc == SQLITE_OK ? 0 : db_fail(d, rc, d->cur_what);
 }
 
+/* A copy runs one text once per row or page: the last one stays prepared. */
 static int sq_query_sql(struct store_conn *c, const char *sql, const struct store_value *p,
 			unsigned n)
 {
 	struct store_driver *d = drv_of(c);
-	sqlite3_stmt *s = NULL;
 	int rc;
 
 	sq_reset(c);
-	rc = sqlite3_prepare_v2(d->db, sql, -1, &s, NULL);
-	if (rc != SQLITE_OK)
-		return db_fail(d, rc, sql);
-	d->cur = s;
-	d->cur_what = sql;
-	d->cur_own = true;
-	rc = bind_all(s, p, n);
+	if (!d->own_sql || strcmp(d->own_sql, sql) != 0) {
+		sqlite3_finalize(d->own);
+		free(d->own_sql);
+		d->own = NULL;
+		if (!(d->own_sql = strdup(sql)))
+			return -ENOMEM;
+		rc = sqlite3_prepare_v2(d->db, sql, -1, &d->own, NULL);
+		if (rc != SQLITE_OK) {
+			free(d->own_sql);
+			d->own_sql = NULL;
+			return db_fail(d, rc, sql);
+		}
+	}
+	d->cur = d->own;
+	d->cur_what = d->own_sql;
+	rc = bind_all(d->cur, p, n);
 	return rc == SQLITE_OK ? 0 : db_fail(d, rc, sql);
 }
 
@@ -308,47 +332,105 @@ static const void *sq_col_blob(struct store_conn *c, unsigned col, size_t *len)
 	return p;
 }
 
-/* A connection of its own reads the file (store_sqlite_backup.c): the lock is not taken. */
-static int sq_backup(struct store_driver *d, int *fd, uint64_t *size)
+/* The largest id an AUTOINCREMENT table has given: sqlite_sequence keeps it. */
+static int sq_identity_last(struct store_conn *c, const char *table, int64_t *last)
 {
-	const char *path = sqlite3_db_filename(d->db, "main");
+	int ret = sq_query_sql(c, "SELECT seq FROM sqlite_sequence WHERE name = ?1",
+			       (const struct store_value[]){ SV_TEXT(table) }, 1);
 
-	if (!path || !path[0]) {
-		log_error("store: backup: the database has no file name");
-		return -EINVAL;
-	}
-	return store_sqlite_backup(path, fd, size);
+	*last = 0;
+	if (!ret && (ret = sq_step(c)) == 1)
+		*last = sq_col_int(c, 0);
+	sq_reset(c);
+	return ret < 0 ? ret : 0;
 }
 
-static const struct store_driver_ops sqlite_driver = {
-	.scheme = "sqlite",
-	.open = sq_open,
-	.close = sq_close,
-	.acquire = sq_acquire,
-	.release = sq_release,
-	.begin = sq_begin,
-	.commit = sq_commit,
-	.rollback = sq_rollback,
-	.savepoint = sq_savepoint,
-	.savepoint_release = sq_savepoint_release,
-	.savepoint_rollback = sq_savepoint_rollback,
-	.query = sq_query,
-	.query_sql = sq_query_sql,
-	.step = sq_step,
-	.reset = sq_reset,
-	.changes = sq_changes,
-	.col_null = sq_col_null,
-	.col_int = sq_col_int,
-	.col_text = sq_col_text,
-	.col_blob = sq_col_blob,
-	.backup = sq_backup,
-	.backup_check = store_sqlite_backup_check,
-};
+/* Rows inserted with their ids moved sqlite_sequence past them already: past `last` too. */
+static int sq_identity_follow(struct store_conn *c, const char *table, int64_t last)
+{
+	static const char *const sql[] = {
+		"INSERT INTO sqlite_sequence(name, seq) SELECT ?1, ?2 WHERE NOT EXISTS"
+		" (SELECT 1 FROM sqlite_sequence WHERE name = ?1)",
+		"UPDATE sqlite_sequence SET seq = max(seq, ?2) WHERE name = ?1",
+	};
+	const struct store_value p[] = { SV_TEXT(table), SV_INT(last) };
+	int ret = 0;
+
+	for (size_t i = 0; !ret && last > 0 && i < sizeof(sql) / sizeof(sql[0]); i++) {
+		if (!(ret = sq_query_sql(c, sql[i], p, 2)))
+			ret = sq_step(c);
+		sq_reset(c);
+	}
+	return ret < 0 ? ret : 0;
+}
+
+/*
+ * A second connection of its own, read-only, on the same file: in WAL mode it reads the
+ * database as of its transaction's first read while the store's connection goes on writing,
+ * and the store's lock is never taken.
+ */
+static int sq_snapshot(struct store_driver *d, struct store_conn **out)
+{
+	const char *path = sqlite3_db_filename(d->db, "main");
+	struct store_driver *s;
+	int rc, ret = -EIO;
+
+	*out = NULL;
+	if (!path || !path[0]) {
+		log_error("store: the database has no file name to read a snapshot from");
+		return -EINVAL;
+	}
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	pthread_mutex_init(&s->lock, NULL);
+	rc = sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL);
+	if (rc != SQLITE_OK) {
+		db_fail(s, rc, "snapshot");
+		goto fail;
+	}
+	sqlite3_busy_timeout(s->db, 10000);
+	if ((ret = store_sqlite_exec(s->db, "BEGIN")))
+		goto fail;
+	*out = (struct store_conn *)s;
+	return 0;
+fail:
+	sq_close(s);
+	return ret;
+}
+
+static void sq_snapshot_end(struct store_driver *d, struct store_conn *c)
+{
+	(void)d;
+	sq_reset(c);
+	sq_close(drv_of(c)); /* its read transaction ends with it */
+}
+
+#define SQLITE_DRIVER(open_)                                                                \
+	{                                                                                   \
+		.scheme = "sqlite", .open = (open_), .close = sq_close,                     \
+		.acquire = sq_acquire, .release = sq_release, .begin = sq_begin,            \
+		.commit = sq_commit, .rollback = sq_rollback, .savepoint = sq_savepoint,    \
+		.savepoint_release = sq_savepoint_release,                                  \
+		.savepoint_rollback = sq_savepoint_rollback, .query = sq_query,             \
+		.query_sql = sq_query_sql, .step = sq_step, .reset = sq_reset,              \
+		.changes = sq_changes, .col_null = sq_col_null, .col_int = sq_col_int,      \
+		.col_text = sq_col_text, .col_blob = sq_col_blob,                           \
+		.identity_last = sq_identity_last, .identity_follow = sq_identity_follow,   \
+		.snapshot = sq_snapshot, .snapshot_end = sq_snapshot_end,                   \
+	}
+
+static const struct store_driver_ops sqlite_driver = SQLITE_DRIVER(sq_open);
+static const struct store_driver_ops sqlite_scratch_driver = SQLITE_DRIVER(sq_open_scratch);
 
 static int sq_store_open(const char *location, struct store_backend **out)
 {
 	return store_sql_open(&sqlite_driver, &store_sqlite_ops, location, out);
 }
 
-const struct store_ops store_sqlite_ops =
-	STORE_SQL_OPS("sqlite", sq_store_open, store_sqlite_backup_check);
+const struct store_ops store_sqlite_ops = STORE_SQL_OPS("sqlite", sq_store_open);
+
+int store_sqlite_open_scratch(const char *path, struct store_backend **out)
+{
+	return store_sql_open(&sqlite_scratch_driver, &store_sqlite_ops, path, out);
+}
