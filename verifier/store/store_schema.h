@@ -7,7 +7,8 @@
  * A step is written once, in portable SQL spelt with SQLite's types (INTEGER, BLOB, INTEGER
  * PRIMARY KEY AUTOINCREMENT), which a driver of another dialect translates as it runs the step
  * (PostgreSQL's table of them: store_pg_schema.c). Where the dialects truly differ, the step
- * gives each dialect its own text instead. A step may also have the SQLite driver convert what
+ * gives each dialect its own text instead (translated too, so the parts they share are one
+ * macro). A step may also have the SQLite driver convert what
  * older SQLite verifiers wrote (store_old_rows): no database of another dialect predates them.
  *
  * Rules for a new migration: append it (never edit or reorder one that shipped), make it bring
