@@ -44,6 +44,7 @@ struct agent {
 	struct list_mark round_mark; /* the list's mark when the last round began (watch.h) */
 	bool round_marked;           /* round_mark was read */
 	struct pace pace; /* rounds that new measurements bring forward (pace.h) */
+	bool send_more;   /* the last round sent part of what it read, and the verifier kept it */
 	bool enrolled;
 	char boot_id[64]; /* the kernel's boot_id when the last verdict arrived; "" unknown */
 	bool event_log_warned; /* the event log could not be read: said once */
@@ -592,6 +593,7 @@ static int round_once(struct agent *a, const struct challenge *given, struct ver
 	ev.want_ear = a->cfg->ear_file != NULL;
 	attach_boot_log(a, &ch, &ev);
 	ev.log_offset = offset;
+	ev.log_more = chunk.more;
 	ev.log = chunk.data;
 	ev.log_len = chunk.len;
 	chunk.data = NULL;
@@ -622,6 +624,10 @@ static int round_once(struct agent *a, const struct challenge *given, struct ver
 		a->next = v->next_challenge;
 		a->has_next = true;
 	}
+	/* The rest of a list larger than one request goes next round, at once, as long as the
+	 * verifier keeps the parts (its next_offset moved past this one's start); an older
+	 * verifier that does not (pcr_mismatch) gets the rounds of the interval. */
+	a->send_more = ret == 0 && chunk.more && v->next_offset > offset;
 	if (ret == 0) {
 		/* The verifier committed its replay up to next_offset before it answered: records
 		 * below it may leave kernel memory (exported first). A failure is logged and
@@ -830,7 +836,10 @@ int agent_run(const struct attestd_config *cfg, volatile sig_atomic_t *stop)
 			notify_status("%s", line);
 			snprintf(line + strlen(line), sizeof(line) - strlen(line), "\n");
 			write_state_file(&a, "last-verdict", line);
-			wait_next_round(&a);
+			if (a.send_more)
+				log_info("more entries than one round holds: sending the rest now");
+			else
+				wait_next_round(&a);
 			continue;
 		}
 		{

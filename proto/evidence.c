@@ -527,7 +527,7 @@ static int boot_parse(json_t *root, struct evidence *out, const char **why)
 	return 0;
 }
 
-/* The optional interval, want_ear and log_deleted of an evidence (see evidence.h). */
+/* The optional interval, want_ear, log_deleted and log_more of an evidence (evidence.h). */
 static int interval_parse(json_t *root, struct evidence *out, const char **why)
 {
 	json_t *v = json_object_get(root, "interval");
@@ -549,6 +549,12 @@ static int interval_parse(json_t *root, struct evidence *out, const char **why)
 	    get_u64(root, "log_deleted", &out->log_deleted, why,
 		    "log_deleted must be a non-negative integer"))
 		return -EINVAL;
+	w = json_object_get(root, "log_more");
+	if (w && !json_is_boolean(w)) {
+		*why = "log_more must be true or false";
+		return -EINVAL;
+	}
+	out->log_more = json_is_true(w);
 	return 0;
 }
 
@@ -604,6 +610,8 @@ char *evidence_encode(const struct evidence *ev)
 		goto fail;
 	if (root && ev->log_deleted &&
 	    json_object_set_new(root, "log_deleted", json_integer((json_int_t)ev->log_deleted)))
+		goto fail;
+	if (root && ev->log_more && json_object_set_new(root, "log_more", json_true()))
 		goto fail;
 	return dump_and_free(root);
 fail:

@@ -22,7 +22,7 @@
  *      "log_offset": N, "log": B64(binary IMA entries from entry N on),
  *      "boot_log": B64(the firmware's TCG event log), "boot_cmdline": TEXT,  (both optional)
  *      "interval": SECONDS, "want_ear": true,                               (both optional)
- *      "log_deleted": D}                                                    (optional)
+ *      "log_deleted": D, "log_more": true}                                  (optional)
  *   200                                  verdict_response
  *     {"verdict": "trusted"|"untrusted", "verdict_id": N, "next_offset": N,
  *      "reasons": [{"code": "not_in_allowlist", "detail": "/usr/bin/x sha256:ab..", "entry": 42}],
@@ -75,6 +75,15 @@
  * and the verifier answers `log_records_deleted`: it never trusts a list it cannot replay. The
  * field is the agent's word, outside the quote: it only chooses which untrusted reason is
  * given. An older verifier ignores it; an older agent never deletes and sends none.
+ *
+ * More than one request holds (log_more): a list larger than one round's cap (attestd's
+ * IMALIST_ROUND_MAX, 16 MiB) is sent over several rounds. The agent says "log_more": true when
+ * it read entries past those it sends; the quote then covers entries the request does not carry,
+ * so no prefix may replay to it. The verifier then keeps the whole chunk's replay as unconfirmed
+ * (verdict untrusted `log_incomplete`, next_offset past the chunk), and the next round goes on
+ * from there: the first quote that a prefix of the continued replay matches confirms every entry
+ * before it, as one hash chain from the boot's first entry. An older verifier ignores the field
+ * (and answers pcr_mismatch, as before); an older agent never sends it.
  *
  * Parsers: the input is untrusted. They check every type and size (limits.h), reject unknown
  * values, and on failure return -EINVAL with *why pointing to a static string naming the field.
@@ -163,6 +172,7 @@ struct evidence {
 	uint32_t interval;  /* seconds to the agent's next round; 0: not sent */
 	bool want_ear;      /* the verdict should carry the signed EAR ("want_ear": true) */
 	uint64_t log_deleted; /* records deleted from the kernel's list since boot; 0: not sent */
+	bool log_more;        /* the agent read more entries than `log` carries ("log_more") */
 };
 int evidence_parse(const char *json, size_t len, struct evidence *out, const char **why);
 char *evidence_encode(const struct evidence *ev);

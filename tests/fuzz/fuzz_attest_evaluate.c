@@ -10,7 +10,8 @@
  *   bits 2-3  policy: none, strict, lenient, strict  bit 6  quote made over another nonce
  *   bit 7  log offset from byte 1 (else the stored next entry)
  *   bits 2-3 both set (strict): the agent also says the entries before its log offset were
- *   deleted from kernel memory (log_deleted = the log offset)
+ *   deleted from kernel memory (log_deleted = the log offset) and that more entries follow
+ *   those it sends (log_more)
  *
  * Invariants checked (abort on breach): the call succeeds or runs out of memory; a trusted
  * verdict has no reasons and no violations; every reason is a row of reasons.h; every violation
@@ -18,7 +19,8 @@
  * path and digest; a verdict lists at most LIMIT_VERDICT_REASONS; the expected next entry never
  * moves back within a boot; unreviewed violations never leave a verdict trusted, in the same
  * boot or after a reboot (neither policy here forgets them); a quote over another nonce is never
- * trusted; a log_records_deleted verdict is never trusted and leaves the boot's replay as it was.
+ * trusted; a log_records_deleted verdict is never trusted and leaves the boot's replay as it was;
+ * a trusted verdict leaves no unconfirmed replay, a log_incomplete one always does.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -174,7 +176,12 @@ static void check_result(const struct attest_request *req, const struct attest_r
 		abort();
 	if (req->open_violations && v->trusted)
 		abort();
+	if (v->trusted && res->next.unconfirmed)
+		abort();
 	for (unsigned i = 0; i < v->nreasons; i++) {
+		if (!strcmp(v->reason[i].code, reason_name(REASON_LOG_INCOMPLETE)) &&
+		    (v->trusted || !res->next.unconfirmed))
+			abort();
 		if (strcmp(v->reason[i].code, reason_name(REASON_LOG_RECORDS_DELETED)) != 0)
 			continue;
 		if (v->trusted)
@@ -220,8 +227,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	ev.log = (uint8_t *)(uintptr_t)(data + HEADER); /* attest_evaluate only reads it */
 	ev.log_len = size - HEADER;
 	ev.log_offset = (flags & 0x80) ? data[1] : prev.next_entry;
-	if (((flags >> 2) & 3) == 3)
+	if (((flags >> 2) & 3) == 3) {
 		ev.log_deleted = ev.log_offset;
+		ev.log_more = true;
+	}
 	if (flags & 0x10) {
 		struct replay_state fresh;
 

@@ -158,6 +158,8 @@ static const struct policy *round_amendment;
 static const struct judged_versions *round_judged_by;
 /* The agent's log_deleted: records its kernel deleted (0: none, not sent). */
 static uint64_t round_log_deleted;
+/* The agent's log_more: it read more entries than it sends. */
+static bool round_log_more;
 
 /* Quotes and sends entries [from, to) of the list; evaluates against prev. */
 static int run_round(struct machine *m, struct round *r, unsigned from, unsigned to,
@@ -176,6 +178,7 @@ static int run_round(struct machine *m, struct round *r, unsigned from, unsigned
 	r->ev.log_len = end - start;
 	r->ev.log_offset = from;
 	r->ev.log_deleted = round_log_deleted;
+	r->ev.log_more = round_log_more;
 	if (softtpm_quote(m->ak, quote_nonce ? quote_nonce : r->nonce, 32, &m->pcrs, &m->clk,
 			  r->attest, sizeof(r->attest), &r->ev.attest_len, r->sig, sizeof(r->sig),
 			  &r->ev.signature_len))
@@ -874,6 +877,71 @@ static void test_log_records_deleted(void)
 	machine_release(&m);
 }
 
+/*
+ * A list larger than one request (proto/evidence.h, "More than one request holds"): the quote
+ * covers every entry, each part carries only some. Before, no part replayed to the quote and the
+ * verdict was pcr_mismatch with nothing kept, round after round: such a machine never attested.
+ * Parts sent with log_more are kept unconfirmed (log_incomplete) until a quote matches the
+ * continued replay; a chain that never reaches one is dropped.
+ */
+static void test_list_larger_than_one_request(void)
+{
+	static const char *const files[] = {"/bin/a", "/bin/b", "/bin/c", "/usr/bin/tool",
+					    "/bin/a", "/bin/b"};
+	struct boot_state none = {0}, st;
+	struct machine m;
+	struct round r;
+
+	machine_init(&m);
+	machine_boot(&m, 1);
+	for (unsigned i = 0; i < 6; i++)
+		add_file(&m.list, files[i]);
+	machine_extend(&m, 7); /* the quote covers entries 0-6 */
+
+	CHECK(run_round(&m, &r, 0, 3, &none, pol, NULL) == 0 && !r.res.verdict.trusted &&
+		      has_reason(&r.res, "pcr_mismatch") && r.res.next.next_entry == 0,
+	      "a part without log_more: pcr_mismatch, nothing kept (the old answer, forever)");
+	attest_result_release(&r.res);
+
+	round_log_more = true;
+	CHECK(run_round(&m, &r, 0, 3, &none, pol, NULL) == 0 && !r.res.verdict.trusted &&
+		      has_reason(&r.res, "log_incomplete") && !has_reason(&r.res, "pcr_mismatch") &&
+		      r.res.next.next_entry == 3 && r.res.verdict.next_offset == 3 &&
+		      r.res.next.unconfirmed,
+	      "entries 0-2 with log_more: log_incomplete, kept unconfirmed, next entry 3");
+	st = r.res.next;
+	attest_result_release(&r.res);
+	CHECK(run_round(&m, &r, 3, 5, &st, pol, NULL) == 0 && !r.res.verdict.trusted &&
+		      has_reason(&r.res, "log_incomplete") && r.res.next.next_entry == 5 &&
+		      r.res.next.unconfirmed,
+	      "entries 3-4 with log_more: still unconfirmed, next entry 5");
+	st = r.res.next;
+	attest_result_release(&r.res);
+	round_log_more = false;
+	CHECK(run_round(&m, &r, 5, 7, &st, pol, NULL) == 0 && r.res.verdict.trusted &&
+		      r.res.next.next_entry == 7 && !r.res.next.unconfirmed,
+	      "the last part: the quote matches the whole chain, trusted, confirmed");
+	attest_result_release(&r.res);
+
+	/* A chain that never reaches the quote: the last part, sent without log_more, does not
+	 * match (entries 5-6 left out), so the unconfirmed replay is dropped. */
+	CHECK(run_round(&m, &r, 5, 6, &st, pol, NULL) == 0 && !r.res.verdict.trusted &&
+		      has_reason(&r.res, "pcr_mismatch") && r.res.next.next_entry == 0 &&
+		      !r.res.next.unconfirmed,
+	      "an unconfirmed chain that ends without a match: pcr_mismatch, replayed from 0 next");
+	attest_result_release(&r.res);
+	round_log_more = true;
+	m.list.buf[m.list.entry_end[5] - 3] ^= 0x20; /* entry 5 edited, its hash stale */
+	CHECK(run_round(&m, &r, 5, 6, &st, pol, NULL) == 0 && !r.res.verdict.trusted &&
+		      has_reason(&r.res, "log_corrupt") && !has_reason(&r.res, "log_incomplete") &&
+		      r.res.next.next_entry == 0 && !r.res.next.unconfirmed,
+	      "a corrupt part is never kept, log_more or not: the unconfirmed chain dropped");
+	attest_result_release(&r.res);
+	m.list.buf[m.list.entry_end[5] - 3] ^= 0x20;
+	round_log_more = false;
+	machine_release(&m);
+}
+
 static void test_clock_rollbacks(void)
 {
 	struct machine m;
@@ -1461,6 +1529,7 @@ int main(void)
 	CASE(test_edited_entry);
 	CASE(test_log_offset_mismatch);
 	CASE(test_log_records_deleted);
+	CASE(test_list_larger_than_one_request);
 	CASE(test_clock_rollbacks);
 	CASE(test_violation_entries);
 	CASE(test_reboot);

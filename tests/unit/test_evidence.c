@@ -315,6 +315,21 @@ static void test_log_deleted(void)
 	expect_evidence_refused(buf, "a log_deleted that is not a number");
 	snprintf(buf, sizeof(buf), "%s,\"log_deleted\":1.5}", head);
 	expect_evidence_refused(buf, "a log_deleted that is not an integer");
+	in.log_more = true;
+	json = evidence_encode(&in);
+	CHECK(json && evidence_parse(json, strlen(json), &out, &why) == 0 && out.log_more,
+	      "log_more survives the round trip");
+	evidence_release(&out);
+	free(json);
+	in.log_more = false;
+	json = evidence_encode(&in);
+	CHECK(json && !strstr(json, "log_more") && evidence_parse(json, strlen(json), &out, &why) == 0 &&
+		      !out.log_more,
+	      "no more entries: log_more not sent");
+	evidence_release(&out);
+	free(json);
+	snprintf(buf, sizeof(buf), "%s,\"log_more\":1}", head);
+	expect_evidence_refused(buf, "a log_more that is not a boolean");
 }
 
 static void test_enroll_and_challenge(void)

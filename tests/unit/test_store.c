@@ -1241,7 +1241,7 @@ static void test_group_commit_gathers(void)
 static void test_boot_state_encoding(void)
 {
 	static const char expect_hex[] =
-		"02" "01" "01020304" "05060708" "1112131415161718" "2122232425262728"
+		"03" "01" "01020304" "05060708" "1112131415161718" "2122232425262728"
 		"3132333435363738" "00000003" "4142434445464748" "5152535455565758"
 		"6162636465666768";
 	uint8_t enc[BOOT_STATE_ENCODED_LEN], bad[BOOT_STATE_ENCODED_LEN + 1];
@@ -1250,8 +1250,10 @@ static void test_boot_state_encoding(void)
 	size_t fixed = (sizeof(expect_hex) - 1) / 2;
 	int refused = 0;
 
-	CHECK(BOOT_STATE_ENCODED_LEN == 308 && BOOT_STATE_ENCODED_LEN_V1 == 226,
-	      "encoded size %u (version 1: %u)", BOOT_STATE_ENCODED_LEN, BOOT_STATE_ENCODED_LEN_V1);
+	CHECK(BOOT_STATE_ENCODED_LEN == 309 && BOOT_STATE_ENCODED_LEN_V2 == 308 &&
+		      BOOT_STATE_ENCODED_LEN_V1 == 226,
+	      "encoded size %u (version 2: %u, version 1: %u)", BOOT_STATE_ENCODED_LEN,
+	      BOOT_STATE_ENCODED_LEN_V2, BOOT_STATE_ENCODED_LEN_V1);
 	memset(&bs, 0, sizeof(bs));
 	bs.started = true;
 	bs.reset_count = 0x01020304;
@@ -1271,6 +1273,7 @@ static void test_boot_state_encoding(void)
 	snprintf(bs.judged.policy, sizeof(bs.judged.policy), "measured");
 	bs.judged.policy_version = 0x0102;
 	bs.judged.amendment_version = 0x0304;
+	bs.unconfirmed = true;
 	boot_state_encode(&bs, enc);
 	for (size_t i = 0; i < sizeof(enc); i++)
 		snprintf(hex + 2 * i, 3, "%02x", enc[i]);
@@ -1284,42 +1287,57 @@ static void test_boot_state_encoding(void)
 		      enc[236] == 0 && enc[291] == 0 && enc[298] == 0x01 && enc[299] == 0x02 &&
 		      enc[306] == 0x03 && enc[307] == 0x04,
 	      "then what judged it: known, the name's length, the name padded, the versions");
+	CHECK(enc[308] == 1, "then whether the replay is unconfirmed");
 	CHECK(boot_state_decode(enc, sizeof(enc), &got) == 0, "decode");
 	CHECK(got.started && got.reset_count == bs.reset_count &&
 		      got.restart_count == bs.restart_count && got.clock == bs.clock &&
 		      got.boot_number == bs.boot_number && got.next_entry == bs.next_entry &&
 		      !memcmp(&got.replay, &bs.replay, sizeof(bs.replay)) &&
-		      judged_versions_equal(&got.judged, &bs.judged),
+		      judged_versions_equal(&got.judged, &bs.judged) && got.unconfirmed,
 	      "round trip");
+	enc[0] = 2;
+	CHECK(boot_state_decode(enc, BOOT_STATE_ENCODED_LEN_V2, &got) == 0 &&
+		      got.next_entry == bs.next_entry && judged_versions_equal(&got.judged, &bs.judged) &&
+		      !got.unconfirmed,
+	      "a version 2 state decodes, confirmed (every state of its verifiers was)");
 	enc[0] = 1;
 	CHECK(boot_state_decode(enc, BOOT_STATE_ENCODED_LEN_V1, &got) == 0 &&
 		      got.next_entry == bs.next_entry && !got.judged.known,
 	      "a version 1 state decodes, judged by versions nobody recorded (judged again)");
-	enc[0] = 2;
+	enc[0] = 3;
 
 	for (size_t n = 0; n <= sizeof(bad); n++) {
 		memset(bad, 0, sizeof(bad));
 		memcpy(bad, enc, n < sizeof(enc) ? n : sizeof(enc));
-		if (n != sizeof(enc) && n != BOOT_STATE_ENCODED_LEN_V1)
+		if (n != sizeof(enc) && n != BOOT_STATE_ENCODED_LEN_V1 &&
+		    n != BOOT_STATE_ENCODED_LEN_V2)
 			refused += boot_state_decode(bad, n, &got) == -EINVAL && !got.started;
 	}
-	CHECK(refused == (int)sizeof(bad) - 1, "every other length refused (%d of %zu)", refused,
-	      sizeof(bad) - 1);
+	CHECK(refused == (int)sizeof(bad) - 2, "every other length refused (%d of %zu)", refused,
+	      sizeof(bad) - 2);
 	memset(bad, 0, sizeof(bad));
 	memcpy(bad, enc, BOOT_STATE_ENCODED_LEN_V1);
 	CHECK(boot_state_decode(bad, BOOT_STATE_ENCODED_LEN_V1, &got) == -EINVAL,
-	      "version 2 at version 1's length refused");
+	      "version 3 at version 1's length refused");
+	CHECK(boot_state_decode(bad, BOOT_STATE_ENCODED_LEN_V2, &got) == -EINVAL,
+	      "version 3 at version 2's length refused");
 	CHECK(boot_state_decode(NULL, sizeof(enc), &got) == -EINVAL, "NULL refused");
 	memcpy(bad, enc, sizeof(enc));
 	bad[0] = 0;
 	CHECK(boot_state_decode(bad, sizeof(enc), &got) == -EINVAL, "version 0 refused");
-	bad[0] = 3;
+	bad[0] = 4;
 	CHECK(boot_state_decode(bad, sizeof(enc), &got) == -EINVAL && !got.started &&
 		      got.clock == 0,
-	      "version 3 refused, out zeroed");
+	      "version 4 refused, out zeroed");
 	bad[0] = 1;
 	CHECK(boot_state_decode(bad, sizeof(enc), &got) == -EINVAL,
-	      "version 1 at version 2's length refused");
+	      "version 1 at version 3's length refused");
+	bad[0] = 2;
+	CHECK(boot_state_decode(bad, sizeof(enc), &got) == -EINVAL,
+	      "version 2 at version 3's length refused");
+	memcpy(bad, enc, sizeof(enc));
+	bad[308] = 2;
+	CHECK(boot_state_decode(bad, sizeof(enc), &got) == -EINVAL, "unconfirmed = 2 refused");
 	memcpy(bad, enc, sizeof(enc));
 	bad[226] = 2;
 	CHECK(boot_state_decode(bad, sizeof(enc), &got) == -EINVAL, "known = 2 refused");

@@ -353,7 +353,15 @@ static bool check_clock(struct eval *ev, const struct quote_info *qi)
 	return true;
 }
 
-/* Replays the new entries; returns false if none of the prefixes matches the quoted PCR 10. */
+/*
+ * Replays the new entries on the stored state and keeps the longest prefix that matches the
+ * quoted PCR 10 (a match confirms every entry the state folds, unconfirmed ones too). Without
+ * a match the state stays, with pcr_mismatch; unless the agent said more entries follow
+ * (log_more: a list larger than one request), when the whole part's replay is kept,
+ * unconfirmed, for the next round to continue (log_incomplete; never a corrupt part). An
+ * unconfirmed state that evidence continues without a match, and that is not kept so, is
+ * dropped: the next round replays the boot from entry 0.
+ */
 static int replay_and_judge(struct eval *ev)
 {
 	const struct evidence *e = ev->req->ev;
@@ -365,6 +373,7 @@ static int replay_and_judge(struct eval *ev)
 	struct replay_ctx *rc = replay_ctx_new(run.banks);
 	struct ima_entry ent;
 	struct ima_error ierr = {0};
+	bool corrupt = false;
 	int r = 0;
 
 	if (!log || !rc) {
@@ -397,6 +406,7 @@ static int replay_and_judge(struct eval *ev)
 	}
 	if (r == -ENOMEM)
 		goto out;
+	corrupt = r < 0;
 	if (r < 0)
 		add_reason(ev, REASON_LOG_CORRUPT, (int64_t)ierr.index, "entry %llu at byte %zu: %s",
 			   (unsigned long long)ierr.index, ierr.offset, ierr.msg);
@@ -415,6 +425,19 @@ static int replay_and_judge(struct eval *ev)
 			   "PCR 10 is zero in every quoted bank while the list has %llu entries: IMA never extended this TPM's PCR 10",
 			   (unsigned long long)imalog_index(log));
 	}
+	if (!match && e->log_more && !corrupt && !ev->bypass_pending &&
+	    imalog_index(log) > e->log_offset) {
+		add_reason(ev, REASON_LOG_INCOMPLETE, -1,
+			   "entries %llu-%llu replayed, not yet confirmed: the agent's list is larger"
+			   " than one request holds, the rest comes next round, and the first quote"
+			   " that the continued replay matches confirms them",
+			   (unsigned long long)e->log_offset,
+			   (unsigned long long)(imalog_index(log) - 1));
+		next->replay = run;
+		next->next_entry = imalog_index(log);
+		next->unconfirmed = true;
+		goto out;
+	}
 	if (!match) {
 		const struct pcr_bank *b = pcr_set_bank_const(&e->pcrs, TPM2_ALG_SHA256);
 		char hex[2 * LIMIT_DIGEST + 1] = "";
@@ -424,10 +447,17 @@ static int replay_and_judge(struct eval *ev)
 			   "no prefix of entries %llu-%llu replays to the quoted PCR 10 (sha256 %s)",
 			   (unsigned long long)e->log_offset,
 			   (unsigned long long)imalog_index(log), hex);
+		if (next->unconfirmed) {
+			/* The parts sent never reached a quote: start the boot over. */
+			replay_state_init(&next->replay, run.banks);
+			next->next_entry = 0;
+			next->unconfirmed = false;
+		}
 		goto out;
 	}
 	next->replay = matched;
 	next->next_entry = matched_entries;
+	next->unconfirmed = false;
 out:
 	imalog_free(log);
 	replay_ctx_free(rc);
@@ -458,6 +488,7 @@ static bool records_deleted(struct eval *ev)
 		out->next.replay = req->prev->replay;
 		out->next.next_entry = req->prev->next_entry;
 		out->next.judged = req->prev->judged;
+		out->next.unconfirmed = req->prev->unconfirmed;
 		out->rejudged = false;
 	}
 	add_reason(ev, REASON_LOG_RECORDS_DELETED, (int64_t)want,
@@ -570,6 +601,7 @@ int attest_evaluate(const struct attest_request *req, struct attest_result *out)
 		memset(&out->next.replay, 0, sizeof(out->next.replay));
 		replay_state_init(&out->next.replay, banks_of(&req->ev->pcrs));
 		out->next.next_entry = 0;
+		out->next.unconfirmed = false;
 		out->next.boot_number = boot;
 		out->rejudged = true;
 	}

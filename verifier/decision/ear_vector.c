@@ -44,6 +44,7 @@ static void worsen_by(struct ear_vector *v, enum reason r)
 	case REASON_REBOOT:
 	case REASON_LOG_OFFSET_MISMATCH:
 	case REASON_LOG_RECORDS_DELETED:
+	case REASON_LOG_INCOMPLETE:
 	case REASON_UNJUDGEABLE_ENTRY:
 		ear_vector_worsen(v, EAR_EXECUTABLES, AR_UNKNOWN_ELEMENTS);
 		break;

@@ -70,6 +70,9 @@ enum reason_kind {
 	  "the measurement list does not parse or an entry's template hash is wrong")               \
 	X(PCR_MISMATCH, "pcr_mismatch", REASON_KIND_VERDICT,                                        \
 	  "no prefix of the list replays to the quoted PCR 10: entries added, dropped or changed")  \
+	X(LOG_INCOMPLETE, "log_incomplete", REASON_KIND_VERDICT,                                    \
+	  "the list is larger than one request: this part is replayed, not yet confirmed by a "     \
+	  "quote; the rest comes next round")                                                       \
 	/* The boot */                                                                              \
 	X(BOOT_AGGREGATE_MISSING, "boot_aggregate_missing", REASON_KIND_VERDICT,                    \
 	  "the first entry of a boot is not boot_aggregate")                                        \

@@ -78,6 +78,7 @@ void boot_state_encode(const struct boot_state *bs, uint8_t out[BOOT_STATE_ENCOD
 		put_be(&w, bs->judged.known ? (uint64_t)bs->judged.policy_version : 0, 8);
 		put_be(&w, bs->judged.known ? (uint64_t)bs->judged.amendment_version : 0, 8);
 	}
+	put_u8(&w, bs->unconfirmed ? 1 : 0);
 }
 
 bool judged_versions_equal(const struct judged_versions *a, const struct judged_versions *b)
@@ -91,11 +92,12 @@ int boot_state_decode(const uint8_t *buf, size_t len, struct boot_state *out)
 {
 	struct bs_reader r = { buf };
 	struct replay_state *rs = &out->replay;
-	uint64_t started, known = 0, name_len = 0;
+	uint64_t started, known = 0, name_len = 0, unconfirmed = 0;
 	uint8_t name[LIMIT_POLICY_NAME];
 
 	memset(out, 0, sizeof(*out));
 	if (!buf || !((len == BOOT_STATE_ENCODED_LEN && buf[0] == BOOT_STATE_VERSION) ||
+		      (len == BOOT_STATE_ENCODED_LEN_V2 && buf[0] == 2) ||
 		      (len == BOOT_STATE_ENCODED_LEN_V1 && buf[0] == 1)))
 		return -EINVAL;
 	r.p++;
@@ -114,7 +116,7 @@ int boot_state_decode(const uint8_t *buf, size_t len, struct boot_state *out)
 	get_bytes(&r, rs->sha256, sizeof(rs->sha256));
 	get_bytes(&r, rs->sha384, sizeof(rs->sha384));
 	get_bytes(&r, rs->sha512, sizeof(rs->sha512));
-	if (buf[0] == BOOT_STATE_VERSION) {
+	if (buf[0] >= 2) {
 		known = get_be(&r, 1);
 		name_len = get_be(&r, 1);
 		get_bytes(&r, name, sizeof(name));
@@ -124,7 +126,11 @@ int boot_state_decode(const uint8_t *buf, size_t len, struct boot_state *out)
 		if (name_len <= LIMIT_POLICY_NAME && !memchr(name, 0, name_len))
 			memcpy(out->judged.policy, name, name_len);
 	}
-	if (started > 1 || known > 1 || name_len > LIMIT_POLICY_NAME ||
+	if (buf[0] >= 3) {
+		unconfirmed = get_be(&r, 1);
+		out->unconfirmed = unconfirmed == 1;
+	}
+	if (started > 1 || known > 1 || unconfirmed > 1 || name_len > LIMIT_POLICY_NAME ||
 	    (name_len && memchr(name, 0, name_len)) ||
 	    (rs->banks & ~(uint32_t)REPLAY_ALL_BANKS) || (size_t)(r.p - buf) != len) {
 		memset(out, 0, sizeof(*out));

@@ -59,6 +59,7 @@
 		log_records_deleted: 'Entries deleted from the machine and not exported',
 		log_corrupt: 'Measurement list corrupt',
 		pcr_mismatch: 'List does not replay to PCR 10',
+		log_incomplete: 'List larger than one request: the rest comes next round',
 		boot_aggregate_missing: 'List does not start with boot_aggregate',
 		tpm_bypass: 'IMA ran without a TPM',
 		boot_aggregate_unverified: 'Boot measurements not quoted',
