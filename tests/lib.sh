@@ -2,9 +2,9 @@
 # The one library of the shell tests (tests/vm/common.bash, tests/e2e/common.bash,
 # tests/install/lib.bash, tests/lib/softagent.bash and tests/lib/webdriver.bash build on it):
 # results, free ports, waiting for a condition, the services a test starts (swtpm, verifier,
-# attestd: start_swtpm, start_verifier, start_agent; PostgreSQL), stopping them by PID, and the
-# guest kernel of the VM tests. Source it; call `finish` last. Every service started here is
-# stopped on exit.
+# attestd: start_swtpm, start_verifier, start_agent; PostgreSQL), stopping them by PID, the
+# operator's calls to the verifier (op, ctl), and the guest kernel of the VM tests. Source it;
+# call `finish` last. Every service started here is stopped on exit.
 
 T_PASSED=0 T_FAILED=0 T_SKIPPED=0
 T_PIDS=()
@@ -230,6 +230,13 @@ start_verifier() {
 	tail -n 5 "$VLOG" 2>/dev/null | sed 's/^/   verifier: /' >&2
 	return 1
 }
+
+# The operator's calls to the verifier start_verifier started last (URL, CA), with the
+# operator token of the test's token file, $W/token (W: the test's work directory).
+# op PATH: an operator GET, body only.
+op() { curl -sS --cacert "$CA" -H "Authorization: Bearer $(cat "$W/token")" "$URL$1"; }
+# ctl ARGS...: attestctl with the verifier, its CA and the token.
+ctl() { "$B/attestctl" "$@" --verifier "$URL" --ca "$CA" --token-file "$W/token"; }
 
 # stop_verifier: stops the verifier start_verifier started last (SIGTERM, then SIGKILL; see
 # stop_pid) and reaps it; VPID is emptied. A later start_verifier on the same state directory

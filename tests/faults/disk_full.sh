@@ -45,7 +45,6 @@ start_verifier "$MNT" --ek-ca "$W/ekca/ca.pem" --policy "$W/policy.json" \
 	--operator-token-file "$W/token" && up=yes
 check_eq "verifier starts on the small filesystem" yes "$up"
 [[ $up == yes ]] || { finish; exit 1; }
-op() { curl -sS --cacert "$CA" -H "Authorization: Bearer $(cat "$W/token")" "$URL$1"; }
 
 # sa ARGS...: R_STATUS, R_BODY from softagent's last line (its last HTTP exchange).
 sa() {

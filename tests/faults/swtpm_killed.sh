@@ -36,7 +36,6 @@ start_verifier "$W/verifier" --ek-ca "$W/ek-ca.pem" --policy "$W/policy.json" \
 	--operator-token-file "$W/token" && up=yes
 check_eq "verifier starts" yes "$up"
 [[ $up == yes ]] || { finish; exit 1; }
-op() { curl -sS --cacert "$CA" -H "Authorization: Bearer $(cat "$W/token")" "$URL$1"; }
 
 start_agent host-1 "$W/a1" --ima-list "$W/ima" --interval 1
 # wait_log PATTERN FROM SECONDS: PATTERN appears in attestd's log after line FROM.

@@ -47,7 +47,6 @@ attest() {
 	"$ATTESTD" --config /dev/null --once --verifier "$URL" --ca "$CA" --agent-id "$1" --tcti "$2" \
 		--ima-list "$W/ima" --event-log none --state-dir "$3" >"$W/out" 2>>"$W/attestd.log"
 }
-op() { curl -sS --cacert "$CA" -H "Authorization: Bearer $(cat "$W/token")" "$URL$1"; }
 
 # 1. enroll (EK cert chain, credential activation) and a first trusted verdict
 attest host-1 "$TPM1_TCTI" "$W/a1"
@@ -101,7 +100,6 @@ check "the approved path is in the default policy now" \
 	bash -c "curl -sS --cacert '$CA' -H 'Authorization: Bearer $(cat "$W/token")' '$URL/v1/policies/default' | jq -e --arg p '$path61' '.digests[\$p] | length == 1' >/dev/null"
 attest host-1 "$TPM1_TCTI" "$W/a1"
 check_eq "after approval: trusted" 0 $?
-ctl() { "$ATTESTCTL" "$@" --verifier "$URL" --ca "$CA" --token-file "$W/token"; }
 ctl policy diff "$W/policy.json" @default >"$W/diff"
 check_eq "policy diff: the approvals changed the default policy (exit 1)" 1 $?
 check_eq "policy diff lists the 10 approved digests as added" 10 "$(grep -c '^+ ' "$W/diff")"

@@ -19,8 +19,6 @@ mkdir -p "$W/lg" && "$LOADGEN" --make-ca "$W/lg" >/dev/null || { fail "loadgen -
 head -c 32 /dev/urandom | xxd -p -c 64 >"$W/token"
 openssl ecparam -name prime256v1 -genkey -noout 2>/dev/null | openssl pkey -pubout >"$W/other.pem"
 
-ctl() { "$CTL" "$@" --verifier "$URL" --ca "$CA" --token-file "$W/token"; }
-op() { curl -sS --cacert "$CA" -H "Authorization: Bearer $(cat "$W/token")" "$URL$1"; }
 verify_rc() { "$CTL" audit verify --store "$@" >"$W/verify.out" 2>&1; echo $?; }
 
 # tampered BACKEND NAME SQL: a copy of the store with SQL run on it; prints the copy's URI.

@@ -27,7 +27,6 @@ vstart() { start_verifier "$1" --ek-ca "$W/ekca/ca.pem" --policy "$W/policy.json
 	--operator-token-file "$W/token"; }
 check "verifier starts" vstart "$W/v1"
 V1PID=$VPID
-ctl() { "$CTL" "$@" --verifier "$URL" --ca "$CA" --token-file "$W/token"; }
 
 AGENTS=(a1 a2 a3)
 for a in "${AGENTS[@]}"; do

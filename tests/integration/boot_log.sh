@@ -69,7 +69,6 @@ check_eq "boot-policy learn --policy KEYLIME: the boot section is kept" \
 head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$W/token"
 check "verifier starts with the boot policy" start_verifier "$W/verifier" --ek-ca "$W/ek-ca.pem" \
 	--policy "$W/policy.json" --operator-token-file "$W/token"
-op() { curl -sS --cacert "$CA" -H "Authorization: Bearer $(cat "$W/token")" "$URL$1"; }
 post() { curl -sS --cacert "$CA" -H "Authorization: Bearer $(cat "$W/token")" -o /dev/null -w '%{http_code}' -X POST "$URL$1"; }
 # put_policy NAME FILE; assign AGENT NAME
 put_policy() {

@@ -72,7 +72,6 @@ head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$W/token"
 check "verifier starts" start_verifier "$W/verifier" --ek-ca "$W/ek-ca.pem" \
 	--policy "$W/policy.json" --operator-token-file "$W/token" \
 	--webhook "http://127.0.0.1:$RPORT/hook" --webhook-secret-file "$W/secret" || { finish; exit 1; }
-op() { curl -sS --cacert "$CA" -H "Authorization: Bearer $(cat "$W/token")" "$URL$1"; }
 verdicts() { op "/v1/agents/$1/verdicts" | jq '(.verdicts // []) | length'; }
 hooked() { jq -r --arg a "$1" 'select(.type == "agent.untrusted" and .agent_id == $a) | .type' \
 	"$W/events.jsonl" 2>/dev/null | wc -l; }

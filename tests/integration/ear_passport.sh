@@ -46,7 +46,6 @@ grow() {
 head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$W/token"
 check "verifier starts" start_verifier "$W/verifier" --ek-ca "$W/ek-ca.pem" \
 	--policy "$W/policy.json" --operator-token-file "$W/token" || { finish; exit 1; }
-op() { curl -sS --cacert "$CA" -H "Authorization: Bearer $(cat "$W/token")" "$URL$1"; }
 curl -sS --cacert "$CA" "$URL/v1/jwks" >"$W/jwks"
 verify() { "$CTL" ear verify "$1" --jwks "$W/jwks" --json 2>"$W/verify.err"; }
 pyjwt() {

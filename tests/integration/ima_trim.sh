@@ -65,7 +65,6 @@ attest() {
 	kernel_follows
 	return $rc
 }
-op() { curl -sS --cacert "$CA" -H "Authorization: Bearer $(cat "$W/token")" "$URL$1"; }
 put_policy() { # put_policy N: version N+1 of the default policy (one more file it allows)
 	jq --arg p "/opt/unused-$1" '.digests[$p] = ["sha256:" + ("ab" * 32)]' "$W/policy.json" |
 		curl -sS --cacert "$CA" -H "Authorization: Bearer $(cat "$W/token")" -X PUT \

@@ -41,7 +41,6 @@ vstart() {
 		--operator-token-file "$W/token"
 }
 check "verifier starts" vstart || { finish; exit 1; }
-op() { curl -sS --cacert "$CA" -H "Authorization: Bearer $(cat "$W/token")" "$URL$1"; }
 metric() { op /metrics | awk -v k="$1" '$1 == k { print $2 }'; }
 # trusted_verdicts: how many trusted verdicts the store holds for host-1.
 trusted_verdicts() { op /v1/agents/host-1/verdicts | jq '[(.verdicts // [])[] | select(.verdict == "trusted")] | length'; }

@@ -24,8 +24,6 @@ head -c 32 /dev/urandom | xxd -p -c 64 >"$W/token"
 # Half the files of the loadgen policy: the other half runs outside it.
 jq '.digests |= with_entries(select(.key | test("[02468]$")))' "$W/lg/policy.json" >"$W/half.json"
 
-ctl() { "$CTL" "$@" --verifier "$URL" --ca "$CA" --token-file "$W/token"; }
-op() { curl -sS --cacert "$CA" -H "Authorization: Bearer $(cat "$W/token")" "$URL$1"; }
 
 # sql BACKEND QUERY: rows as "a|b|c" lines.
 sql() {

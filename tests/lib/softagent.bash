@@ -1,13 +1,14 @@
 # shellcheck shell=bash
 # Software agents on a real verifier, for the attack matrix (tests/attacks) and the integration
 # tests that play agents with tests/tools/softagent: the fixture (an EK CA, an operator token in
-# $W/token, a policy of two programs, VARGS for start_verifier), the agents (agent, sa), the
-# operator's calls (op: the API, ctl: attestctl), and checks that a round is refused with its
-# code, untrusted with its reason, or trusted, and changes no stored state beyond the one
-# recorded verdict. Source after tests/lib.sh.
+# $W/token for tests/lib.sh's op and ctl, a policy of two programs, VARGS for start_verifier),
+# the agents (agent, sa), and checks that a round is refused with its code, untrusted with its
+# reason, or trusted, and changes no stored state beyond the one recorded verdict. Source after
+# tests/lib.sh.
 
 SA=$B/tools/softagent
 VERIFIER=$B/verifier
+# shellcheck disable=SC2034 # used by the scripts that source this file
 CTL=$B/attestctl
 for t in curl jq xxd; do
 	command -v $t >/dev/null || { skip "$t not installed"; finish; exit; }
@@ -45,10 +46,6 @@ EOF
 # shellcheck disable=SC2034 # used by the scripts that source this file
 VARGS=(--ek-ca "$W/ekca/ca.pem" --policy "$W/policy.json" --operator-token-file "$W/token")
 
-# op PATH: an operator GET, body only.
-op() { curl -sS --cacert "$CA" -H "Authorization: Bearer $(cat "$W/token")" "$URL$1"; }
-# ctl ARGS...: attestctl against the verifier (URL, CA) with the operator token.
-ctl() { "$CTL" "$@" --verifier "$URL" --ca "$CA" --token-file "$W/token"; }
 
 # state ID: what an attack must not change: boot, expected next entry, number of verdicts.
 state() {
