@@ -33,7 +33,6 @@ attest() {
 		--tcti "$TCTI" --ima-list "$W/ima" --event-log none --state-dir "$W/a" \
 		>"$W/out" 2>"$W/attestd.log"
 }
-op() { curl -sS --cacert "$CA" -H "Authorization: Bearer $(cat "$W/token")" "$URL$1"; }
 
 attest
 check_eq "the first part: untrusted (exit 1)" 1 $?
