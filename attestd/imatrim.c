@@ -316,7 +316,9 @@ int imatrim_read(struct imatrim *t, struct imalist *kernel, uint64_t from, size_
 			memset(out, 0, sizeof(*out));
 		} else {
 			out->deleted = d;
-			if (out->more || out->len >= max_bytes)
+			if (out->len >= max_bytes)
+				out->more = true; /* the kernel's entries: next round */
+			if (out->more)
 				return 0;
 			ret = imalist_read(kernel, d, max_bytes - out->len, &rest);
 			if (ret == 0 && rest.gone)

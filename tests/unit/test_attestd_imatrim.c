@@ -347,6 +347,10 @@ static void test_serves_from_export(void)
 	CHECK(imatrim_read(t, l, 60, cap, &c) == 0 && chunk_is(&c, k, 60, 15) && c.more,
 	      "a cap across the kernel's start: 60-69 exported and 70-74 from the kernel");
 	free(c.data);
+	cap = k->off[70] - k->off[60];
+	CHECK(imatrim_read(t, l, 60, cap, &c) == 0 && chunk_is(&c, k, 60, 10) && c.more,
+	      "the export's part fills the cap exactly: the kernel's entries follow, more is said");
+	free(c.data);
 	cap = k->off[70] - k->off[60] + 5;
 	CHECK(imatrim_read(t, l, 60, cap, &c) == 0 && chunk_is(&c, k, 60, 10) && c.more,
 	      "no room for the kernel's first record: it goes next round, the cap holds");
