@@ -584,8 +584,8 @@ static int round_once(struct agent *a, const struct challenge *given, struct ver
 	}
 	/* Entries the kernel deleted and the export lacks: the chunk starts at the kernel's first,
 	 * and log_deleted tells the verifier why (proto/evidence.h, "Deleted records"). */
+	ev.log_deleted = imatrim_log_deleted(&chunk, offset);
 	offset = chunk.first;
-	ev.log_deleted = chunk.deleted;
 	memcpy(ev.nonce, ch.nonce, ch.nonce_len);
 	ev.nonce_len = ch.nonce_len;
 	/* How long until the next round: the verifier calls the agent stale after a few. */

@@ -200,6 +200,16 @@ int imatrim_reconcile(struct imatrim *t)
 	t->known = false;
 	if ((ret = read_deleted(t, &d, &supported)) < 0)
 		return ret;
+	if (!supported) {
+		/* No D from the kernel (no deleted file, securityfs not mounted, a list that is
+		 * not the kernel's): D = 0 says nothing of this boot, and the export may hold the
+		 * only copy of the records the kernel deleted. Left as it is, counted once D
+		 * can be read (nothing is read from it or deleted until then). */
+		t->exported_n = 0;
+		t->exported_bytes = 0;
+		t->lacking = false;
+		return 0;
+	}
 	fd = open(t->export_path, O_RDWR | O_CLOEXEC);
 	if (fd < 0 && errno != ENOENT) {
 		ret = -errno;
@@ -242,8 +252,12 @@ int imatrim_reconcile(struct imatrim *t)
 	else if (!t->lacking && was_lacking)
 		log_info("the ima export '%s' holds every deleted entry again (0-%llu)",
 			 t->export_path, (unsigned long long)(d - 1));
-	(void)supported;
 	return 0;
+}
+
+uint64_t imatrim_log_deleted(const struct imalist_chunk *c, uint64_t asked)
+{
+	return c->first > asked ? c->deleted : 0;
 }
 
 /* Counts the export again when it was never counted or someone changed it. */

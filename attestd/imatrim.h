@@ -19,6 +19,9 @@
  *  - records are deleted only below `acked`, the next_offset of a verdict (the verifier
  *    committed its replay up to there before it answered), only while more than `keep` are
  *    in kernel memory, and never below C - keep;
+ *  - the export is cut back to D only when D was read from the kernel: a kernel without the
+ *    deleted file, or a list path that is not the kernel's, or securityfs not mounted yet,
+ *    leaves it as it is (it may be this boot's only copy of the deleted records);
  *  - when the export lacks records below D (the file was lost or cut, or another program
  *    deleted records), nothing more is deleted this boot, and imatrim_read() sends from D when
  *    asked for an entry the export lacks; the verifier answers log_records_deleted (the
@@ -68,6 +71,17 @@ int imatrim_reconcile(struct imatrim *t);
  */
 int imatrim_read(struct imatrim *t, struct imalist *kernel, uint64_t from, size_t max_bytes,
 		 struct imalist_chunk *out);
+
+/*
+ * The evidence's log_deleted for a chunk imatrim_read() returned when entry `asked` was asked
+ * for: the kernel's D when the chunk starts after `asked` (entries deleted and not in the
+ * export: the verifier answers log_records_deleted), else 0. Not D whenever D is above 0: the
+ * verifier judges evidence that carries log_deleted even while a policy change waits for the
+ * list from entry 0 (verifier/service/round.c), so an agent that answers a challenge given
+ * before the change (it names the entry after the last replayed, often D itself) and says D
+ * would be told log_records_deleted, with the old challenge's entry, round after round.
+ */
+uint64_t imatrim_log_deleted(const struct imalist_chunk *c, uint64_t asked);
 
 /*
  * After a verdict whose next_offset is `acked`: when more than `keep` records are in kernel

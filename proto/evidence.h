@@ -69,10 +69,14 @@
  * from its memory (kernel-patches/, securityfs' runtime_measurements_deleted), entry indexes
  * stay absolute: entry N is the Nth measured since boot, deleted or not. attestd exports what it
  * deletes and serves entries below the kernel's deleted count from that export, so log_offset
- * is always the index asked for when it can; "log_deleted" is the kernel's deleted count D, sent
- * whenever it is above 0. When the export lacks entries the verifier asked for (lost, or
- * deleted by another program), the agent sends from the first entry it has (log_offset = D)
- * and the verifier answers `log_records_deleted`: it never trusts a list it cannot replay. The
+ * is always the index asked for when it can. When the export lacks entries the verifier asked
+ * for (lost, or deleted by another program), the agent sends from the first entry it has
+ * (log_offset = D) with "log_deleted", the kernel's deleted count D, and the verifier answers
+ * `log_records_deleted`: it never trusts a list it cannot replay. "log_deleted" is sent only
+ * then, never with a list that starts where it was asked to: the verifier judges evidence that
+ * carries it even while a policy change waits for the list from entry 0 (asking again would
+ * get the same answer), so an agent answering a challenge given before the change with it would
+ * be told `log_records_deleted` round after round instead of being asked for entry 0. The
  * field is the agent's word, outside the quote: it only chooses which untrusted reason is
  * given. An older verifier ignores it; an older agent never deletes and sends none.
  *
@@ -171,7 +175,7 @@ struct evidence {
 	char *boot_cmdline; /* NULL: not sent */
 	uint32_t interval;  /* seconds to the agent's next round; 0: not sent */
 	bool want_ear;      /* the verdict should carry the signed EAR ("want_ear": true) */
-	uint64_t log_deleted; /* records deleted from the kernel's list since boot; 0: not sent */
+	uint64_t log_deleted; /* D, when the list starts there, after the entry asked; 0: not sent */
 	bool log_more;        /* the agent read more entries than `log` carries ("log_more") */
 };
 int evidence_parse(const char *json, size_t len, struct evidence *out, const char **why);

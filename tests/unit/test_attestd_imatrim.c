@@ -408,6 +408,78 @@ static void test_export_missing(void)
 	fresh();
 }
 
+/*
+ * log_deleted only when the chunk starts after the entry asked for: an agent that answers a
+ * challenge naming entry D (the verifier acknowledged up to there) while a policy change waits
+ * for entry 0 must not say D, or the verifier judges it log_records_deleted with the old
+ * challenge's entry instead of asking for entry 0 (verifier/service/round.c).
+ */
+static void test_log_deleted_only_when_skipped(void)
+{
+	struct kernel *k = kernel_boot(100);
+	struct imatrim *t = trim_new(k, 10);
+	struct imalist *l = imalist_new(list_path);
+	struct imalist_chunk c;
+	uint64_t to;
+
+	CHECK(imatrim_after_verdict(t, l, 70, &to) == 0 && to == 70 && k->d == 70,
+	      "entries 0-69 deleted (the verifier acknowledged 70)");
+	CHECK(imatrim_read(t, l, 70, 0, &c) == 0 && chunk_is(&c, k, 70, 30) &&
+		      imatrim_log_deleted(&c, 70) == 0,
+	      "asked for entry 70 (= D), sent from 70: no log_deleted");
+	free(c.data);
+	CHECK(imatrim_read(t, l, 0, 0, &c) == 0 && chunk_is(&c, k, 0, 100) &&
+		      imatrim_log_deleted(&c, 0) == 0,
+	      "asked for entry 0, served from the export: no log_deleted");
+	free(c.data);
+	unlink(export_path);
+	CHECK(imatrim_read(t, l, 0, 0, &c) == 0 && chunk_is(&c, k, 70, 30) &&
+		      imatrim_log_deleted(&c, 0) == 70,
+	      "the export lost, asked for entry 0: sent from 70, log_deleted 70");
+	free(c.data);
+	CHECK(imatrim_read(t, l, 70, 0, &c) == 0 && chunk_is(&c, k, 70, 30) &&
+		      imatrim_log_deleted(&c, 70) == 0,
+	      "the export lost, asked for entry 70: sent as asked, no log_deleted");
+	free(c.data);
+	imatrim_free(t);
+	imalist_free(l);
+	kernel_free(k);
+	fresh();
+}
+
+/*
+ * Without the kernel's deleted count (securityfs not mounted yet when attestd starts, a kernel
+ * or a list path without it) the export is this boot's only copy of what was deleted: it is
+ * left as it is, not cut back to a D of 0.
+ */
+static void test_no_deleted_count_keeps_export(void)
+{
+	struct kernel *k = kernel_boot(100);
+	struct imatrim *t = trim_new(k, 10);
+	struct imalist *l = imalist_new(list_path);
+	uint64_t to;
+
+	CHECK(imatrim_after_verdict(t, l, 40, &to) == 0 && to == 40 && holds(k, export_path, 40),
+	      "entries 0-39 exported and deleted");
+	imatrim_free(t);
+	k->has_deleted_file = false; /* attestd restarts before securityfs is back */
+	publish(k);
+	t = trim_new(k, 10);
+	CHECK(holds(k, export_path, 40), "no deleted count: the export kept (0-39)");
+	CHECK(imatrim_after_verdict(t, l, 60, &to) == 0 && to == 0 && k->writes == 1,
+	      "and nothing deleted");
+	imatrim_free(t);
+	k->has_deleted_file = true;
+	publish(k);
+	t = trim_new(k, 10);
+	CHECK(imatrim_exported(t) == 40 && !imatrim_lacking(t) && holds(k, export_path, 40),
+	      "the deleted count back: the export holds every deleted record");
+	imatrim_free(t);
+	imalist_free(l);
+	kernel_free(k);
+	fresh();
+}
+
 int main(void)
 {
 	char cmd[300];
@@ -423,6 +495,8 @@ int main(void)
 	CASE(test_restart_reconciles);
 	CASE(test_serves_from_export);
 	CASE(test_export_missing);
+	CASE(test_log_deleted_only_when_skipped);
+	CASE(test_no_deleted_count_keeps_export);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
 	if (system(cmd) != 0)
 		fprintf(stderr, "cannot remove %s\n", tmpdir);
