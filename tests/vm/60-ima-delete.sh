@@ -3,7 +3,8 @@
 # entries by their index since boot, as attestd does after a verdict. In the guest: the
 # interface's answers (an absolute index, repeated writes harmless, past-the-end and garbage
 # refused, the count since boot unchanged), deletion while other processes read the list
-# files, a deleted entry's template hash listed again; on the host: the entries
+# files, a reader keeping its place (or failing, never skipping) across a deletion, a deleted
+# entry's template hash listed again; on the host: the entries
 # saved before each deletion followed by the kernel's remaining list replay to PCR 10 in both
 # banks, and a saved copy with one byte changed does not. Then the memory the list holds over a
 # long run, with and without deletion (printed as figures: the guest's unreclaimable slab after
@@ -80,6 +81,29 @@ dmesg | grep -E 'BUG|WARNING|Oops|list_del corruption' >"$OUT/dmesg-bad" || true
 . /etc/attest/collect.sh
 cat $d >"$OUT/deleted"
 
+# A reader of a list file keeps its place across a deletion (positions are indexes since boot):
+# busybox's read takes one byte a call, so each read() past a line starts the next entry. Ten
+# new entries; one reader has read the first kept entry (base), another base to base+6; then
+# base to base+4 are deleted.
+i=0
+while [ $i -lt 10 ]; do echo "pos $i" >/root/del/p$i; cat /root/del/p$i >/dev/null; i=$((i + 1)); done
+base=$(cat $d)
+exec 3<$ima/ascii_runtime_measurements 4<$ima/ascii_runtime_measurements
+read -r a <&3
+j=0
+while [ $j -lt 7 ]; do read -r b <&4; j=$((j + 1)); done
+echo $((base + 5)) >$d && say "mid-delete ok" || say "mid-delete failed"
+# the one behind: its next entry (base+1) is gone; an error, not entry base+6 in its place
+read -r a <&3 2>/dev/null && say "behind-read $a" || say "behind-read failed"
+# the one ahead: goes on with base+7, the third line of the list now
+read -r b <&4 && [ "$b" = "$(sed -n 3p $ima/ascii_runtime_measurements)" ] && say "ahead-place ok" ||
+	say "ahead-place wrong"
+exec 3<&- 4<&-
+# a write longer than any number: refused, not cut to its first 66 bytes (66 zeros: 0)
+z=$(printf '%066d' 0)
+printf '%sjunk\n' "$z" >$d 2>/dev/null && say "long ok" || say "long refused"
+dmesg | grep -E 'BUG|WARNING|Oops|list_del corruption' >"$OUT/dmesg-bad2" || true
+
 # memory over a long run: batches of new measurements, with deletion after each batch in the
 # second half; the unreclaimable slab (kB; the list is kmalloc'd) after each batch
 slab() { awk '/^SUnreclaim:/ { print $2 }' /proc/meminfo; }
@@ -135,6 +159,12 @@ check_eq "a file written again as it was adds nothing while its entry is kept" 0
 check_eq "and is listed again once its entry was deleted" 1 "$(val remeasured)"
 check "no kernel warning" test ! -s "$out/dmesg-bad"
 check_eq "collect ran after the deletions" $((c0 + 40)) "$(cat "$out/deleted" 2>/dev/null)"
+check "deleting while two readers hold the ascii list open" grep -qx 'mid-delete ok' "$res"
+check "a reader whose next entry was deleted gets an error, not a list with a hole" \
+	grep -qx 'behind-read failed' "$res"
+check "a reader past the deleted entries keeps its place" grep -qx 'ahead-place ok' "$res"
+check "a write longer than a number is refused, not cut" grep -qx 'long refused' "$res"
+check "no kernel warning after them" test ! -s "$out/dmesg-bad2"
 
 # The saved entries and what the kernel kept replay to PCR 10, as the whole list would.
 cat "$out/saved.bin" "$out/binary_runtime_measurements" >"$T_TMP/whole.bin"
