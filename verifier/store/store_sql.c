@@ -1566,10 +1566,67 @@ static int slot_cmp(const void *a, const void *b)
 }
 
 /*
- * store_backend.h: one transaction for the batch, a savepoint per round. Rounds are written
- * ordered by agent id, so that two verifiers' batches on one database lock boot states in the
- * same order and never deadlock; two rounds of one agent keep their queue order (the second
- * finds the first's version). A spent challenge names its agent, so that order covers it too.
+ * The batch's transaction (slots in write order). With `confined`, each round in a savepoint of
+ * its own, so that a round that fails leaves the others' writes (its w->ret says why); without,
+ * no savepoint (two statements less per round, each a round trip on a server database), and
+ * the first round that fails rolls the whole transaction back: -EAGAIN, nothing written, that
+ * round's w->ret set.
+ */
+static int batch_write(struct db *db, struct batch_slot *slots, size_t n, bool confined)
+{
+	struct store_pending_round *w;
+	int ret;
+
+	for (size_t i = 0; i < n; i++) {
+		slots[i].w->ret = 0;
+		slots[i].w->verdict_id = 0;
+		slots[i].w->trust_changed = false;
+	}
+	ret = db->o->begin(db->c, STORE_LOCK_NONE);
+	for (size_t i = 0; !ret && i < n; i++) {
+		w = slots[i].w;
+		if (confined && (w->ret = db->o->savepoint(db->c)))
+			continue;
+		w->ret = round_write(db, w->r, &w->verdict_id, &w->trust_changed);
+		if (w->ret && !confined) {
+			w->verdict_id = 0;
+			w->trust_changed = false;
+			db->o->rollback(db->c);
+			return -EAGAIN;
+		}
+		if (w->ret) {
+			w->verdict_id = 0;
+			w->trust_changed = false;
+			db->o->savepoint_rollback(db->c);
+		}
+		if (confined)
+			db->o->savepoint_release(db->c);
+	}
+	/* Last in the transaction (audit_append()): the trust changes, in agent order. */
+	for (size_t i = 0; !ret && i < n; i++) {
+		w = slots[i].w;
+		if (!w->ret && w->trust_changed)
+			ret = audit_append(db, w->r->now, "trust", "verifier", w->r->agent,
+					   json_pack("{s:I, s:b, s:I}", "verdict",
+						     (json_int_t)w->verdict_id, "trusted",
+						     w->r->trusted, "boot_number",
+						     (json_int_t)w->r->next->boot_number));
+	}
+	if (!ret && n)
+		nonces_prune(db, slots[0].w->r->now);
+	if (!ret)
+		ret = db->o->commit(db->c);
+	return ret;
+}
+
+/*
+ * store_backend.h: one transaction for the batch. Rounds are written ordered by agent id, so
+ * that two verifiers' batches on one database lock boot states in the same order and never
+ * deadlock; two rounds of one agent keep their queue order (the second finds the first's
+ * version). A spent challenge names its agent, so that order covers it too. Rounds seldom fail
+ * (a stale boot state, a reused challenge): the batch is written without savepoints first, and
+ * only when a round fails, again with a savepoint per round, so that it fails alone (a database
+ * error it met is then logged twice).
  */
 void store_sql_commit_rounds(struct store_backend *b, struct store_pending_round *batch)
 {
@@ -1592,35 +1649,10 @@ void store_sql_commit_rounds(struct store_backend *b, struct store_pending_round
 		got = true;
 	if (!ret) {
 		qsort(slots, n, sizeof(*slots), slot_cmp);
-		ret = db.o->begin(db.c, STORE_LOCK_NONE);
+		ret = batch_write(&db, slots, n, false);
+		if (ret == -EAGAIN)
+			ret = batch_write(&db, slots, n, true);
 	}
-	for (size_t i = 0; !ret && i < n; i++) {
-		w = slots[i].w;
-		if ((w->ret = db.o->savepoint(db.c)))
-			continue;
-		w->trust_changed = false;
-		w->ret = round_write(&db, w->r, &w->verdict_id, &w->trust_changed);
-		if (w->ret) {
-			w->verdict_id = 0;
-			w->trust_changed = false;
-			db.o->savepoint_rollback(db.c);
-		}
-		db.o->savepoint_release(db.c);
-	}
-	/* Last in the transaction (audit_append()): the trust changes, in agent order. */
-	for (size_t i = 0; !ret && i < n; i++) {
-		w = slots[i].w;
-		if (!w->ret && w->trust_changed)
-			ret = audit_append(&db, w->r->now, "trust", "verifier", w->r->agent,
-					   json_pack("{s:I, s:b, s:I}", "verdict",
-						     (json_int_t)w->verdict_id, "trusted",
-						     w->r->trusted, "boot_number",
-						     (json_int_t)w->r->next->boot_number));
-	}
-	if (!ret && batch)
-		nonces_prune(&db, batch->r->now);
-	if (!ret)
-		ret = db.o->commit(db.c);
 	if (ret)
 		for (w = batch; w; w = w->next)
 			w->ret = w->ret ? w->ret : ret;
