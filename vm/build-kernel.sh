@@ -1,21 +1,26 @@
 #!/usr/bin/env bash
 # Builds the guest kernel: Debian's linux-source-6.1 + kernel-patches/series +
-# kernel-patches/guest.config, cached by a key over all inputs.
+# kernel-patches/guest.config, or linux-source-6.12 + kernel-patches/6.12/series + the same
+# fragment (KERNEL_TREE=6.12), cached by a key over all inputs.
 #
-# Environment (defaults in brackets):
-#   KERNEL_SRC_TAR     source tarball            [/usr/src/linux-source-6.1.tar.xz]
-#   KERNEL_PATCH_DIR   series + patches          [kernel-patches]
+# Environment (defaults in brackets; those of the first five come from KERNEL_TREE and
+# KERNEL_VARIANT, vm/lib.sh):
+#   KERNEL_TREE        6.1 or 6.12               [6.1]
+#   KERNEL_SRC_TAR     source tarball            [/usr/src/linux-source-$KERNEL_TREE.tar.xz]
+#   KERNEL_PATCH_DIR   series + patches          [kernel-patches; 6.12: kernel-patches/6.12]
 #   KERNEL_FRAGMENT    config fragment, or several separated by spaces, merged in order
-#                      (an option's last setting wins)   [$KERNEL_PATCH_DIR/guest.config]
-#   KERNEL_CACHE       cache directory           [build/kernel]; a kernel of other fragments
-#                      needs its own (build/kernel/late): one cache holds one key
+#                      (an option's last setting wins)   [kernel-patches/guest.config]
+#   KERNEL_CACHE       cache directory           [build/kernel; 6.12: build/kernel/6.12]; a
+#                      kernel of other fragments needs its own (build/kernel/late): one cache
+#                      holds one key
 #   KERNEL_SEED        another cache (build/kernel) whose kernel comes from the same source,
 #                      recipe and patches: its built tree is copied and rebuilt with this
 #                      configuration, so that only the objects that depend on a changed option
 #                      are compiled again (kbuild records each object's CONFIG_ dependencies).
 #                      Without a matching seed the build starts from the tarball.
-#   KERNEL_VARIANT     default, or late: the late-TPM kernel's fragments, cache and seed as
-#                      defaults of the three variables above   [default]
+#   KERNEL_VARIANT     default, late (the late-TPM kernel) or hmac (6.12 only: the TPM's HMAC
+#                      sessions): its fragments, cache and seed as defaults of the three
+#                      variables above   [default]
 #   KERNEL_JOBS        make -j                   [$(nproc)]
 #   KERNEL_KEEP_OLD    1 keeps trees of older keys; default 0 removes them
 #   KERNEL_FORCE       1 rebuilds even when the key is cached
@@ -35,18 +40,18 @@ T0=$SECONDS
 say() { printf '[build-kernel +%3ds] %s\n' $((SECONDS - T0)) "$*" >&2; }
 die() { say "ERROR: $*"; exit 1; }
 
-SRC_TAR=$(abspath "${KERNEL_SRC_TAR:-/usr/src/linux-source-6.1.tar.xz}")
-PATCH_DIR=$(abspath "${KERNEL_PATCH_DIR:-kernel-patches}")
 # shellcheck source=vm/lib.sh
 . "$TOP/vm/lib.sh"
 vm_kernel_variant
-read -r -a fragments <<<"${KERNEL_FRAGMENT:-$PATCH_DIR/guest.config}"
+SRC_TAR=$(abspath "$KERNEL_SRC_TAR")
+PATCH_DIR=$(abspath "${KERNEL_PATCH_DIR:-kernel-patches}")
+read -r -a fragments <<<"$KERNEL_FRAGMENT"
 CACHE=$(abspath "${KERNEL_CACHE:-build/kernel}")
 JOBS=${KERNEL_JOBS:-$(nproc)}
 # Bump when the recipe below changes in a way that changes the output.
 RECIPE=2
 
-[[ -r $SRC_TAR ]] || die "no kernel source at $SRC_TAR (apt-get install linux-source-6.1)"
+[[ -r $SRC_TAR ]] || die "no kernel source at $SRC_TAR (apt-get install $(basename "$SRC_TAR" .tar.xz))"
 [[ ${#fragments[@]} -gt 0 ]] || die "KERNEL_FRAGMENT names no file"
 for i in "${!fragments[@]}"; do
 	fragments[i]=$(abspath "${fragments[i]}")
@@ -94,9 +99,9 @@ fi
 # The key: the source version (the Debian package version when the tarball is the
 # package's, else size and mtime), the recipe, the series in order and the fragment.
 src_id() {
-	local ver
-	ver=$(dpkg-query -S "$SRC_TAR" >/dev/null 2>&1 &&
-		dpkg-query -W -f='${Package} ${Version}' linux-source-6.1 2>/dev/null) || ver=
+	local ver pkg
+	pkg=$(dpkg-query -S "$SRC_TAR" 2>/dev/null | sed -n '1s/:.*//p') || pkg=
+	ver=$([[ -n $pkg ]] && dpkg-query -W -f='${Package} ${Version}' "$pkg" 2>/dev/null) || ver=
 	echo "src $ver $(stat -c '%s %Y' "$SRC_TAR") $(basename "$SRC_TAR")"
 }
 # The tree (source, recipe, patches) is what a seed must share; the fragment is the rest.

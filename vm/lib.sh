@@ -8,20 +8,48 @@ vm_log() { printf '[%s +%3ds] %s\n' "${VM_LOG_TAG:-vm}" $((SECONDS - VM_T0)) "$*
 vm_die() { vm_log "ERROR: $*"; exit 1; }
 vm_abspath() { case $1 in /*) echo "$1" ;; *) echo "$VM_TOP/$1" ;; esac; }
 
-# vm_kernel_variant: sets the defaults of KERNEL_CACHE, KERNEL_FRAGMENT and KERNEL_SEED for
-# KERNEL_VARIANT (default, or late: the late-TPM kernel of tests/e2e/80 and 81, tpm_tis as a
-# module and the vtpm proxy, in its own cache so that the default kernel stays as it is, seeded
-# from the default kernel's tree). What the caller set stays. Read by vm/build-kernel.sh and
-# vm/build-module.sh, so that both find the same kernel.
+# vm_kernel_variant: sets the defaults of KERNEL_SRC_TAR, KERNEL_PATCH_DIR, KERNEL_CACHE,
+# KERNEL_FRAGMENT and KERNEL_SEED for KERNEL_TREE and KERNEL_VARIANT. What the caller set stays.
+# Read by vm/build-kernel.sh and vm/build-module.sh, so that both find the same kernel.
+#   KERNEL_TREE     6.1: Debian's linux-source-6.1, the series in kernel-patches/, cached in
+#                   build/kernel; or 6.12: linux-source-6.12, the series in kernel-patches/6.12/,
+#                   cached in build/kernel/6.12. Both take kernel-patches/guest.config.  [6.1]
+#   KERNEL_VARIANT  default; late: the late-TPM kernel of tests/e2e/80 and 81 (tpm_tis as a module
+#                   and the vtpm proxy: guest-late.config over guest.config); or hmac, 6.12 only:
+#                   the TPM's HMAC sessions on the kernel's bus (6.12/guest-hmac.config over
+#                   guest.config, CONFIG_TCG_TPM2_HMAC=y). A variant has its own cache under the
+#                   tree's (build/kernel/late, build/kernel/6.12/hmac), so that the tree's default
+#                   kernel and its key stay as they are, and is seeded from the tree's default
+#                   kernel.  [default]
 vm_kernel_variant() {
-	case ${KERNEL_VARIANT:-default} in
-	default) ;;
-	late)
-		KERNEL_CACHE=${KERNEL_CACHE:-build/kernel/late}
-		KERNEL_FRAGMENT=${KERNEL_FRAGMENT:-kernel-patches/guest.config kernel-patches/guest-late.config}
-		KERNEL_SEED=${KERNEL_SEED:-build/kernel}
+	local tree_cache patches=kernel-patches
+	case ${KERNEL_TREE:-6.1} in
+	6.1) tree_cache=build/kernel ;;
+	6.12)
+		tree_cache=build/kernel/6.12
+		KERNEL_PATCH_DIR=${KERNEL_PATCH_DIR:-$patches/6.12}
 		;;
-	*) vm_die "KERNEL_VARIANT is default or late, not '$KERNEL_VARIANT'" ;;
+	*) vm_die "KERNEL_TREE is 6.1 or 6.12, not '$KERNEL_TREE'" ;;
+	esac
+	KERNEL_SRC_TAR=${KERNEL_SRC_TAR:-/usr/src/linux-source-${KERNEL_TREE:-6.1}.tar.xz}
+	case ${KERNEL_VARIANT:-default} in
+	default)
+		KERNEL_CACHE=${KERNEL_CACHE:-$tree_cache}
+		KERNEL_FRAGMENT=${KERNEL_FRAGMENT:-$patches/guest.config}
+		;;
+	late)
+		KERNEL_CACHE=${KERNEL_CACHE:-$tree_cache/late}
+		KERNEL_FRAGMENT=${KERNEL_FRAGMENT:-$patches/guest.config $patches/guest-late.config}
+		KERNEL_SEED=${KERNEL_SEED:-$tree_cache}
+		;;
+	hmac)
+		[[ ${KERNEL_TREE:-6.1} != 6.1 ]] ||
+			vm_die "KERNEL_VARIANT=hmac needs KERNEL_TREE=6.12: 6.1 has no CONFIG_TCG_TPM2_HMAC"
+		KERNEL_CACHE=${KERNEL_CACHE:-$tree_cache/hmac}
+		KERNEL_FRAGMENT=${KERNEL_FRAGMENT:-$patches/guest.config $patches/6.12/guest-hmac.config}
+		KERNEL_SEED=${KERNEL_SEED:-$tree_cache}
+		;;
+	*) vm_die "KERNEL_VARIANT is default, late or hmac, not '$KERNEL_VARIANT'" ;;
 	esac
 }
 
