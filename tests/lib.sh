@@ -33,6 +33,22 @@ finish() {
 	[[ $T_FAILED -eq 0 ]]
 }
 
+# need_cmds CMD...: the test is skipped (its result line printed, exit 0) when a command is not
+# installed.
+need_cmds() {
+	local t
+	for t in "$@"; do
+		command -v "$t" >/dev/null || { skip "$t not installed"; finish; exit; }
+	done
+}
+# need_built FILE...: the test fails (exit 1) when a program of the build is missing.
+need_built() {
+	local bin
+	for bin in "$@"; do
+		[[ -x $bin ]] || { fail "missing $bin (run make)"; finish; exit 1; }
+	done
+}
+
 # free_port: prints an even TCP port P on 127.0.0.1 such that nothing listens on P or P+1 (swtpm
 # takes both), and reserves both for this test until it exits. The port is below the ephemeral
 # range: a port in that range can be the local end of a client connection, or of one in

@@ -11,12 +11,8 @@ source "$(dirname "$0")/../lib.sh"
 
 SA=$B/tools/softagent
 VERIFIER=$B/verifier
-for t in curl jq python3 mountpoint; do
-	command -v $t >/dev/null || { skip "$t not installed"; finish; exit; }
-done
-for bin in "$SA" "$VERIFIER"; do
-	[[ -x $bin ]] || { fail "missing $bin (run make)"; finish; exit 1; }
-done
+need_cmds curl jq python3 mountpoint
+need_built "$SA" "$VERIFIER"
 
 W=$T_TMP
 MNT=$W/state

@@ -11,9 +11,7 @@ source "$(dirname "$0")/../lib.sh"
 
 LOADGEN=$B/bench/loadgen
 VERIFIER=$B/verifier
-for bin in "$LOADGEN" "$VERIFIER"; do
-	[[ -x $bin ]] || { fail "missing $bin (run make)"; finish; exit 1; }
-done
+need_built "$LOADGEN" "$VERIFIER"
 AGENTS=40 THREADS=4 SECS=26 KILLS=2
 
 W=$T_TMP

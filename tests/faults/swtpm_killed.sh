@@ -11,12 +11,8 @@ IMAGEN=$B/tools/imagen
 ATTESTCTL=$B/attestctl
 ATTESTD=$B/attestd
 VERIFIER=$B/verifier
-for t in swtpm swtpm_setup tpm2_pcrextend curl jq; do
-	command -v $t >/dev/null || { skip "$t not installed"; finish; exit; }
-done
-for bin in "$IMAGEN" "$ATTESTCTL" "$ATTESTD" "$VERIFIER"; do
-	[[ -x $bin ]] || { fail "missing $bin (run make)"; finish; exit 1; }
-done
+need_cmds swtpm swtpm_setup tpm2_pcrextend curl jq
+need_built "$IMAGEN" "$ATTESTCTL" "$ATTESTD" "$VERIFIER"
 
 W=$T_TMP
 swtpm_with_ek_ca "$W" || { finish; exit 1; }

@@ -11,9 +11,7 @@ IMAGEN=$B/tools/imagen
 ATTESTCTL=$B/attestctl
 ATTESTD=$B/attestd
 VERIFIER=$B/verifier
-for bin in "$IMAGEN" "$ATTESTCTL" "$ATTESTD" "$VERIFIER"; do
-	[[ -x $bin ]] || { fail "missing $bin (run make)"; finish; exit 1; }
-done
+need_built "$IMAGEN" "$ATTESTCTL" "$ATTESTD" "$VERIFIER"
 
 W=$T_TMP
 swtpm_with_ek_ca "$W" || { finish; exit 1; }

@@ -11,9 +11,7 @@ source "$(dirname "$0")/../lib.sh"
 
 W=$T_TMP
 CTL=$B/attestctl LOADGEN=$B/bench/loadgen
-for b in "$CTL" "$LOADGEN" "$B/verifier"; do
-	[[ -x $b ]] || { fail "missing $b (run make)"; finish; exit 1; }
-done
+need_built "$CTL" "$LOADGEN" "$B/verifier"
 command -v sqlite3 >/dev/null || { fail "sqlite3 is needed"; finish; exit 1; }
 mkdir -p "$W/lg" && "$LOADGEN" --make-ca "$W/lg" >/dev/null || { fail "loadgen --make-ca"; finish; exit 1; }
 head -c 32 /dev/urandom | xxd -p -c 64 >"$W/token"

@@ -11,9 +11,7 @@ source "$(dirname "$0")/../lib.sh"
 
 SA=$B/tools/softagent
 CTL=$B/attestctl
-for bin in "$SA" "$CTL" "$B/verifier"; do
-	[[ -x $bin ]] || { fail "missing $bin (run make)"; finish; exit 1; }
-done
+need_built "$SA" "$CTL" "$B/verifier"
 command -v jq >/dev/null || { fail "jq missing (make deps)"; finish; exit 1; }
 
 W=$T_TMP

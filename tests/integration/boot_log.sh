@@ -16,9 +16,7 @@ source "$(dirname "$0")/../lib.sh"
 ATTESTCTL=$B/attestctl
 ATTESTD=$B/attestd
 IMAGEN=$B/tools/imagen
-for bin in "$IMAGEN" "$ATTESTCTL" "$ATTESTD" "$B/verifier"; do
-	[[ -x $bin ]] || { fail "missing $bin (run make)"; finish; exit 1; }
-done
+need_built "$IMAGEN" "$ATTESTCTL" "$ATTESTD" "$B/verifier"
 LOG=$TOP/tests/data/eventlog/guest-ovmf.bin
 CMDLINE=$TOP/tests/data/eventlog/guest-ovmf.cmdline
 

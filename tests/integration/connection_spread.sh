@@ -8,9 +8,7 @@ set -uo pipefail
 source "$(dirname "$0")/../lib.sh"
 
 LG=$B/bench/loadgen
-for bin in "$LG" "$B/verifier"; do
-	[[ -x $bin ]] || { fail "missing $bin (run make)"; finish; exit 1; }
-done
+need_built "$LG" "$B/verifier"
 W=$T_TMP
 mkdir -p "$W/ca"
 "$LG" --make-ca "$W/ca" >/dev/null || { fail "loadgen --make-ca"; finish; exit 1; }

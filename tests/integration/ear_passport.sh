@@ -12,12 +12,8 @@ source "$(dirname "$0")/../lib.sh"
 IMAGEN=$B/tools/imagen
 CTL=$B/attestctl
 PY=/usr/bin/python3
-for t in swtpm swtpm_setup tpm2_pcrextend curl jq; do
-	command -v $t >/dev/null || { skip "$t not installed"; finish; exit; }
-done
-for bin in "$IMAGEN" "$CTL" "$B/attestd" "$B/verifier"; do
-	[[ -x $bin ]] || { fail "missing $bin (run make)"; finish; exit 1; }
-done
+need_cmds swtpm swtpm_setup tpm2_pcrextend curl jq
+need_built "$IMAGEN" "$CTL" "$B/attestd" "$B/verifier"
 $PY -c 'import jwt, cryptography' 2>/dev/null ||
 	{ fail "python3-jwt is not installed for $PY (make deps)"; finish; exit 1; }
 

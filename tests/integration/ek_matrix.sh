@@ -20,9 +20,7 @@ for t in swtpm swtpm_setup tpm2_pcrextend tpm2_nvdefine tpm2_nvwrite tpm2_nvread
 	tpm2_createprimary tpm2_readpublic tpm2_flushcontext openssl; do
 	command -v $t >/dev/null || { skip "$t not installed"; finish; exit; }
 done
-for bin in "$IMAGEN" "$B/attestd" "$B/verifier"; do
-	[[ -x $bin ]] || { fail "missing $bin (run make)"; finish; exit 1; }
-done
+need_built "$IMAGEN" "$B/attestd" "$B/verifier"
 
 W=$T_TMP
 swtpm_with_ek_ca "$W" || { finish; exit 1; }

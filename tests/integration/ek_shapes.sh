@@ -10,12 +10,8 @@ set -uo pipefail
 source "$(dirname "$0")/../lib.sh"
 
 IMAGEN=$B/tools/imagen
-for t in swtpm swtpm_setup tpm2_pcrextend tpm2_nvdefine tpm2_nvwrite tpm2_nvread curl jq openssl; do
-	command -v $t >/dev/null || { skip "$t not installed"; finish; exit; }
-done
-for bin in "$IMAGEN" "$B/attestd" "$B/verifier"; do
-	[[ -x $bin ]] || { fail "missing $bin (run make)"; finish; exit 1; }
-done
+need_cmds swtpm swtpm_setup tpm2_pcrextend tpm2_nvdefine tpm2_nvwrite tpm2_nvread curl jq openssl
+need_built "$IMAGEN" "$B/attestd" "$B/verifier"
 
 W=$T_TMP
 swtpm_with_ek_ca "$W" || { finish; exit 1; }

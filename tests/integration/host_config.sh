@@ -30,9 +30,7 @@ source "$HERE/../lib.sh"
 BUILD=${BUILD:-$(dirname "$B")}
 SYSCONF=$(sed -n 's/^#define ATTEST_SYSCONFDIR "\(.*\)"$/\1/p' "$BUILD/gen/buildinfo.h" 2>/dev/null)
 [[ $SYSCONF == /* ]] || { fail "no SYSCONFDIR in $BUILD/gen/buildinfo.h (run make)"; finish; exit 1; }
-for bin in "$B/verifier" "$B/attestd"; do
-	[[ -x $bin ]] || { fail "missing $bin (run make)"; finish; exit 1; }
-done
+need_built "$B/verifier" "$B/attestd"
 
 W=$T_TMP
 mkdir -p "$W/upper" "$W/work"

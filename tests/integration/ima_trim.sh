@@ -15,9 +15,7 @@ source "$(dirname "$0")/../lib.sh"
 IMAGEN=$B/tools/imagen
 ATTESTCTL=$B/attestctl
 ATTESTD=$B/attestd
-for bin in "$IMAGEN" "$ATTESTCTL" "$ATTESTD" "$B/verifier"; do
-	[[ -x $bin ]] || { fail "missing $bin (run make)"; finish; exit 1; }
-done
+need_built "$IMAGEN" "$ATTESTCTL" "$ATTESTD" "$B/verifier"
 
 W=$T_TMP
 swtpm_with_ek_ca "$W" || { finish; exit 1; }

@@ -12,9 +12,7 @@ source "$(dirname "$0")/../lib.sh"
 IMAGEN=$B/tools/imagen
 EXTEND=$B/tools/tpm_pcr_extend
 ATTESTD=$B/attestd
-for bin in "$IMAGEN" "$EXTEND" "$ATTESTD" "$B/attestctl" "$B/verifier"; do
-	[[ -x $bin ]] || { fail "missing $bin (run make)"; finish; exit 1; }
-done
+need_built "$IMAGEN" "$EXTEND" "$ATTESTD" "$B/attestctl" "$B/verifier"
 
 W=$T_TMP
 N=160000

@@ -13,12 +13,8 @@ source "$(dirname "$0")/../lib.sh"
 
 IMAGEN=$B/tools/imagen
 ATTESTCTL=$B/attestctl
-for t in swtpm swtpm_setup tpm2_pcrextend curl jq; do
-	command -v $t >/dev/null || { skip "$t not installed"; finish; exit; }
-done
-for bin in "$IMAGEN" "$ATTESTCTL" "$B/attestd" "$B/verifier"; do
-	[[ -x $bin ]] || { fail "missing $bin (run make)"; finish; exit 1; }
-done
+need_cmds swtpm swtpm_setup tpm2_pcrextend curl jq
+need_built "$IMAGEN" "$ATTESTCTL" "$B/attestd" "$B/verifier"
 
 W=$T_TMP
 swtpm_with_ek_ca "$W" || { finish; exit 1; }

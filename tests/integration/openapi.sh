@@ -13,13 +13,9 @@ IMAGEN=$B/tools/imagen
 ATTESTCTL=$B/attestctl
 VALIDATE=$TOP/tests/tools/openapi_validate.py
 DOC=$TOP/docs/openapi.json
-for t in swtpm swtpm_setup tpm2_pcrextend curl jq python3; do
-	command -v $t >/dev/null || { skip "$t not installed"; finish; exit; }
-done
+need_cmds swtpm swtpm_setup tpm2_pcrextend curl jq python3
 python3 -c 'import jsonschema' 2>/dev/null || { fail "python3-jsonschema missing (make deps)"; finish; exit 1; }
-for bin in "$IMAGEN" "$ATTESTCTL" "$B/attestd" "$B/verifier"; do
-	[[ -x $bin ]] || { fail "missing $bin (run make)"; finish; exit 1; }
-done
+need_built "$IMAGEN" "$ATTESTCTL" "$B/attestd" "$B/verifier"
 
 W=$T_TMP
 swtpm_with_ek_ca "$W" || { finish; exit 1; }

@@ -24,13 +24,9 @@ ATTESTD=$B/attestd
 VERIFIER=$B/verifier
 # shellcheck disable=SC2034 # shot (tests/lib/webdriver.bash) writes there
 SHOTS=$TOP/${BUILD:-build}/ui
-for t in swtpm swtpm_setup tpm2_pcrextend tpm2_createek curl jq python3 base64; do
-	command -v $t >/dev/null || { skip "$t not installed"; finish; exit; }
-done
+need_cmds swtpm swtpm_setup tpm2_pcrextend tpm2_createek curl jq python3 base64
 wd_usable || { finish; exit; }
-for bin in "$IMAGEN" "$LOADGEN" "$ATTESTCTL" "$ATTESTD" "$VERIFIER"; do
-	[[ -x $bin ]] || { fail "missing $bin (run make)"; finish; exit 1; }
-done
+need_built "$IMAGEN" "$LOADGEN" "$ATTESTCTL" "$ATTESTD" "$VERIFIER"
 
 W=$T_TMP
 # IMA never records a space (it writes '_'), so the policy refuses to learn EVIL: approving it

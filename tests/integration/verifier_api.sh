@@ -7,9 +7,7 @@ set -uo pipefail
 source "$(dirname "$0")/../lib.sh"
 
 VERIFIER=$B/verifier
-for t in swtpm swtpm_setup tpm2_createek tpm2_activatecredential curl jq xxd; do
-	command -v $t >/dev/null || { skip "$t not installed"; finish; exit; }
-done
+need_cmds swtpm swtpm_setup tpm2_createek tpm2_activatecredential curl jq xxd
 [[ -x $VERIFIER ]] || { fail "missing $VERIFIER (run make)"; finish; exit 1; }
 
 W=$T_TMP

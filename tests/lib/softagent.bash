@@ -10,12 +10,8 @@ SA=$B/tools/softagent
 VERIFIER=$B/verifier
 # shellcheck disable=SC2034 # used by the scripts that source this file
 CTL=$B/attestctl
-for t in curl jq xxd; do
-	command -v $t >/dev/null || { skip "$t not installed"; finish; exit; }
-done
-for bin in "$SA" "$VERIFIER"; do
-	[[ -x $bin ]] || { fail "missing $bin (run make)"; finish; exit 1; }
-done
+need_cmds curl jq xxd
+need_built "$SA" "$VERIFIER"
 
 W=$T_TMP
 # A sanitizer build (make SAN=1) holds freed memory in quarantine: its RSS says nothing.
