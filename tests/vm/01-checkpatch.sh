@@ -52,6 +52,22 @@ for tree in 6.1 6.12; do
 	check "$tree: the series names patches ($n)" test "$n" -ge 8
 done
 
+# The two trees carry one series: the same patches, by subject, in the same order (a patch added
+# to kernel-patches/ and not carried to 6.12/ shows here; what each patch does on its tree is the
+# cover letters' and the guests' business).
+subjects() {
+	local dir=$1 p
+	while read -r p; do
+		p=${p%%#*}
+		p=${p//[[:space:]]/}
+		[[ -n $p ]] || continue
+		sed -n 's/^Subject: \[PATCH [0-9]*\/[0-9]*\] //p' "$dir/$p"
+	done <"$dir/series"
+}
+check_eq "both trees carry the same patches in the same order" \
+	"$(subjects kernel-patches | tr '\n' '|')" "$(subjects kernel-patches/6.12 | tr '\n' '|')"
+check "the series has subjects" test "$(subjects kernel-patches | wc -l)" -ge 8
+
 # The check can fail: the same patch with trailing blanks on one of its lines is reported.
 bad=$T_TMP/bad.patch
 sed 's/^+struct tpm_chip \*tpm_chip_lookup(int chip_num)$/&  /' kernel-patches/6.12/0001-*.patch >"$bad"
