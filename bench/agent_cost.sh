@@ -42,7 +42,8 @@ for n in "$@"; do
 	"$B/tools/tpm_pcr_extend" --tcti "$TCTI" --script "$d/ext" >/dev/null || { rc=1; continue; }
 	echo "agent_${n}_extend_s $(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }')"
 	"$B/attestctl" policy-learn "$d/list" --out "$d/policy.json" 2>/dev/null || { rc=1; continue; }
-	start_verifier "$d/verifier" --ek-ca "$d/ek-ca.pem" --policy "$d/policy.json" || { rc=1; continue; }
+	# a policy of N digests: loading 1,000,000 takes longer than the default 10 s to listen
+	VERIFIER_START_TRIES=1200 start_verifier "$d/verifier" --ek-ca "$d/ek-ca.pem" --policy "$d/policy.json" || { rc=1; continue; }
 	t0=$EPOCHREALTIME
 	start_agent bench-agent "$d/agent" --ima-list "$d/list" --interval 1 --watch 0
 	for ((i = 0; i < 6000; i++)); do

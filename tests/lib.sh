@@ -218,12 +218,13 @@ tpm_follow_eventlog() {
 # (emptied at each start, so a restart is never mistaken for the last one), its stderr is
 # appended to STATEDIR.log. Sets VPORT, URL, CA (STATEDIR/ca.pem), VPID (stopped when the test
 # exits), VOUT and VLOG. VERIFIER_WRAPPER runs it under a tool, e.g. "valgrind
-# --error-exitcode=99 --leak-check=full --log-file=/tmp/vg.%p" (then up to 60 s to start).
+# --error-exitcode=99 --leak-check=full --log-file=/tmp/vg.%p" (then up to 60 s to start);
+# VERIFIER_START_TRIES sets the tries, 0.1 s apart (default 100: 10 s).
 start_verifier() {
-	local state=$1 tries=100 wrap i
+	local state=$1 tries=${VERIFIER_START_TRIES:-100} wrap i
 	shift
 	read -ra wrap <<<"${VERIFIER_WRAPPER:-}"
-	((${#wrap[@]})) && tries=600
+	((${#wrap[@]})) && [[ -z ${VERIFIER_START_TRIES:-} ]] && tries=600
 	VPORT=${T_SERVICE_PORT[$state]:-}
 	if [[ -z $VPORT ]]; then
 		VPORT=$(free_port) || { echo "start_verifier: no free port" >&2; return 1; }
