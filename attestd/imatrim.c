@@ -3,14 +3,13 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <libgen.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/file.h"
 #include "common/log.h"
 #include "proto/limits.h"
 
@@ -362,22 +361,6 @@ int imatrim_read(struct imatrim *t, struct imalist *kernel, uint64_t from, size_
 	return ret;
 }
 
-static int fsync_parent(const char *path)
-{
-	char copy[PATH_MAX];
-	int fd, ret = 0;
-
-	if (snprintf(copy, sizeof(copy), "%s", path) >= (int)sizeof(copy))
-		return -ENAMETOOLONG;
-	fd = open(dirname(copy), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (fsync(fd) < 0)
-		ret = -errno;
-	close(fd);
-	return ret;
-}
-
 static int write_all(int fd, const uint8_t *p, size_t len, uint64_t off)
 {
 	while (len > 0) {
@@ -424,7 +407,7 @@ static int export_to(struct imatrim *t, struct imalist *kernel, uint64_t h)
 	if (close(fd) < 0 && ret == 0)
 		ret = -errno;
 	if (ret == 0 && created)
-		ret = fsync_parent(t->export_path);
+		ret = file_sync_parent(t->export_path);
 	if (ret < 0) {
 		/* What was written past exported_bytes is cut off at the next count. */
 		t->known = false;

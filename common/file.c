@@ -120,7 +120,7 @@ out:
 }
 
 /* fsyncs the directory that holds path (relative to dfd), so that a rename in it is durable. */
-static int sync_parent(int dfd, const char *path)
+static int sync_parent_at(int dfd, const char *path)
 {
 	char dir[PATH_MAX];
 	const char *slash = strrchr(path, '/');
@@ -142,6 +142,11 @@ static int sync_parent(int dfd, const char *path)
 		ret = -errno;
 	close(fd);
 	return ret;
+}
+
+int file_sync_parent(const char *path)
+{
+	return sync_parent_at(AT_FDCWD, path);
 }
 
 int file_write_atomic(const char *path, const void *data, size_t len, mode_t mode)
@@ -185,7 +190,7 @@ int file_write_atomic_at(int dfd, const char *path, const void *data, size_t len
 		unlinkat(dfd, tmp, 0);
 		return ret;
 	}
-	return sync_parent(dfd, path);
+	return sync_parent_at(dfd, path);
 }
 
 int file_map(const char *path, const uint8_t **buf, size_t *len)

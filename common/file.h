@@ -24,6 +24,10 @@
  * directory through its descriptor reaches the files of that directory even if another was put
  * at its path since. AT_FDCWD is the working directory (what the other two use).
  *
+ * file_sync_parent() fsyncs the directory that holds `path`, so that a file created or renamed
+ * there is durable (a file system that cannot sync a directory, EINVAL, counts as done). 0 or
+ * -errno.
+ *
  * file_map() maps a regular file read-only, for inputs too large to copy (IMA lists, policies
  * given to attestctl): an empty file gives *buf NULL and *len 0. 0 or -errno (-EINVAL when not a
  * regular file). Release with file_unmap(), which accepts what an empty file gave.
@@ -41,6 +45,7 @@ int file_read(const char *path, struct dynbuf *b);
 int file_write_atomic(const char *path, const void *data, size_t len, mode_t mode);
 int file_read_at(int dfd, const char *path, struct dynbuf *b);
 int file_write_atomic_at(int dfd, const char *path, const void *data, size_t len, mode_t mode);
+int file_sync_parent(const char *path);
 int file_map(const char *path, const uint8_t **buf, size_t *len);
 void file_unmap(const uint8_t *buf, size_t len);
 

@@ -158,6 +158,15 @@ static void test_map(void)
 	CHECK(file_map(at("missing"), &buf, &len) == -ENOENT, "missing file: -ENOENT");
 }
 
+static void test_sync_parent(void)
+{
+	put(at("synced"), "x");
+	CHECK(file_sync_parent(at("synced")) == 0, "the directory of a file syncs");
+	CHECK(file_sync_parent(at("not-yet")) == 0, "a name not made yet: its directory syncs");
+	CHECK(file_sync_parent(at("no-such-dir/f")) == -ENOENT, "a missing directory: -ENOENT");
+	CHECK(file_sync_parent("relative-name") == 0, "a bare name: the working directory");
+}
+
 int main(void)
 {
 	char cmd[300];
@@ -169,6 +178,7 @@ int main(void)
 	CASE(test_read);
 	CASE(test_read_procfs);
 	CASE(test_map);
+	CASE(test_sync_parent);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
 	if (system(cmd) != 0)
 		fprintf(stderr, "cannot remove %s\n", tmpdir);

@@ -11,7 +11,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <libgen.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/file.h"
 #include "verifier/attestctl/commands.h"
 #include "verifier/attestctl/online.h"
 #include "verifier/store/store.h"
@@ -26,22 +26,6 @@
 /* Stores are files; this bounds what a confused or hostile answer can write to disk. */
 #define BACKUP_MAX_BYTES (1ull << 40)
 #define BACKUP_TIMEOUT 3600L /* seconds for the whole transfer */
-
-/* Makes the new name durable: fsync of the directory that holds path. */
-static int sync_dir_of(const char *path)
-{
-	char copy[PATH_MAX];
-	int fd, ret = 0;
-
-	snprintf(copy, sizeof(copy), "%s", path);
-	fd = open(dirname(copy), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (fsync(fd) < 0)
-		ret = -errno;
-	close(fd);
-	return ret;
-}
 
 int cmd_backup(int argc, char **argv)
 {
@@ -97,7 +81,7 @@ int cmd_backup(int argc, char **argv)
 		goto fail;
 	}
 	unlink(tmp);
-	if (sync_dir_of(out))
+	if (file_sync_parent(out))
 		fprintf(stderr, "attestctl: warning: \"%s\" written but its directory not synced\n",
 			out);
 	printf("backup %s: %" PRIu64 " bytes, schema version %" PRId64 ", integrity ok\n", out,
