@@ -1,7 +1,7 @@
 /*
  * verifier/api/api_codec: the operator API's agent, verdict, counter, violation, decision,
  * history, policy, version, rollback, stored-policy, amendment, EAR, registration, label, audit
- * head and webhook event resources. Encoding writes
+ * head and webhook event resources and the list answers. Encoding writes
  * the members the API has always answered, in its order (the exact compact text is pinned: a
  * rename or a reorder is a change of the contract, to make in docs/openapi.json too); decoding
  * reads back every member, and reads a missing or mistyped one as 0, false or NULL.
@@ -691,6 +691,51 @@ static void test_webhook_events(void)
 }
 
 /* Each resource with every member it can have, held to docs/openapi.json. */
+static void test_the_lists(void)
+{
+	json_t *o;
+	bool has = true;
+
+	CHECK(text_is(compact(api_list_encode(API_AGENTS, json_pack("[{s:s}]", "agent_id", "h"))),
+		      "{\"agents\":[{\"agent_id\":\"h\"}]}") &&
+		      text_is(compact(api_list_encode(API_VIOLATIONS, json_array())),
+			      "{\"violations\":[]}") &&
+		      text_is(compact(api_list_encode(API_POLICIES, json_array())), "{\"policies\":[]}") &&
+		      text_is(compact(api_list_encode(API_REGISTRATIONS, json_array())),
+			      "{\"registrations\":[]}"),
+	      "a list: {MEMBER: [...]}");
+	CHECK(text_is(compact(api_agent_list_encode("h", API_VERDICTS, json_array())),
+		      "{\"agent_id\":\"h\",\"verdicts\":[]}") &&
+		      text_is(compact(api_agent_list_encode("h", API_HOURS, json_array())),
+			      "{\"agent_id\":\"h\",\"hours\":[]}") &&
+		      text_is(compact(api_agent_list_encode("h", API_HISTORY, json_array())),
+			      "{\"agent_id\":\"h\",\"history\":[]}") &&
+		      text_is(compact(api_agent_list_encode("h", API_VERSIONS, json_array())),
+			      "{\"agent_id\":\"h\",\"versions\":[]}"),
+	      "an agent's list: {\"agent_id\", MEMBER: [...]}");
+	CHECK(text_is(compact(api_policy_versions_encode("fleet", 3, json_array())),
+		      "{\"name\":\"fleet\",\"agents\":3,\"versions\":[]}"),
+	      "a policy's versions: name, agents, versions");
+	CHECK(!api_list_encode(API_AGENTS, NULL) && !api_agent_list_encode("h", API_HOURS, NULL) &&
+		      !api_policy_versions_encode("fleet", 1, NULL),
+	      "no items: no list");
+	o = api_agent_list_encode("h", API_HOURS, json_pack("[i]", 1));
+	CHECK(o && !strcmp(api_list_agent_id(o), "h") &&
+		      json_array_size(api_list_items(o, API_HOURS)) == 1 &&
+		      !api_list_items(o, API_VERDICTS),
+	      "an agent's list read back");
+	json_decref(o);
+	o = api_policy_versions_encode("fleet", 3, json_array());
+	CHECK(o && api_policy_versions_agents(o, &has) == 3 && has &&
+		      api_list_items(o, API_VERSIONS) && !api_policy_versions_agents(NULL, &has) && !has,
+	      "a policy's versions read back, its agents there or not");
+	json_decref(o);
+	o = json_pack("{s:i}", API_AGENTS, 1);
+	CHECK(o && !api_list_items(o, API_AGENTS) && !api_list_agent_id(o),
+	      "a list that is not one reads as none");
+	json_decref(o);
+}
+
 static void test_every_resource_fits_docs_openapi(void)
 {
 	struct api_versions jb = { true, "fleet", 1, 2 };
@@ -719,38 +764,43 @@ static void test_every_resource_fits_docs_openapi(void)
 	bool events = true;
 
 	CHECK(openapi != NULL, "docs/openapi.json read");
-	CHECK(fits_schema(json_pack("{s:[o]}", API_AGENTS, api_agent_encode(&a)), "AgentList"),
+	CHECK(fits_schema(api_list_encode(API_AGENTS, json_pack("[o]", api_agent_encode(&a))),
+			  "AgentList"),
 	      "an agent in detail: Agent");
 	a = (struct api_agent){ .agent_id = "h", .state = "active", .policy = "default",
 				.ak_name = "00" };
 	CHECK(fits_schema(api_agent_encode(&a), "Agent"), "an agent never judged: Agent");
-	CHECK(fits_schema(json_pack("{s:s, s:[o]}", "agent_id", "h", API_VERDICTS,
-				    api_verdict_encode(&v)), "VerdictList"),
+	CHECK(fits_schema(api_agent_list_encode("h", API_VERDICTS, json_pack("[o]",
+				    api_verdict_encode(&v))), "VerdictList"),
 	      "a verdict: VerdictList");
-	CHECK(fits_schema(json_pack("{s:s, s:[o]}", "agent_id", "h", API_HOURS,
-				    api_hour_encode(&(struct api_hour){ 1, 2, 3, 4 })),
+	CHECK(fits_schema(api_agent_list_encode("h", API_HOURS, json_pack("[o]",
+				    api_hour_encode(&(struct api_hour){ 1, 2, 3, 4 }))),
 			  "Counters"),
 	      "an hour: Counters");
-	CHECK(fits_schema(json_pack("{s:[o]}", API_VIOLATIONS, api_violation_encode(&vi)),
+	CHECK(fits_schema(api_list_encode(API_VIOLATIONS, json_pack("[o]", api_violation_encode(&vi))),
 			  "ViolationList"),
 	      "a violation with expected and explanation: ViolationList");
 	CHECK(fits_schema(api_decision_encode(&d), "Decision"), "a decision into both: Decision");
-	CHECK(fits_schema(json_pack("{s:s, s:[o]}", "agent_id", "h", API_HISTORY,
+	CHECK(fits_schema(api_agent_list_encode("h", API_HISTORY, json_pack("[o]",
 				    api_agent_event_encode(&(struct api_agent_event){
-					    1, 2, "enrolled", "agent", "d" })),
+					    1, 2, "enrolled", "agent", "d" }))),
 			  "History"),
 	      "an agent's history: History");
-	CHECK(fits_schema(json_pack("{s:[o]}", API_POLICIES,
+	CHECK(fits_schema(api_list_encode(API_POLICIES, json_pack("[o]",
 				    api_policy_summary_encode(&(struct api_policy_summary){
-					    "fleet", 1, 2, "alice", 3 })),
+					    "fleet", 1, 2, "alice", 3 }))),
 			  "PolicyList"),
 	      "a policy: PolicyList");
-	CHECK(fits_schema(json_pack("{s:s, s:i, s:[o]}", "name", "fleet", API_VERSIONS_AGENTS, 2,
-				    API_VERSIONS,
+	CHECK(fits_schema(api_policy_versions_encode("fleet", 2, json_pack("[o]",
 				    api_policy_version_encode(&(struct api_policy_version){
-					    1, "alice", 2, 3, true, "ab" })),
+					    1, "alice", 2, 3, true, "ab" }))),
 			  "PolicyVersions"),
 	      "a policy's versions: PolicyVersions");
+	CHECK(fits_schema(api_agent_list_encode("h", API_VERSIONS, json_pack("[o]",
+				    api_policy_version_encode(&(struct api_policy_version){
+					    1, "alice", 2, 3, false, "" }))),
+			  "PolicyVersions"),
+	      "an amendment's versions: PolicyVersions");
 	CHECK(fits_schema(api_rollback_encode(&(struct api_rollback){ 3, 1, true, 2, "", NULL,
 								      "h" }),
 			  "Rollback"),
@@ -768,16 +818,16 @@ static void test_every_resource_fits_docs_openapi(void)
 	      fits_schema(api_ear_rotation_encode(&(struct api_ear_rotation){ "k2", "k1" }),
 			  "EarRotation"),
 	      "an attestation result, pending, a rotation: Ear, EarPending, EarRotation");
-	CHECK(fits_schema(json_pack("{s:[o]}", API_REGISTRATIONS,
+	CHECK(fits_schema(api_list_encode(API_REGISTRATIONS, json_pack("[o]",
 				    api_registration_encode(&(struct api_registration){
 					    .listed = true, .agent_id = "h", .ek = "cert",
 					    .ek_sha256 = "ab", .policy = "default",
-					    .actor = "alice", .created_at = 1 })),
+					    .actor = "alice", .created_at = 1 }))),
 			  "RegistrationList") &&
-	      fits_schema(json_pack("{s:[o]}", API_REGISTRATIONS,
+	      fits_schema(api_list_encode(API_REGISTRATIONS, json_pack("[o]",
 				    api_registration_encode(&(struct api_registration){
 					    .agent_id = "h", .ek_cert = "MAA=", .policy = "p",
-					    .labels = json_pack("{s:s}", "a", "b") })),
+					    .labels = json_pack("{s:s}", "a", "b") }))),
 			  "Registrations") &&
 	      fits_schema(api_registered_encode(&(struct api_registered){ .count = 2 }),
 			  "Registered") &&
@@ -853,6 +903,7 @@ int main(void)
 	CASE(test_small_changes_and_an_enforced_policy);
 	CASE(test_the_audit_head);
 	CASE(test_webhook_events);
+	CASE(test_the_lists);
 	openapi = json_load_file("docs/openapi.json", 0, NULL);
 	CASE(test_every_resource_fits_docs_openapi);
 	json_decref(openapi);

@@ -757,3 +757,38 @@ void api_enforced_decode(const json_t *o, struct api_enforced *e)
 	e->source_excludes = json_is_array(x) ? x : NULL;
 	e->policy = json_is_object(p) ? p : NULL;
 }
+
+json_t *api_list_encode(const char *member, json_t *items)
+{
+	return items ? json_pack("{s:o}", member, items) : NULL;
+}
+
+json_t *api_agent_list_encode(const char *agent_id, const char *member, json_t *items)
+{
+	return items ? json_pack("{s:s, s:o}", "agent_id", agent_id, member, items) : NULL;
+}
+
+json_t *api_policy_versions_encode(const char *name, int64_t agents, json_t *versions)
+{
+	return versions ? json_pack("{s:s, s:I, s:o}", "name", name, API_VERSIONS_AGENTS,
+				    (json_int_t)agents, API_VERSIONS, versions)
+			: NULL;
+}
+
+json_t *api_list_items(const json_t *o, const char *member)
+{
+	json_t *a = json_object_get(o, member);
+
+	return json_is_array(a) ? a : NULL;
+}
+
+const char *api_list_agent_id(const json_t *o)
+{
+	return get_str(o, "agent_id");
+}
+
+int64_t api_policy_versions_agents(const json_t *o, bool *has)
+{
+	*has = json_object_get(o, API_VERSIONS_AGENTS) != NULL;
+	return get_int(o, API_VERSIONS_AGENTS);
+}

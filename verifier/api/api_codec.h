@@ -56,6 +56,22 @@
 #define API_VERSIONS_AGENTS "agents" /* how many agents the policy judges */
 #define API_REGISTRATIONS "registrations" /* GET and POST /v1/registrations */
 
+/*
+ * The list answers: {MEMBER: [item...]} (api_list_encode: agents, violations, policies,
+ * registrations), an agent's {"agent_id": ID, MEMBER: [item...]} (api_agent_list_encode:
+ * verdicts, hours, history, an amendment's versions) and a policy's versions
+ * {"name": NAME, "agents": N, "versions": [version...]}; items taken (NULL: the encoding is
+ * NULL). api_list_items() reads a list answer's array back (borrowed; NULL: not there),
+ * api_list_agent_id() the agent it is about and api_policy_versions_agents() how many agents
+ * the policy judges (has: whether the member is there).
+ */
+json_t *api_list_encode(const char *member, json_t *items);
+json_t *api_agent_list_encode(const char *agent_id, const char *member, json_t *items);
+json_t *api_policy_versions_encode(const char *name, int64_t agents, json_t *versions);
+json_t *api_list_items(const json_t *o, const char *member);
+const char *api_list_agent_id(const json_t *o);
+int64_t api_policy_versions_agents(const json_t *o, bool *has);
+
 /* The policy and amendment versions that judged a verdict; known false: null (not recorded). */
 struct api_versions {
 	bool known;

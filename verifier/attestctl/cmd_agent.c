@@ -124,7 +124,7 @@ static int agent_lifecycle(int argc, char **argv)
 		if ((ret = online_fetch(&o, HTTP_GET, path, NULL, &j)) || !j)
 			return ret;
 		printf("%-21s %-12s %-16s %s\n", "TIME", "EVENT", "ACTOR", "DETAIL");
-		json_array_foreach(json_object_get(j, API_HISTORY), i, e) {
+		json_array_foreach(api_list_items(j, API_HISTORY), i, e) {
 			struct api_agent_event ev;
 
 			api_agent_event_decode(e, &ev);

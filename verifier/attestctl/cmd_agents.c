@@ -65,7 +65,7 @@ int cmd_agents(int argc, char **argv)
 		 o.label ? key : "", o.label ? "%3D" : "", o.label ? value : "");
 	if ((ret = online_fetch(&o, HTTP_GET, path, NULL, &j)) || !j)
 		return ret;
-	arr = json_object_get(j, API_AGENTS);
+	arr = api_list_items(j, API_AGENTS);
 	printf("%-24s %-8s %-12s %-10s %-21s %-21s %6s %8s %6s\n", "AGENT", "STATE", "POLICY",
 	       "VERDICT", "LAST VERDICT", "LAST SEEN", "BOOT", "ENTRIES", "OPEN");
 	json_array_foreach(arr, i, a)

@@ -33,7 +33,7 @@ int cmd_counters(int argc, char **argv)
 	if ((ret = online_fetch(&o, HTTP_GET, path, NULL, &j)) || !j)
 		return ret;
 	printf("%-21s %8s %8s %9s\n", "HOUR", "ROUNDS", "TRUSTED", "UNTRUSTED");
-	json_array_foreach(json_object_get(j, API_HOURS), i, h) {
+	json_array_foreach(api_list_items(j, API_HOURS), i, h) {
 		struct api_hour hr;
 
 		api_hour_decode(h, &hr);

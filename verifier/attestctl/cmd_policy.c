@@ -224,14 +224,16 @@ int policy_print_history(const struct online_opts *o, const char *path, const ch
 	char t[32];
 	size_t i;
 	int ret;
+	int64_t agents;
+	bool has_agents;
 
 	if ((ret = online_fetch(o, HTTP_GET, path, NULL, &j)) || !j)
 		return ret;
-	if (json_object_get(j, API_VERSIONS_AGENTS))
-		printf("%s: used by %" JSON_INTEGER_FORMAT " agents\n", what,
-		       json_integer_value(json_object_get(j, API_VERSIONS_AGENTS)));
+	agents = api_policy_versions_agents(j, &has_agents);
+	if (has_agents)
+		printf("%s: used by %" PRId64 " agents\n", what, agents);
 	printf("%-8s %-21s %10s  %-16s  %s\n", "VERSION", "TIME", "BYTES", "SIGNER", "BY");
-	json_array_foreach(json_object_get(j, API_VERSIONS), i, v) {
+	json_array_foreach(api_list_items(j, API_VERSIONS), i, v) {
 		struct api_policy_version pv;
 		const char *signer;
 
@@ -243,7 +245,7 @@ int policy_print_history(const struct online_opts *o, const char *path, const ch
 		printf("%-8" PRId64 " %-21s %10" PRId64 "  %-16.16s  %s\n", pv.version, t, pv.bytes,
 		       signer, show_cstr(pv.actor));
 	}
-	if (!json_array_size(json_object_get(j, API_VERSIONS)))
+	if (!json_array_size(api_list_items(j, API_VERSIONS)))
 		printf("(none)\n");
 	json_decref(j);
 	return 0;
@@ -287,7 +289,7 @@ static int policy_list(struct online_opts *o)
 	if ((ret = online_fetch(o, HTTP_GET, "/v1/policies", NULL, &j)) || !j)
 		return ret;
 	printf("%-24s %7s %6s  %-21s %s\n", "POLICY", "VERSION", "AGENTS", "WRITTEN", "BY");
-	json_array_foreach(json_object_get(j, API_POLICIES), i, p) {
+	json_array_foreach(api_list_items(j, API_POLICIES), i, p) {
 		struct api_policy_summary ps;
 
 		api_policy_summary_decode(p, &ps);

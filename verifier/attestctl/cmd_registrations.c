@@ -285,7 +285,7 @@ static int parse_json(const char *text, size_t len, const char *file, const char
 		snprintf(why, cap, "%s:%d: not JSON: %s", file, jerr.line, jerr.text);
 		return -EINVAL;
 	}
-	list = json_is_array(doc) ? doc : json_object_get(doc, API_REGISTRATIONS);
+	list = json_is_array(doc) ? doc : api_list_items(doc, API_REGISTRATIONS);
 	if (!json_is_array(list) || json_array_size(list) == 0) {
 		snprintf(why, cap, "%s: want an array of agents (or {\"registrations\": [...]})",
 			 file);
@@ -359,7 +359,7 @@ static int send_all(const struct online_opts *o, json_t *items, json_t *lines, c
 		    bool csv)
 {
 	char *send = NULL, *body = NULL, code[64], msg[512];
-	json_t *req = json_pack("{s:O}", API_REGISTRATIONS, items);
+	json_t *req = api_list_encode(API_REGISTRATIONS, json_incref(items));
 	long status = 0;
 	size_t idx;
 	int ret;
@@ -395,9 +395,12 @@ static int send_all(const struct online_opts *o, json_t *items, json_t *lines, c
 	free(body);
 	if (file)
 		printf("%zu agents registered from %s\n", json_array_size(items), file);
-	else
-		printf("agent %s: registered\n",
-		       json_string_value(json_object_get(json_array_get(items, 0), "agent_id")));
+	else {
+		struct api_registration r;
+
+		api_registration_decode(json_array_get(items, 0), &r);
+		printf("agent %s: registered\n", r.agent_id);
+	}
 	return 0;
 }
 
@@ -509,7 +512,7 @@ int cmd_registrations(int argc, char **argv)
 	if ((ret = online_fetch(&o, HTTP_GET, "/v1/registrations", NULL, &j)) || !j)
 		return ret;
 	printf("%-24s %-6s %-64s %-16s %s\n", "AGENT", "EK", "EK SHA256", "POLICY", "LABELS");
-	json_array_foreach(json_object_get(j, API_REGISTRATIONS), i, e) {
+	json_array_foreach(api_list_items(j, API_REGISTRATIONS), i, e) {
 		struct api_registration r;
 		char *labels;
 

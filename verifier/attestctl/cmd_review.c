@@ -46,7 +46,7 @@ static bool agent_listed(json_t *agents, const char *id)
 	json_t *a;
 	size_t i;
 
-	json_array_foreach(json_object_get(agents, API_AGENTS), i, a) {
+	json_array_foreach(api_list_items(agents, API_AGENTS), i, a) {
 		struct api_agent ag;
 
 		api_agent_decode(a, &ag);
@@ -86,7 +86,7 @@ static int set_violations_of_file(struct online_opts *o, const char *action)
 		 o->agent ? "&agent=" : "", o->agent ? o->agent : "");
 	if ((ret = online_fetch(o, HTTP_GET, path, NULL, &vs)) || !vs)
 		return ret ? ret : 1;
-	if (json_array_size(json_object_get(vs, API_VIOLATIONS)) >= LIMIT_LIST_ROWS) {
+	if (json_array_size(api_list_items(vs, API_VIOLATIONS)) >= LIMIT_LIST_ROWS) {
 		fprintf(stderr, "attestctl: %u open violations or more: narrow the set with --agent"
 				" (none was decided)\n", LIMIT_LIST_ROWS);
 		ret = 2;
@@ -99,7 +99,7 @@ static int set_violations_of_file(struct online_opts *o, const char *action)
 			goto out;
 		}
 	}
-	json_array_foreach(json_object_get(vs, API_VIOLATIONS), i, v) {
+	json_array_foreach(api_list_items(vs, API_VIOLATIONS), i, v) {
 		if (!of_file(o, agents, v, &vi))
 			continue;
 		if (n++ == 0)
@@ -114,7 +114,7 @@ static int set_violations_of_file(struct online_opts *o, const char *action)
 		ret = n ? 1 : 0;
 		goto out;
 	}
-	json_array_foreach(json_object_get(vs, API_VIOLATIONS), i, v) {
+	json_array_foreach(api_list_items(vs, API_VIOLATIONS), i, v) {
 		if (!of_file(o, agents, v, &vi))
 			continue;
 		snprintf(idtext, sizeof(idtext), "%" PRId64, vi.id);

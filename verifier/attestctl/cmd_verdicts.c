@@ -35,7 +35,7 @@ int cmd_verdicts(int argc, char **argv)
 		return ret;
 	printf("%-8s %-21s %-10s %5s %8s  %-24s %s\n", "ID", "TIME", "VERDICT", "BOOT", "NEXT",
 	       "JUDGED BY", "REASONS");
-	json_array_foreach(json_object_get(j, API_VERDICTS), i, v) {
+	json_array_foreach(api_list_items(j, API_VERDICTS), i, v) {
 		/* POLICY@VERSION, +N for the agent's amendment version N; "-" before verdicts named
 		 * them. */
 		char by[LIMIT_POLICY_NAME + 48] = "-";

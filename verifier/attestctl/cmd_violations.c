@@ -38,7 +38,7 @@ int cmd_violations(int argc, char **argv)
 		return ret;
 	printf("%-6s %-16s %-9s %-16s %-5s %-21s %s\n", "ID", "AGENT", "STATE", "REASON", "COUNT",
 	       "LAST SEEN", "PATH / DIGEST");
-	json_array_foreach(json_object_get(j, API_VIOLATIONS), i, v) {
+	json_array_foreach(api_list_items(j, API_VIOLATIONS), i, v) {
 		struct api_violation vi;
 
 		api_violation_decode(v, &vi);
@@ -54,7 +54,7 @@ int cmd_violations(int argc, char **argv)
 		if (vi.explanation)
 			printf("       %s\n", show_cstr(vi.explanation));
 	}
-	if (json_array_size(json_object_get(j, API_VIOLATIONS)) == 0)
+	if (json_array_size(api_list_items(j, API_VIOLATIONS)) == 0)
 		printf("(none)\n");
 	json_decref(j);
 	return 0;

@@ -280,7 +280,7 @@ void handle_agents_list(const struct http_request *req, struct http_response *re
 	}
 	json_decref(c.labels);
 	json_decref(c.registered);
-	reply_json_value(resp, 200, json_pack("{s:o}", API_AGENTS, arr));
+	reply_json_value(resp, 200, api_list_encode(API_AGENTS, arr));
 }
 
 void handle_agent_get(const struct http_request *req, struct http_response *resp)
@@ -376,8 +376,7 @@ void handle_agent_verdicts(const struct http_request *req, struct http_response 
 		http_reply_store_failure(resp);
 		return;
 	}
-	reply_json_value(resp, 200, json_pack("{s:s, s:o}", "agent_id", req->arg[0], API_VERDICTS,
-					      arr));
+	reply_json_value(resp, 200, api_agent_list_encode(req->arg[0], API_VERDICTS, arr));
 }
 
 static int counters_cb(void *arg, const struct store_counters *c)
@@ -416,7 +415,7 @@ void handle_agent_counters(const struct http_request *req, struct http_response 
 		http_reply_store_failure(resp);
 		return;
 	}
-	reply_json_value(resp, 200, json_pack("{s:s, s:o}", "agent_id", req->arg[0], API_HOURS, arr));
+	reply_json_value(resp, 200, api_agent_list_encode(req->arg[0], API_HOURS, arr));
 }
 
 void handle_agent_set_policy(const struct http_request *req, struct http_response *resp)

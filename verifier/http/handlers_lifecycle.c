@@ -131,5 +131,5 @@ void handle_agent_history(const struct http_request *req, struct http_response *
 		http_reply_store_failure(resp);
 		return;
 	}
-	reply_json_value(resp, 200, json_pack("{s:s, s:o}", "agent_id", id, API_HISTORY, arr));
+	reply_json_value(resp, 200, api_agent_list_encode(id, API_HISTORY, arr));
 }

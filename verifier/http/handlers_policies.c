@@ -220,7 +220,7 @@ void handle_policies_list(const struct http_request *req, struct http_response *
 		http_reply_store_failure(resp);
 		return;
 	}
-	reply_json_value(resp, 200, json_pack("{s:o}", API_POLICIES, arr));
+	reply_json_value(resp, 200, api_list_encode(API_POLICIES, arr));
 }
 
 /*

@@ -95,8 +95,7 @@ void handle_policy_versions(const struct http_request *req, struct http_response
 		http_reply_store_failure(resp);
 		return;
 	}
-	reply_json_value(resp, 200, json_pack("{s:s, s:I, s:o}", "name", name, API_VERSIONS_AGENTS,
-					      (json_int_t)agents, API_VERSIONS, arr));
+	reply_json_value(resp, 200, api_policy_versions_encode(name, agents, arr));
 }
 
 void handle_policy_version_get(const struct http_request *req, struct http_response *resp)
@@ -230,8 +229,7 @@ void handle_amendment_versions(const struct http_request *req, struct http_respo
 		return;
 	arr = versions_of(req->app, name, resp);
 	if (arr)
-		reply_json_value(resp, 200, json_pack("{s:s, s:o}", "agent_id", req->arg[0],
-						      API_VERSIONS, arr));
+		reply_json_value(resp, 200, api_agent_list_encode(req->arg[0], API_VERSIONS, arr));
 }
 
 void handle_amendment_rollback(const struct http_request *req, struct http_response *resp)

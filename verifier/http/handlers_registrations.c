@@ -94,7 +94,7 @@ void handle_registrations_list(const struct http_request *req, struct http_respo
 		http_reply_store_failure(resp);
 		return;
 	}
-	reply_json_value(resp, 200, json_pack("{s:o}", API_REGISTRATIONS, list));
+	reply_json_value(resp, 200, api_list_encode(API_REGISTRATIONS, list));
 }
 
 void handle_registration_delete(const struct http_request *req, struct http_response *resp)

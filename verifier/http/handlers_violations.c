@@ -236,7 +236,7 @@ void handle_violations_list(const struct http_request *req, struct http_response
 		goto out;
 	}
 	add_expected(&c);
-	reply_json_value(resp, 200, json_pack("{s:o}", API_VIOLATIONS, c.arr));
+	reply_json_value(resp, 200, api_list_encode(API_VIOLATIONS, c.arr));
 out:
 	judged_by_release(&c);
 	free(c.by);
