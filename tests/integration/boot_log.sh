@@ -104,6 +104,12 @@ check "summary: UEFI firmware with its volumes" grep -q '^UEFI, 2 firmware volum
 "$ATTESTCTL" agent one --verifier "$URL" --ca "$CA" --token-file "$W/token" >"$W/agent.txt"
 check "attestctl agent shows the kernel" grep -q '^kernel: *sha256:834c9fac.* from "kernel", "guest bzImage" (allowed)' "$W/agent.txt"
 check "attestctl agent shows the verified command line" grep -q '^command line: .*ima_policy=tcb (verified against PCR 9)' "$W/agent.txt"
+check_eq "summary: the log's SHA-256 and size, then when it arrived, after the summary's members" \
+	"$(sha256sum <"$LOG" | cut -c1-64)|$(stat -c %s "$LOG")|log_sha256,log_bytes,received_at|number" \
+	"$(jq -r '[.boot.log_sha256, .boot.log_bytes, (.boot | keys_unsorted[-3:] | join(",")),
+		(.boot.received_at | type)] | join("|")' <<<"$agent")"
+check "attestctl agent shows the log's events, size and arrival" grep -qE \
+	"^boot log: +$(jq -r .boot.events <<<"$agent") events, $(stat -c %s "$LOG") bytes, received [0-9]{4}-" "$W/agent.txt"
 
 # 2. the verifier holds the log: the next round does not carry it, and is still checked
 n_sent=$(grep -c 'sending the firmware event log' "$W/attestd.log")

@@ -1,7 +1,7 @@
 /*
  * verifier/api/api_codec: the operator API's agent, verdict, counter, violation, decision,
  * history, policy, version, rollback, stored-policy, amendment, EAR, registration, label, audit
- * head and webhook event resources and the list answers. Encoding writes
+ * head and webhook event resources, the list answers and the boot summary's log. Encoding writes
  * the members the API has always answered, in its order (the exact compact text is pinned: a
  * rename or a reorder is a change of the contract, to make in docs/openapi.json too); decoding
  * reads back every member, and reads a missing or mistyped one as 0, false or NULL.
@@ -736,6 +736,25 @@ static void test_the_lists(void)
 	json_decref(o);
 }
 
+static void test_a_boot_summary_s_log(void)
+{
+	json_t *b = json_pack("{s:s, s:i}", "status", "replays", "events", 40);
+	struct api_boot_log l;
+
+	CHECK(b && !api_boot_log_annotate(b, &(struct api_boot_log){ "ab", 2048, 7 }),
+	      "annotated");
+	json_incref(b);
+	CHECK(text_is(compact(b),
+		      "{\"status\":\"replays\",\"events\":40,\"log_sha256\":\"ab\","
+		      "\"log_bytes\":2048,\"received_at\":7}"),
+	      "after the summary's own members: log_sha256, log_bytes, received_at");
+	api_boot_log_decode(b, &l);
+	CHECK(!strcmp(l.log_sha256, "ab") && l.log_bytes == 2048 && l.received_at == 7, "read back");
+	json_decref(b);
+	api_boot_log_decode(NULL, &l);
+	CHECK(!l.log_sha256 && !l.log_bytes && !l.received_at, "no summary: none");
+}
+
 static void test_every_resource_fits_docs_openapi(void)
 {
 	struct api_versions jb = { true, "fleet", 1, 2 };
@@ -764,9 +783,10 @@ static void test_every_resource_fits_docs_openapi(void)
 	bool events = true;
 
 	CHECK(openapi != NULL, "docs/openapi.json read");
-	CHECK(fits_schema(api_list_encode(API_AGENTS, json_pack("[o]", api_agent_encode(&a))),
-			  "AgentList"),
-	      "an agent in detail: Agent");
+	CHECK(!api_boot_log_annotate(a.boot, &(struct api_boot_log){ "ab", 2048, 7 }) &&
+		      fits_schema(api_list_encode(API_AGENTS, json_pack("[o]", api_agent_encode(&a))),
+				  "AgentList"),
+	      "an agent in detail, its boot summary with the log's: Agent, BootSummary");
 	a = (struct api_agent){ .agent_id = "h", .state = "active", .policy = "default",
 				.ak_name = "00" };
 	CHECK(fits_schema(api_agent_encode(&a), "Agent"), "an agent never judged: Agent");
@@ -904,6 +924,7 @@ int main(void)
 	CASE(test_the_audit_head);
 	CASE(test_webhook_events);
 	CASE(test_the_lists);
+	CASE(test_a_boot_summary_s_log);
 	openapi = json_load_file("docs/openapi.json", 0, NULL);
 	CASE(test_every_resource_fits_docs_openapi);
 	json_decref(openapi);

@@ -792,3 +792,19 @@ int64_t api_policy_versions_agents(const json_t *o, bool *has)
 	*has = json_object_get(o, API_VERSIONS_AGENTS) != NULL;
 	return get_int(o, API_VERSIONS_AGENTS);
 }
+
+int api_boot_log_annotate(json_t *boot, const struct api_boot_log *l)
+{
+	if (json_object_set_new(boot, "log_sha256", json_string(l->log_sha256)) ||
+	    json_object_set_new(boot, "log_bytes", json_integer((json_int_t)l->log_bytes)) ||
+	    json_object_set_new(boot, "received_at", json_integer((json_int_t)l->received_at)))
+		return -1;
+	return 0;
+}
+
+void api_boot_log_decode(const json_t *boot, struct api_boot_log *l)
+{
+	l->log_sha256 = get_str(boot, "log_sha256");
+	l->log_bytes = get_int(boot, "log_bytes");
+	l->received_at = get_int(boot, "received_at");
+}

@@ -370,6 +370,20 @@ struct api_enforced {
 	json_t *warnings, *source_excludes, *policy;
 };
 
+/*
+ * The boot summary's log (GET /v1/agents/{id} "boot"): the summary itself is
+ * verifier/decision/boot_check.h's, stored with the round; the verifier adds the log's SHA-256
+ * (hex), its size and when it arrived, after the summary's own members.
+ * api_boot_log_annotate() returns -1 out of memory.
+ */
+struct api_boot_log {
+	const char *log_sha256;
+	int64_t log_bytes, received_at;
+};
+
+int api_boot_log_annotate(json_t *boot, const struct api_boot_log *l);
+void api_boot_log_decode(const json_t *boot, struct api_boot_log *l);
+
 json_t *api_agent_encode(const struct api_agent *a);
 void api_agent_decode(const json_t *o, struct api_agent *a);
 json_t *api_verdict_encode(const struct api_verdict *v);

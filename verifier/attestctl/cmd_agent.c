@@ -39,15 +39,17 @@ static void print_boot(json_t *b)
 {
 	json_t *k = json_object_get(b, "kernel");
 	const char *status = show_str(b, "status");
+	struct api_boot_log log;
 	char t[32];
 
 	if (!json_is_object(b)) {
 		printf("boot:            no firmware event log (an agent without one, or older than this verifier)\n");
 		return;
 	}
-	online_fmt_time(num(b, "received_at"), t, sizeof(t));
-	printf("boot log:        %" JSON_INTEGER_FORMAT " events, %" JSON_INTEGER_FORMAT " bytes, received %s; %s\n",
-	       num(b, "events"), num(b, "log_bytes"), t,
+	api_boot_log_decode(b, &log);
+	online_fmt_time(log.received_at, t, sizeof(t));
+	printf("boot log:        %" JSON_INTEGER_FORMAT " events, %" PRId64 " bytes, received %s; %s\n",
+	       num(b, "events"), log.log_bytes, t,
 	       !strcmp(status, "replays")    ? "replays to the quoted PCRs"
 	       : !strcmp(status, "mismatch") ? "does NOT replay to the quoted PCRs"
 	       : !strcmp(status, "corrupt")  ? "does not parse"

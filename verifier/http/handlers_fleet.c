@@ -129,9 +129,7 @@ static json_t *boot_json(struct app *app, const char *id)
 		o = json_object();
 	}
 	hex_encode(bl.sha256, sizeof(bl.sha256), hex);
-	json_object_set_new(o, "log_sha256", json_string(hex));
-	json_object_set_new(o, "log_bytes", json_integer((json_int_t)bl.log_len));
-	json_object_set_new(o, "received_at", json_integer(bl.received_at));
+	(void)api_boot_log_annotate(o, &(struct api_boot_log){ hex, (int64_t)bl.log_len, bl.received_at });
 	store_boot_log_release(&bl);
 	return o;
 }
