@@ -540,6 +540,13 @@ static void test_labels_changed_and_assigned(void)
 	json_decref(o);
 	CHECK(text_is(compact(api_assign_request_encode(&a)), "{\"label\":\"site=ams\",\"apply\":true}"),
 	      "an assignment's request");
+	o = api_assign_request_encode(&a);
+	CHECK(o && json_is_true(api_assign_request_apply(o)), "its apply read back for the check");
+	json_decref(o);
+	o = api_assign_request_encode(&(struct api_assign){ .label = "site=ams" });
+	CHECK(o && json_is_false(api_assign_request_apply(o)) && !api_assign_request_apply(NULL),
+	      "apply false, and none without a request");
+	json_decref(o);
 	o = api_assign_encode(&a);
 	CHECK(text_is(json_dumps(o, JSON_COMPACT),
 		      "{\"policy\":\"fleet\",\"label\":\"site=ams\",\"applied\":true,\"matching\":3,"

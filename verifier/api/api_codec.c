@@ -721,6 +721,11 @@ json_t *api_rollback_request_encode(int64_t version)
 	return json_pack("{s:I}", "version", (json_int_t)version);
 }
 
+const json_t *api_assign_request_apply(const json_t *o)
+{
+	return json_object_get(o, "apply");
+}
+
 const json_t *api_rollback_request_version(const json_t *o)
 {
 	return json_object_get(o, "version");

@@ -427,6 +427,8 @@ void api_agent_labels_decode(const json_t *o, struct api_agent_labels *l);
 json_t *api_assign_request_encode(const struct api_assign *a);
 json_t *api_assign_encode(const struct api_assign *a);
 void api_assign_decode(const json_t *o, struct api_assign *a);
+/* The request's apply member (NULL: none), for the handler to check. */
+const json_t *api_assign_request_apply(const json_t *o);
 json_t *api_audit_signed_encode(const struct api_audit_signed *s);
 void api_audit_signed_decode(const json_t *o, struct api_audit_signed *s);
 json_t *api_audit_head_encode(const struct api_audit_head *h);

@@ -142,7 +142,8 @@ void handle_policy_assign(const struct http_request *req, struct http_response *
 {
 	struct app *app = req->app;
 	json_t *body = json_loadb(req->body, req->body_len, JSON_REJECT_DUPLICATES, NULL);
-	json_t *apply = json_object_get(body, "apply"), *ids = json_array();
+	const json_t *apply = api_assign_request_apply(body);
+	json_t *ids = json_array();
 	struct api_assign a;
 	const char *label, *name = req->arg[0];
 	char key[LIMIT_LABEL_KEY + 1], value[LIMIT_LABEL_VALUE + 1];
