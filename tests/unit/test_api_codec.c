@@ -1,7 +1,7 @@
 /*
  * verifier/api/api_codec: the operator API's agent, verdict, counter, violation, decision,
  * history, policy, version, rollback, stored-policy, amendment, EAR, registration, label, audit
- * head and webhook event resources, the list answers and the boot summary's log. Encoding writes
+ * head and webhook event resources, a verdict's reasons, the list answers and the boot summary's log. Encoding writes
  * the members the API has always answered, in its order (the exact compact text is pinned: a
  * rename or a reorder is a change of the contract, to make in docs/openapi.json too); decoding
  * reads back every member, and reads a missing or mistyped one as 0, false or NULL.
@@ -183,9 +183,10 @@ static void test_a_verdict(void)
 
 	{
 		struct api_verdict v = { 7, 100, 2, "untrusted", false,
-					 json_pack("[{s:s, s:s, s:i}]", "code", "not_in_allowlist",
-						   "detail", "/x", "entry", 3),
+					 json_pack("[o]", api_reason_encode(&(struct api_reason){
+								  "not_in_allowlist", "/x", 3 })),
 					 40, { true, "default", 1, 0 } }, dv;
+		struct api_reason dr;
 
 		o = api_verdict_encode(&v);
 		CHECK(text_is(json_dumps(o, JSON_COMPACT),
@@ -201,6 +202,11 @@ static void test_a_verdict(void)
 		      dv.judged_by.known && !strcmp(dv.judged_by.policy, "default") &&
 		      dv.judged_by.policy_version == 1 && dv.judged_by.amendment_version == 0,
 		      "decoded back");
+		api_reason_decode(json_array_get(dv.reasons, 0), &dr);
+		CHECK(!strcmp(dr.code, "not_in_allowlist") && !strcmp(dr.detail, "/x") && dr.entry == 3,
+		      "its reason decoded back");
+		api_reason_decode(NULL, &dr);
+		CHECK(!dr.code && !dr.detail && !dr.entry, "no reason: none");
 		json_decref(o);
 		v.reasons = NULL;
 		v.judged_by.known = false;
@@ -773,7 +779,8 @@ static void test_every_resource_fits_docs_openapi(void)
 		.labels = json_pack("{s:s}", "site", "ams"), .registered = true,
 	};
 	struct api_verdict v = { 1, 2, 3, "untrusted", false,
-				 json_pack("[{s:s}]", "code", "x"), 4, jb };
+				 json_pack("[o]", api_reason_encode(&(struct api_reason){ "x", "/x", 1 })),
+				 4, jb };
 	struct api_violation vi = {
 		.id = 1, .agent_id = "h", .path = "/x", .path_hex = "2f78", .digest = "sha256:00",
 		.template_name = "ima-ng", .reason = "digest_mismatch", .state = "approved",
@@ -892,7 +899,8 @@ static void test_every_resource_fits_docs_openapi(void)
 	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
 		struct api_event e = {
 			.id = "evt-1", .type = types[i], .time = 1, .agent_id = "h",
-			.reasons = json_array(), .reason = "x", .path = "/x", .path_hex = "2f78",
+			.reasons = json_pack("[o]", api_reason_encode(&(struct api_reason){ "x", "/x", 1 })),
+			.reason = "x", .path = "/x", .path_hex = "2f78",
 			.digest = "sha256:00", .recurs = 2, .ak_name = "000b", .actor = "alice",
 			.audit_head = &head,
 		};

@@ -50,6 +50,19 @@ static int set_or_empty(json_t *o, const char *key, json_t *v, bool empty_array)
 	return json_object_set_new(o, key, v);
 }
 
+json_t *api_reason_encode(const struct api_reason *r)
+{
+	return json_pack("{s:s, s:s, s:I}", "code", r->code, "detail", r->detail, "entry",
+			 (json_int_t)r->entry);
+}
+
+void api_reason_decode(const json_t *o, struct api_reason *r)
+{
+	r->code = get_str(o, "code");
+	r->detail = get_str(o, "detail");
+	r->entry = get_int(o, "entry");
+}
+
 json_t *api_agent_encode(const struct api_agent *a)
 {
 	json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I}", "agent_id",

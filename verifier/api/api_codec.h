@@ -104,6 +104,18 @@ struct api_agent {
 	bool registered;
 };
 
+/*
+ * One reason of a verdict, as stored with it (verifier/service/round.c) and answered in a
+ * verdict's and an agent.untrusted event's reasons: {code, detail, entry}.
+ */
+struct api_reason {
+	const char *code, *detail;
+	int64_t entry;
+};
+
+json_t *api_reason_encode(const struct api_reason *r);
+void api_reason_decode(const json_t *o, struct api_reason *r);
+
 struct api_verdict {
 	int64_t id, time, boot_number;
 	const char *verdict; /* "trusted" or "untrusted" */

@@ -40,6 +40,7 @@ int cmd_verdicts(int argc, char **argv)
 		 * them. */
 		char by[LIMIT_POLICY_NAME + 48] = "-";
 		struct api_verdict vd;
+		struct api_reason rs;
 
 		api_verdict_decode(v, &vd);
 		online_fmt_time(vd.time, t, sizeof(t));
@@ -55,7 +56,8 @@ int cmd_verdicts(int argc, char **argv)
 				printf(" ...");
 				break;
 			}
-			printf("%s%s", k ? ", " : "", show_str(r, "code"));
+			api_reason_decode(r, &rs);
+			printf("%s%s", k ? ", " : "", show_cstr(rs.code));
 		}
 		printf("\n");
 	}

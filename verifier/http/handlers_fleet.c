@@ -38,8 +38,12 @@ static json_t *reason_codes(const char *reasons_json)
 		return NULL;
 	}
 	json_array_foreach(all, i, r) {
-		const char *code = json_string_value(json_object_get(r, "code"));
+		struct api_reason rs;
+		const char *code;
 		bool seen = false;
+
+		api_reason_decode(r, &rs);
+		code = rs.code;
 
 		if (!code)
 			continue;

@@ -15,6 +15,7 @@
 
 #include "common/log.h"
 #include "proto/tpmkey.h"
+#include "verifier/api/api_codec.h"
 #include "verifier/facts/agentcache.h"
 #include "verifier/decision/attest.h"
 #include "verifier/decision/evidence_record.h"
@@ -225,8 +226,8 @@ static char *reasons_json(const struct attest_result *res)
 		return NULL;
 	for (unsigned i = 0; i < v->nreasons && i < LIMIT_VERDICT_REASONS; i++) {
 		const struct verdict_reason *r = &v->reason[i];
-		json_t *o = json_pack("{s:s, s:s, s:I}", "code", reason_name(res->reasons[i]),
-				      "detail", r->detail, "entry", (json_int_t)r->entry);
+		json_t *o = api_reason_encode(&(struct api_reason){ reason_name(res->reasons[i]),
+								    r->detail, r->entry });
 
 		if (!o || json_array_append_new(arr, o))
 			goto out;
