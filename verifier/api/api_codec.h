@@ -8,8 +8,11 @@
  * (handlers_ear.c), the registrations (/v1/registrations), labels (PUT /v1/agents/{id}/labels,
  * POST /v1/policies/{name}/assign), the audit trail's head (GET /v1/audit/head), a policy as
  * enforced (GET /v1/policies/{name}/enforced), the small changes (an agent's policy, retire,
- * reset, a policy deleted, the rollback and approval requests) and the webhook events (their
- * bodies, written by the store in the transaction that raises them).
+ * reset, a policy deleted, the rollback and approval requests), the webhook events (their
+ * bodies, written by the store in the transaction that raises them), the list answers' wrappers,
+ * a verdict's reasons (written by verifier/service/round.c, stored with the verdict) and the log
+ * members of an agent's boot summary (the summary's own members are
+ * verifier/decision/boot_check.c's).
  * The handlers (verifier/http/handlers_*.c) and the store (store.c, the events) fill a struct
  * and encode it; attestctl encodes the requests it sends and decodes the answers into the same
  * structs; their members are named nowhere else in C. docs/openapi.json describes the same
