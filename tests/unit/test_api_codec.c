@@ -1,7 +1,7 @@
 /*
  * verifier/api/api_codec: the operator API's agent, verdict, counter, violation, decision,
  * history, policy, version, rollback, stored-policy, amendment, EAR, registration, label, audit
- * head and webhook event resources, a verdict's reasons, the list answers and the boot summary's log. Encoding writes
+ * head and webhook event resources, a verdict's reasons, the list answers and the boot summary with its log. Encoding writes
  * the members the API has always answered, in its order (the exact compact text is pinned: a
  * rename or a reorder is a change of the contract, to make in docs/openapi.json too); decoding
  * reads back every member, and reads a missing or mistyped one as 0, false or NULL.
@@ -749,6 +749,50 @@ static void test_the_lists(void)
 	json_decref(o);
 }
 
+static void test_a_boot_summary(void)
+{
+	struct api_boot_summary b = {
+		.status = "replays", .has_log = true, .events = 40, .has_locality = true,
+		.startup_locality = 3, .firmware = "UEFI, 2 firmware volumes", .secure_boot = "off",
+		.pcr0 = "sha256:00", .has_kernel = true,
+		.kernel = { "sha256:11", "kernel", "guest bzImage", true, true },
+		.cmdline = "ro quiet", .cmdline_verified = true,
+	}, d;
+	json_t *o = api_boot_summary_encode(&b);
+
+	CHECK(text_is(json_dumps(o, JSON_COMPACT),
+		      "{\"cmdline\":\"ro quiet\",\"cmdline_verified\":true,\"events\":40,"
+		      "\"firmware\":\"UEFI, 2 firmware volumes\",\"kernel\":{\"allowed\":true,"
+		      "\"digest\":\"sha256:11\",\"file\":\"kernel\",\"name\":\"guest bzImage\"},"
+		      "\"pcr0\":\"sha256:00\",\"secure_boot\":\"off\",\"startup_locality\":3,"
+		      "\"status\":\"replays\"}"),
+	      "every member, in key order");
+	api_boot_summary_decode(o, &d);
+	CHECK(!strcmp(d.status, "replays") && d.has_log && d.events == 40 && d.has_locality &&
+		      d.startup_locality == 3 && !strcmp(d.firmware, "UEFI, 2 firmware volumes") &&
+		      !strcmp(d.secure_boot, "off") && !strcmp(d.pcr0, "sha256:00") && d.has_kernel &&
+		      !strcmp(d.kernel.digest, "sha256:11") && !strcmp(d.kernel.file, "kernel") &&
+		      !strcmp(d.kernel.name, "guest bzImage") && d.kernel.has_allowed &&
+		      d.kernel.allowed && !strcmp(d.cmdline, "ro quiet") && d.cmdline_verified,
+	      "decoded back");
+	json_decref(o);
+	CHECK(text_is(compact(api_boot_summary_encode(&(struct api_boot_summary){
+			      .status = "mismatch", .has_log = true, .events = 2, .firmware = "BIOS",
+			      .secure_boot = "unknown", .has_kernel = true,
+			      .kernel = { .digest = "sha256:11" } })),
+		      "{\"events\":2,\"firmware\":\"BIOS\",\"kernel\":{\"digest\":\"sha256:11\"},"
+		      "\"secure_boot\":\"unknown\",\"status\":\"mismatch\"}"),
+	      "no locality, PCR 0, kernel file, name, allowed or command line: no members");
+	o = api_boot_summary_encode(&(struct api_boot_summary){ .status = "corrupt" });
+	CHECK(text_is(json_dumps(o, JSON_COMPACT), "{\"status\":\"corrupt\"}"),
+	      "no log: only its status");
+	api_boot_summary_decode(o, &d);
+	CHECK(!strcmp(d.status, "corrupt") && !d.has_log && !d.has_kernel && !d.has_locality &&
+		      !d.kernel.has_allowed && !d.cmdline && !d.pcr0,
+	      "decoded back: no log");
+	json_decref(o);
+}
+
 static void test_a_boot_summary_s_log(void)
 {
 	json_t *b = json_pack("{s:s, s:i}", "status", "replays", "events", 40);
@@ -775,7 +819,10 @@ static void test_every_resource_fits_docs_openapi(void)
 		.agent_id = "h", .state = "rejudging", .policy = "default", .ak_name = "000b",
 		.judged_by = jb, .last_reasons = json_pack("[s]", "x"), .last_verdict = "trusted",
 		.detail = true, .ek_cert = "RUs=", .ak_pub = "AA==",
-		.boot = json_pack("{s:s}", "status", "replays"),
+		.boot = api_boot_summary_encode(&(struct api_boot_summary){
+			.status = "replays", .has_log = true, .events = 4, .has_locality = true,
+			.firmware = "UEFI", .secure_boot = "on", .pcr0 = "sha256:00", .has_kernel = true,
+			.kernel = { "sha256:11", "kernel", "k", true, false }, .cmdline = "ro" }),
 		.labels = json_pack("{s:s}", "site", "ams"), .registered = true,
 	};
 	struct api_verdict v = { 1, 2, 3, "untrusted", false,
@@ -939,6 +986,7 @@ int main(void)
 	CASE(test_the_audit_head);
 	CASE(test_webhook_events);
 	CASE(test_the_lists);
+	CASE(test_a_boot_summary);
 	CASE(test_a_boot_summary_s_log);
 	openapi = json_load_file("docs/openapi.json", 0, NULL);
 	CASE(test_every_resource_fits_docs_openapi);

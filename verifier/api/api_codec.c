@@ -826,3 +826,69 @@ void api_boot_log_decode(const json_t *boot, struct api_boot_log *l)
 	l->log_bytes = get_int(boot, "log_bytes");
 	l->received_at = get_int(boot, "received_at");
 }
+
+static json_t *boot_kernel_encode(const struct api_boot_kernel *k)
+{
+	json_t *o = json_object();
+
+	if (!o || (k->has_allowed && json_object_set_new(o, "allowed", json_boolean(k->allowed))) ||
+	    json_object_set_new(o, "digest", json_string(k->digest)) ||
+	    (k->file && json_object_set_new(o, "file", json_string(k->file))) ||
+	    (k->name && json_object_set_new(o, "name", json_string(k->name)))) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}
+
+json_t *api_boot_summary_encode(const struct api_boot_summary *b)
+{
+	json_t *o = json_object();
+
+	if (!o)
+		return NULL;
+	if (!b->has_log) {
+		if (json_object_set_new(o, "status", json_string(b->status))) {
+			json_decref(o);
+			return NULL;
+		}
+		return o;
+	}
+	if ((b->cmdline && (json_object_set_new(o, "cmdline", json_string(b->cmdline)) ||
+			    json_object_set_new(o, "cmdline_verified",
+						json_boolean(b->cmdline_verified)))) ||
+	    json_object_set_new(o, "events", json_integer((json_int_t)b->events)) ||
+	    json_object_set_new(o, "firmware", json_string(b->firmware)) ||
+	    (b->has_kernel && json_object_set_new(o, "kernel", boot_kernel_encode(&b->kernel))) ||
+	    (b->pcr0 && json_object_set_new(o, "pcr0", json_string(b->pcr0))) ||
+	    json_object_set_new(o, "secure_boot", json_string(b->secure_boot)) ||
+	    (b->has_locality && json_object_set_new(o, "startup_locality",
+						    json_integer((json_int_t)b->startup_locality))) ||
+	    json_object_set_new(o, "status", json_string(b->status))) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}
+
+void api_boot_summary_decode(const json_t *o, struct api_boot_summary *b)
+{
+	const json_t *k = json_object_get(o, "kernel"), *allowed = json_object_get(k, "allowed");
+
+	b->status = get_str(o, "status");
+	b->has_log = json_object_get(o, "events") != NULL;
+	b->events = get_int(o, "events");
+	b->has_locality = json_is_integer(json_object_get(o, "startup_locality"));
+	b->startup_locality = get_int(o, "startup_locality");
+	b->firmware = get_str(o, "firmware");
+	b->secure_boot = get_str(o, "secure_boot");
+	b->pcr0 = get_str(o, "pcr0");
+	b->has_kernel = json_is_object(k);
+	b->kernel.digest = get_str(k, "digest");
+	b->kernel.file = get_str(k, "file");
+	b->kernel.name = get_str(k, "name");
+	b->kernel.has_allowed = json_is_boolean(allowed);
+	b->kernel.allowed = json_is_true(allowed);
+	b->cmdline = get_str(o, "cmdline");
+	b->cmdline_verified = get_bool(o, "cmdline_verified");
+}

@@ -386,6 +386,38 @@ struct api_enforced {
 };
 
 /*
+ * An agent's boot summary (GET /v1/agents/{id} "boot"), as verifier/decision/boot_check.c
+ * writes it from the firmware event log and stores it with the round: status (replays,
+ * mismatch, corrupt); with a log (has_log), its events, the TPM's startup locality when the log
+ * names one (has_locality), the firmware's description, secure_boot (on, off, unknown), PCR 0
+ * replayed (NULL: no member), the kernel the log measured into PCR 4 (has_kernel: its digest,
+ * the file (NULL: no member), the policy's name for it (NULL: no member) and, when the policy
+ * lists kernels (has_allowed), whether it allows it), and the command line the agent reported
+ * (NULL: neither it nor cmdline_verified) and whether PCR 9 verified it. Members in key order
+ * (the store keeps the text sorted).
+ */
+struct api_boot_kernel {
+	const char *digest, *file, *name;
+	bool has_allowed, allowed;
+};
+
+struct api_boot_summary {
+	const char *status;
+	bool has_log;
+	int64_t events;
+	bool has_locality;
+	int64_t startup_locality;
+	const char *firmware, *secure_boot, *pcr0;
+	bool has_kernel;
+	struct api_boot_kernel kernel;
+	const char *cmdline;
+	bool cmdline_verified;
+};
+
+json_t *api_boot_summary_encode(const struct api_boot_summary *b);
+void api_boot_summary_decode(const json_t *o, struct api_boot_summary *b);
+
+/*
  * The boot summary's log (GET /v1/agents/{id} "boot"): the summary itself is
  * verifier/decision/boot_check.h's, stored with the round; the verifier adds the log's SHA-256
  * (hex), its size and when it arrived, after the summary's own members.

@@ -15,11 +15,6 @@
 #include "verifier/attestctl/show.h"
 #include "verifier/api/api_codec.h"
 
-static json_int_t num(json_t *o, const char *key)
-{
-	return json_integer_value(json_object_get(o, key));
-}
-
 /* Runs the request and handles the common parts: transport errors, API errors, --json. */
 
 /* An agent's labels, KEY=VALUE in the order the verifier sent them (by key). */
@@ -37,54 +32,53 @@ static void print_labels(json_t *labels)
 /* The "boot" object of an agent: what its firmware event log says it booted. */
 static void print_boot(json_t *b)
 {
-	json_t *k = json_object_get(b, "kernel");
-	const char *status = show_str(b, "status");
+	struct api_boot_summary bs;
 	struct api_boot_log log;
+	const char *status;
 	char t[32];
 
 	if (!json_is_object(b)) {
 		printf("boot:            no firmware event log (an agent without one, or older than this verifier)\n");
 		return;
 	}
+	api_boot_summary_decode(b, &bs);
 	api_boot_log_decode(b, &log);
+	status = show_cstr(bs.status);
 	online_fmt_time(log.received_at, t, sizeof(t));
-	printf("boot log:        %" JSON_INTEGER_FORMAT " events, %" PRId64 " bytes, received %s; %s\n",
-	       num(b, "events"), log.log_bytes, t,
+	printf("boot log:        %" PRId64 " events, %" PRId64 " bytes, received %s; %s\n",
+	       bs.events, log.log_bytes, t,
 	       !strcmp(status, "replays")    ? "replays to the quoted PCRs"
 	       : !strcmp(status, "mismatch") ? "does NOT replay to the quoted PCRs"
 	       : !strcmp(status, "corrupt")  ? "does not parse"
 					     : status);
 	printf("firmware:        ");
-	fputs(show_str(b, "firmware"), stdout);
-	if (json_is_string(json_object_get(b, "pcr0")))
-		printf(" (PCR 0 %s)", show_str(b, "pcr0"));
-	printf("\nsecure boot:     %s\n", show_str(b, "secure_boot"));
+	fputs(show_cstr(bs.firmware), stdout);
+	if (bs.pcr0)
+		printf(" (PCR 0 %s)", show_cstr(bs.pcr0));
+	printf("\nsecure boot:     %s\n", show_cstr(bs.secure_boot));
 	printf("kernel:          ");
-	if (json_is_object(k)) {
-		json_t *allowed = json_object_get(k, "allowed");
-
-		printf("%s", show_str(k, "digest"));
-		if (json_is_string(json_object_get(k, "file"))) {
+	if (bs.has_kernel) {
+		printf("%s", show_cstr(bs.kernel.digest));
+		if (bs.kernel.file) {
 			printf(" from \"");
-			fputs(show_str(k, "file"), stdout);
+			fputs(show_cstr(bs.kernel.file), stdout);
 			printf("\"");
 		}
-		if (json_is_string(json_object_get(k, "name"))) {
+		if (bs.kernel.name) {
 			printf(", \"");
-			fputs(show_str(k, "name"), stdout);
+			fputs(show_cstr(bs.kernel.name), stdout);
 			printf("\"");
 		}
-		if (json_is_boolean(allowed))
-			printf(" (%s)", json_is_true(allowed) ? "allowed" : "NOT allowed by the policy");
+		if (bs.kernel.has_allowed)
+			printf(" (%s)", bs.kernel.allowed ? "allowed" : "NOT allowed by the policy");
 	} else {
 		printf("- (no EFI application in PCR 4)");
 	}
 	printf("\ncommand line:    ");
-	if (json_is_string(json_object_get(b, "cmdline"))) {
-		fputs(show_str(b, "cmdline"), stdout);
-		printf(" (%s)", json_is_true(json_object_get(b, "cmdline_verified"))
-				      ? "verified against PCR 9"
-				      : "as the agent reported it: not measured, or not the measured one");
+	if (bs.cmdline) {
+		fputs(show_cstr(bs.cmdline), stdout);
+		printf(" (%s)", bs.cmdline_verified ? "verified against PCR 9"
+						    : "as the agent reported it: not measured, or not the measured one");
 	} else {
 		printf("- (not reported)");
 	}

@@ -14,6 +14,7 @@
 #include "proto/dynbuf.h"
 #include "proto/encoding.h"
 #include "proto/eventlog.h"
+#include "verifier/api/api_codec.h"
 #include "verifier/policy/policy_json.h"
 
 #define DESC_MAX 200u /* an event's words inside a reason's detail */
@@ -554,12 +555,13 @@ static json_t *summary(const struct check *c, const char *status, const struct p
 	const struct eventlog_event *kernel = NULL, *cmdline_event;
 	unsigned volumes = 0;
 	bool uefi = false, verified, clean;
-	const char *secure = "unknown";
 	struct pcr7 p7;
 	char crtm[128] = "", text[DESC_MAX], digest[LIMIT_DIGEST_TEXT + 1];
-	json_t *o = json_pack("{s:s, s:I}", "status", status, "events", (json_int_t)log->nevents);
+	char kdigest[LIMIT_DIGEST_TEXT + 1], file[128] = "";
+	struct api_boot_summary b = { .status = status, .has_log = true,
+				      .events = (int64_t)log->nevents, .secure_boot = "unknown" };
 
-	for (size_t i = 0; o && i < log->nevents; i++) {
+	for (size_t i = 0; i < log->nevents; i++) {
 		const struct eventlog_event *e = &log->events[i];
 
 		uefi |= e->type >= 0x80000000u;
@@ -570,13 +572,11 @@ static json_t *summary(const struct check *c, const char *status, const struct p
 		if (e->pcr == 4 && e->type == EV_EFI_BOOT_SERVICES_APPLICATION)
 			kernel = e;
 	}
-	if (!o)
-		return NULL;
 	read_pcr7(c, &p7);
 	cmdline_event = pcr9_load_options(c, NULL, &clean);
 	verified = cmdline_event && clean && cmdline_is(c, cmdline_event, c->in->cmdline);
 	if (p7.separator && p7.secure != SB_UNKNOWN)
-		secure = p7.secure == SB_ON ? "on" : "off";
+		b.secure_boot = p7.secure == SB_ON ? "on" : "off";
 	if (uefi)
 		snprintf(text, sizeof(text), "UEFI, %u firmware volume%s%s%s%s", volumes, volumes == 1 ? "" : "s",
 			 crtm[0] ? ", S-CRTM version \"" : "", crtm, crtm[0] ? "\"" : "");
@@ -589,49 +589,46 @@ static json_t *summary(const struct check *c, const char *status, const struct p
 
 		snprintf(text + n, sizeof(text) - n, ", TPM started at locality %d%s",
 			 log->startup_locality, log->startup_locality == 4 ? " (H-CRTM)" : "");
-		json_object_set_new(o, "startup_locality", json_integer(log->startup_locality));
+		b.has_locality = true;
+		b.startup_locality = log->startup_locality;
 	}
-	json_object_set_new(o, "firmware", json_string(text));
-	json_object_set_new(o, "secure_boot", json_string(secure));
+	b.firmware = text;
 	if (replay) {
-		const struct pcr_bank *b = pcr_set_bank_const(replay, TPM2_ALG_SHA256);
+		const struct pcr_bank *bank = pcr_set_bank_const(replay, TPM2_ALG_SHA256);
 
-		if (!b && replay->nbanks)
-			b = &replay->bank[0];
-		if (b)
-			json_object_set_new(o, "pcr0", json_string(policy_digest_text(
-				pcr_alg_name(b->alg), b->value[0], pcr_alg_digest_size(b->alg), digest,
-				sizeof(digest))));
+		if (!bank && replay->nbanks)
+			bank = &replay->bank[0];
+		if (bank)
+			b.pcr0 = policy_digest_text(pcr_alg_name(bank->alg), bank->value[0],
+						    pcr_alg_digest_size(bank->alg), digest,
+						    sizeof(digest));
 	}
 	if (kernel) {
 		struct eventlog_image im;
-		char file[128] = "";
 		const struct boot_digest *named =
 			c->bp ? allowed(c, offsetof(struct boot_policy, kernels), kernel) : NULL;
-		json_t *k;
 
-		digest_text(kernel, digest, sizeof(digest));
+		digest_text(kernel, kdigest, sizeof(kdigest));
 		if (eventlog_decode_image(kernel, &im) == 0)
 			eventlog_device_path_file(im.device_path, im.device_path_len, file, sizeof(file));
-		k = json_pack("{s:s}", "digest", digest);
-		if (k && file[0])
-			json_object_set_new(k, "file", json_string(file));
-		if (k && named && named->name)
-			json_object_set_new(k, "name", json_string(named->name));
-		if (k && c->bp && c->bp->kernels.set)
-			json_object_set_new(k, "allowed", json_boolean(named != NULL));
-		json_object_set_new(o, "kernel", k);
+		b.has_kernel = true;
+		b.kernel = (struct api_boot_kernel){
+			.digest = kdigest, .file = file[0] ? file : NULL,
+			.name = named ? named->name : NULL,
+			.has_allowed = c->bp && c->bp->kernels.set, .allowed = named != NULL,
+		};
 	}
 	if (c->in->cmdline) {
-		json_object_set_new(o, "cmdline", json_string(c->in->cmdline));
-		json_object_set_new(o, "cmdline_verified", json_boolean(verified));
+		b.cmdline = c->in->cmdline;
+		b.cmdline_verified = verified;
 	}
-	return o;
+	return api_boot_summary_encode(&b);
 }
 
 static int set_summary(struct check *c, const char *status, const struct pcr_set *replay)
 {
-	json_t *o = c->log ? summary(c, status, replay) : json_pack("{s:s}", "status", status);
+	json_t *o = c->log ? summary(c, status, replay)
+			   : api_boot_summary_encode(&(struct api_boot_summary){ .status = status });
 
 	c->out->summary = o ? json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
 	json_decref(o);
