@@ -10,9 +10,9 @@
  * enforced (GET /v1/policies/{name}/enforced), the small changes (an agent's policy, retire,
  * reset, a policy deleted, the rollback and approval requests), the webhook events (their
  * bodies, written by the store in the transaction that raises them), the list answers' wrappers,
- * a verdict's reasons (written by verifier/service/round.c, stored with the verdict) and the log
- * members of an agent's boot summary (the summary's own members are
- * verifier/decision/boot_check.c's).
+ * a verdict's reasons (written by verifier/service/round.c, stored with the verdict) and an
+ * agent's boot summary (written by verifier/decision/boot_check.c, stored with the round) with
+ * the members of its log the handler adds.
  * The handlers (verifier/http/handlers_*.c) and the store (store.c, the events) fill a struct
  * and encode it; attestctl encodes the requests it sends and decodes the answers into the same
  * structs; their members are named nowhere else in C. docs/openapi.json describes the same
@@ -418,8 +418,8 @@ json_t *api_boot_summary_encode(const struct api_boot_summary *b);
 void api_boot_summary_decode(const json_t *o, struct api_boot_summary *b);
 
 /*
- * The boot summary's log (GET /v1/agents/{id} "boot"): the summary itself is
- * verifier/decision/boot_check.h's, stored with the round; the verifier adds the log's SHA-256
+ * The boot summary's log (GET /v1/agents/{id} "boot"): to the summary stored with the round
+ * (api_boot_summary_encode() above) the verifier adds the log's SHA-256
  * (hex), its size and when it arrived, after the summary's own members.
  * api_boot_log_annotate() returns -1 out of memory.
  */
