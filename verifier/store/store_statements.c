@@ -53,6 +53,16 @@
 	" WHERE EXISTS(SELECT 1 FROM agents WHERE id = ?1 AND state = 'active')"               \
 	" ON CONFLICT(agent) DO NOTHING"
 
+/* store_sql.c's round_write(): the verdict, with what it changes against the last one. */
+#define VERDICT_INSERT_SQL(values, trusted, reasons)                                       \
+	"INSERT INTO verdicts(agent, boot_number, time, trusted, reasons,"                     \
+	" next_offset, policy, policy_version, amendment_version, changed)"                    \
+	" SELECT " values ", CASE WHEN l.trusted IS NULL OR l.trusted <> " trusted             \
+	" OR l.reasons <> " reasons " THEN 1 ELSE 0 END FROM (SELECT 1 AS one) o LEFT JOIN"    \
+	" (SELECT trusted, reasons FROM verdicts WHERE agent = ?1 ORDER BY id DESC LIMIT 1) l" \
+	" ON 1 = 1 RETURNING id, (SELECT p.trusted FROM verdicts p"                            \
+	" WHERE p.agent = ?1 AND p.id < verdicts.id ORDER BY p.id DESC LIMIT 1)"
+
 /* PostgreSQL indexes a path by its sha256 (a B-tree entry is shorter than a path may be). */
 #define VIOLATION_NEWEST_SQL(path_index)                                                   \
 	"SELECT id, state, boot_number, entry FROM violations"                                 \
@@ -161,7 +171,7 @@ const struct store_statement store_statements[STMT_COUNT] = {
 		" l.sha256,"
 		" COALESCE((SELECT max(version) FROM policies"
 		"  WHERE name = CASE a.policy WHEN '' THEN ?2 ELSE a.policy END), 0),"
-		" COALESCE((SELECT max(version) FROM policies WHERE name = ?3), 0)"
+		" COALESCE((SELECT max(version) FROM policies WHERE name = ?3), 0), a.round_interval"
 		" FROM agents a LEFT JOIN boot_state b ON b.agent = a.id"
 		" LEFT JOIN boot_logs l ON l.agent = a.id WHERE a.id = ?1"),
 	/* Single use of a challenge across verifiers (store.h, struct store_round). */
@@ -170,16 +180,21 @@ const struct store_statement store_statements[STMT_COUNT] = {
 		" ON CONFLICT(nonce) DO NOTHING"),
 	[STMT_NONCES_PRUNE] = STMT("spent challenges prune",
 		"DELETE FROM spent_nonces WHERE expires_at < ?1"),
-	[STMT_VERDICT_INSERT] = STMT("verdict write",
-		"INSERT INTO verdicts(agent, boot_number, time, trusted, reasons,"
-		" next_offset, policy, policy_version, amendment_version, changed)"
-		" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10) RETURNING id"),
+	/*
+	 * A round's verdict, and what it changes against the agent's last one (store_sql.c,
+	 * round_write()): `changed` is 1 when it has no last verdict, or its trust or its reasons
+	 * (compared byte for byte) differ; RETURNING gives the new id and the last verdict's trust
+	 * (NULL: none).
+	 */
+	[STMT_VERDICT_INSERT] = STMT("verdict write", VERDICT_INSERT_SQL("?1, ?2, ?3, ?4, ?5,"
+		" ?6, ?7, ?8, ?9", "?4", "?5"),
+		VERDICT_INSERT_SQL("?1::text, ?2::bigint, ?3::bigint, ?4::bigint, ?5::text,"
+				   " ?6::bigint, ?7::text, ?8::bigint, ?9::bigint", "?4::bigint",
+				   "?5::text")),
 	[STMT_VERDICTS_LIST] = STMT("verdicts list",
 		"SELECT id, agent, boot_number, time, trusted, reasons, next_offset,"
 		" policy, policy_version, amendment_version"
 		" FROM verdicts WHERE agent = ?1 ORDER BY id DESC LIMIT ?2"),
-	[STMT_LAST_VERDICT] = STMT("last verdict",
-		"SELECT trusted, reasons FROM verdicts WHERE agent = ?1 ORDER BY id DESC LIMIT 1"),
 	/* A round counted in its agent's hour (?2: the hour's first second). */
 	[STMT_HOUR_ADD] = STMT("hourly counters write",
 		"INSERT INTO verdict_hours(agent, hour, rounds, trusted, untrusted)"
