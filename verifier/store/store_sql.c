@@ -1403,6 +1403,27 @@ static int round_claim(struct db *db, const struct store_round *r)
 	const struct boot_state *n = r->next;
 	int ret;
 
+	boot_state_encode(n, blob);
+	/* One statement where the driver folds the spend into the compare-and-swap. */
+	if (r->nonce_len && r->prev_version && db->o->folds) {
+		bool spent, written;
+
+		ret = first(db, STMT_BOOT_UPDATE_SPEND,
+			    P(SV_TEXT(r->agent), SV_BLOB(blob, sizeof(blob)), SV_INT(n->reset_count),
+			      SV_INT(n->restart_count), SV_INT(n->boot_number),
+			      SV_INT(n->next_entry), SV_INT(r->now), SV_INT(r->prev_version),
+			      SV_BLOB(r->nonce, r->nonce_len), SV_INT(r->nonce_expires)));
+		if (ret == 0)
+			ret = -EIO; /* a SELECT of two counts always has its row */
+		if (ret < 0)
+			return ret;
+		spent = col_int(db, 0) == 1;
+		written = col_int(db, 1) == 1;
+		done(db);
+		if (!spent)
+			return -EALREADY;
+		return written ? 0 : still_active(db, r->agent) ? -ESTALE : -EKEYREVOKED;
+	}
 	if (r->nonce_len) {
 		ret = exec(db, STMT_NONCE_SPEND,
 			   P(SV_BLOB(r->nonce, r->nonce_len), SV_TEXT(r->agent),
@@ -1410,7 +1431,6 @@ static int round_claim(struct db *db, const struct store_round *r)
 		if (ret || changes(db) != 1)
 			return ret ? ret : -EALREADY;
 	}
-	boot_state_encode(n, blob);
 	/* Compare-and-swap: only over the version this round read, else nothing is written. */
 	if (r->prev_version)
 		ret = exec(db, STMT_BOOT_UPDATE,
@@ -1467,6 +1487,15 @@ static int round_write(struct db *db, const struct store_round *r, int64_t *verd
 		       bool *trust_changed)
 {
 	bool known = r->judged && r->judged->known; /* what judged it, named by the verdict */
+	bool folds = db->o->folds; /* the hour counted by the verdict's statement */
+	/* The verdict's values; the hour, the last, for STMT_VERDICT_INSERT_HOUR alone. */
+	const struct store_value v[] = {
+		SV_TEXT(r->agent), SV_INT(r->next->boot_number), SV_INT(r->now),
+		SV_INT(r->trusted ? 1 : 0), SV_TEXT(r->reasons_json ? r->reasons_json : "[]"),
+		SV_INT(r->next_offset), SV_TEXT(known ? r->judged->policy : ""),
+		SV_INT(known ? r->judged->policy_version : 0),
+		SV_INT(known ? r->judged->amendment_version : 0), SV_INT(store_hour_of(r->now)),
+	};
 	bool turned;
 	int ret;
 
@@ -1483,12 +1512,8 @@ static int round_write(struct db *db, const struct store_round *r, int64_t *verd
 	 * never pruned); it turns untrusted when its last was trusted, or none (agent.untrusted is
 	 * raised); its trust changed, for the audit trail, when it is the first or it differs.
 	 */
-	ret = first(db, STMT_VERDICT_INSERT,
-		    P(SV_TEXT(r->agent), SV_INT(r->next->boot_number), SV_INT(r->now),
-		      SV_INT(r->trusted ? 1 : 0), SV_TEXT(r->reasons_json ? r->reasons_json : "[]"),
-		      SV_INT(r->next_offset), SV_TEXT(known ? r->judged->policy : ""),
-		      SV_INT(known ? r->judged->policy_version : 0),
-		      SV_INT(known ? r->judged->amendment_version : 0)));
+	ret = first(db, folds ? STMT_VERDICT_INSERT_HOUR : STMT_VERDICT_INSERT, v,
+		    folds ? 10 : 9);
 	if (ret == 0)
 		ret = -EIO; /* RETURNING always has its row */
 	if (ret < 0)
@@ -1504,11 +1529,12 @@ static int round_write(struct db *db, const struct store_round *r, int64_t *verd
 		*trust_changed = was_trusted != r->trusted;
 	}
 	done(db);
+	ret = 0;
 	turned = turned && events_on(db->st);
-	ret = exec(db, STMT_HOUR_ADD,
-		   P(SV_TEXT(r->agent), SV_INT(store_hour_of(r->now)), SV_INT(r->trusted ? 1 : 0),
-		     SV_INT(r->trusted ? 0 : 1)));
-	if (ret)
+	if (!folds &&
+	    (ret = exec(db, STMT_HOUR_ADD,
+			P(SV_TEXT(r->agent), SV_INT(store_hour_of(r->now)),
+			  SV_INT(r->trusted ? 1 : 0), SV_INT(r->trusted ? 0 : 1)))))
 		return ret;
 	if (r->evidence && (ret = evidence_write(db, r, *verdict_id)))
 		return ret;
