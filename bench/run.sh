@@ -7,7 +7,8 @@
 # reported in the table, never a failure.
 #
 # Sections (BENCH_ONLY="replay quote throughput incr policy" picks some; SCALE_AGENTS="1000" and
-# DETECT_AGENTS="10000" pick the fleet sizes of scale and detect):
+# DETECT_AGENTS="10000" pick the fleet sizes of scale and detect, DETECT_SEC="240" and
+# DETECT_IDLE_SEC (the same by default) the seconds of detect's changing and idle phases):
 #   replay      attestctl replay vs evmctl ima_measurement vs bench/floor_replay
 #   quote       quote_verify in process vs tpm2_checkquote (one process per check) vs OpenSSL verify
 #   throughput  bench/loadgen with N agents against a real verifier (fresh state per N)
@@ -136,7 +137,10 @@ else
 	SCALE_PG_N=1000 SCALE_SEC=15
 	GROW_AGENTS=10 GROW_DAYS=7
 	read -ra DETECT_N <<<"${DETECT_AGENTS:-1000 10000}"
-	DETECT_INTERVAL=60 DETECT_PCT=1 DETECT_IDLE_SEC=120 DETECT_SEC=240
+	# The idle and the changing phase last as long: a verifier's CPU per second moves with its
+	# store's age and with the machine's other load over minutes, and the ratio is about 1.0x.
+	DETECT_INTERVAL=60 DETECT_PCT=1 DETECT_SEC=${DETECT_SEC:-240}
+	DETECT_IDLE_SEC=${DETECT_IDLE_SEC:-$DETECT_SEC}
 	AGENT_N=(1000 100000 1000000) AGENT_ROUNDS=30
 fi
 LG_THREADS=${LG_THREADS:-8}
@@ -662,10 +666,13 @@ if want detect; then
 			row "Time to detect p50 / p99, $n agents (ms): webhook delivered" "$w50 / $w99" "limit 2,000 (p99)" \
 				"$(calc "$w99 / 2000" %.2f)" "p99 < 2 s" "$(met "$w99 < 2000")" \
 				"the same programs, to the agent.untrusted event's arrival at a webhook receiver (verifier/examples/webhook_receiver.py, HMAC checked) on this host; $wn of $dn delivered; the enrollments' $n events were delivered before the timed phase, in $(kv "$f" outbox_drain_s) s"
-			ci=$(kv "$fi" verifier_cpu_pct) cc=$(kv "$f" verifier_cpu_pct)
+			# From the CPU in ms (verifier_cpu_pct is rounded to 0.1% of a core: ±3% of 1.5%).
+			mi=$(kv "$fi" verifier_cpu_ms) mc=$(kv "$f" verifier_cpu_ms)
+			ci=$(calc "100 * $mi / 1000 / $(kv "$fi" seconds)" %.3f)
+			cc=$(calc "100 * $mc / 1000 / $(kv "$f" seconds)" %.3f)
 			row "Verifier CPU, $n agents, ${DETECT_PCT}%/min changing vs idle (% of a core)" "$cc" "idle: $ci" \
-				"$(calc "$cc / ($ci > 0 ? $ci : 0.001)" %.2f)" "≤ 1.10" "$(met "$cc <= 1.10 * $ci")" \
-				"the same fleet (a round every ${DETECT_INTERVAL}s per agent), fresh verifier each, ${DETECT_IDLE_SEC}s idle and ${DETECT_SEC}s changing; $(kv "$fi" attestations) and $(kv "$f" attestations) rounds"
+				"$(calc "$cc / ($ci > 0 ? $ci : 0.001)" %.3f)" "≤ 1.10" "$(met "$cc <= 1.10 * $ci")" \
+				"the same fleet (a round every ${DETECT_INTERVAL}s per agent), fresh verifier each, ${DETECT_IDLE_SEC}s idle and ${DETECT_SEC}s changing; $(kv "$fi" attestations) and $(kv "$f" attestations) rounds, $mi and $mc ms of the verifier's CPU; the difference per detection (its round, its two events' deliveries, the extra rounds; two noisy figures' difference, ±the machine's other load): $(calc "($mc - $mi * $(kv "$f" seconds) / $(kv "$fi" seconds)) / $dn" %.1f) ms"
 		done
 	fi
 fi
