@@ -58,6 +58,9 @@ static int activate(struct store *st, const char *id, uint8_t ak, int64_t now)
 	return store_agent_activate(st, id, d, now);
 }
 
+/* Whether the last round_of() wrote an event into the outbox (store_round.raised). */
+static bool last_raised;
+
 /* One round of `id` over its stored state: trusted or not, with one violation of `path`. */
 static int round_of(struct store *st, const char *id, bool trusted, const char *path,
 		    uint32_t interval, int64_t now)
@@ -85,6 +88,8 @@ static int round_of(struct store *st, const char *id, bool trusted, const char *
 	v.path = path;
 	r.violations = path ? &v : NULL;
 	r.nviolations = path ? 1 : 0;
+	last_raised = true; /* the store must say */
+	r.raised = &last_raised;
 	return store_round_commit(st, &r, &vid);
 }
 
@@ -474,14 +479,21 @@ static void test_events(void)
 	CHECK(activate(st, "ev-1", 50, 2001) == 0 && pending(st, HOOK_A) == 1 &&
 		      pending(st, HOOK_B) == 1 && pending(st, NULL) == 2,
 	      "activation: agent.enrolled, one row per webhook");
-	CHECK(round_of(st, "ev-1", true, NULL, 0, 2002) == 0 && pending(st, HOOK_A) == 1,
+	CHECK(round_of(st, "ev-1", true, NULL, 0, 2002) == 0 && pending(st, HOOK_A) == 1 &&
+		      !last_raised,
 	      "a trusted round raises nothing");
-	CHECK(round_of(st, "ev-1", false, "/usr/bin/evil", 0, 2003) == 0 && pending(st, HOOK_A) == 3,
+	CHECK(round_of(st, "ev-1", false, "/usr/bin/evil", 0, 2003) == 0 && pending(st, HOOK_A) == 3 &&
+		      last_raised,
 	      "turning untrusted with a new violation: two events");
-	CHECK(round_of(st, "ev-1", false, "/usr/bin/evil", 0, 2004) == 0 && pending(st, HOOK_A) == 3,
-	      "still untrusted, the same violation again: nothing new");
-	CHECK(round_of(st, "ev-1", false, "/usr/bin/worse", 0, 2005) == 0 && pending(st, HOOK_A) == 4,
-	      "another violation: violation.opened alone");
+	CHECK(round_of(st, "ev-1", false, "/usr/bin/evil", 0, 2004) == 0 && pending(st, HOOK_A) == 3 &&
+		      !last_raised,
+	      "still untrusted, the same violation again: nothing new, none said raised");
+	CHECK(round_of(st, "ev-1", false, NULL, 0, 2004) == 0 && pending(st, HOOK_A) == 3 &&
+		      !last_raised,
+	      "still untrusted, no violation in the round: nothing raised");
+	CHECK(round_of(st, "ev-1", false, "/usr/bin/worse", 0, 2005) == 0 && pending(st, HOOK_A) == 4 &&
+		      last_raised,
+	      "another violation: violation.opened alone, said raised");
 	CHECK(store_agent_mark_stale(st, "ev-1", 2005, 10, 2035, 2040) == 0 && pending(st, HOOK_A) == 5,
 	      "agent.stale");
 	{

@@ -291,6 +291,7 @@ static enum round_status commit(struct app *app, const char *id, int64_t now,
 	int64_t verdict_id = 0;
 	enum round_status st = ROUND_INTERNAL;
 	char *reasons = reasons_json(res);
+	bool raised = false;
 
 	if (!reasons)
 		return ROUND_INTERNAL;
@@ -320,6 +321,7 @@ static enum round_status commit(struct app *app, const char *id, int64_t now,
 	round.trusted = res->verdict.trusted;
 	round.reasons_json = reasons;
 	round.next_offset = res->verdict.next_offset;
+	round.raised = &raised;
 	round.judged = &res->next.judged;
 	round.violations = viol;
 	round.nviolations = res->nviolations;
@@ -361,8 +363,11 @@ static enum round_status commit(struct app *app, const char *id, int64_t now,
 	}
 	res->verdict.verdict_id = verdict_id;
 	st = ROUND_OK;
-	/* Only an untrusted round raises events (store_round_commit()): they leave now. */
-	if (!round.trusted)
+	/*
+	 * The events the round wrote leave now. Not woken for a round that wrote none (an agent
+	 * staying untrusted over the same violations): its look would find nothing due.
+	 */
+	if (raised)
 		webhooks_kick(app->webhooks);
 out:
 	free(viol);

@@ -362,6 +362,8 @@ int store_round_commit(struct store *st, const struct store_round *r, int64_t *v
 out:
 	if (!me.ret)
 		*verdict_id = me.verdict_id;
+	if (r->raised)
+		*r->raised = !me.ret && me.raised;
 	return me.ret;
 }
 

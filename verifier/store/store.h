@@ -381,6 +381,11 @@ struct store_round {
 	const struct store_round_evidence *evidence;
 	/* Announced with store_round_announce(): the commit ends the announcement. */
 	bool announced;
+	/*
+	 * Out, may be NULL: set once the round committed, true when it wrote an event into the
+	 * webhook outbox (the caller wakes the delivery for it; most untrusted rounds raise none).
+	 */
+	bool *raised;
 };
 
 /*

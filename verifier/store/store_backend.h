@@ -73,6 +73,7 @@ struct store_pending_round {
 	int ret;
 	bool done; /* store.c's: set once the batch holding it is over */
 	bool trust_changed; /* the backend's: its verdict changed the agent's trust (audited) */
+	bool raised; /* the backend's: the round wrote an event into the outbox */
 };
 
 struct store_ops {

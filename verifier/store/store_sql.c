@@ -1314,7 +1314,7 @@ out:
  * again, which change nothing. Inside the round's savepoint.
  */
 static int round_violation(struct db *db, const struct store_round *r,
-			   const struct store_round_violation *v)
+			   const struct store_round_violation *v, bool *raised)
 {
 	size_t plen = v->path_len || !v->path ? v->path_len : strlen(v->path);
 	uint64_t count = v->count ? v->count : 1;
@@ -1370,7 +1370,9 @@ static int round_violation(struct db *db, const struct store_round *r,
 		.digest = v->digest, .entry = last, .count = count, .recurs = recurs,
 		.boot_number = boot,
 	};
-	return raise_event(db, &e);
+	ret = raise_event(db, &e);
+	*raised = *raised || !ret;
+	return ret;
 }
 
 static int boot_log_write(struct db *db, const struct store_round *r)
@@ -1484,7 +1486,7 @@ static int evidence_write(struct db *db, const struct store_round *r, int64_t ve
 
 /* Writes one round inside the caller's savepoint. */
 static int round_write(struct db *db, const struct store_round *r, int64_t *verdict_id,
-		       bool *trust_changed)
+		       bool *trust_changed, bool *raised)
 {
 	bool known = r->judged && r->judged->known; /* what judged it, named by the verdict */
 	bool folds = db->o->folds; /* the hour counted by the verdict's statement */
@@ -1547,9 +1549,10 @@ static int round_write(struct db *db, const struct store_round *r, int64_t *verd
 
 		if ((ret = raise_event(db, &e)))
 			return ret;
+		*raised = true;
 	}
 	for (size_t i = 0; i < r->nviolations && !ret; i++)
-		ret = round_violation(db, r, &r->violations[i]);
+		ret = round_violation(db, r, &r->violations[i], raised);
 	return ret;
 }
 
@@ -1595,22 +1598,25 @@ static int batch_write(struct db *db, struct batch_slot *slots, size_t n, bool c
 		slots[i].w->ret = 0;
 		slots[i].w->verdict_id = 0;
 		slots[i].w->trust_changed = false;
+		slots[i].w->raised = false;
 	}
 	ret = db->o->begin(db->c, STORE_LOCK_NONE);
 	for (size_t i = 0; !ret && i < n; i++) {
 		w = slots[i].w;
 		if (confined && (w->ret = db->o->savepoint(db->c)))
 			continue;
-		w->ret = round_write(db, w->r, &w->verdict_id, &w->trust_changed);
+		w->ret = round_write(db, w->r, &w->verdict_id, &w->trust_changed, &w->raised);
 		if (w->ret && !confined) {
 			w->verdict_id = 0;
 			w->trust_changed = false;
+			w->raised = false;
 			db->o->rollback(db->c);
 			return -EAGAIN;
 		}
 		if (w->ret) {
 			w->verdict_id = 0;
 			w->trust_changed = false;
+			w->raised = false;
 			db->o->savepoint_rollback(db->c);
 		}
 		if (confined)
