@@ -651,9 +651,7 @@ enum round_status round_evidence(struct app *app, const char *id, const struct e
 	to_store = boot_log_to_store(ev, &stored, have_stored, &boot, &res, now, &put);
 	held_boot_log = to_store ? to_store->sha256 : have_stored ? stored.sha256 : NULL;
 	keep = evidence_to_keep(app, id, now, &ar, &res, &ch, held_boot_log, &kept, &record);
-	/* An interval the store holds already is not written again (store.h, struct store_round). */
-	st = commit(app, id, now, ctx.version, &ch, &res, to_store,
-		    ev->interval != ctx.interval ? ev->interval : 0, keep, &announced);
+	st = commit(app, id, now, ctx.version, &ch, &res, to_store, ev->interval, keep, &announced);
 	if (st)
 		goto out;
 	*verdict = res.verdict;

@@ -340,7 +340,6 @@ struct store_round_ctx {
 	uint8_t boot_log_sha256[32];
 	int64_t policy_version;
 	int64_t amendment_version;
-	uint32_t interval; /* seconds between rounds its attestd last reported; 0: none yet */
 };
 int store_round_context(struct store *st, const char *agent, const char *default_policy,
 			struct store_round_ctx *out);
@@ -360,13 +359,7 @@ struct store_round {
 	const struct judged_versions *judged;
 	const struct store_round_violation *violations;
 	size_t nviolations;
-	/*
-	 * Seconds between rounds the agent reported with it; 0: as stored. The caller may pass 0
-	 * when its round context holds the same: the context was read with prev_version, and every
-	 * write of the interval is a round's, which moves the version, so a round whose
-	 * compare-and-swap succeeds finds the interval it read.
-	 */
-	uint32_t interval;
+	uint32_t interval; /* seconds between rounds the agent reported with it; 0: as stored */
 	int64_t now;
 	/*
 	 * The challenge this round answered (verifier/store/cluster.h), recorded as spent in the round's

@@ -62,8 +62,6 @@ enum store_lock {
 
 struct store_driver_ops {
 	const char *scheme; /* "sqlite" in "sqlite:PATH" */
-	/* It prepares and runs the folds of the statement table (store_statements.h). */
-	bool folds;
 	/*
 	 * location: the URI after "SCHEME:". Connects, brings the schema to the current version
 	 * and prepares the statement table. 0, -EINVAL (a bad location), -EIO, -EPROTO (a schema

@@ -567,7 +567,6 @@ static void pg_snapshot_end(struct store_driver *d, struct store_conn *pc)
 
 static const struct store_driver_ops pg_driver = {
 	.scheme = "postgresql",
-	.folds = true,
 	.open = pg_open,
 	.close = pg_close,
 	.acquire = pg_acquire,

@@ -1259,7 +1259,6 @@ int store_sql_round_context(struct store_backend *b, const char *agent,
 	}
 	out->policy_version = col_int(&r.db, 8);
 	out->amendment_version = col_int(&r.db, 9);
-	out->interval = (uint32_t)col_int(&r.db, 10);
 out:
 	if ((ret = rows_end(&r, ret)))
 		memset(&out->boot, 0, sizeof(out->boot));
@@ -1398,6 +1397,32 @@ static bool still_active(struct db *db, const char *id)
 	return active;
 }
 
+/*
+ * What this round's verdict changes against the agent's last one: *changed when it has none, or
+ * its trust or its reasons differ (such a verdict is never pruned); *turned when it turns
+ * untrusted (its last was trusted, or none: agent.untrusted is raised); *trust_changed when it
+ * is the first or its trust differs (the audit trail records it).
+ */
+static int verdict_changes(struct db *db, const struct store_round *r, bool *changed,
+			   bool *turned, bool *trust_changed)
+{
+	const char *reasons = r->reasons_json ? r->reasons_json : "[]";
+	int ret = first(db, STMT_LAST_VERDICT, P(SV_TEXT(r->agent)));
+
+	*changed = ret == 0;
+	*turned = ret == 0 && !r->trusted;
+	*trust_changed = ret == 0;
+	if (ret == 1) {
+		bool was_trusted = col_int(db, 0) != 0;
+
+		*changed = was_trusted != r->trusted || strcmp(col_text(db, 1), reasons) != 0;
+		*turned = was_trusted && !r->trusted;
+		*trust_changed = was_trusted != r->trusted;
+		done(db);
+	}
+	return ret < 0 ? ret : 0;
+}
+
 /* The challenge spent and the boot state's compare-and-swap; nothing else of the round. */
 static int round_claim(struct db *db, const struct store_round *r)
 {
@@ -1405,27 +1430,6 @@ static int round_claim(struct db *db, const struct store_round *r)
 	const struct boot_state *n = r->next;
 	int ret;
 
-	boot_state_encode(n, blob);
-	/* One statement where the driver folds the spend into the compare-and-swap. */
-	if (r->nonce_len && r->prev_version && db->o->folds) {
-		bool spent, written;
-
-		ret = first(db, STMT_BOOT_UPDATE_SPEND,
-			    P(SV_TEXT(r->agent), SV_BLOB(blob, sizeof(blob)), SV_INT(n->reset_count),
-			      SV_INT(n->restart_count), SV_INT(n->boot_number),
-			      SV_INT(n->next_entry), SV_INT(r->now), SV_INT(r->prev_version),
-			      SV_BLOB(r->nonce, r->nonce_len), SV_INT(r->nonce_expires)));
-		if (ret == 0)
-			ret = -EIO; /* a SELECT of two counts always has its row */
-		if (ret < 0)
-			return ret;
-		spent = col_int(db, 0) == 1;
-		written = col_int(db, 1) == 1;
-		done(db);
-		if (!spent)
-			return -EALREADY;
-		return written ? 0 : still_active(db, r->agent) ? -ESTALE : -EKEYREVOKED;
-	}
 	if (r->nonce_len) {
 		ret = exec(db, STMT_NONCE_SPEND,
 			   P(SV_BLOB(r->nonce, r->nonce_len), SV_TEXT(r->agent),
@@ -1433,6 +1437,7 @@ static int round_claim(struct db *db, const struct store_round *r)
 		if (ret || changes(db) != 1)
 			return ret ? ret : -EALREADY;
 	}
+	boot_state_encode(n, blob);
 	/* Compare-and-swap: only over the version this round read, else nothing is written. */
 	if (r->prev_version)
 		ret = exec(db, STMT_BOOT_UPDATE,
@@ -1489,16 +1494,7 @@ static int round_write(struct db *db, const struct store_round *r, int64_t *verd
 		       bool *trust_changed, bool *raised)
 {
 	bool known = r->judged && r->judged->known; /* what judged it, named by the verdict */
-	bool folds = db->o->folds; /* the hour counted by the verdict's statement */
-	/* The verdict's values; the hour, the last, for STMT_VERDICT_INSERT_HOUR alone. */
-	const struct store_value v[] = {
-		SV_TEXT(r->agent), SV_INT(r->next->boot_number), SV_INT(r->now),
-		SV_INT(r->trusted ? 1 : 0), SV_TEXT(r->reasons_json ? r->reasons_json : "[]"),
-		SV_INT(r->next_offset), SV_TEXT(known ? r->judged->policy : ""),
-		SV_INT(known ? r->judged->policy_version : 0),
-		SV_INT(known ? r->judged->amendment_version : 0), SV_INT(store_hour_of(r->now)),
-	};
-	bool turned;
+	bool turned = false, changed = false;
 	int ret;
 
 	if ((ret = round_claim(db, r)))
@@ -1508,35 +1504,25 @@ static int round_write(struct db *db, const struct store_round *r, int64_t *verd
 	if (r->interval &&
 	    (ret = exec(db, STMT_AGENT_INTERVAL, P(SV_TEXT(r->agent), SV_INT(r->interval)))))
 		return ret;
-	/*
-	 * The verdict, and what it changes against the agent's last one (the statement compares
-	 * them): `changed` when it has none, or its trust or its reasons differ (such a verdict is
-	 * never pruned); it turns untrusted when its last was trusted, or none (agent.untrusted is
-	 * raised); its trust changed, for the audit trail, when it is the first or it differs.
-	 */
-	ret = first(db, folds ? STMT_VERDICT_INSERT_HOUR : STMT_VERDICT_INSERT, v,
-		    folds ? 10 : 9);
+	if ((ret = verdict_changes(db, r, &changed, &turned, trust_changed)))
+		return ret;
+	turned = turned && events_on(db->st);
+	ret = first(db, STMT_VERDICT_INSERT,
+		    P(SV_TEXT(r->agent), SV_INT(r->next->boot_number), SV_INT(r->now),
+		      SV_INT(r->trusted ? 1 : 0), SV_TEXT(r->reasons_json ? r->reasons_json : "[]"),
+		      SV_INT(r->next_offset), SV_TEXT(known ? r->judged->policy : ""),
+		      SV_INT(known ? r->judged->policy_version : 0),
+		      SV_INT(known ? r->judged->amendment_version : 0), SV_INT(changed ? 1 : 0)));
 	if (ret == 0)
 		ret = -EIO; /* RETURNING always has its row */
 	if (ret < 0)
 		return ret;
 	*verdict_id = col_int(db, 0);
-	if (db->o->col_null(db->c, 1)) {
-		turned = !r->trusted;
-		*trust_changed = true;
-	} else {
-		bool was_trusted = col_int(db, 1) != 0;
-
-		turned = was_trusted && !r->trusted;
-		*trust_changed = was_trusted != r->trusted;
-	}
 	done(db);
-	ret = 0;
-	turned = turned && events_on(db->st);
-	if (!folds &&
-	    (ret = exec(db, STMT_HOUR_ADD,
-			P(SV_TEXT(r->agent), SV_INT(store_hour_of(r->now)),
-			  SV_INT(r->trusted ? 1 : 0), SV_INT(r->trusted ? 0 : 1)))))
+	ret = exec(db, STMT_HOUR_ADD,
+		   P(SV_TEXT(r->agent), SV_INT(store_hour_of(r->now)), SV_INT(r->trusted ? 1 : 0),
+		     SV_INT(r->trusted ? 0 : 1)));
+	if (ret)
 		return ret;
 	if (r->evidence && (ret = evidence_write(db, r, *verdict_id)))
 		return ret;

@@ -137,10 +137,8 @@ static int sq_open_file(const char *path, bool scratch, struct store_driver **ou
 	    (ret = store_sqlite_exec(d->db, "PRAGMA foreign_keys=ON")) ||
 	    (ret = store_sqlite_migrate(d->db, db_name(d->db, path))))
 		goto fail;
-	/* Not the folds (store_statements.h): in process, a statement is no round trip. */
 	for (unsigned i = 0; !ret && i < STMT_COUNT; i++)
-		if (store_statements[i].sql)
-			ret = prepare(d, store_statements[i].sql, &d->stmt[i]);
+		ret = prepare(d, store_statements[i].sql, &d->stmt[i]);
 	for (unsigned i = 0; !ret && i < TX_COUNT; i++)
 		ret = prepare(d, tx_sql[i], &d->tx[i]);
 	if (ret)
@@ -258,10 +256,6 @@ static int sq_query(struct store_conn *c, enum store_stmt id, const struct store
 	int rc;
 
 	sq_reset(c);
-	if (!d->stmt[id]) {
-		log_error("store: %s: a fold, which SQLite does not run", store_statements[id].what);
-		return -EIO;
-	}
 	d->cur = d->stmt[id];
 	d->cur_what = store_statements[id].what;
 	rc = bind_all(d->cur, p, n);

@@ -53,24 +53,6 @@
 	" WHERE EXISTS(SELECT 1 FROM agents WHERE id = ?1 AND state = 'active')"               \
 	" ON CONFLICT(agent) DO NOTHING"
 
-/* store_sql.c's round_write(): the verdict, with what it changes against the last one. */
-#define VERDICT_INSERT_SQL(values, trusted, reasons)                                       \
-	"INSERT INTO verdicts(agent, boot_number, time, trusted, reasons,"                     \
-	" next_offset, policy, policy_version, amendment_version, changed)"                    \
-	" SELECT " values ", CASE WHEN l.trusted IS NULL OR l.trusted <> " trusted             \
-	" OR l.reasons <> " reasons " THEN 1 ELSE 0 END FROM (SELECT 1 AS one) o LEFT JOIN"    \
-	" (SELECT trusted, reasons FROM verdicts WHERE agent = ?1 ORDER BY id DESC LIMIT 1) l" \
-	" ON 1 = 1 RETURNING id, (SELECT p.trusted FROM verdicts p"                            \
-	" WHERE p.agent = ?1 AND p.id < verdicts.id ORDER BY p.id DESC LIMIT 1)"
-
-/* A round counted in its agent's hour: agent, hour, 1, trusted, untrusted. */
-#define HOUR_ADD_SQL(values)                                                               \
-	"INSERT INTO verdict_hours(agent, hour, rounds, trusted, untrusted)"                   \
-	" VALUES (" values ") ON CONFLICT(agent, hour) DO UPDATE SET"                          \
-	" rounds = verdict_hours.rounds + 1,"                                                  \
-	" trusted = verdict_hours.trusted + excluded.trusted,"                                 \
-	" untrusted = verdict_hours.untrusted + excluded.untrusted"
-
 /* PostgreSQL indexes a path by its sha256 (a B-tree entry is shorter than a path may be). */
 #define VIOLATION_NEWEST_SQL(path_index)                                                   \
 	"SELECT id, state, boot_number, entry FROM violations"                                 \
@@ -154,20 +136,6 @@ const struct store_statement store_statements[STMT_COUNT] = {
 		" boot_number = ?5, next_entry = ?6, updated_at = ?7, version = version + 1"
 		" WHERE agent = ?1 AND version = ?8"
 		" AND EXISTS(SELECT 1 FROM agents WHERE id = ?1 AND state = 'active')"),
-	/*
-	 * A fold (store_statements.h): the challenge spend, then the compare-and-swap only if the
-	 * challenge was not spent before (?9 the nonce, ?10 its expiry); one row: whether the
-	 * challenge was recorded now, and whether the boot state was written.
-	 */
-	[STMT_BOOT_UPDATE_SPEND] = STMT("boot state write", NULL,
-		"WITH n AS (INSERT INTO spent_nonces(nonce, agent, expires_at)"
-		" VALUES (?9::bytea, ?1::text, ?10::bigint) ON CONFLICT(nonce) DO NOTHING RETURNING 1),"
-		" u AS (UPDATE boot_state SET state = ?2::bytea, reset_count = ?3::bigint,"
-		" restart_count = ?4::bigint, boot_number = ?5::bigint, next_entry = ?6::bigint,"
-		" updated_at = ?7::bigint, version = version + 1"
-		" WHERE agent = ?1 AND version = ?8::bigint AND EXISTS(SELECT 1 FROM n)"
-		" AND EXISTS(SELECT 1 FROM agents WHERE id = ?1 AND state = 'active') RETURNING 1)"
-		" SELECT (SELECT count(*) FROM n), (SELECT count(*) FROM u)"),
 	/* A new TPM or AK: its boot session starts over, the boot numbers go on. */
 	[STMT_BOOT_RESTART] = STMT("boot state restart",
 		"UPDATE boot_state SET state = ?2, reset_count = 0, restart_count = 0, next_entry = 0,"
@@ -193,7 +161,7 @@ const struct store_statement store_statements[STMT_COUNT] = {
 		" l.sha256,"
 		" COALESCE((SELECT max(version) FROM policies"
 		"  WHERE name = CASE a.policy WHEN '' THEN ?2 ELSE a.policy END), 0),"
-		" COALESCE((SELECT max(version) FROM policies WHERE name = ?3), 0), a.round_interval"
+		" COALESCE((SELECT max(version) FROM policies WHERE name = ?3), 0)"
 		" FROM agents a LEFT JOIN boot_state b ON b.agent = a.id"
 		" LEFT JOIN boot_logs l ON l.agent = a.id WHERE a.id = ?1"),
 	/* Single use of a challenge across verifiers (store.h, struct store_round). */
@@ -202,32 +170,23 @@ const struct store_statement store_statements[STMT_COUNT] = {
 		" ON CONFLICT(nonce) DO NOTHING"),
 	[STMT_NONCES_PRUNE] = STMT("spent challenges prune",
 		"DELETE FROM spent_nonces WHERE expires_at < ?1"),
-	/*
-	 * A round's verdict, and what it changes against the agent's last one (store_sql.c,
-	 * round_write()): `changed` is 1 when it has no last verdict, or its trust or its reasons
-	 * (compared byte for byte) differ; RETURNING gives the new id and the last verdict's trust
-	 * (NULL: none).
-	 */
-	[STMT_VERDICT_INSERT] = STMT("verdict write", VERDICT_INSERT_SQL("?1, ?2, ?3, ?4, ?5,"
-		" ?6, ?7, ?8, ?9", "?4", "?5"),
-		VERDICT_INSERT_SQL("?1::text, ?2::bigint, ?3::bigint, ?4::bigint, ?5::text,"
-				   " ?6::bigint, ?7::text, ?8::bigint, ?9::bigint", "?4::bigint",
-				   "?5::text")),
-	/*
-	 * A fold (store_statements.h): STMT_VERDICT_INSERT and STMT_HOUR_ADD, ?10 the hour, with
-	 * the same RETURNING.
-	 */
-	[STMT_VERDICT_INSERT_HOUR] = STMT("verdict write", NULL,
-		"WITH h AS (" HOUR_ADD_SQL("?1::text, ?10::bigint, 1, ?4::bigint, 1 - ?4::bigint") ") "
-		VERDICT_INSERT_SQL("?1::text, ?2::bigint, ?3::bigint, ?4::bigint, ?5::text,"
-				   " ?6::bigint, ?7::text, ?8::bigint, ?9::bigint", "?4::bigint",
-				   "?5::text")),
+	[STMT_VERDICT_INSERT] = STMT("verdict write",
+		"INSERT INTO verdicts(agent, boot_number, time, trusted, reasons,"
+		" next_offset, policy, policy_version, amendment_version, changed)"
+		" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10) RETURNING id"),
 	[STMT_VERDICTS_LIST] = STMT("verdicts list",
 		"SELECT id, agent, boot_number, time, trusted, reasons, next_offset,"
 		" policy, policy_version, amendment_version"
 		" FROM verdicts WHERE agent = ?1 ORDER BY id DESC LIMIT ?2"),
+	[STMT_LAST_VERDICT] = STMT("last verdict",
+		"SELECT trusted, reasons FROM verdicts WHERE agent = ?1 ORDER BY id DESC LIMIT 1"),
 	/* A round counted in its agent's hour (?2: the hour's first second). */
-	[STMT_HOUR_ADD] = STMT("hourly counters write", HOUR_ADD_SQL("?1, ?2, 1, ?3, ?4")),
+	[STMT_HOUR_ADD] = STMT("hourly counters write",
+		"INSERT INTO verdict_hours(agent, hour, rounds, trusted, untrusted)"
+		" VALUES (?1, ?2, 1, ?3, ?4) ON CONFLICT(agent, hour) DO UPDATE SET"
+		" rounds = verdict_hours.rounds + 1,"
+		" trusted = verdict_hours.trusted + excluded.trusted,"
+		" untrusted = verdict_hours.untrusted + excluded.untrusted"),
 	/*
 	 * Retention: of agent ?1's verdicts older than its ?2 + 1 newest that changed nothing
 	 * (store.h, store_verdicts_prune()), the ?3 oldest: the id of the newest of them, which

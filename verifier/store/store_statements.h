@@ -5,12 +5,7 @@
  * One table, in portable SQL: parameters are ?1, ?2 ... (a driver of another placeholder
  * syntax rewrites them when it prepares), and a statement is written once for every dialect
  * unless the dialects truly differ; then `sql` is the portable form and the other dialect's
- * text sits beside it. Every driver prepares all of them when it opens, but for a fold.
- *
- * A fold does in one statement what several of the table do one after the other (a WITH that
- * writes): for a server database, where every statement is a round trip. It exists only in the
- * dialect that has it (`sql` NULL), and only a driver that says so (store_driver.h, `folds`)
- * prepares and runs it; store_sql.c runs the statements it folds on the others.
+ * text sits beside it. Every driver prepares all of them when it opens.
  */
 #ifndef VERIFIER_STORE_STATEMENTS_H
 #define VERIFIER_STORE_STATEMENTS_H
@@ -35,7 +30,6 @@ enum store_stmt {
 	STMT_BOOT_GET,
 	STMT_BOOT_INSERT,
 	STMT_BOOT_UPDATE,
-	STMT_BOOT_UPDATE_SPEND,
 	STMT_BOOT_RESTART,
 	STMT_BOOT_LOG_GET,
 	STMT_BOOT_LOG_PUT,
@@ -44,8 +38,8 @@ enum store_stmt {
 	STMT_NONCE_SPEND,
 	STMT_NONCES_PRUNE,
 	STMT_VERDICT_INSERT,
-	STMT_VERDICT_INSERT_HOUR,
 	STMT_VERDICTS_LIST,
+	STMT_LAST_VERDICT,
 	STMT_HOUR_ADD,
 	STMT_VERDICTS_PRUNE_BOUND,
 	STMT_VERDICTS_PRUNE,
@@ -129,7 +123,7 @@ enum store_stmt {
 
 struct store_statement {
 	const char *what; /* for messages: "agent lookup failed" */
-	const char *sql;  /* portable SQL; NULL: a fold, only in `pg` */
+	const char *sql;  /* portable SQL */
 	const char *pg;   /* PostgreSQL's text where it differs, else NULL */
 };
 
