@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -72,6 +73,13 @@ int main(int argc, char **argv)
 	int ret, lock_fd = -1;
 
 	log_init("attestd", LOG_LVL_INFO);
+	/*
+	 * A fixed threshold: buffers of 1 MiB and more (a long list's first round sends 16 MiB
+	 * parts) are mapped and unmapped whole. glibc's default raises the threshold to the largest
+	 * block freed, so after that round such buffers came from the heap, which the daemon kept
+	 * for the rest of its life (16 MiB more RSS at 1,000,000 entries than at 1,000).
+	 */
+	mallopt(M_MMAP_THRESHOLD, 1 << 20);
 	if (config_parse(&cfg, argc, argv) < 0) {
 		config_release(&cfg);
 		return 2;
