@@ -297,7 +297,7 @@ if want incr; then
 		row "Round cost, 10 new entries: $INCR_LONG vs 1,000 already attested (µs, median)" \
 			"$(kv "$f" long_med_us) (p99 $(kv "$f" long_p99_us))" "1,000: $(kv "$f" short_med_us) (p99 $(kv "$f" short_p99_us))" \
 			"$r" "≤ 1.5" "$(met "$r <= 1.5")" \
-			"verifier side, in process: attest_evaluate() on the stored boot_state (the replay state the store keeps), ECDSA P-256 quote, policy of 1,000 paths; excludes HTTP and SQLite (same for both). attestd side not measured"
+			"verifier side, in process: attest_evaluate() on the stored boot_state (the replay state the store keeps), ECDSA P-256 quote, policy of 1,000 paths; excludes HTTP and SQLite (same for both); attestd's side is the agent rows"
 	else
 		bad "incr: $(tail -n 2 "$TMP/incr.out")"
 	fi
