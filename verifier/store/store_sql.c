@@ -40,6 +40,7 @@ struct db {
 	struct sql_store *st;
 	const struct store_driver_ops *o;
 	struct store_conn *c;
+	unsigned raised; /* outbox rows raise_event() wrote since the caller zeroed it */
 };
 
 /* A parameter list: P(SV_TEXT(id), SV_INT(now)) is the array and its length. */
@@ -58,6 +59,7 @@ static int db_get(struct store_backend *b, struct db *db)
 	db->st = ss(b);
 	db->o = db->st->drv;
 	db->c = NULL;
+	db->raised = 0;
 	return db->o->acquire(db->st->d, &db->c);
 }
 
@@ -397,6 +399,8 @@ static int raise_event(struct db *db, const struct store_event *ev)
 			   P(SV_TEXT(rows.id), SV_TEXT(rows.targets[i]),
 			     SV_TEXT(store_event_type_str(e->type)), SV_TEXT(e->agent),
 			     SV_INT(e->time), SV_TEXT(rows.body)));
+	if (!ret)
+		db->raised += (unsigned)rows.ntargets;
 	store_event_rows_release(&rows);
 	return ret;
 }
@@ -1313,7 +1317,7 @@ out:
  * again, which change nothing. Inside the round's savepoint.
  */
 static int round_violation(struct db *db, const struct store_round *r,
-			   const struct store_round_violation *v, bool *raised)
+			   const struct store_round_violation *v)
 {
 	size_t plen = v->path_len || !v->path ? v->path_len : strlen(v->path);
 	uint64_t count = v->count ? v->count : 1;
@@ -1369,9 +1373,7 @@ static int round_violation(struct db *db, const struct store_round *r,
 		.digest = v->digest, .entry = last, .count = count, .recurs = recurs,
 		.boot_number = boot,
 	};
-	ret = raise_event(db, &e);
-	*raised = *raised || !ret;
-	return ret;
+	return raise_event(db, &e);
 }
 
 static int boot_log_write(struct db *db, const struct store_round *r)
@@ -1491,7 +1493,7 @@ static int evidence_write(struct db *db, const struct store_round *r, int64_t ve
 
 /* Writes one round inside the caller's savepoint. */
 static int round_write(struct db *db, const struct store_round *r, int64_t *verdict_id,
-		       bool *trust_changed, bool *raised)
+		       bool *trust_changed)
 {
 	bool known = r->judged && r->judged->known; /* what judged it, named by the verdict */
 	bool turned = false, changed = false;
@@ -1535,10 +1537,9 @@ static int round_write(struct db *db, const struct store_round *r, int64_t *verd
 
 		if ((ret = raise_event(db, &e)))
 			return ret;
-		*raised = true;
 	}
 	for (size_t i = 0; i < r->nviolations && !ret; i++)
-		ret = round_violation(db, r, &r->violations[i], raised);
+		ret = round_violation(db, r, &r->violations[i]);
 	return ret;
 }
 
@@ -1568,6 +1569,14 @@ static int slot_cmp(const void *a, const void *b)
 	return c ? c : x->queued < y->queued ? -1 : 1;
 }
 
+/* What a round that failed, or was not written yet, leaves: no verdict, nothing changed. */
+static void outcome_clear(struct store_pending_round *w)
+{
+	w->verdict_id = 0;
+	w->trust_changed = false;
+	w->raised = false;
+}
+
 /*
  * The batch's transaction (slots in write order). With `confined`, each round in a savepoint of
  * its own, so that a round that fails leaves the others' writes (its w->ret says why); without,
@@ -1582,27 +1591,23 @@ static int batch_write(struct db *db, struct batch_slot *slots, size_t n, bool c
 
 	for (size_t i = 0; i < n; i++) {
 		slots[i].w->ret = 0;
-		slots[i].w->verdict_id = 0;
-		slots[i].w->trust_changed = false;
-		slots[i].w->raised = false;
+		outcome_clear(slots[i].w);
 	}
 	ret = db->o->begin(db->c, STORE_LOCK_NONE);
 	for (size_t i = 0; !ret && i < n; i++) {
 		w = slots[i].w;
 		if (confined && (w->ret = db->o->savepoint(db->c)))
 			continue;
-		w->ret = round_write(db, w->r, &w->verdict_id, &w->trust_changed, &w->raised);
+		db->raised = 0;
+		w->ret = round_write(db, w->r, &w->verdict_id, &w->trust_changed);
+		w->raised = db->raised > 0;
 		if (w->ret && !confined) {
-			w->verdict_id = 0;
-			w->trust_changed = false;
-			w->raised = false;
+			outcome_clear(w);
 			db->o->rollback(db->c);
 			return -EAGAIN;
 		}
 		if (w->ret) {
-			w->verdict_id = 0;
-			w->trust_changed = false;
-			w->raised = false;
+			outcome_clear(w);
 			db->o->savepoint_rollback(db->c);
 		}
 		if (confined)
