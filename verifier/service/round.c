@@ -278,12 +278,13 @@ static enum round_status spend_nonce(struct app *app, const char *id, const stru
  * Boot state, verdict, violations and the boot log in one transaction: durable before
  * acknowledged. Only over the boot state version `prev_version` the round started from:
  * ROUND_CONFLICT, nothing written, if another round of the agent committed in between.
+ * *raised: the round wrote webhook events (the caller wakes their delivery).
  */
 static enum round_status commit(struct app *app, const char *id, int64_t now,
 				uint64_t prev_version, const struct challenge *ch,
 				struct attest_result *res, const struct store_boot_log *boot_log,
 				uint32_t interval, const struct store_round_evidence *evidence,
-				bool *announced)
+				bool *announced, bool *raised)
 {
 	int ret;
 	struct store_round_violation *viol = NULL;
@@ -291,7 +292,6 @@ static enum round_status commit(struct app *app, const char *id, int64_t now,
 	int64_t verdict_id = 0;
 	enum round_status st = ROUND_INTERNAL;
 	char *reasons = reasons_json(res);
-	bool raised = false;
 
 	if (!reasons)
 		return ROUND_INTERNAL;
@@ -321,7 +321,7 @@ static enum round_status commit(struct app *app, const char *id, int64_t now,
 	round.trusted = res->verdict.trusted;
 	round.reasons_json = reasons;
 	round.next_offset = res->verdict.next_offset;
-	round.raised = &raised;
+	round.raised = raised;
 	round.judged = &res->next.judged;
 	round.violations = viol;
 	round.nviolations = res->nviolations;
@@ -363,12 +363,6 @@ static enum round_status commit(struct app *app, const char *id, int64_t now,
 	}
 	res->verdict.verdict_id = verdict_id;
 	st = ROUND_OK;
-	/*
-	 * The events the round wrote leave now. Not woken for a round that wrote none (an agent
-	 * staying untrusted over the same violations): its look would find nothing due.
-	 */
-	if (raised)
-		webhooks_kick(app->webhooks);
 out:
 	free(viol);
 	free(reasons);
@@ -553,7 +547,7 @@ enum round_status round_evidence(struct app *app, const char *id, const struct e
 	EVP_PKEY *ak = NULL;
 	enum round_status st;
 	bool have_result = false;
-	bool announced = true;
+	bool announced = true, raised = false;
 	int64_t now;
 	int ret;
 
@@ -651,11 +645,19 @@ enum round_status round_evidence(struct app *app, const char *id, const struct e
 	to_store = boot_log_to_store(ev, &stored, have_stored, &boot, &res, now, &put);
 	held_boot_log = to_store ? to_store->sha256 : have_stored ? stored.sha256 : NULL;
 	keep = evidence_to_keep(app, id, now, &ar, &res, &ch, held_boot_log, &kept, &record);
-	st = commit(app, id, now, ctx.version, &ch, &res, to_store, ev->interval, keep, &announced);
+	st = commit(app, id, now, ctx.version, &ch, &res, to_store, ev->interval, keep, &announced,
+		    &raised);
 	if (st)
 		goto out;
 	*verdict = res.verdict;
 	record_result(app, id, now, &ctx, ev->interval, judges.policy, &res, &ch);
+	/*
+	 * The events the round wrote leave now, after its result is recorded: a delivery signs the
+	 * agent's latest result into X-Attest-EAR, which must be this round's. Not woken for a
+	 * round that wrote none (an agent staying untrusted over the same violations).
+	 */
+	if (raised)
+		webhooks_kick(app->webhooks);
 	next_challenge(app, id, now, ev->interval, &res.next, held_boot_log, verdict);
 	if (res.verdict.trusted)
 		log_debug("evidence: agent \"%s\" trusted, next entry %llu", id,
