@@ -87,6 +87,21 @@ free_port() {
 # track_pid PID: stop it (TERM, then KILL) when the test exits.
 track_pid() { T_PIDS+=("$1"); }
 
+# agent_between_rounds PID LOG [TEXT]: SIGSTOPs the attestd PID at a moment the last line of
+# its LOG holds TEXT (default "verdict ": a round ended), so that it holds no TPM connection
+# (swtpm serves one at a time: a tpm2 tool run while it is stopped in a round would wait
+# forever). The caller sends SIGCONT. 1 if no such moment came within 60 s.
+agent_between_rounds() {
+	local pid=$1 log=$2 text=${3:-verdict } t0=$SECONDS
+	while ((SECONDS - t0 < 60)); do
+		kill -STOP "$pid"
+		[[ $(tail -n 1 "$log") == *"$text"* ]] && return 0
+		kill -CONT "$pid"
+		sleep 0.05
+	done
+	return 1
+}
+
 stop_pid() {
 	local pid=$1
 	kill -0 "$pid" 2>/dev/null || return 0

@@ -25,25 +25,13 @@ list() { "$IMAGEN" --entries "$1" --template ima-ng --hash sha256 --zero-boot-pc
 for ((n = 40; n <= 53; n++)); do list $n; done
 "$ATTESTCTL" policy-learn "$W/list40" --out "$W/policy.json" 2>/dev/null
 
-# between_rounds: SIGSTOP attestd at a moment its last log line is a verdict, so that it holds
-# no TPM connection (swtpm serves one at a time: tpm2_pcrextend would wait for it forever).
-between_rounds() {
-	local t0=$SECONDS
-	while ((SECONDS - t0 < 60)); do
-		kill -STOP "$APID"
-		[[ $(tail -n 1 "$ALOG") == *'verdict '* ]] && return 0
-		kill -CONT "$APID"
-		sleep 0.05
-	done
-	return 1
-}
 # grow DIR N: DIR/ima becomes the first N entries and the TPM's PCR 10 follows; attestd (if
 # running) is paused between two rounds meanwhile, so that no quote sees PCR 10 half extended.
 APID=
 grow() {
 	local have i
 	have=$(cat "$1/count" 2>/dev/null || echo 0)
-	if [[ -n $APID ]] && ! between_rounds; then
+	if [[ -n $APID ]] && ! agent_between_rounds "$APID" "$ALOG"; then
 		fail "attestd paused between two rounds"
 		return 1
 	fi

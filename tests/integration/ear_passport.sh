@@ -29,7 +29,10 @@ APID=
 grow() {
 	local have i
 	have=$(cat "$1/count" 2>/dev/null || echo 0)
-	[[ -z $APID ]] || kill -STOP "$APID"
+	if [[ -n $APID ]] && ! agent_between_rounds "$APID" "$ALOG"; then
+		echo "grow: attestd never finished a round" >&2
+		return 1
+	fi
 	cp "$W/list$2" "$1/ima"
 	for ((i = have + 1; i <= $2; i++)); do
 		# shellcheck disable=SC2046 # one PCR:alg=digest argument per word

@@ -51,23 +51,11 @@ wait_trusted() {
 	return 1
 }
 
-# between_rounds: SIGSTOP attestd at a moment its last log line is a verdict.
-between_rounds() {
-	local i
-	for ((i = 0; i < 100; i++)); do
-		kill -STOP "$APID"
-		[[ $(tail -n 1 "$ALOG") == *'verdict trusted'* ]] && return 0
-		kill -CONT "$APID"
-		sleep 0.05
-	done
-	return 1
-}
-
 # grow FROM TO SECONDS: the list grows from FROM to TO entries and PCR 10 follows, while attestd
 # is paused (so that no quote catches PCR 10 half extended); then two more trusted verdicts.
 grow() {
 	local n
-	check "attestd paused between two rounds" between_rounds
+	check "attestd paused between two rounds" agent_between_rounds "$APID" "$ALOG" "verdict trusted"
 	n=$(trusted_verdicts)
 	cp "$W/list$2" "$W/ima"
 	extend "$1" "$2"
@@ -101,7 +89,7 @@ check_eq "attestd said why" 1 "$(grep -c 'does not take the challenge it gave' "
 
 # The verifier dies between two rounds (attestd stopped right after a verdict, so that no
 # request is in flight): the challenge attestd holds is gone with it.
-check "attestd paused between two rounds" between_rounds
+check "attestd paused between two rounds" agent_between_rounds "$APID" "$ALOG" "verdict trusted"
 kill -KILL "$VPID"
 wait "$VPID" 2>/dev/null
 check "verifier restarts on the same state and port" vstart
@@ -115,7 +103,7 @@ check_eq "the restarted verifier was asked once, then gave them with verdicts" 1
 
 # An operator purges the agent while attestd runs: its answer to the challenge it holds is
 # 404 unknown_agent, and attestd enrolls again at once, as when it asks for a challenge.
-check "attestd paused between two rounds" between_rounds
+check "attestd paused between two rounds" agent_between_rounds "$APID" "$ALOG" "verdict trusted"
 check_eq "the agent purged" 200 "$(curl -sS -o /dev/null -w '%{http_code}' --cacert "$CA" -X DELETE \
 	-H "Authorization: Bearer $(cat "$W/token")" "$URL/v1/agents/host-1?purge=1")"
 kill -CONT "$APID"
